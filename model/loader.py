@@ -1,0 +1,110 @@
+"""Finding, parsing and checking spec files.
+
+Owns: locating the bundled specs (`kcoord.spec` package data, shown as `spec/<file>.sm`), loading any list of files,
+and the project-level checks that need every machine at once (trace properties naming another machine). All
+diagnostics of all files are collected before anything fails.
+Must not import: z3, pyspark.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+
+from . import ir
+from .check import check_machine
+from .diagnostics import Diagnostics, SourceFile, SpecError, unknown_name_message
+from .parser import parse_source
+
+
+def spec_dir() -> Path:
+    """The folder holding the bundled `*.sm` files (the repository's `spec/`)."""
+    return Path(str(resources.files("kcoord.spec")))
+
+
+def bundled_spec_files() -> list[Path]:
+    return sorted(spec_dir().glob("*.sm"))
+
+
+def display_path(path: Path) -> str:
+    """`spec/transaction.sm` for bundled specs; the path as given otherwise."""
+    try:
+        return f"spec/{path.resolve().relative_to(spec_dir().resolve())}"
+    except ValueError:
+        return str(path)
+
+
+def load_sources(sources: Iterable[SourceFile]) -> tuple[list[ir.Machine], Diagnostics]:
+    """Parse and check every source; returns the machines that checked clean and every diagnostic."""
+    diags = Diagnostics()
+    machines: list[ir.Machine] = []
+    for source in sources:
+        syntax = parse_source(source, diags)
+        if syntax is None:
+            continue
+        machine = check_machine(syntax, source.text, diags)
+        if machine is not None and not any(d.span.path == source.path and d.severity == "error" for d in diags.items):
+            machines.append(machine)
+    _check_names_unique(machines, diags)
+    _check_cross_references(machines, diags)
+    return machines, diags
+
+
+def load_files(paths: Sequence[Path]) -> tuple[list[ir.Machine], Diagnostics]:
+    sources = [SourceFile(display_path(p), p.read_text(encoding="utf-8")) for p in paths]
+    return load_sources(sources)
+
+
+def load(paths: Sequence[Path] | None = None) -> list[ir.Machine]:
+    """Load and check specs (the bundled ones by default); raises `SpecError` with every diagnostic on failure."""
+    machines, diags = load_files(list(paths) if paths is not None else bundled_spec_files())
+    if diags.has_errors:
+        raise SpecError(diags)
+    return machines
+
+
+@functools.cache
+def bundled_machines() -> dict[str, ir.Machine]:
+    """The bundled machines by name, loaded once per process (they are immutable)."""
+    return {m.name: m for m in load()}
+
+
+def _check_names_unique(machines: list[ir.Machine], diags: Diagnostics) -> None:
+    seen: dict[str, ir.Machine] = {}
+    for m in machines:
+        if m.name in seen:
+            diags.error(m.span, f"machine '{m.name}' is also declared in {seen[m.name].path}")
+        seen[m.name] = m
+
+
+def _check_cross_references(machines: list[ir.Machine], diags: Diagnostics) -> None:
+    """`before` and `fenced` trace properties name another machine's event or variable."""
+    by_name = {m.name: m for m in machines}
+    for m in machines:
+        for prop in m.traces:
+            if prop.form not in ("before", "fenced"):
+                continue
+            other_name, member = prop.subject[-2], prop.subject[-1]
+            other = by_name.get(other_name)
+            if other is None:
+                message, _ = unknown_name_message("machine", other_name, by_name)
+                diags.error(prop.span, f"trace property '{prop.name}': {message}")
+                continue
+            if prop.form == "before" and member not in {e.name for e in other.events}:
+                message, _ = unknown_name_message(f"event of {other_name}", member, [e.name for e in other.events])
+                diags.error(prop.span, f"trace property '{prop.name}': {message}")
+            if prop.form == "fenced":
+                if prop.subject[1] not in {e.name for e in m.events}:
+                    message, _ = unknown_name_message("event", prop.subject[1], [e.name for e in m.events])
+                    diags.error(prop.span, f"trace property '{prop.name}': {message}")
+                if member not in {v.name for v in other.variables}:
+                    message, _ = unknown_name_message(f"variable of {other_name}", member,
+                                                      [v.name for v in other.variables])
+                    diags.error(prop.span, f"trace property '{prop.name}': {message}")
+            for key in prop.per:
+                fields = {f.name for f in (*other.keys, *other.variables)} & {f.name for f in (*m.keys, *m.variables)}
+                if key not in fields:
+                    diags.error(prop.span, f"trace property '{prop.name}': '{key}' is not a field of both {m.name} "
+                                           f"and {other_name}")

@@ -1,0 +1,562 @@
+"""Spec file → syntax nodes.
+
+Owns: loading the grammar (`spec.lark`), splitting a file into top-level declarations, parsing each with lark's
+LALR parser, turning lark's exceptions into friendly diagnostics (a table of known-bad inputs → messages) and
+lark trees into `kcoord.model.syntax` nodes with spans. Because each declaration is parsed on its own, every
+syntax error in a file is reported in one run.
+Must not import: z3, pyspark, the IR or the checker.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from . import syntax as s
+from .diagnostics import Diagnostics, SourceFile, Span
+
+#: Words that start a top-level declaration (state flags may precede `state`).
+MEMBER_KEYWORDS = frozenset(
+    {"key", "kind", "enum", "const", "def", "var", "state", "initial", "final", "pending", "expirable", "event",
+     "invariant", "step", "trace", "internal"}
+)
+
+#: Known-bad inputs mapped to friendly messages (lark's `match_examples`), tested like any fixture.
+FRIENDLY_EXAMPLES: dict[str, list[str]] = {
+    "a transition's source and target are separated by '->' (e.g. `from Ongoing -> PrepareCommit`)": [
+        "event E()\n from A to B",
+        "event E()\n from A, B to B",
+    ],
+    "'ensures' takes an equation on a primed variable, written with '==' (e.g. `ensures epoch' == epoch + 1`)": [
+        "event E()\n from A -> B ensures x' = 1",
+    ],
+    "a rejection needs a Kafka error name after 'with' (e.g. `with CONCURRENT_TRANSACTIONS`)": [
+        "event E()\n reject in A with",
+        "event E()\n reject with",
+        "event E()\n reject in A when x > 1 with",
+    ],
+    "a variable needs a type and a default value (e.g. `var producer_epoch: int16 = -1`)": [
+        "var x = 1",
+        "var x",
+        "var x: int16",
+    ],
+    "an event needs a parameter list, even an empty one (e.g. `event Heartbeat()`)": [
+        "event E from A -> B",
+        "event E\n from A -> B",
+    ],
+    "expected ':' and an expression after the property's name (e.g. `invariant name: expression`)": [
+        "invariant x y",
+        "step x y",
+        "invariant x",
+    ],
+    "a doc string goes right after the name it documents (e.g. `from Ongoing -> PrepareCommit \"why\" when ...`, "
+    "`invariant name \"why\": ...`)": [
+        'event E()\n from A -> B when x "doc"',
+        'event E()\n from A -> B ensures x\' == 1 "doc"',
+        'invariant x: y "doc"',
+        'event E()\n reject in A when x "doc" with E',
+    ],
+    "a check needs 'else' and the Kafka error to answer when it fails (e.g. `check epoch == producer_epoch else "
+    "PRODUCER_FENCED`)": [
+        "event E()\n check x == 1",
+        "event E()\n check x == 1 with E",
+    ],
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One top-level declaration's lines, with its position in the file."""
+
+    first_line: int  # 1-based
+    text: str
+
+
+@functools.cache
+def _lark() -> Lark:
+    grammar = resources.files("kcoord.model").joinpath("spec.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", start=["start", "machine_header", "one_member"], propagate_positions=True,
+                maybe_placeholders=True)
+
+
+def split_declarations(text: str) -> list[Chunk]:
+    """Split a file into the machine header and one chunk per top-level declaration.
+
+    A declaration starts on a line whose first word is a member keyword and whose indentation is no deeper than the
+    first declaration's; deeper lines (and lines starting with other words) continue the current declaration.
+    """
+    lines = text.split("\n")
+    starts: list[int] = []
+    member_indent: int | None = None
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        word = re.match(r"[A-Za-z_]\w*", stripped)
+        indent = len(line) - len(stripped)
+        if not starts:
+            starts.append(i)  # the header (or whatever the file starts with)
+            continue
+        if word and word.group(0) in MEMBER_KEYWORDS and (member_indent is None or indent <= member_indent):
+            member_indent = indent if member_indent is None else member_indent
+            starts.append(i)
+    chunks = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        chunks.append(Chunk(first_line=start + 1, text="\n".join(lines[start:end])))
+    return chunks
+
+
+def parse_source(source: SourceFile, diags: Diagnostics) -> s.MachineSyntax | None:
+    """Parse one spec file; every syntax error goes to `diags`. Returns None when nothing usable was parsed."""
+    diags.add_source(source)
+    chunks = split_declarations(source.text)
+    if not chunks:
+        diags.error(Span.point(source.path, 1, 1), "empty spec file: expected `machine NAME` on the first line")
+        return None
+    header = _parse_chunk(source, chunks[0], "machine_header", diags)
+    members: list[s.MemberDecl] = []
+    for chunk in chunks[1:]:
+        node = _parse_chunk(source, chunk, "one_member", diags)
+        if node is not None:
+            members.append(node)
+    if not isinstance(header, tuple):
+        if header is not None or not diags.has_errors:
+            diags.error(Span.point(source.path, chunks[0].first_line, 1),
+                        "expected `machine NAME` at the top of the file")
+        return None
+    name, doc, span = header
+    end_line = source.text.count("\n") + 1
+    return s.MachineSyntax(name=name, doc=doc, members=tuple(members), path=source.path,
+                           span=Span(source.path, span.line, span.col, end_line, 1))
+
+
+def _parse_chunk(source: SourceFile, chunk: Chunk, start: str, diags: Diagnostics) -> Any:
+    padded = "\n" * (chunk.first_line - 1) + chunk.text
+    parser = _lark()
+    try:
+        tree = parser.parse(padded, start=start)
+    except UnexpectedInput as e:
+        diags.error(*_syntax_error(source.path, e, chunk, start))
+        return None
+    try:
+        return _ToSyntax(source.path).transform(tree)
+    except VisitError as e:  # a literal we can't represent, e.g. an integer with a bad underscore
+        orig = e.orig_exc
+        if isinstance(orig, _LiteralError):
+            diags.error(orig.span, orig.message)
+            return None
+        raise
+
+
+def _syntax_error(path: str, e: UnexpectedInput, chunk: Chunk, start: str) -> tuple[Span, str]:
+    line = getattr(e, "line", chunk.first_line) or chunk.first_line
+    col = getattr(e, "column", 1) or 1
+    width = 1
+    if isinstance(e, UnexpectedToken) and e.token.type != "$END":
+        width = max(len(str(e.token)), 1)
+    elif isinstance(e, UnexpectedToken | UnexpectedEOF):
+        line, col = _end_of_chunk(chunk)
+    span = Span.point(path, line, col, width)
+    friendly = _friendly(e, start, chunk)
+    if friendly is not None:
+        return span, friendly
+    return span, _generic_message(e)
+
+
+def _end_of_chunk(chunk: Chunk) -> tuple[int, int]:
+    lines = chunk.text.rstrip().split("\n")
+    return chunk.first_line + len(lines) - 1, len(lines[-1]) + 1
+
+
+def _friendly(e: UnexpectedInput, start: str, chunk: Chunk) -> str | None:
+    """The friendly message of the first known-bad example that fails the same way as `e`.
+
+    "The same way" means: same LALR state, same set of acceptable tokens, and the same offending token type (or the
+    same kind of bad character). lark's own `match_examples` also compares stack depth, which differs between an
+    event with parameters and one without, so it misses most real inputs.
+    """
+    for label, examples in FRIENDLY_EXAMPLES.items():
+        for example in examples:
+            failure = _failure(example, start)
+            if failure is not None and _same_failure(e, failure):
+                return label
+    return None
+
+
+@functools.cache
+def _failure(example: str, start: str) -> UnexpectedInput | None:
+    try:
+        _lark().parse(example, start=start)
+    except UnexpectedInput as failure:
+        return failure
+    return None
+
+
+def _same_failure(a: UnexpectedInput, b: UnexpectedInput) -> bool:
+    if isinstance(a, UnexpectedCharacters) and isinstance(b, UnexpectedCharacters):
+        return a.char == b.char and a.allowed == b.allowed
+    if isinstance(a, UnexpectedToken) and isinstance(b, UnexpectedToken):
+        return (a.state.position == b.state.position and a.accepts == b.accepts
+                and a.token.type == b.token.type)
+    return False
+
+
+_TOKEN_NAMES = {
+    "ARROW": "'->'", "STAR": "'*'", "PLUS": "'+'", "MINUS": "'-'", "BAR": "'|'", "AMP": "'&'",
+    "COMPARE": "a comparison", "PRIMED": "a primed name", "NAME": "a name", "INT": "an integer",
+    "STRING": "a string", "LPAR": "'('", "RPAR": "')'", "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['",
+    "RSQB": "']'", "COMMA": "','", "COLON": "':'", "EQUAL": "'='", "DOT": "'.'", "$END": "end of declaration",
+}
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _TOKEN_NAMES:
+        return _TOKEN_NAMES[terminal]
+    pattern = _lark().get_terminal(terminal).pattern if terminal in {t.name for t in _lark().terminals} else None
+    if pattern is not None and pattern.type == "str":
+        return f"'{pattern.value}'"
+    return terminal.lower()
+
+
+def _generic_message(e: UnexpectedInput) -> str:
+    if isinstance(e, UnexpectedCharacters):
+        return f"unexpected character {e.char!r}"
+    if isinstance(e, UnexpectedToken):
+        got = "end of declaration" if e.token.type == "$END" else f"'{e.token}'"
+        expected = sorted({_describe(t) for t in e.expected})
+        shown = ", ".join(expected[:8]) + (", ..." if len(expected) > 8 else "")
+        return f"unexpected {got}; expected {shown}"
+    if isinstance(e, UnexpectedEOF):
+        return "unexpected end of file"
+    return str(e)
+
+
+# ---------------------------------------------------------------- tree → syntax
+
+
+class _LiteralError(Exception):
+    def __init__(self, span: Span, message: str) -> None:
+        super().__init__(message)
+        self.span = span
+        self.message = message
+
+
+def _unquote(text: str) -> str:
+    body = text[1:-1]
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+
+
+def _items(children: list[Any]) -> Iterator[Any]:
+    return (c for c in children if c is not None)
+
+
+class _ToSyntax(Transformer[Token, Any]):
+    """Turns a lark tree into syntax nodes; every node gets the span lark recorded for it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    # -- helpers
+    def _span(self, meta: Any) -> Span:
+        return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _tok(self, tok: Token) -> Span:
+        assert tok.line is not None and tok.column is not None
+        end_line = tok.end_line if tok.end_line is not None else tok.line
+        end_col = tok.end_column if tok.end_column is not None else tok.column + len(tok)
+        return Span(self.path, tok.line, tok.column, end_line, end_col)
+
+    def _ident(self, tok: Token) -> s.Ident:
+        return s.Ident(str(tok), self._tok(tok))
+
+    # -- header and docs
+    @v_args(meta=True)
+    def machine_header(self, meta: Any, children: list[Any]) -> tuple[s.Ident, str, Span]:
+        name, doc = children
+        return self._ident(name), doc or "", self._span(meta)
+
+    def doc(self, children: list[Token]) -> str:
+        """Adjacent strings concatenate; line breaks and indentation inside a doc fold into single spaces."""
+        return " ".join(" ".join(_unquote(str(t)).split()) for t in children)
+
+    def one_member(self, children: list[Any]) -> Any:
+        return children[0]
+
+    # -- types
+    @v_args(meta=True)
+    def named_type(self, meta: Any, children: list[Token]) -> s.NamedTypeSyntax:
+        return s.NamedTypeSyntax(self._ident(children[0]), self._span(meta))
+
+    @v_args(meta=True)
+    def set_type(self, meta: Any, children: list[Any]) -> s.SetTypeSyntax:
+        return s.SetTypeSyntax(children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def range_type(self, meta: Any, children: list[int]) -> s.RangeTypeSyntax:
+        return s.RangeTypeSyntax(children[0], children[1], self._span(meta))
+
+    def signed_int(self, children: list[Token | None]) -> int:
+        sign, digits = children
+        assert digits is not None
+        value = self._int(digits)
+        return -value if sign is not None else value
+
+    def _int(self, tok: Token) -> int:
+        text = str(tok)
+        if text.endswith("_") or "__" in text:
+            raise _LiteralError(self._tok(tok), f"malformed integer literal '{text}'")
+        return int(text.replace("_", ""))
+
+    # -- declarations
+    @v_args(meta=True)
+    def typed_name(self, meta: Any, children: list[Any]) -> s.TypedName:
+        return s.TypedName(self._ident(children[0]), children[1], self._span(meta))
+
+    @v_args(meta=True)
+    def key_decl(self, meta: Any, children: list[s.TypedName]) -> s.KeyDecl:
+        return s.KeyDecl(tuple(children), self._span(meta))
+
+    @v_args(meta=True)
+    def kind_decl(self, meta: Any, children: list[Token]) -> s.KindDecl:
+        return s.KindDecl(self._ident(children[0]), self._span(meta))
+
+    @v_args(meta=True)
+    def enum_decl(self, meta: Any, children: list[Any]) -> s.EnumDecl:
+        doc = children[-1] if isinstance(children[-1], str) and not isinstance(children[-1], Token) else ""
+        toks = [c for c in children if isinstance(c, Token)]
+        return s.EnumDecl(self._ident(toks[0]), tuple(self._ident(t) for t in toks[1:]), doc or "", self._span(meta))
+
+    @v_args(meta=True)
+    def const_decl(self, meta: Any, children: list[Any]) -> s.ConstDecl:
+        name, typ, value, doc = children
+        return s.ConstDecl(self._ident(name), typ, value, doc or "", self._span(meta))
+
+    @v_args(meta=True)
+    def def_decl(self, meta: Any, children: list[Any]) -> s.DefDecl:
+        name, value, doc = children
+        return s.DefDecl(self._ident(name), value, doc or "", self._span(meta))
+
+    @v_args(meta=True)
+    def var_decl(self, meta: Any, children: list[Any]) -> s.VarDecl:
+        name, typ, default, doc = children
+        return s.VarDecl(self._ident(name), typ, default, doc or "", self._span(meta))
+
+    def state_flag(self, children: list[Token]) -> s.Ident:
+        return self._ident(children[0])
+
+    @v_args(meta=True)
+    def state_decl(self, meta: Any, children: list[Any]) -> s.StateDecl:
+        flags = tuple(c for c in children if isinstance(c, s.Ident))
+        name = next(c for c in children if isinstance(c, Token))
+        doc = children[-1] if isinstance(children[-1], str) and not isinstance(children[-1], Token) else ""
+        return s.StateDecl(self._ident(name), flags, doc or "", self._span(meta))
+
+    @v_args(meta=True)
+    def event_decl(self, meta: Any, children: list[Any]) -> s.EventDecl:
+        internal, name = children[0] is not None, children[1]
+        children = children[1:]
+        params = tuple(c for c in children if isinstance(c, s.TypedName))
+        docs = [c for c in children[1:] if isinstance(c, str) and not isinstance(c, Token)]
+        clauses = tuple(c for c in children if isinstance(c, s.LetClause | s.RequiresClause | s.CheckClause |
+                                                          s.RejectClause | s.TransitionClause))
+        return s.EventDecl(self._ident(name), params, docs[0] if docs else "", clauses, self._span(meta), internal)
+
+    @v_args(meta=True)
+    def let_clause(self, meta: Any, children: list[Any]) -> s.LetClause:
+        return s.LetClause(self._ident(children[0]), children[1], self._span(meta))
+
+    @v_args(meta=True)
+    def requires_clause(self, meta: Any, children: list[Any]) -> s.RequiresClause:
+        return s.RequiresClause(children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def check_clause(self, meta: Any, children: list[Any]) -> s.CheckClause:
+        cond, err, doc = children
+        return s.CheckClause(cond, self._ident(err), doc or "", self._span(meta))
+
+    @v_args(meta=True)
+    def reject_clause(self, meta: Any, children: list[Any]) -> s.RejectClause:
+        states, cond, err, doc = children
+        return s.RejectClause(states, cond, self._ident(err), doc or "", self._span(meta))
+
+    @v_args(meta=True)
+    def all_states(self, meta: Any, children: list[Token]) -> s.StateList:
+        return s.StateList((), True, self._span(meta))
+
+    @v_args(meta=True)
+    def named_states(self, meta: Any, children: list[Token]) -> s.StateList:
+        return s.StateList(tuple(self._ident(t) for t in children), False, self._span(meta))
+
+    @v_args(meta=True)
+    def transition(self, meta: Any, children: list[Any]) -> s.TransitionClause:
+        sources, _arrow, target, doc, *clauses = children
+        guards = tuple(c[1] for c in clauses if c[0] == "when")
+        ensures = tuple(e for c in clauses if c[0] == "ensures" for e in c[1])
+        choice = any(c[0] == "choice" for c in clauses)
+        answers = [c[1] for c in clauses if c[0] == "answer"]
+        return s.TransitionClause(sources, self._ident(target), guards, ensures, choice, doc or "", self._span(meta),
+                                  tuple(answers))
+
+    def when_clause(self, children: list[Any]) -> tuple[str, Any]:
+        return ("when", children[0])
+
+    def ensures_clause(self, children: list[Any]) -> tuple[str, Any]:
+        return ("ensures", tuple(children))
+
+    def answer_clause(self, children: list[Token]) -> tuple[str, Any]:
+        return ("answer", self._ident(children[0]))
+
+    def choice_clause(self, children: list[Any]) -> tuple[str, Any]:
+        return ("choice", None)
+
+    @v_args(meta=True)
+    def invariant_decl(self, meta: Any, children: list[Any]) -> s.InvariantDecl:
+        name, doc, expr = children
+        return s.InvariantDecl(self._ident(name), doc or "", expr, self._span(meta))
+
+    @v_args(meta=True)
+    def step_decl(self, meta: Any, children: list[Any]) -> s.StepDecl:
+        name, doc, expr = children
+        return s.StepDecl(self._ident(name), doc or "", expr, self._span(meta))
+
+    @v_args(meta=True)
+    def trace_decl(self, meta: Any, children: list[Any]) -> s.TraceDecl:
+        name, doc, body = children
+        form, subject, per, states_from, states_to, bound = body
+        return s.TraceDecl(self._ident(name), doc or "", form, subject, per, states_from, states_to, bound,
+                           self._span(meta))
+
+    def name_list(self, children: list[Token]) -> tuple[s.Ident, ...]:
+        return tuple(self._ident(t) for t in children)
+
+    def trace_exclusive(self, children: list[Any]) -> tuple[Any, ...]:
+        return ("exclusive", (self._ident(children[0]),), children[1], None, None, None)
+
+    def trace_monotonic(self, children: list[Any]) -> tuple[Any, ...]:
+        return ("monotonic", (self._ident(children[0]),), children[1], None, None, None)
+
+    def trace_within(self, children: list[Any]) -> tuple[Any, ...]:
+        src, _arrow, dst, bound = children
+        return ("within", (), (), src, dst, bound)
+
+    def trace_before(self, children: list[Any]) -> tuple[Any, ...]:
+        a, b, c, d, on = children
+        return ("before", tuple(self._ident(t) for t in (a, b, c, d)), on, None, None, None)
+
+    def trace_fenced(self, children: list[Any]) -> tuple[Any, ...]:
+        a, b, c, on = children
+        return ("fenced", tuple(self._ident(t) for t in (a, b, c)), on, None, None, None)
+
+    # -- expressions
+    @v_args(meta=True)
+    def int_lit(self, meta: Any, children: list[Token]) -> s.IntSyntax:
+        return s.IntSyntax(self._int(children[0]), self._span(meta))
+
+    @v_args(meta=True)
+    def true_lit(self, meta: Any, children: list[Token]) -> s.BoolSyntax:
+        return s.BoolSyntax(True, self._span(meta))
+
+    @v_args(meta=True)
+    def false_lit(self, meta: Any, children: list[Token]) -> s.BoolSyntax:
+        return s.BoolSyntax(False, self._span(meta))
+
+    @v_args(meta=True)
+    def string_lit(self, meta: Any, children: list[Token]) -> s.StringSyntax:
+        return s.StringSyntax(_unquote(str(children[0])), self._span(meta))
+
+    @v_args(meta=True)
+    def name_ref(self, meta: Any, children: list[Token]) -> s.NameSyntax:
+        return s.NameSyntax(str(children[0]), self._span(meta))
+
+    @v_args(meta=True)
+    def primed_ref(self, meta: Any, children: list[Token]) -> s.PrimedSyntax:
+        return s.PrimedSyntax(str(children[0])[:-1], self._span(meta))
+
+    @v_args(meta=True)
+    def state_ref(self, meta: Any, children: list[Token]) -> s.StateSyntax:
+        return s.StateSyntax(self._span(meta))
+
+    @v_args(meta=True)
+    def pending_ref(self, meta: Any, children: list[Token]) -> s.PendingSyntax:
+        return s.PendingSyntax(self._span(meta))
+
+    @v_args(meta=True)
+    def set_lit(self, meta: Any, children: list[Any]) -> s.SetLitSyntax:
+        return s.SetLitSyntax(tuple(_items(children)), self._span(meta))
+
+    @v_args(meta=True)
+    def call(self, meta: Any, children: list[Any]) -> s.CallSyntax:
+        return s.CallSyntax(self._ident(children[0]), tuple(_items(children[1:])), self._span(meta))
+
+    @v_args(meta=True)
+    def ite(self, meta: Any, children: list[Any]) -> s.IteSyntax:
+        return s.IteSyntax(children[0], children[1], children[2], self._span(meta))
+
+    @v_args(meta=True)
+    def not_(self, meta: Any, children: list[Any]) -> s.UnarySyntax:
+        return s.UnarySyntax("not", children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def neg(self, meta: Any, children: list[Any]) -> s.UnarySyntax | s.IntSyntax:
+        operand = children[1]
+        if isinstance(operand, s.IntSyntax):  # fold `-1` into a literal so defaults and ranges stay constants
+            return s.IntSyntax(-operand.value, self._span(meta))
+        return s.UnarySyntax("neg", operand, self._span(meta))
+
+    def _binary(self, meta: Any, op: str, left: Any, right: Any, op_span: Span | None = None) -> s.BinarySyntax:
+        span = self._span(meta)
+        return s.BinarySyntax(op, left, right, span, op_span or span)
+
+    @v_args(meta=True)
+    def implies(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "->", c[0], c[2], self._tok(c[1]))
+
+    @v_args(meta=True)
+    def or_(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "or", c[0], c[1])
+
+    @v_args(meta=True)
+    def and_(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "and", c[0], c[1])
+
+    @v_args(meta=True)
+    def compare(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, str(c[1]), c[0], c[2], self._tok(c[1]))
+
+    @v_args(meta=True)
+    def member(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "in", c[0], c[1])
+
+    @v_args(meta=True)
+    def not_member(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "not in", c[0], c[1])
+
+    @v_args(meta=True)
+    def subset(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "subset", c[0], c[1])
+
+    @v_args(meta=True)
+    def add(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "+", c[0], c[2], self._tok(c[1]))
+
+    @v_args(meta=True)
+    def sub(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "-", c[0], c[2], self._tok(c[1]))
+
+    @v_args(meta=True)
+    def union(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "|", c[0], c[2], self._tok(c[1]))
+
+    @v_args(meta=True)
+    def intersect(self, meta: Any, c: list[Any]) -> s.BinarySyntax:
+        return self._binary(meta, "&", c[0], c[2], self._tok(c[1]))
+

@@ -36,7 +36,7 @@ def check_machine(syntax: s.MachineSyntax, text: str, diags: Diagnostics) -> ir.
     """
     before = len([d for d in diags.items if d.severity == "error"])
     had_syntax_errors = any(d.span.path == syntax.path and d.severity == "error" for d in diags.items)
-    checker = _MachineChecker(syntax, diags, structure=not had_syntax_errors)
+    checker = _MachineChecker(syntax, diags, text, structure=not had_syntax_errors)
     machine = checker.run(hashlib.sha256(text.encode()).hexdigest())
     after = len([d for d in diags.items if d.severity == "error"])
     return machine if after == before else None
@@ -54,8 +54,9 @@ class _Rows:
 
 
 class _MachineChecker:
-    def __init__(self, syntax: s.MachineSyntax, diags: Diagnostics, *, structure: bool = True) -> None:
+    def __init__(self, syntax: s.MachineSyntax, diags: Diagnostics, text: str, *, structure: bool = True) -> None:
         self.syn = syntax
+        self.lines = text.split("\n")
         self.structure = structure
         self.diags = diags
         self.sym = Symbols(syntax.name.text)
@@ -67,6 +68,7 @@ class _MachineChecker:
         self.states: list[ir.State] = []
         self.events: list[ir.Event] = []
         self.rows = _Rows()
+        self.rows_incomplete = False  # a row failed to check: structural checks would only repeat that error
 
     # ------------------------------------------------------------ driver
 
@@ -106,7 +108,7 @@ class _MachineChecker:
                      "property")
         for d in (m for m in members if isinstance(m, s.DefDecl)):
             self.exprs.check(s.NameSyntax(d.name.text, d.name.span), INVARIANT)  # type-check defs even when unused
-        if self.structure:
+        if self.structure and not self.rows_incomplete:
             self._structure()
         return ir.Machine(
             name=self.syn.name.text, kind=self.kind, doc=self.syn.doc, path=self.syn.path,
@@ -117,6 +119,19 @@ class _MachineChecker:
         )
 
     # ------------------------------------------------------------ small helpers
+
+    def _text(self, span: Span) -> str:
+        """The source text of `span`, whitespace folded (for showing a condition as the user wrote it)."""
+        if span.line <= 0:
+            return ""
+        if span.line == span.end_line:
+            piece = self.lines[span.line - 1][span.col - 1: span.end_col - 1]
+        else:
+            first = self.lines[span.line - 1][span.col - 1:]
+            middle = self.lines[span.line: span.end_line - 1]
+            last = self.lines[span.end_line - 1][: span.end_col - 1]
+            piece = " ".join([first, *middle, last])
+        return " ".join(piece.split())
 
     def _declare(self, ident: s.Ident, what: str = "name") -> bool:
         if ident.text in ("state", "pending"):
@@ -365,43 +380,47 @@ class _MachineChecker:
         self.rows.rejections.append(ir.Rejection(
             index=self.rows.index(), event=event, sources=self._state_list(None), guard=ir.conj([*passed, failed]),
             local_guard=failed, error=clause.error.text, error_code=code, origin="check", doc=clause.doc,
-            span=clause.span))
+            span=clause.span, condition_text=_negated_text(self._text(clause.cond.span))))
 
     def _reject_row(self, event: str, clause: s.RejectClause, scope: Scope, checks: list[ir.Expr]) -> None:
         sources = self._state_list(clause.states)
         cond = self.exprs.check_bool(clause.cond, scope) if clause.cond is not None else ir.TRUE
         code = self._error_name(clause.error)
-        if cond is None or code is None:
-            return
         self._no_final_sources(clause.states, "a rejection")
+        if cond is None or code is None:
+            self.rows_incomplete = True
+            return
         self.rows.rejections.append(ir.Rejection(
             index=self.rows.index(), event=event, sources=sources, guard=ir.conj([*checks, cond]), local_guard=cond,
-            error=clause.error.text, error_code=code, origin="reject", doc=clause.doc, span=clause.span))
+            error=clause.error.text, error_code=code, origin="reject", doc=clause.doc, span=clause.span,
+            condition_text=self._text(clause.cond.span) if clause.cond is not None else "true"))
 
     def _transition_row(self, event: str, clause: s.TransitionClause, scope: Scope, checks: list[ir.Expr]) -> None:
         sources = self._state_list(clause.sources)
-        if clause.target.text not in self.sym.states:
+        target_ok = clause.target.text in self.sym.states
+        if not target_ok:
             message, _ = unknown_name_message("state", clause.target.text, self.sym.states)
             self.diags.error(clause.target.span, message)
-            return
         self._no_final_sources(clause.sources, "a transition")
-        guards = [self.exprs.check_bool(g, scope) for g in clause.guards]
-        effects = self._effects(clause, scope)
-        if any(g is None for g in guards) or effects is None:
-            return
-        local = ir.conj([g for g in guards if g is not None])
+        guards = [self.exprs.check_bool(g, scope) for g in clause.guards]  # checked even when the target is bad,
+        effects = self._effects(clause, scope)  # so that one run reports every error of the row
         answer, answer_code = "NONE", 0
         for extra in clause.answers[1:]:
             self.diags.error(extra.span, "a transition has at most one `answer`")
+        answer_ok = True
         if clause.answers:
             code = self._error_name(clause.answers[0])
-            if code is None:
-                return
-            answer, answer_code = clause.answers[0].text, code
+            answer_ok = code is not None
+            answer, answer_code = clause.answers[0].text, code or 0
+        if not target_ok or not answer_ok or any(g is None for g in guards) or effects is None:
+            self.rows_incomplete = True
+            return
+        local = ir.conj([g for g in guards if g is not None])
         self.rows.transitions.append(ir.Transition(
             index=self.rows.index(), event=event, sources=sources, target=clause.target.text,
             guard=ir.conj([*checks, local]), local_guard=local, effects=effects, choice=clause.choice,
-            doc=clause.doc, span=clause.span, answer=answer, answer_code=answer_code))
+            doc=clause.doc, span=clause.span, answer=answer, answer_code=answer_code,
+            condition_text=_join_conditions([self._text(g.span) for g in clause.guards])))
 
     def _no_final_sources(self, sl: s.StateList | None, what: str) -> None:
         if sl is None or sl.every:
@@ -552,6 +571,20 @@ class _MachineChecker:
                         continue
                     reported.add((a.index, b.index))
                     self.diags.error(b.span, _conflict_message(state, event, a, b))
+
+
+def _join_conditions(texts: list[str]) -> str:
+    if not texts:
+        return "true"
+    if len(texts) == 1:
+        return texts[0]
+    return " and ".join(f"({t})" if " or " in t or "->" in t else t for t in texts)
+
+
+def _negated_text(text: str) -> str:
+    if text.startswith("not ") and " and " not in text and " or " not in text and "->" not in text:
+        return text[len("not "):]
+    return f"not ({text})"
 
 
 def _overlap(a: ir.Row, b: ir.Row) -> bool:

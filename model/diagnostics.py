@@ -113,13 +113,33 @@ class SpecError(Exception):
 
 
 def suggest(name: str, known: Iterable[str]) -> str | None:
-    """The closest known name, for 'did you mean' notes (case-insensitive first, then by similarity)."""
+    """The closest known name, for 'did you mean' notes.
+
+    In order: a case-insensitive match; the best similarity match (difflib ratio >= 0.6); else the nearest name by
+    edit distance when it is at most 2 edits and leaves at least one character in common position (`Bee` -> `B`).
+    """
     pool = sorted(set(known))
     for k in pool:
         if k.lower() == name.lower():
             return k
     close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
-    return close[0] if close else None
+    if close:
+        return close[0]
+    scored = sorted((_edit_distance(name.lower(), k.lower()), k) for k in pool)
+    if scored and scored[0][0] <= 2 and scored[0][0] < max(len(name), len(scored[0][1])):
+        return scored[0][1]
+    return None
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (small strings only: names in a spec)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
 
 
 def unknown_name_message(kind: str, name: str, known: Iterable[str]) -> tuple[str, tuple[str, ...]]:

@@ -353,6 +353,7 @@ class Transition:
     span: Span = NO_SPAN
     answer: str = "NONE"  # the error the request is answered with when this transition is taken
     answer_code: int = 0
+    condition_text: str = "true"  # the `when` clauses as written in the spec (definitions not inlined)
 
     @property
     def label(self) -> str:
@@ -374,6 +375,7 @@ class Rejection:
     origin: RowOrigin = "reject"
     doc: str = ""
     span: Span = NO_SPAN
+    condition_text: str = "true"  # the condition as written in the spec (for a check: `not (COND)`)
 
     @property
     def label(self) -> str:

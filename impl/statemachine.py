@@ -1,0 +1,216 @@
+"""The runtime view of a generated machine table, and `decide`: the one place the implementation consults the spec.
+
+Owns: `MachineTable` (built from an `impl/_generated/<machine>.py` module), `Row`, `Decision`, and the checks the
+runtime applies to every decision: the event's precondition, exactly the rows of the current state, a transition's
+target allowed by the table, integer variables within their declared bounds. A request that no row answers, or a
+post-state out of bounds, is an `IllegalStateError` (a bug in the spec or the caller), never a silent default.
+
+An instance is a plain dict: every variable, every key field, and `state`. `decide` never mutates it; the caller
+applies `Decision.post` only after the records describing it are durable (the runtime's `replay`).
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Literal
+
+from .errors import IllegalStateError
+
+Guard = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+Effect = Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+Instance = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    index: int
+    kind: Literal["transition", "reject"]
+    event: str
+    sources: frozenset[str]
+    target: str | None
+    error: str  # for a transition: the error the request is answered with (usually NONE)
+    error_code: int
+    guard: Guard
+    effect: Effect | None
+    line: int
+    condition: str  # as written in the spec
+
+    @property
+    def is_transition(self) -> bool:
+        return self.kind == "transition"
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    name: str
+    type: str
+    default: Any
+    lo: int | None
+    hi: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the spec says about one event on one instance: the matching row and, for a transition, the post-state."""
+
+    machine: str
+    event: str
+    row: Row
+    pre: Mapping[str, Any]
+    post: Instance | None  # None for a rejection (nothing changes)
+
+    @property
+    def accepted(self) -> bool:
+        return self.row.is_transition
+
+    @property
+    def error(self) -> str:
+        return self.row.error
+
+    @property
+    def error_code(self) -> int:
+        return self.row.error_code
+
+    @property
+    def from_state(self) -> str:
+        return str(self.pre["state"])
+
+    @property
+    def to_state(self) -> str:
+        return str(self.post["state"]) if self.post is not None else self.from_state
+
+
+class MachineTable:
+    """A machine's generated table, ready for `decide`."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+        self.name: str = module.MACHINE
+        self.kind: str = module.KIND
+        self.spec_path: str = module.SPEC_PATH
+        self.spec_sha256: str = module.SPEC_SHA256
+        self.State = module.State
+        self.initial: str = module.INITIAL
+        self.states: tuple[str, ...] = module.STATES
+        self.final_states: frozenset[str] = module.FINAL_STATES
+        self.pending_states: frozenset[str] = module.PENDING_STATES
+        self.expirable_states: frozenset[str] = module.EXPIRABLE_STATES
+        self.keys: tuple[tuple[str, str], ...] = module.KEYS
+        self.variables: tuple[Variable, ...] = tuple(Variable(*v) for v in module.VARIABLES)
+        self.events: dict[str, tuple[tuple[tuple[str, str], ...], bool]] = module.EVENTS
+        fields = module.ROW_FIELDS
+        self.rows: tuple[Row, ...] = tuple(Row(**dict(zip(fields, r, strict=True))) for r in module.ROWS)
+        self.requires: dict[str, Guard] = module.REQUIRES
+        self.index: dict[tuple[str, str], tuple[Row, ...]] = {
+            key: tuple(self.rows[i] for i in ixs) for key, ixs in module.INDEX.items()
+        }
+        self.valid_previous: dict[str, frozenset[str]] = module.VALID_PREVIOUS
+        self.invariants: tuple[tuple[str, Callable[[Mapping[str, Any]], bool], int], ...] = module.INVARIANTS
+        self.steps: tuple[tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any]], bool], int], ...] = \
+            module.STEPS
+        self._bounded = tuple(v for v in self.variables if v.lo is not None)
+        self._defaults = {v.name: v.default for v in self.variables}
+
+    @classmethod
+    def load(cls, module_name: str) -> MachineTable:
+        """The table of `impl/_generated/<module_name>.py`."""
+        return cls(importlib.import_module(f"kcoord.impl._generated.{module_name}"))
+
+    def fresh(self, key: Mapping[str, Any]) -> Instance:
+        """A new instance: initial state, every variable at its default, the key fields as given."""
+        instance: Instance = dict(self._defaults)
+        for name, _ in self.keys:
+            if name not in key:
+                raise IllegalStateError(f"{self.name}: key field '{name}' missing from {dict(key)}")
+            instance[name] = key[name]
+        instance["state"] = self.initial
+        return instance
+
+    def decide(self, instance: Mapping[str, Any], event: str, args: Mapping[str, Any], *,
+               pending: bool = False, strict: bool = False) -> Decision:
+        """The spec's answer to `event` with `args` on `instance` (never mutated).
+
+        `pending` says a write for this instance is in flight; in a pending-only state it is always true. With
+        `strict`, every row is evaluated and exactly one must match (tests use it; the verifier proves it).
+        """
+        state = instance["state"]
+        if event not in self.events:
+            raise IllegalStateError(f"{self.name} has no event '{event}'")
+        env = _Args(args, pending or state in self.pending_states)
+        self._check_requires(event, instance, env)
+        matches = []
+        for row in self.index.get((state, event), ()):
+            if row.guard(instance, env):
+                matches.append(row)
+                if not strict:
+                    break
+        if len(matches) != 1:
+            what = "no row answers" if not matches else f"rows {[r.index for r in matches]} all match"
+            raise IllegalStateError(f"{self.name}.{event} in {state}: {what} (args {dict(args)}; spec "
+                                    f"{self.spec_path})")
+        row = matches[0]
+        if not row.is_transition:
+            return Decision(self.name, event, row, instance, None)
+        post = self._post(instance, env, row)
+        self._check_requires(event, instance, env)  # again: a lazily computed argument may exist now
+        return Decision(self.name, event, row, instance, post)
+
+    def _check_requires(self, event: str, instance: Mapping[str, Any], env: _Args) -> None:
+        """The event's precondition, over the arguments computed so far (never forcing a lazy one)."""
+        env.forcing = False
+        try:
+            ok = self.requires[event](instance, env)
+        except _Unresolved:
+            ok = True  # checked once the lazy argument exists
+        finally:
+            env.forcing = True
+        if not ok:
+            raise IllegalStateError(f"{self.name}.{event}: precondition violated by {dict(env)} in "
+                                    f"{instance['state']}")
+
+    def _post(self, instance: Mapping[str, Any], env: Mapping[str, Any], row: Row) -> Instance:
+        assert row.effect is not None and row.target is not None
+        post: Instance = dict(instance)
+        post.update(row.effect(instance, env))
+        post["state"] = row.target
+        if instance["state"] not in self.valid_previous[row.target]:
+            raise IllegalStateError(f"{self.name}: {instance['state']} -> {row.target} is not in the table")
+        for v in self._bounded:
+            value = post[v.name]
+            if not (v.lo <= value <= v.hi):  # type: ignore[operator]
+                raise IllegalStateError(f"{self.name}.{row.event} (row {row.index}, {self.spec_path}:{row.line}) "
+                                        f"puts {v.name} = {value} outside {v.type}")
+        return post
+
+    def violated_invariants(self, instance: Mapping[str, Any]) -> list[str]:
+        return [name for name, holds, _ in self.invariants if not holds(instance)]
+
+    def violated_steps(self, pre: Mapping[str, Any], post: Mapping[str, Any]) -> list[str]:
+        return [name for name, holds, _ in self.steps if not holds(pre, post)]
+
+
+class _Unresolved(Exception):
+    """A lazy argument was read while lazy arguments must not be computed (precondition checks)."""
+
+
+class _Args(dict[str, Any]):
+    """Event arguments plus `pending`. A callable argument is computed on first use and then kept (e.g. a fresh
+    producer id is only allocated when the chosen row's effect reads it)."""
+
+    def __init__(self, args: Mapping[str, Any], pending: bool) -> None:
+        super().__init__(args)
+        self["pending"] = pending
+        self.forcing = True
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        if callable(value):
+            if not self.forcing:
+                raise _Unresolved(key)
+            value = value()
+            self[key] = value
+        return value

@@ -1,0 +1,63 @@
+"""The `kcoord` command line: the only place that reads argv and the environment.
+
+Owns: the typer application, exit codes (0 ok, 1 problems found, 2 usage or spec error, 3 solver unknown/timeout)
+and the shared console. Each group of commands lives in its own `kcoord.cmd_*` module and registers itself here.
+May import: everything.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+EXIT_UNKNOWN = 3
+
+app = typer.Typer(
+    name="kcoord",
+    help="Kafka's group and transaction coordinators, from a formal model: check specs, generate tables and "
+    "diagrams, verify invariants with z3, run the coordinators, check traces on Spark.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _width(stream_is_tty: bool) -> int | None:
+    """Off a terminal (pipes, CI logs, tests) rich would assume 80 columns and cut names; use COLUMNS or 160."""
+    if stream_is_tty:
+        return None
+    return int(os.environ.get("COLUMNS", "160"))
+
+
+def console() -> Console:
+    return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout.isatty()))
+
+
+def err_console() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr.isatty()))
+
+
+def usage_error(message: str) -> NoReturn:
+    err_console().print(f"kcoord: error: {message}")
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _register() -> None:
+    from . import cmd_demo, cmd_spec  # noqa: F401 - importing registers the commands
+
+
+def main() -> None:
+    _register()
+    app()
+
+
+if __name__ == "__main__":
+    main()

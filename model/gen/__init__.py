@@ -1,0 +1,47 @@
+"""Generators: everything that is written from the IR (runtime tables, diagrams, generated tests).
+
+Owns: `generate_all` (the committed outputs for a set of machines), `write` and `stale` (the freshness check used by
+`kcoord gen --check` and the test suite). Each output kind lives in its own module.
+Must not import: z3, pyspark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import ir
+from .common import GeneratedFile
+from .diagrams import diagram_files
+from .tables import table_file
+
+
+def generate_all(machines: Iterable[ir.Machine], *, svg: bool = True) -> list[GeneratedFile]:
+    """Every committed generated file, sorted by path."""
+    formats = ("dot", "svg", "mermaid") if svg else ("dot", "mermaid")
+    files: list[GeneratedFile] = []
+    for m in sorted(machines, key=lambda m: m.name):
+        files.append(table_file(m))
+        files.extend(diagram_files(m, formats))
+    return sorted(files, key=lambda f: f.path)
+
+
+def stale(files: Iterable[GeneratedFile], root: Path) -> list[str]:
+    """Paths whose committed content differs from what the generator produces now (or that are missing)."""
+    out = []
+    for f in files:
+        target = root / f.path
+        if not target.exists() or target.read_bytes() != f.content:
+            out.append(f.path)
+    return out
+
+
+def write(files: Iterable[GeneratedFile], root: Path) -> list[str]:
+    """Write the files that changed; returns their paths."""
+    changed = stale(files, root)
+    wanted = {f.path: f for f in files}
+    for path in changed:
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(wanted[path].content)
+    return changed

@@ -1,0 +1,73 @@
+"""The command line: exit codes, outputs and files, through typer's runner (same process, real files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kcoord.cli import _register, app
+
+_register()
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def test_check_spec_clean() -> None:
+    code, out = run("check-spec")
+    assert code == 0 and "Transaction" in out and "no errors" in out
+
+
+def test_check_spec_reports_errors_with_caret_and_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "demo.sm"
+    bad.write_text('machine Demo\n  key id: string\n  initial state A "a"\n  event E() "e"\n    from A -> Bogus\n')
+    code, out = run("check-spec", str(bad))
+    assert code == 2
+    assert f"{bad}:5:15: error: unknown state 'Bogus'" in out
+    assert "^^^^^" in out
+
+
+def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    code, out = run("check-spec", str(tmp_path / "nope.sm"))
+    assert code == 2 and "no such spec file" in out
+
+
+def test_show_prints_states_rows_and_properties() -> None:
+    code, out = run("show", "Transaction")
+    assert code == 0
+    for needle in ("PrepareEpochFence", "CONCURRENT_TRANSACTIONS", "fresh_is_empty", "epoch_never_decreases"):
+        assert needle in out
+
+
+def test_show_unknown_machine_suggests() -> None:
+    code, out = run("show", "Transactoin")
+    assert code == 2 and "did you mean 'Transaction'" in out
+
+
+def test_gen_check_passes_on_a_fresh_checkout() -> None:
+    code, out = run("gen", "--check")
+    assert code == 0 and "up to date" in out
+
+
+@pytest.mark.parametrize(("fmt", "ext", "magic"), [("svg", "svg", b"<?xml"), ("png", "png", b"\x89PNG"),
+                                                   ("dot", "dot", b"// Generated"), ("mermaid", "mmd", b"%% Generated")])
+def test_diagrams_in_every_format(tmp_path: Path, fmt: str, ext: str, magic: bytes) -> None:
+    code, out = run("diagrams", "Transaction", "--format", fmt, "--out", str(tmp_path))
+    assert code == 0, out
+    assert (tmp_path / f"transaction.{ext}").read_bytes().startswith(magic)
+
+
+def test_diagrams_bad_format_is_a_usage_error(tmp_path: Path) -> None:
+    code, out = run("diagrams", "--format", "jpeg", "--out", str(tmp_path))
+    assert code == 2 and "unknown format" in out
+
+
+@pytest.mark.parametrize("command", ["check-spec", "gen", "diagrams", "show", "demo"])
+def test_every_command_has_help_with_an_example(command: str) -> None:
+    code, out = run(command, "--help")
+    assert code == 0 and "Example" in out

@@ -1,0 +1,606 @@
+"""A coordinator-log partition on disk: Kafka's directory layout, v2 batches, recovery, durability, compaction.
+
+A ``PartitionLog`` is a directory named like Kafka's (``__transaction_state-7/``) holding segment files
+``<20-digit base offset>.log`` of v2 record batches, the same bytes a Kafka broker writes (a Kafka data directory's
+partition folder can be read with ``read_partition_dir``).
+
+Durability contract: ``durable_offset`` is the end offset known to be fsynced; a record at or past it must not be
+acknowledged. ``Durability.per_batch()`` (the default) fsyncs inside every ``append``; ``Durability.group`` leaves
+appends pending until ``flush()``/``flush_if_due(now_ms)`` (group commit). Segments are fsynced before a roll and
+the directory after a segment is created, renamed or deleted, so only the last segment can have a torn tail after
+a crash, and recovery on ``open`` truncates it. An ``append`` that raises leaves no bytes behind.
+
+Not thread-safe: one coordinator shard owns one log. Must not import ``kcoord.model``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import errno
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Final, Literal
+
+from ._files import FileScan, atomic_write, fsync_dir, parse_segment_name, segment_name
+from .batch import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    RecordBatch,
+    StopReason,
+    encode_batch,
+    encode_new_batch,
+)
+from .compaction import CompactionPlan, compact_batch, plan_compaction
+
+__all__ = [
+    "DEFAULT_SEGMENT_BYTES",
+    "AppendInfo",
+    "CompactionReport",
+    "Durability",
+    "LogCorruptedError",
+    "LogFailedError",
+    "OffsetOutOfRangeError",
+    "PartitionLog",
+    "RecoveryReport",
+    "partition_dir_name",
+    "read_partition_dir",
+]
+
+DEFAULT_SEGMENT_BYTES: Final = 100 << 20  # Kafka's default for both coordinator topics
+_INDEX_INTERVAL_BYTES: Final = 4096  # Kafka's index.interval.bytes: one sparse index entry per ~4 KiB
+_COMPACTING_SUFFIX: Final = ".compacting"
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    """Kafka's partition directory name, e.g. ``__consumer_offsets-12``."""
+    return f"{topic}-{partition}"
+
+
+class LogCorruptedError(Exception):
+    """Damage that recovery must not silently discard: a bad batch in a segment that was complete and fsynced."""
+
+
+class LogFailedError(OSError):
+    """An I/O error left the log in a state it could not repair in place; close it and reopen to recover."""
+
+
+class OffsetOutOfRangeError(ValueError):
+    """A read below the log start offset or past the log end offset."""
+
+
+@dataclass(frozen=True, slots=True)
+class Durability:
+    """When appended data is fsynced. Build with ``per_batch()`` or ``group(max_delay_ms, max_bytes)``."""
+
+    mode: Literal["per_batch", "group"]
+    max_delay_ms: int = 0
+    max_bytes: int = 0
+
+    @staticmethod
+    def per_batch() -> Durability:
+        """Every append is fsynced before ``append`` returns."""
+        return Durability("per_batch")
+
+    @staticmethod
+    def group(max_delay_ms: int, max_bytes: int) -> Durability:
+        """Group commit: a flush is due once the oldest unflushed append is ``max_delay_ms`` old or
+        ``max_bytes`` are pending; the owner calls ``flush_if_due(now_ms)``."""
+        if max_delay_ms < 0 or max_bytes <= 0:
+            raise ValueError(f"group durability needs max_delay_ms >= 0 and max_bytes > 0, "
+                             f"got {max_delay_ms} and {max_bytes}")
+        return Durability("group", max_delay_ms, max_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendInfo:
+    base_offset: int
+    last_offset: int
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryReport:
+    """What ``open`` found. ``truncated_bytes`` > 0 means a torn or corrupt tail was cut at ``truncated_position``
+    of ``truncated_segment``; the first offset that was lost is ``log_end_offset``."""
+
+    segments: int
+    batches: int
+    log_start_offset: int
+    log_end_offset: int
+    truncated_bytes: int = 0
+    truncated_segment: str | None = None
+    truncated_position: int | None = None
+    truncation_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionReport:
+    batches_before: int
+    batches_after: int
+    records_before: int
+    records_after: int
+    bytes_before: int
+    bytes_after: int
+    segments_rewritten: int
+    segments_deleted: int
+    first_unstable_offset: int
+
+
+@dataclass(slots=True)
+class _Segment:
+    """In-memory view of one segment file: its size, end offset and a sparse offset → position index."""
+
+    base_offset: int
+    path: Path
+    size: int = 0
+    next_offset: int = 0
+    index_offsets: list[int] = field(default_factory=list)  # base offsets of indexed batches, ascending
+    index_positions: list[int] = field(default_factory=list)
+
+    def note_batch(self, base_offset: int, last_offset: int, position: int, size: int) -> None:
+        if not self.index_positions or position - self.index_positions[-1] >= _INDEX_INTERVAL_BYTES:
+            self.index_offsets.append(base_offset)
+            self.index_positions.append(position)
+        self.size = position + size
+        self.next_offset = last_offset + 1
+
+    def position_for(self, offset: int) -> int:
+        """A file position at or before the batch containing ``offset``."""
+        i = bisect.bisect_right(self.index_offsets, offset) - 1
+        return self.index_positions[i] if i >= 0 else 0
+
+
+@dataclass(slots=True)
+class _CompactionTally:
+    batches_before: int = 0
+    batches_after: int = 0
+    records_before: int = 0
+    records_after: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+    segments_rewritten: int = 0
+    segments_deleted: int = 0
+
+    def add(self, before: RecordBatch, size_before: int, after: RecordBatch | None, size_after: int) -> None:
+        self.batches_before += 1
+        self.records_before += len(before.records)
+        self.bytes_before += size_before
+        if after is not None:
+            self.batches_after += 1
+            self.records_after += len(after.records)
+            self.bytes_after += size_after
+
+    def report(self, first_unstable_offset: int) -> CompactionReport:
+        return CompactionReport(self.batches_before, self.batches_after, self.records_before, self.records_after,
+                                self.bytes_before, self.bytes_after, self.segments_rewritten, self.segments_deleted,
+                                first_unstable_offset)
+
+
+@dataclass(slots=True)
+class _Faults:
+    """Injected failures (tests and the simulator): each fires once, raising ``OSError(EIO)``."""
+
+    append_written_bytes: int | None = None  # fail the next append after writing this many of its bytes
+    flush: bool = False
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class PartitionLog:
+    """One coordinator-log partition. Open with ``PartitionLog.open(path, ...)``; see the module docstring."""
+
+    def __init__(self, path: Path, segments: list[_Segment], *, segment_bytes: int, durability: Durability,
+                 clock_ms: Callable[[], int], recovery: RecoveryReport) -> None:
+        assert segments, "a log always has at least one segment"
+        self.path = path
+        self.recovery = recovery
+        self._segments = segments
+        self._segment_bytes = segment_bytes
+        self._durability = durability
+        self._clock_ms = clock_ms
+        self._fd: int | None = os.open(segments[-1].path, os.O_WRONLY | os.O_APPEND)
+        self._durable_offset = segments[-1].next_offset
+        self._pending_since_ms: int | None = None
+        self._pending_bytes = 0
+        self._faults = _Faults()
+        self._failure: str | None = None
+
+    # ------------------------------------------------------------------------------------------ open / recovery
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+             durability: Durability | None = None, clock_ms: Callable[[], int] = _wall_clock_ms,
+             on_batch: Callable[[RecordBatch], None] | None = None) -> PartitionLog:
+        """Open (creating if needed) the log in directory ``path`` and recover it; see ``recovery`` for the report.
+
+        Every batch of every segment is validated (length, magic, CRC, offsets increasing). A bad tail of the last
+        segment is truncated; a bad batch in an earlier segment raises ``LogCorruptedError``. ``on_batch`` turns
+        recovery into a load: it receives every batch that survives recovery, in offset order, decoded once (a
+        coordinator replays them instead of calling ``read()`` after opening). If ``open`` raises, discard
+        whatever ``on_batch`` built.
+        """
+        if segment_bytes < 1024:
+            raise ValueError(f"segment_bytes must be at least 1024, got {segment_bytes}")
+        directory = Path(path)
+        if not directory.is_dir():
+            directory.mkdir(parents=True)
+            fsync_dir(directory.parent)  # the partition directory itself must survive a crash
+        for leftover in directory.glob(f"*{_COMPACTING_SUFFIX}"):
+            leftover.unlink()  # a compaction that crashed before its rename: the original is intact
+        segments, report = _recover(directory, on_batch)
+        return cls(directory, segments, segment_bytes=segment_bytes, durability=durability or Durability.per_batch(),
+                   clock_ms=clock_ms, recovery=report)
+
+    # ------------------------------------------------------------------------------------------ offsets
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._segments[0].base_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        """The offset the next appended record gets."""
+        return self._segments[-1].next_offset
+
+    @property
+    def durable_offset(self) -> int:
+        """End offset known fsynced: every record below it survives a crash; none at or past it may be acked."""
+        return self._durable_offset
+
+    @property
+    def segment_base_offsets(self) -> tuple[int, ...]:
+        return tuple(s.base_offset for s in self._segments)
+
+    @property
+    def next_flush_due_ms(self) -> int | None:
+        """When ``flush_if_due`` fires at the latest (group durability with pending appends), else None."""
+        if self._pending_since_ms is None:
+            return None
+        return self._pending_since_ms + self._durability.max_delay_ms
+
+    # ------------------------------------------------------------------------------------------ append
+
+    def append(self, records: Sequence[tuple[bytes | None, bytes | None]], *, timestamp_ms: int,
+               producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
+               base_sequence: int = NO_SEQUENCE, transactional: bool = False, control: bool = False) -> AppendInfo:
+        """Append ``(key, value)`` records as one batch at the log end offset; roll the segment when full.
+
+        With per-batch durability the batch is fsynced before this returns. On ``OSError`` nothing of the batch
+        remains in the file and the offsets are unchanged.
+        """
+        self._check_usable()
+        base_offset = self.log_end_offset
+        data = encode_new_batch(records, base_offset=base_offset, timestamp_ms=timestamp_ms,
+                                producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+                                transactional=transactional, control=control)
+        active = self._segments[-1]
+        if active.size > 0 and active.size + len(data) > self._segment_bytes:
+            self._roll()
+            active = self._segments[-1]
+        position = active.size
+        try:
+            self._write(data)
+            if self._durability.mode == "per_batch":
+                self._fsync_active()
+        except OSError:
+            self._undo_write(position)
+            raise
+        last_offset = base_offset + len(records) - 1
+        active.note_batch(base_offset, last_offset, position, len(data))
+        if self._durability.mode == "per_batch":
+            self._durable_offset = last_offset + 1
+        else:
+            if self._pending_since_ms is None:
+                self._pending_since_ms = self._clock_ms()
+            self._pending_bytes += len(data)
+        return AppendInfo(base_offset, last_offset, len(data))
+
+    def _write(self, data: bytes) -> None:
+        assert self._fd is not None
+        faults = self._faults
+        if faults.append_written_bytes is not None:
+            written = min(faults.append_written_bytes, len(data))
+            faults.append_written_bytes = None
+            os.write(self._fd, data[:written])
+            raise OSError(errno.EIO, f"injected append failure after {written} of {len(data)} bytes")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def _undo_write(self, position: int) -> None:
+        """Cut the active segment back to ``position`` after a failed append; if that fails too, the log fails."""
+        assert self._fd is not None
+        try:
+            os.ftruncate(self._fd, position)
+        except OSError as e:
+            self._failure = f"could not truncate {self._segments[-1].path} to {position} after a failed append: {e}"
+
+    def _roll(self) -> None:
+        """Start a new segment at the log end offset; the old one is fsynced first, the directory after."""
+        self._fsync_active()
+        self._durable_offset = self.log_end_offset
+        self._pending_since_ms, self._pending_bytes = None, 0
+        base = self.log_end_offset
+        segment = _Segment(base, self.path / segment_name(base), next_offset=base)
+        fd = os.open(segment.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            fsync_dir(self.path)
+        except OSError:
+            os.close(fd)
+            segment.path.unlink(missing_ok=True)
+            raise
+        assert self._fd is not None
+        os.close(self._fd)
+        self._fd = fd
+        self._segments.append(segment)
+
+    # ------------------------------------------------------------------------------------------ durability
+
+    def _fsync_active(self) -> None:
+        assert self._fd is not None
+        if self._faults.flush:
+            self._faults.flush = False
+            raise OSError(errno.EIO, "injected fsync failure")
+        os.fsync(self._fd)
+
+    def flush(self) -> None:
+        """Fsync pending appends; afterwards ``durable_offset == log_end_offset``.
+
+        On ``OSError`` nothing changes: the data stays pending and ``durable_offset`` does not move. (After a real
+        fsync error the page cache may have dropped the data; the safe reaction is to close and reopen the log.)
+        """
+        self._check_usable()
+        if self._durable_offset == self.log_end_offset:
+            return
+        self._fsync_active()
+        self._durable_offset = self.log_end_offset
+        self._pending_since_ms, self._pending_bytes = None, 0
+
+    def flush_if_due(self, now_ms: int) -> bool:
+        """Group commit: flush if the oldest pending append is ``max_delay_ms`` old or ``max_bytes`` are pending."""
+        since = self._pending_since_ms
+        if since is None:
+            return False
+        if now_ms - since < self._durability.max_delay_ms and self._pending_bytes < self._durability.max_bytes:
+            return False
+        self.flush()
+        return True
+
+    def fail_next_append(self, *, written_bytes: int = 0) -> None:
+        """Fault injection: the next ``append`` writes ``written_bytes`` of its batch, then raises ``OSError``."""
+        self._faults.append_written_bytes = written_bytes
+
+    def fail_next_flush(self) -> None:
+        """Fault injection: the next fsync (``flush``, a per-batch ``append``, a segment roll) raises ``OSError``."""
+        self._faults.flush = True
+
+    def _check_usable(self) -> None:
+        if self._fd is None:
+            raise ValueError(f"log {self.path} is closed")
+        if self._failure is not None:
+            raise LogFailedError(errno.EIO, f"log {self.path} failed: {self._failure}")
+
+    # ------------------------------------------------------------------------------------------ read
+
+    def read(self, from_offset: int | None = None, max_bytes: int | None = None) -> Iterator[RecordBatch]:
+        """Batches from the one containing ``from_offset`` (default: the log start) up to the log end offset as of
+        this call. ``max_bytes`` bounds the total size, but the first batch is always returned (as Kafka does)."""
+        start = self.log_start_offset if from_offset is None else from_offset
+        if not self.log_start_offset <= start <= self.log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"offset {start} is outside the log [{self.log_start_offset}, {self.log_end_offset}]")
+        first = bisect.bisect_right([s.base_offset for s in self._segments], start) - 1
+        plan = [(s.path, s.position_for(start) if i == first else 0, s.size)
+                for i, s in enumerate(self._segments) if i >= first]
+        return self._read(plan, start, max_bytes)
+
+    def _read(self, plan: list[tuple[Path, int, int]], start: int, max_bytes: int | None) -> Iterator[RecordBatch]:
+        total = 0
+        for path, position, end in plan:
+            scan = FileScan(path, start=position, end=end)
+            for _position, size, batch in scan.located():
+                if batch.base_offset + batch.last_offset_delta < start:
+                    continue
+                total += size
+                if max_bytes is not None and total > max_bytes and total > size:
+                    return
+                yield batch
+            if scan.stop.reason is not StopReason.END:
+                raise LogCorruptedError(f"{path}: {scan.stop.reason.value} batch at position {scan.stop.position} "
+                                        f"({scan.stop.detail}); it passed recovery, so the file changed since")
+
+    # ------------------------------------------------------------------------------------------ compaction
+
+    def compact(self, now_ms: int, *, tombstone_retention_ms: int) -> CompactionReport:
+        """Rewrite every segment keeping what ``compaction.py``'s rules keep; offsets are preserved.
+
+        Pending appends are flushed first. Each rewritten segment replaces the old one atomically (write
+        ``.compacting``, fsync, rename, fsync the directory), oldest first, so a crash at any point leaves a valid
+        log. Segments left empty are deleted, except the first (it fixes the log start offset) and the last.
+        """
+        self.flush()
+        plan = plan_compaction(self.read(), self.read(), log_end_offset=self.log_end_offset, now_ms=now_ms,
+                               tombstone_retention_ms=tombstone_retention_ms)
+        tally = _CompactionTally()
+        last_offset = self.log_end_offset - 1
+        kept: list[_Segment] = []
+        try:
+            for i, segment in enumerate(self._segments):
+                edge = i == 0 or i == len(self._segments) - 1
+                new = self._compact_segment(segment, plan, last_offset, tally, keep_if_empty=edge)
+                if new is not None:
+                    kept.append(new)
+            self._segments = kept
+            self._reopen_active()
+        except BaseException as e:
+            # The files are consistent (every step was an atomic rename), but this object's view of them is not.
+            self._failure = f"compaction stopped midway ({e!r}); reopen the log"
+            raise
+        return tally.report(plan.first_unstable_offset)
+
+    def _compact_segment(self, segment: _Segment, plan: CompactionPlan, last_offset: int, tally: _CompactionTally,
+                         *, keep_if_empty: bool) -> _Segment | None:
+        """Rewrite one segment; returns its new in-memory view, or None if the segment was deleted."""
+        new = _Segment(segment.base_offset, segment.path, next_offset=segment.base_offset)
+        parts: list[bytes] = []
+        changed = False
+        scan = FileScan(segment.path, end=segment.size)
+        with open(segment.path, "rb") as f:
+            for position, size, batch in scan.located():
+                result = compact_batch(batch, plan, is_last_batch=batch.last_offset == last_offset)
+                if result is batch:
+                    f.seek(position)
+                    data = f.read(size)  # unchanged batches keep their exact bytes and CRC
+                else:
+                    changed = True
+                    data = b"" if result is None else encode_batch(result)
+                tally.add(batch, size, result, len(data))
+                if result is not None:
+                    new.note_batch(result.base_offset, result.last_offset, new.size, len(data))
+                    parts.append(data)
+        assert scan.stop.reason is StopReason.END, f"segment {segment.path} changed under compaction: {scan.stop}"
+        new.next_offset = max(new.next_offset, segment.next_offset)
+        if not changed:
+            return segment
+        if not parts and not keep_if_empty:
+            segment.path.unlink()
+            fsync_dir(self.path)
+            tally.segments_deleted += 1
+            return None
+        atomic_write(segment.path, b"".join(parts), tmp_suffix=_COMPACTING_SUFFIX)
+        tally.segments_rewritten += 1
+        return new
+
+    def _reopen_active(self) -> None:
+        """The active segment's file may have been replaced by a rename: append to the new inode."""
+        if self._fd is not None:
+            os.close(self._fd)
+        self._fd = os.open(self._segments[-1].path, os.O_WRONLY | os.O_APPEND)
+        self._durable_offset = self.log_end_offset
+
+    # ------------------------------------------------------------------------------------------ close
+
+    def close(self) -> None:
+        """Flush pending appends and close; the file descriptor is closed even if the flush fails."""
+        if self._fd is None:
+            return
+        try:
+            if self._failure is None:
+                self.flush()
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> PartitionLog:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------------------------------- recovery
+
+
+def _segment_files(directory: Path) -> list[tuple[int, Path]]:
+    found = []
+    for entry in directory.iterdir():
+        base = parse_segment_name(entry.name)
+        if base is not None and entry.is_file():
+            found.append((base, entry))
+    return sorted(found)
+
+
+def _scan_segment(segment: _Segment, on_batch: Callable[[RecordBatch], None] | None) -> tuple[int, int | None, str]:
+    """Validate one segment into ``segment``; returns (valid batches, first bad position or None, why)."""
+    scan = FileScan(segment.path)
+    count = 0
+    if on_batch is None:
+        for span in scan.spans():
+            if span.base_offset < segment.next_offset:
+                return count, span.position, _out_of_order(span.position, span.base_offset, segment.next_offset)
+            segment.note_batch(span.base_offset, span.last_offset, span.position, span.size_bytes)
+            count += 1
+    else:
+        for position, size, batch in scan.located():
+            if batch.base_offset < segment.next_offset:
+                return count, position, _out_of_order(position, batch.base_offset, segment.next_offset)
+            segment.note_batch(batch.base_offset, batch.base_offset + batch.last_offset_delta, position, size)
+            count += 1
+            on_batch(batch)
+    if scan.stop.reason is StopReason.END:
+        return count, None, ""
+    return count, scan.stop.position, f"{scan.stop.reason.value}: {scan.stop.detail}"
+
+
+def _out_of_order(position: int, base_offset: int, expected: int) -> str:
+    return f"batch at position {position} has base offset {base_offset}, below the expected {expected}"
+
+
+def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None
+             ) -> tuple[list[_Segment], RecoveryReport]:
+    files = _segment_files(directory)
+    if not files:
+        path = directory / segment_name(0)
+        path.touch()
+        fsync_dir(directory)
+        files = [(0, path)]
+    segments: list[_Segment] = []
+    batches = 0
+    truncated: tuple[int, str, int, str] | None = None
+    next_offset = files[0][0]
+    for i, (base, path) in enumerate(files):
+        if base < next_offset:
+            raise LogCorruptedError(f"segment {path.name} starts at offset {base}, before the previous segment's "
+                                    f"end offset {next_offset}")
+        segment = _Segment(base, path, next_offset=base)
+        count, stop_position, stop_reason = _scan_segment(segment, on_batch)
+        batches += count
+        if stop_position is not None:
+            if i != len(files) - 1:
+                raise LogCorruptedError(f"segment {path.name} (not the last) is damaged at position {stop_position}: "
+                                        f"{stop_reason}; refusing to discard records that were acknowledged")
+            truncated = (path.stat().st_size - stop_position, path.name, stop_position, stop_reason)
+        segments.append(segment)
+        next_offset = segment.next_offset
+    last = segments[-1]
+    fd = os.open(last.path, os.O_WRONLY)
+    try:
+        if truncated is not None:
+            os.ftruncate(fd, last.size)
+        os.fsync(fd)  # whatever the page cache held before the crash is durable from here on
+    finally:
+        os.close(fd)
+    report = RecoveryReport(
+        segments=len(segments), batches=batches, log_start_offset=segments[0].base_offset,
+        log_end_offset=last.next_offset,
+        truncated_bytes=truncated[0] if truncated else 0,
+        truncated_segment=truncated[1] if truncated else None,
+        truncated_position=truncated[2] if truncated else None,
+        truncation_reason=truncated[3] if truncated else "",
+    )
+    return segments, report
+
+
+def read_partition_dir(path: str | os.PathLike[str]) -> Iterator[RecordBatch]:
+    """Read-only iteration over a partition folder, ours or a Kafka broker's, in offset order.
+
+    Only ``<20 digits>.log`` segments are read; ``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``,
+    ``leader-epoch-checkpoint`` and ``partition.metadata`` are ignored. A torn or zero-filled tail of the last
+    segment (a live or preallocated segment) ends iteration; damage anywhere else raises ``LogCorruptedError``.
+    Compressed batches raise ``UnsupportedCompressionError``. Nothing is modified.
+    """
+    files = _segment_files(Path(path))
+    for i, (_base, segment) in enumerate(files):
+        scan = FileScan(segment)
+        yield from scan
+        if scan.stop.reason is not StopReason.END and i != len(files) - 1:
+            raise LogCorruptedError(f"segment {segment} is damaged at position {scan.stop.position}: "
+                                    f"{scan.stop.reason.value} {scan.stop.detail}")

@@ -17,13 +17,13 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from kio.index import load_response_schema
-from kio.schema.index import api_key_map
-from kio.static.protocol import ResponsePayload
-
 from kcoord.impl.server import HandlerRegistry, Request, VersionRange
 from kcoord.impl.server.codec import kio_version_range
 from kcoord.impl.server.responses import zero_entity
+from kio.index import load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.schema.index import api_key_map
+from kio.static.protocol import ResponsePayload
 
 Fake = Callable[["FakeBroker", Request, type[typing.Any]], object]
 
@@ -143,7 +143,7 @@ def _produce(broker: FakeBroker, request: Request, schema: type[typing.Any]) -> 
     partition_type = item_type(topic_type, "partition_responses")
     return build(schema, responses=tuple(
         build(topic_type, name=t.name, partition_responses=tuple(
-            build(partition_type, index=p.index, base_offset=0, log_append_time=-1, log_start_offset=0)
+            build(partition_type, index=p.index, base_offset=0, log_start_offset=0)
             for p in t.partition_data))
         for t in body.topic_data))
 
@@ -190,6 +190,33 @@ def _describe_groups(broker: FakeBroker, request: Request, schema: type[typing.A
                                       for g in body.groups))
 
 
+def _offset_fetch_topics(topic_type: type[typing.Any], topics: typing.Any) -> tuple[object, ...]:
+    partition_type = item_type(topic_type, "partitions")
+    return tuple(
+        build(topic_type, name=t.name, partitions=tuple(
+            build(partition_type, partition_index=p, committed_offset=-1, committed_leader_epoch=-1)
+            for p in t.partition_indexes))
+        for t in topics or ())
+
+
+def _offset_fetch(broker: FakeBroker, request: Request, schema: type[typing.Any]) -> object:
+    body: typing.Any = request.body
+    if not hasattr(body, "groups"):
+        return build(schema, topics=_offset_fetch_topics(item_type(schema, "topics"), body.topics))
+    group_type = item_type(schema, "groups")
+    topic_type = item_type(group_type, "topics")
+    return build(schema, groups=tuple(
+        build(group_type, group_id=g.group_id, topics=_offset_fetch_topics(topic_type, g.topics))
+        for g in body.groups))
+
+
+def _consumer_group_describe(broker: FakeBroker, request: Request, schema: type[typing.Any]) -> object:
+    body: typing.Any = request.body
+    group_type = item_type(schema, "groups")
+    return build(schema, groups=tuple(
+        build(group_type, group_id=g, error_code=ErrorCode.group_id_not_found) for g in body.group_ids))
+
+
 def _describe_cluster(broker: FakeBroker, request: Request, schema: type[typing.Any]) -> object:
     brokers = (build(item_type(schema, "brokers"), broker_id=0, host=broker.host, port=broker.port),)
     return build(schema, cluster_id="kcoord-test", controller_id=0, brokers=brokers)
@@ -200,6 +227,7 @@ FAKES: types.MappingProxyType[int, Fake] = types.MappingProxyType({
     2: _list_offsets,
     3: _metadata,
     8: _offset_commit,
+    9: _offset_fetch,
     10: _find_coordinator,
     11: _join_group,
     14: _sync_group,
@@ -209,6 +237,7 @@ FAKES: types.MappingProxyType[int, Fake] = types.MappingProxyType({
     28: _offset_commit,
     60: _describe_cluster,
     68: _consumer_group_heartbeat,
+    69: _consumer_group_describe,
 })
 
 

@@ -15,27 +15,43 @@ import logging
 import sys
 import threading
 import time
+import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_broker import FakeBroker, recording_registry  # noqa: E402
-from kio.schema.index import api_key_map  # noqa: E402
-
-from kcoord.impl.server import Dispatcher, ServerOptions, WireServer  # noqa: E402
+from fake_broker import FakeBroker, recording_registry
+from kcoord.impl.server import Dispatcher, ServerOptions, WireServer
+from kcoord.impl.server.dispatch import ConnectionInfo, Outcome
+from kio.schema.index import api_key_map
 
 TOPIC = "t1"
 GROUP = "g1"
 
 
+class CapturingDispatcher:
+    """Wraps a Dispatcher and keeps the first raw frame of each (api key, version): the fuzz corpus."""
+
+    def __init__(self, inner: Dispatcher) -> None:
+        self.inner = inner
+        self.frames: dict[tuple[int, int], bytes] = {}
+
+    async def dispatch(self, frame: bytes, connection: ConnectionInfo) -> Outcome:
+        if len(frame) >= 4:
+            key = (int.from_bytes(frame[0:2], "big", signed=True), int.from_bytes(frame[2:4], "big", signed=True))
+            self.frames.setdefault(key, frame)
+        return await self.inner.dispatch(frame, connection)
+
+
 @contextlib.contextmanager
-def running_broker() -> Iterator[FakeBroker]:
+def running_broker(corpus: dict[tuple[int, int], bytes] | None = None) -> Iterator[FakeBroker]:
     """The recording fake broker on a free loopback port, served from a background thread."""
     loop = asyncio.new_event_loop()
     broker = FakeBroker(host="127.0.0.1", port=0)
-    server = WireServer(Dispatcher(recording_registry(broker)), ServerOptions())
+    capturing = CapturingDispatcher(Dispatcher(recording_registry(broker)))
+    server = WireServer(capturing, ServerOptions())
     loop.run_until_complete(server.start())
     broker.port = server.address[1]
     thread = threading.Thread(target=loop.run_forever, daemon=True)
@@ -47,6 +63,8 @@ def running_broker() -> Iterator[FakeBroker]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+        if corpus is not None:
+            corpus.update(capturing.frames)
 
 
 # --- kafka-python --------------------------------------------------------------------------------------------
@@ -74,20 +92,29 @@ def kafka_python_flows(bootstrap: str) -> dict[str, Callable[[], None]]:
     def consumer() -> None:
         c = kafka.KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, client_id="kp-consumer", group_id=GROUP,
                                 isolation_level="read_committed", enable_auto_commit=False,
-                                auto_offset_reset="earliest", fetch_max_wait_ms=100)
-        deadline = time.monotonic() + 6
-        while time.monotonic() < deadline and not c.assignment():
-            c.poll(timeout_ms=200)
-        c.poll(timeout_ms=300)
-        c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "", -1)})
-        c.close()
+                                auto_offset_reset="earliest", fetch_max_wait_ms=100, heartbeat_interval_ms=200)
+        try:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                c.poll(timeout_ms=200)
+                if c.assignment():
+                    with contextlib.suppress(kafka.errors.RebalanceInProgressError):
+                        c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "", -1)})
+                        break
+            c.poll(timeout_ms=500)
+        finally:
+            c.close()
 
     def admin() -> None:
         a = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kp-admin")
-        a.list_consumer_groups()
-        a.describe_consumer_groups([GROUP])
-        a.list_consumer_group_offsets(GROUP)
-        a.close()
+        try:
+            a.list_groups()
+            a.describe_groups([GROUP])
+            a.list_group_offsets({GROUP: None})
+            a.list_transactions()
+            a.describe_transactions(["tx-kp"])
+        finally:
+            a.close()
 
     return {"idempotent produce": idempotent, "transactional + send_offsets": transactional,
             "classic group consumer (read_committed)": consumer, "admin groups": admin}
@@ -191,6 +218,8 @@ def confluent_flows(bootstrap: str) -> dict[str, Callable[[], None]]:
     def admin() -> None:
         a = AdminClient({**base, "client.id": "ck-admin"})
         a.list_consumer_groups(request_timeout=10).result()
+        with contextlib.suppress(Exception):
+            a.list_transactions(request_timeout=10).result()  # type: ignore[attr-defined]
         for f in a.describe_consumer_groups([GROUP], request_timeout=10).values():
             with contextlib.suppress(Exception):
                 f.result()
@@ -204,11 +233,15 @@ def confluent_flows(bootstrap: str) -> dict[str, Callable[[], None]]:
             "admin groups": admin}
 
 
-def run_all() -> list[dict[str, object]]:
+CLIENTS = {"kafka-python": kafka_python_flows, "aiokafka": aiokafka_flows, "confluent-kafka": confluent_flows}
+
+
+def run_all(clients: list[str], corpus: list[dict[str, object]]) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
-    for client, flows_of in (("kafka-python", kafka_python_flows), ("aiokafka", aiokafka_flows),
-                             ("confluent-kafka", confluent_flows)):
-        with running_broker() as broker:
+    for client in clients:
+        flows_of = CLIENTS[client]
+        frames: dict[tuple[int, int], bytes] = {}
+        with running_broker(frames) as broker:
             bootstrap = f"127.0.0.1:{broker.port}"
             for flow, run in flows_of(bootstrap).items():
                 before = len(broker.seen)
@@ -217,23 +250,31 @@ def run_all() -> list[dict[str, object]]:
                     run()
                 except Exception as e:  # the flow may fail late against a fake; record what was sent so far
                     error = f"{type(e).__name__}: {e}"[:200]
+                    traceback.print_exc()
                 seen: dict[int, set[int]] = defaultdict(set)
                 for _client_id, api_key, version in broker.seen[before:]:
                     seen[api_key].add(version)
                 rows.append({"client": client, "flow": flow, "error": error,
                              "apis": {api_key_map[k]: sorted(v) for k, v in sorted(seen.items())}})
                 print(client, "|", flow, "|", error or "ok", "|", rows[-1]["apis"], flush=True)
+        corpus.extend({"client": client, "api_key": k, "api_version": v, "frame_hex": f.hex()}
+                      for (k, v), f in sorted(frames.items()))
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--corpus", type=Path, help="write the first captured frame of each api/version here")
+    parser.add_argument("clients", nargs="*", default=list(CLIENTS))
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    rows = run_all()
+    corpus: list[dict[str, object]] = []
+    rows = run_all(args.clients, corpus)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
+    if args.corpus:
+        args.corpus.write_text(json.dumps(corpus, indent=0) + "\n")
 
 
 if __name__ == "__main__":

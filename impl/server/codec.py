@@ -1,0 +1,220 @@
+"""Request/response (de)serialisation on top of kio: frame payload bytes <-> kio header and body entities.
+
+Owns: finding the kio schema for (api_key, api_version), choosing the request header version (v1 or flexible v2)
+and the response header version (v0 or flexible v1; ApiVersions always v0), tolerating trailing bytes after a
+request body, and turning every kio/struct failure on peer input into one of the typed `RequestDecodeError`s.
+Also the mirror-image client side (`encode_request`, `decode_response`) used by tests, tools and benchmarks.
+Must not import: `kcoord.model`, the dispatcher or the connection layer; it does no I/O.
+
+Input here is the frame payload (no size prefix); see `frames.py` for the prefix.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import struct
+from dataclasses import dataclass
+from typing import Final, Protocol, TypeVar
+
+from kio.index import UnknownAPIKey, UnknownEntity, load_request_schema, load_response_schema
+from kio.schema.index import api_key_map, schema_name_map
+from kio.serial import entity_reader, entity_writer
+from kio.static.constants import EntityType
+from kio.static.primitive import i16, i32
+from kio.static.protocol import RequestHeader, RequestPayload, ResponsePayload
+
+from .errors import (
+    IllegalStateError,
+    MalformedBody,
+    MalformedHeader,
+    RequestDecodeError,
+    UnknownApiKey,
+    UnsupportedVersion,
+)
+
+__all__ = (
+    "API_VERSIONS_KEY",
+    "DecodedRequest",
+    "HeaderStart",
+    "RequestHeader",
+    "RequestPayload",
+    "ResponsePayload",
+    "decode_request",
+    "decode_response",
+    "encode_request",
+    "encode_response",
+    "kio_version_range",
+    "read_header_start",
+)
+
+API_VERSIONS_KEY: Final = 18
+_HEADER_START: Final = struct.Struct(">hhi")  # request_api_key, request_api_version, correlation_id
+_CORRELATION_ID: Final = struct.Struct(">i")
+
+
+class HeaderLike(Protocol):
+    """What `encode_response` needs from a request header; kio's headers and `HeaderStart` both fit."""
+
+    @property
+    def request_api_key(self) -> int: ...
+    @property
+    def request_api_version(self) -> int: ...
+    @property
+    def correlation_id(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderStart:
+    """The fixed first 8 bytes of every request header, readable even when the rest is not."""
+
+    request_api_key: int
+    request_api_version: int
+    correlation_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedRequest:
+    """A request that decoded completely. `trailing_bytes` counts ignored bytes after the body."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    header: RequestHeader
+    body: RequestPayload
+    trailing_bytes: int = 0
+
+
+def read_header_start(frame: bytes) -> HeaderStart | None:
+    """The api key, version and correlation id, or None if the frame is shorter than 8 bytes."""
+    if len(frame) < _HEADER_START.size:
+        return None
+    api_key, api_version, correlation_id = _HEADER_START.unpack_from(frame, 0)
+    return HeaderStart(api_key, api_version, correlation_id)
+
+
+def kio_version_range(api_key: int) -> tuple[int, int] | None:
+    """The (min, max) request versions kio has schemas for, or None for an unknown key."""
+    name = api_key_map.get(api_key)
+    if name is None:
+        return None
+    versions = [v for v, kinds in schema_name_map[name].items() if EntityType.request in kinds]
+    return min(versions), max(versions)
+
+
+_E = TypeVar("_E", bound=RequestDecodeError)
+
+
+def _decode_error(kind: type[_E], message: str, start: HeaderStart, *, header_parsed: bool = False) -> _E:
+    return kind(
+        message,
+        api_key=start.request_api_key,
+        api_version=start.request_api_version,
+        correlation_id=start.correlation_id,
+        header_parsed=header_parsed,
+    )
+
+
+@functools.cache
+def _load_request_schema(api_key: int, api_version: int) -> type[RequestPayload]:
+    # A memo of a pure lookup (kio resolves a dotted path each time, ~5 µs); failures are not cached.
+    return load_request_schema(api_key, api_version)
+
+
+def _request_schema(start: HeaderStart) -> type[RequestPayload]:
+    try:
+        return _load_request_schema(start.request_api_key, start.request_api_version)
+    except UnknownAPIKey:
+        raise _decode_error(UnknownApiKey, f"unknown api key {start.request_api_key}", start) from None
+    except UnknownEntity:
+        supported = kio_version_range(start.request_api_key)
+        message = (
+            f"api key {start.request_api_key} ({api_key_map[start.request_api_key]}) has no version "
+            f"{start.request_api_version}; versions with a schema: {supported}"
+        )
+        raise _decode_error(UnsupportedVersion, message, start) from None
+
+
+def decode_request(frame: bytes) -> DecodedRequest:
+    """Decode one frame payload (no size prefix) into header and body, ignoring trailing bytes.
+
+    Raises `MalformedHeader`, `UnknownApiKey`, `UnsupportedVersion` or `MalformedBody`; never anything else for
+    bad input (kio's native reader raises assorted exception types on garbage, all are caught here).
+    """
+    start = read_header_start(frame)
+    if start is None:
+        raise MalformedHeader(f"frame of {len(frame)} bytes is shorter than the 8-byte header start")
+    schema = _request_schema(start)
+    try:
+        header, header_bytes = entity_reader(schema.__header_schema__)(frame, 0)
+    except Exception as e:
+        message = f"request header does not decode: {type(e).__name__}: {e}"
+        raise _decode_error(MalformedHeader, message, start) from None
+    try:
+        # kio readers return (value, bytes consumed), not the end offset.
+        body, body_bytes = entity_reader(schema)(frame, header_bytes)
+    except Exception as e:
+        message = f"{schema.__name__} v{start.request_api_version} body does not decode: {type(e).__name__}: {e}"
+        raise _decode_error(MalformedBody, message, start, header_parsed=True) from None
+    return DecodedRequest(
+        api_key=start.request_api_key,
+        api_version=start.request_api_version,
+        correlation_id=start.correlation_id,
+        client_id=header.client_id,
+        header=header,
+        body=body,
+        trailing_bytes=len(frame) - header_bytes - body_bytes,
+    )
+
+
+def _is_api_versions_fallback(request: HeaderLike, body: ResponsePayload) -> bool:
+    # Kafka answers an ApiVersions request of a version it does not support with a v0 body (KIP-511).
+    return body.__api_key__ == API_VERSIONS_KEY and body.__version__ == 0
+
+
+def encode_response(request_header: HeaderLike, response_body: ResponsePayload) -> bytes:
+    """Encode the response header (version chosen by the body's schema) and body; no size prefix.
+
+    The body must be the response to the request's api key and version (or the ApiVersions v0 fallback);
+    anything else is our bug and raises `IllegalStateError`.
+    """
+    if response_body.__api_key__ != request_header.request_api_key or (
+        response_body.__version__ != request_header.request_api_version
+        and not _is_api_versions_fallback(request_header, response_body)
+    ):
+        raise IllegalStateError(
+            f"response {type(response_body).__qualname__} v{response_body.__version__} "
+            f"(api key {response_body.__api_key__}) does not answer api key {request_header.request_api_key} "
+            f"v{request_header.request_api_version}"
+        )
+    header_schema = response_body.__header_schema__
+    buffer = io.BytesIO()
+    # kio's header schema for ApiVersions responses is v0 at every version, as the protocol requires.
+    entity_writer(header_schema)(buffer, header_schema(correlation_id=i32(request_header.correlation_id)))
+    entity_writer(type(response_body))(buffer, response_body)
+    return buffer.getvalue()
+
+
+def encode_request(body: RequestPayload, *, correlation_id: int, client_id: str | None) -> bytes:
+    """Client side: encode a request header (version from the body's schema) and body; no size prefix."""
+    header_schema = body.__header_schema__
+    header = header_schema(
+        request_api_key=i16(body.__api_key__),
+        request_api_version=i16(body.__version__),
+        correlation_id=i32(correlation_id),
+        client_id=client_id,
+    )
+    buffer = io.BytesIO()
+    entity_writer(header_schema)(buffer, header)
+    entity_writer(type(body))(buffer, body)
+    return buffer.getvalue()
+
+
+def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, ResponsePayload]:
+    """Client side: (correlation_id, body) of a response payload. Raises kio's errors on bad bytes."""
+    schema = load_response_schema(api_key, api_version)
+    _header, header_bytes = entity_reader(schema.__header_schema__)(frame, 0)
+    (correlation_id,) = _CORRELATION_ID.unpack_from(frame, 0)
+    body, _body_bytes = entity_reader(schema)(frame, header_bytes)
+    return correlation_id, body

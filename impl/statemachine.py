@@ -28,7 +28,7 @@ Instance = dict[str, Any]
 @dataclass(frozen=True, slots=True)
 class Row:
     index: int
-    kind: Literal["transition", "reject"]
+    kind: Literal["transition", "stay", "reject"]  # stay: variables change, the state does not (not an edge)
     event: str
     sources: frozenset[str]
     target: str | None
@@ -38,10 +38,12 @@ class Row:
     effect: Effect | None
     line: int
     condition: str  # as written in the spec
+    assumes: Guard  # the event's preconditions that concern this row (the caller guarantees them)
 
     @property
     def is_transition(self) -> bool:
-        return self.kind == "transition"
+        """A transition or a stay: the instance changes (records are written)."""
+        return self.kind != "reject"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +143,6 @@ class MachineTable:
         if event not in self.events:
             raise IllegalStateError(f"{self.name} has no event '{event}'")
         env = _Args(args, pending or state in self.pending_states)
-        self._check_requires(event, instance, env)
         matches = []
         for row in self.index.get((state, event), ()):
             if row.guard(instance, env):
@@ -153,32 +154,32 @@ class MachineTable:
             raise IllegalStateError(f"{self.name}.{event} in {state}: {what} (args {dict(args)}; spec "
                                     f"{self.spec_path})")
         row = matches[0]
-        if not row.is_transition:
-            return Decision(self.name, event, row, instance, None)
-        post = self._post(instance, env, row)
-        self._check_requires(event, instance, env)  # again: a lazily computed argument may exist now
+        post = self._post(instance, env, row) if row.is_transition else None
+        self._check_assumes(event, row, instance, env)
         return Decision(self.name, event, row, instance, post)
 
-    def _check_requires(self, event: str, instance: Mapping[str, Any], env: _Args) -> None:
-        """The event's precondition, over the arguments computed so far (never forcing a lazy one)."""
+    def _check_assumes(self, event: str, row: Row, instance: Mapping[str, Any], env: _Args) -> None:
+        """The preconditions of the chosen row, over the arguments computed so far (never forcing a lazy one: a
+        precondition about an argument the row never read is not this row's concern)."""
         env.forcing = False
         try:
-            ok = self.requires[event](instance, env)
+            ok = row.assumes(instance, env)
         except _Unresolved:
-            ok = True  # checked once the lazy argument exists
+            ok = True
         finally:
             env.forcing = True
         if not ok:
-            raise IllegalStateError(f"{self.name}.{event}: precondition violated by {dict(env)} in "
-                                    f"{instance['state']}")
+            raise IllegalStateError(f"{self.name}.{event} row {row.index}: precondition violated by {dict(env)} in "
+                                    f"{instance['state']} ({self.spec_path}:{row.line})")
 
     def _post(self, instance: Mapping[str, Any], env: Mapping[str, Any], row: Row) -> Instance:
-        assert row.effect is not None and row.target is not None
+        assert row.effect is not None
         post: Instance = dict(instance)
         post.update(row.effect(instance, env))
-        post["state"] = row.target
-        if instance["state"] not in self.valid_previous[row.target]:
-            raise IllegalStateError(f"{self.name}: {instance['state']} -> {row.target} is not in the table")
+        if row.target is not None:
+            post["state"] = row.target
+            if instance["state"] not in self.valid_previous[row.target]:
+                raise IllegalStateError(f"{self.name}: {instance['state']} -> {row.target} is not in the table")
         for v in self._bounded:
             value = post[v.name]
             if not (v.lo <= value <= v.hi):  # type: ignore[operator]

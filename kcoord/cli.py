@@ -51,7 +51,7 @@ def usage_error(message: str) -> NoReturn:
 
 
 def _register() -> None:
-    from . import cmd_demo, cmd_spec  # noqa: F401 - importing registers the commands
+    from . import cmd_demo, cmd_spec, cmd_verify  # noqa: F401 - importing registers the commands
 
 
 def main() -> None:

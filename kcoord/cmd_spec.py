@@ -148,7 +148,8 @@ def _rows_table(m: ir.Machine) -> Table:
         sources = "every state" if len(row.sources) == len([s for s in m.states if not s.final]) else \
             ", ".join(row.sources)
         if isinstance(row, ir.Transition):
-            outcome = f"→ {row.target}" + (f" (answer {row.answer})" if row.answer != "NONE" else "")
+            outcome = (f"→ {row.target}" if row.target else "stays") + \
+                (f" (answer {row.answer})" if row.answer != "NONE" else "")
         else:
             outcome = f"{row.error}" + (" (check)" if row.origin == "check" else "")
         t.add_row(str(row.index), row.event, sources, row.condition_text, outcome)

@@ -14,14 +14,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import ir
 from . import syntax as s
 from .diagnostics import Diagnostics, Span, unknown_name_message
 from .kafka_errors import KAFKA_ERRORS
 from .pretty import render
-from .typecheck import CONSTANT, INVARIANT, STEP, ExprChecker, Scope, Symbols
+from .typecheck import INVARIANT, STEP, ExprChecker, Scope, Symbols
 
 
 def snake_case(name: str) -> str:
@@ -59,7 +59,7 @@ class _MachineChecker:
         self.lines = text.split("\n")
         self.structure = structure
         self.diags = diags
-        self.sym = Symbols(syntax.name.text)
+        self.sym = Symbols(syntax.name.text, lost=set(syntax.lost_names))
         self.exprs = ExprChecker(self.sym, diags)
         self.names: dict[str, Span] = {}  # every value-level name, for duplicate detection
         self.kind: ir.MachineKind = "coordinator"
@@ -74,10 +74,13 @@ class _MachineChecker:
 
     def run(self, source_sha256: str) -> ir.Machine:
         members = self.syn.members
+        self.first_declared = _first_declarations(members)
         self._check_file_name()
-        for m in members:
-            if isinstance(m, s.KindDecl):
-                self._kind(m)
+        kinds = [m for m in members if isinstance(m, s.KindDecl)]
+        for m in kinds[:1]:
+            self._kind(m)
+        for m in kinds[1:]:
+            self.diags.error(m.span, f"a machine has one `kind` (already declared at {kinds[0].span})")
         self._keys([m for m in members if isinstance(m, s.KeyDecl)])
         for m in members:
             if isinstance(m, s.EnumDecl):
@@ -110,6 +113,7 @@ class _MachineChecker:
             self.exprs.check(s.NameSyntax(d.name.text, d.name.span), INVARIANT)  # type-check defs even when unused
         if self.structure and not self.rows_incomplete:
             self._structure()
+        self._conflicts()  # compares only rows that checked, so it is meaningful even after other errors
         return ir.Machine(
             name=self.syn.name.text, kind=self.kind, doc=self.syn.doc, path=self.syn.path,
             source_sha256=source_sha256, keys=tuple(self.keys), enums=tuple(self.sym.enums.values()),
@@ -137,8 +141,8 @@ class _MachineChecker:
         if ident.text in ("state", "pending"):
             self.diags.error(ident.span, f"'{ident.text}' is a reserved word")
             return False
-        if ident.text in self.names:
-            first = self.names[ident.text]
+        first = self.first_declared.get(ident.text, ident.span)
+        if ident.text in self.names or first != ident.span:
             self.diags.error(ident.span, f"duplicate {what} '{ident.text}' (first declared at {first})")
             return False
         self.names[ident.text] = ident.span
@@ -175,13 +179,15 @@ class _MachineChecker:
             return ir.StringType(name)
         if name in self.sym.enums:
             return self.sym.enums[name]
+        if name in self.sym.lost:
+            return None  # an enum whose declaration failed to parse
         known = ["bool", *ir.BUILTIN_INT_TYPES, *ir.STRING_ALIASES, *self.sym.enums]
         message, _ = unknown_name_message("type", name, known)
         self.diags.error(t.name.span, message)
         return None
 
     def _constant(self, e: s.ExprSyntax, typ: ir.Type, what: str) -> ir.Lit | None:
-        expr = self.exprs.check(e, CONSTANT)
+        expr = self.exprs.check(e, Scope(f"{what} (a constant)", variables=False))
         if expr is None:
             return None
         value = _fold(expr)
@@ -192,7 +198,7 @@ class _MachineChecker:
             self.diags.error(e.span, f"{what} has type {value.type}, expected {typ}")
             return None
         if isinstance(typ, ir.IntType) and isinstance(value.value, int) and not typ.contains(value.value):
-            self.diags.error(e.span, f"{what} {value.value} is outside {typ} ({typ.lo}..{typ.hi})")
+            self.diags.error(e.span, f"{what} {value.value} is outside {_range(typ)}")
             return None
         return ir.Lit(value.value, typ, value.span)
 
@@ -234,7 +240,11 @@ class _MachineChecker:
             self.sym.keys[fld.name] = fld
 
     def _enum(self, m: s.EnumDecl) -> None:
-        if m.name.text in self.sym.enums or m.name.text in ("bool", "string", *ir.BUILTIN_INT_TYPES):
+        if m.name.text in ("bool", "set", *ir.STRING_ALIASES, *ir.BUILTIN_INT_TYPES):
+            self.diags.error(m.name.span, f"enum '{m.name.text}' would hide the built-in type of that name")
+            self.sym.lost |= {mem.text for mem in m.members}
+            return
+        if m.name.text in self.sym.enums:
             self.diags.error(m.name.span, f"duplicate type '{m.name.text}'")
             return
         members = tuple(mem.text for mem in m.members if self._declare(mem, "enum member"))
@@ -244,11 +254,11 @@ class _MachineChecker:
             self.sym.enum_members[mem] = enum
 
     def _state(self, m: s.StateDecl) -> None:
-        if not self._declare(m.name, "state"):
-            return
+        if not self._declare(m.name, "state") and any(st.name == m.name.text for st in self.states):
+            return  # a state declared twice; a state sharing a name with a constant is kept (no cascades)
         flags = [f.text for f in m.flags]
-        for f in m.flags:
-            if flags.count(f.text) > 1:
+        for i, f in enumerate(m.flags):
+            if f.text in flags[:i]:
                 self.diags.error(f.span, f"flag '{f.text}' given twice")
         st = ir.State(m.name.text, initial="initial" in flags, final="final" in flags, pending="pending" in flags,
                       expirable="expirable" in flags, doc=m.doc, span=m.span)
@@ -259,6 +269,8 @@ class _MachineChecker:
         self.states.append(st)
 
     def _initial_state(self) -> None:
+        if not self.structure:
+            return  # declarations were lost to syntax errors: "no state" / "no initial state" would only repeat them
         initials = [st for st in self.states if st.initial]
         if not self.states:
             self.diags.error(self.syn.name.span, "a machine needs at least one state")
@@ -278,9 +290,11 @@ class _MachineChecker:
     def _var(self, m: s.VarDecl) -> None:
         t = self._type(m.type)
         if t is None or not self._declare(m.name, "variable"):
+            self.sym.lost.add(m.name.text)
             return
         value = self._constant(m.default, t, f"default of '{m.name.text}'")
         if value is None:
+            self.sym.lost.add(m.name.text)
             return
         fld = ir.Field(m.name.text, t, m.span, value.value, m.doc)
         self.variables.append(fld)
@@ -294,6 +308,8 @@ class _MachineChecker:
             return live
         out: list[str] = []
         for ident in sl.names:
+            if ident.text in self.sym.lost and ident.text not in self.sym.states:
+                continue
             if ident.text not in self.sym.states:
                 message, _ = unknown_name_message("state", ident.text, self.sym.states)
                 self.diags.error(ident.span, message)
@@ -305,6 +321,10 @@ class _MachineChecker:
         return tuple(sorted(out, key=order.__getitem__))
 
     def _error_name(self, ident: s.Ident) -> int | None:
+        """The code of a Kafka error name; for client and task machines also a Java exception the client throws
+        (`IllegalStateException`: no wire code, -1)."""
+        if self.kind in ("client", "task") and re.fullmatch(r"[A-Z][A-Za-z]*Exception", ident.text):
+            return -1
         if ident.text not in KAFKA_ERRORS:
             message, _ = unknown_name_message("Kafka error", ident.text, KAFKA_ERRORS)
             self.diags.error(ident.span, message)
@@ -317,11 +337,14 @@ class _MachineChecker:
             return
         seen[m.name.text] = m.name.span
         params = self._params(m)
-        scope = Scope(f"event '{m.name.text}'", pending=True, params=tuple(params))
+        scope = Scope(f"a condition of event '{m.name.text}'", pending=True, params=tuple(params))
         checks: list[ir.Expr] = []
         requires: list[ir.Expr] = []
         table_started = False
         for clause in m.clauses:
+            if isinstance(clause, s.LetClause | s.RequiresClause) and table_started:
+                what = "let" if isinstance(clause, s.LetClause) else "requires"
+                self.diags.error(clause.span, f"`{what}` comes before the event's `from` and `reject` rows")
             if isinstance(clause, s.LetClause):
                 scope = self._let(clause, scope, params)
             elif isinstance(clause, s.RequiresClause):
@@ -343,12 +366,30 @@ class _MachineChecker:
             else:
                 table_started = True
                 self._transition_row(m.name.text, clause, scope, checks)
+        self._assign_assumptions(m.name.text, requires)
         self.events.append(ir.Event(m.name.text, tuple(params), m.doc, ir.conj(requires), m.span, m.internal))
+
+    def _assign_assumptions(self, event: str, requires: list[ir.Expr]) -> None:
+        """Give each row of `event` the preconditions that concern it: those mentioning no parameter, and those
+        mentioning a parameter the row reads (in its guard or its effects)."""
+        conjuncts = [c for r in requires for c in ir.conjuncts(r)]
+
+        def share(used: frozenset[str]) -> ir.Expr:
+            return ir.conj([c for c in conjuncts if not ir.params_of(c) or ir.params_of(c) & used])
+
+        self.rows.transitions = [
+            replace(t, assumes=share(ir.params_of(t.guard).union(*(ir.params_of(ef.value) for ef in t.effects))))
+            if t.event == event else t for t in self.rows.transitions]
+        self.rows.rejections = [replace(r, assumes=share(ir.params_of(r.guard))) if r.event == event else r
+                                for r in self.rows.rejections]
 
     def _params(self, m: s.EventDecl) -> list[ir.Field]:
         params: list[ir.Field] = []
         for p in m.params:
             t = self._type(p.type)
+            if p.name.text in ("state", "pending"):
+                self.diags.error(p.name.span, f"'{p.name.text}' is a reserved word")
+                continue
             if p.name.text in self.names:
                 self.diags.error(p.name.span, f"parameter '{p.name.text}' of event '{m.name.text}' hides the "
                                               f"{self._what(p.name.text)} declared at {self.names[p.name.text]}")
@@ -358,6 +399,8 @@ class _MachineChecker:
                 continue
             if t is not None:
                 params.append(ir.Field(p.name.text, t, p.span))
+            else:
+                self.sym.lost.add(p.name.text)  # its type has an error: uses of it are not reported again
         return params
 
     def _what(self, name: str) -> str:
@@ -369,8 +412,10 @@ class _MachineChecker:
 
     def _let(self, clause: s.LetClause, scope: Scope, params: list[ir.Field]) -> Scope:
         name = clause.name.text
-        if name in self.names or any(p.name == name for p in params) or any(n == name for n, _ in scope.lets):
-            self.diags.error(clause.name.span, f"`let {name}` hides another name")
+        hidden = self.names.get(name) or next((p.span for p in params if p.name == name), None)
+        if hidden is not None or any(n == name for n, _ in scope.lets):
+            where = f" (declared at {hidden})" if hidden is not None else " (an earlier `let`)"
+            self.diags.error(clause.name.span, f"`let {name}` hides another name{where}")
             return scope
         value = self.exprs.check(clause.value, scope)
         return scope.with_let(name, value) if value is not None else scope
@@ -397,7 +442,11 @@ class _MachineChecker:
 
     def _transition_row(self, event: str, clause: s.TransitionClause, scope: Scope, checks: list[ir.Expr]) -> None:
         sources = self._state_list(clause.sources)
-        target_ok = clause.target.text in self.sym.states
+        stay = clause.target.text == ""
+        target_ok = stay or clause.target.text in self.sym.states
+        if not target_ok and clause.target.text in self.sym.lost:
+            self.rows_incomplete = True
+            return
         if not target_ok:
             message, _ = unknown_name_message("state", clause.target.text, self.sym.states)
             self.diags.error(clause.target.span, message)
@@ -417,7 +466,7 @@ class _MachineChecker:
             return
         local = ir.conj([g for g in guards if g is not None])
         self.rows.transitions.append(ir.Transition(
-            index=self.rows.index(), event=event, sources=sources, target=clause.target.text,
+            index=self.rows.index(), event=event, sources=sources, target=None if stay else clause.target.text,
             guard=ir.conj([*checks, local]), local_guard=local, effects=effects, choice=clause.choice,
             doc=clause.doc, span=clause.span, answer=answer, answer_code=answer_code,
             condition_text=_join_conditions([self._text(g.span) for g in clause.guards])))
@@ -442,6 +491,9 @@ class _MachineChecker:
                 ok = False
                 continue
             name = e.left.name
+            if name in self.sym.lost:
+                ok = False
+                continue
             if name not in self.sym.variables:
                 if name == "state":
                     self.diags.error(e.left.span, "`state'` is set by the transition's target, not by `ensures`")
@@ -457,8 +509,9 @@ class _MachineChecker:
                 ok = False
                 continue
             var_type = self.sym.variables[name].type
-            value = self.exprs.check(e.right, Scope(f"the new value of '{name}'", scope.variables, False, True,
-                                                    scope.params, scope.lets))
+            value = self.exprs.check(e.right, Scope(f"the new value of '{name}' (computed from the state before the "
+                                                    "transition)", scope.variables, False, True, scope.params,
+                                                    scope.lets))
             if value is None:
                 ok = False
                 continue
@@ -469,7 +522,7 @@ class _MachineChecker:
             folded = _fold(value)
             if folded is not None and isinstance(var_type, ir.IntType) and isinstance(folded.value, int) \
                     and not var_type.contains(folded.value):
-                self.diags.error(e.right.span, f"{folded.value} is outside {var_type} ({var_type.lo}..{var_type.hi})")
+                self.diags.error(e.right.span, f"'{name}' cannot be {folded.value}: outside {_range(var_type)}")
                 ok = False
                 continue
             effects.append(ir.Effect(name, value, e.span))
@@ -518,7 +571,7 @@ class _MachineChecker:
                 return None
             return ir.TraceProperty(m.name.text, "within", (), (), src, dst, bound, m.doc, m.span)
         # before / fenced: the first part names this machine; the other machine is checked with all specs loaded
-        own, *_ = m.subject
+        own = m.subject[0]
         if own.text != self.syn.name.text:
             self.diags.error(own.span, f"a `{m.form}` property is declared in the machine it constrains: expected "
                                        f"'{self.syn.name.text}', got '{own.text}'")
@@ -527,7 +580,25 @@ class _MachineChecker:
             message, _ = unknown_name_message("state", m.subject[1].text, self.sym.states)
             self.diags.error(m.subject[1].span, message)
             return None
+        if m.form == "fenced" and not self._fenced_event(m):
+            return None
         return ir.TraceProperty(m.name.text, m.form, tuple(x.text for x in m.subject), per, doc=m.doc, span=m.span)
+
+    def _fenced_event(self, m: s.TraceDecl) -> bool:
+        """`fenced THIS.Event.param by ...`: the event exists here and `param` is one of its integer parameters."""
+        event, param = m.subject[1], m.subject[2]
+        decl = next((e for e in self.syn.members if isinstance(e, s.EventDecl) and e.name.text == event.text), None)
+        if decl is None:
+            names = [e.name.text for e in self.syn.members if isinstance(e, s.EventDecl)]
+            message, _ = unknown_name_message("event", event.text, names)
+            self.diags.error(event.span, message)
+            return False
+        params = {p.name.text: p for p in decl.params}
+        if param.text not in params:
+            message, _ = unknown_name_message(f"parameter of {event.text}", param.text, params)
+            self.diags.error(param.span, message)
+            return False
+        return True
 
     # ------------------------------------------------------------ structure
 
@@ -536,6 +607,8 @@ class _MachineChecker:
             return
         edges: dict[str, set[str]] = {st.name: set() for st in self.states}
         for t in self.rows.transitions:
+            if t.target is None:
+                continue  # a `stay` row leads nowhere new
             for src in t.sources:
                 edges[src].add(t.target)
         initial = next(st.name for st in self.states if st.initial)
@@ -553,7 +626,6 @@ class _MachineChecker:
             elif not st.final and not edges[st.name]:
                 self.diags.error(st.span, f"state '{st.name}' has no outgoing transition (a dead end): add one, or "
                                           "mark it `final`")
-        self._conflicts()
 
     def _conflicts(self) -> None:
         """Rows that are syntactically both allowed and rejected, or two transitions with the same guard."""
@@ -562,7 +634,10 @@ class _MachineChecker:
             for src in row.sources:
                 by_key.setdefault((src, row.event), []).append(row)
         reported: set[tuple[int, int]] = set()
+        final = {st.name for st in self.states if st.final}
         for (state, event), rows in sorted(by_key.items()):
+            if state in final:
+                continue  # rows out of a final state are already errors
             for i, a in enumerate(rows):
                 for b in rows[i + 1:]:
                     if (a.index, b.index) in reported or not _overlap(a, b):
@@ -571,6 +646,26 @@ class _MachineChecker:
                         continue
                     reported.add((a.index, b.index))
                     self.diags.error(b.span, _conflict_message(state, event, a, b))
+
+
+def _first_declarations(members: tuple[s.MemberDecl, ...]) -> dict[str, Span]:
+    """Where each value-level name is first declared, in source order (for 'first declared at' in duplicates)."""
+    first: dict[str, Span] = {}
+    for m in members:
+        idents: list[s.Ident] = []
+        if isinstance(m, s.KeyDecl):
+            idents = [f.name for f in m.fields]
+        elif isinstance(m, s.EnumDecl):
+            idents = list(m.members)
+        elif isinstance(m, s.ConstDecl | s.DefDecl | s.VarDecl | s.StateDecl):
+            idents = [m.name]
+        for ident in idents:
+            first.setdefault(ident.text, ident.span)
+    return first
+
+
+def _range(t: ir.IntType) -> str:
+    return t.name if ".." in t.name else f"{t.name} ({t.lo}..{t.hi})"
 
 
 def _join_conditions(texts: list[str]) -> str:
@@ -598,8 +693,8 @@ def _overlap(a: ir.Row, b: ir.Row) -> bool:
 
 def _conflict_message(state: str, event: str, a: ir.Row, b: ir.Row) -> str:
     if isinstance(a, ir.Transition) and isinstance(b, ir.Transition):
-        return (f"{event} in {state} has two transitions that can both fire (to {a.target} at {a.span} and to "
-                f"{b.target} here); make the guards disjoint or mark both `choice`")
+        return (f"{event} in {state} has two transitions that can both fire (to {a.target or state} at {a.span} and "
+                f"to {b.target or state} here); make the guards disjoint or mark both `choice`")
     if isinstance(a, ir.Rejection) and isinstance(b, ir.Rejection):
         return (f"{event} in {state} is rejected twice under the same condition ({a.error} at {a.span} and "
                 f"{b.error} here)")

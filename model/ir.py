@@ -279,6 +279,17 @@ def walk(e: Expr) -> Iterator[Expr]:
             yield from walk(a)
 
 
+def conjuncts(e: Expr) -> list[Expr]:
+    """The top-level `and`-ed parts of `e` (so each precondition part can go to the rows it concerns)."""
+    if isinstance(e, Binary) and e.op == "and":
+        return [*conjuncts(e.left), *conjuncts(e.right)]
+    return [e]
+
+
+def params_of(e: Expr) -> frozenset[str]:
+    return frozenset(n.name for n in walk(e) if isinstance(n, ParamRef))
+
+
 def uses_primes(e: Expr) -> bool:
     return any(isinstance(n, VarRef | StateRef) and n.primed for n in walk(e))
 
@@ -319,6 +330,10 @@ class State:
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """An event. `requires` is the conjunction of its preconditions. Each top-level conjunct of a precondition that
+    mentions parameters only constrains the rows that use one of those parameters (an argument a row never reads is never computed: the
+    runtime supplies some arguments lazily, e.g. a fresh producer id); each row's share is its `assumes`."""
+
     name: str
     params: tuple[Field, ...]
     doc: str = ""
@@ -344,7 +359,7 @@ class Transition:
     index: int  # position among the machine's rows (transitions and rejections share one numbering)
     event: str
     sources: tuple[str, ...]
-    target: str
+    target: str | None  # None: `stay` — the instance keeps its state; the row updates variables, it is not an edge
     guard: Expr  # full guard: the event's checks passed and the transition's own `when`s
     local_guard: Expr  # only what was written on the transition (for diagrams and tables)
     effects: tuple[Effect, ...]
@@ -354,10 +369,18 @@ class Transition:
     answer: str = "NONE"  # the error the request is answered with when this transition is taken
     answer_code: int = 0
     condition_text: str = "true"  # the `when` clauses as written in the spec (definitions not inlined)
+    assumes: Expr = TRUE  # the event's `requires` clauses that concern this row (see `Event.requires`)
 
     @property
     def label(self) -> str:
         return f"{self.event}#{self.index}"
+
+    @property
+    def is_stay(self) -> bool:
+        return self.target is None
+
+    def target_from(self, source: str) -> str:
+        return source if self.target is None else self.target
 
 
 RowOrigin = Literal["check", "reject"]
@@ -376,6 +399,7 @@ class Rejection:
     doc: str = ""
     span: Span = NO_SPAN
     condition_text: str = "true"  # the condition as written in the spec (for a check: `not (COND)`)
+    assumes: Expr = TRUE  # the event's `requires` clauses that concern this row (see `Event.requires`)
 
     @property
     def label(self) -> str:
@@ -474,11 +498,11 @@ class Machine:
 
     def valid_previous(self, target: str) -> frozenset[str]:
         """Kafka's `validPreviousStates`: every state with a transition into `target`."""
-        return frozenset(s for t in self.transitions if t.target == target for s in t.sources)
+        return frozenset(s for t in self.transitions if t.target == target for s in t.sources)  # stays: not edges
 
     @property
     def edges(self) -> frozenset[tuple[str, str]]:
-        return frozenset((s, t.target) for t in self.transitions for s in t.sources)
+        return frozenset((s, t.target) for t in self.transitions if t.target is not None for s in t.sources)
 
     def initial_values(self) -> dict[str, PyValue]:
         values: dict[str, PyValue] = {v.name: v.default for v in self.variables if v.default is not None}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import ir
 from .check import check_machine
-from .diagnostics import Diagnostics, SourceFile, SpecError, unknown_name_message
+from .diagnostics import Diagnostics, SourceFile, SpecError, suggest, unknown_name_message
 from .parser import parse_source
 
 
@@ -29,9 +29,15 @@ def bundled_spec_files() -> list[Path]:
 
 
 def display_path(path: Path) -> str:
-    """`spec/transaction.sm` for bundled specs; the path as given otherwise."""
+    """`spec/transaction.sm` for bundled specs; otherwise relative to the working directory when inside it (so
+    messages and golden files do not depend on where the checkout lives), else the path as given."""
+    resolved = path.resolve()
     try:
-        return f"spec/{path.resolve().relative_to(spec_dir().resolve())}"
+        return f"spec/{resolved.relative_to(spec_dir().resolve())}"
+    except ValueError:
+        pass
+    try:
+        return str(resolved.relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
 
@@ -48,8 +54,7 @@ def load_sources(sources: Iterable[SourceFile]) -> tuple[list[ir.Machine], Diagn
         if machine is not None and not any(d.span.path == source.path and d.severity == "error" for d in diags.items):
             machines.append(machine)
     _check_names_unique(machines, diags)
-    _check_cross_references(machines, diags)
-    return machines, diags
+    return _check_cross_references(machines, diags), diags
 
 
 def load_files(paths: Sequence[Path]) -> tuple[list[ir.Machine], Diagnostics]:
@@ -79,32 +84,40 @@ def _check_names_unique(machines: list[ir.Machine], diags: Diagnostics) -> None:
         seen[m.name] = m
 
 
-def _check_cross_references(machines: list[ir.Machine], diags: Diagnostics) -> None:
-    """`before` and `fenced` trace properties name another machine's event or variable."""
+def _check_cross_references(machines: list[ir.Machine], diags: Diagnostics) -> list[ir.Machine]:
+    """`before` and `fenced` trace properties name another machine's event or variable; returns the machines
+    whose references all resolve (a machine with a bad reference is not clean)."""
     by_name = {m.name: m for m in machines}
+    clean = []
     for m in machines:
-        for prop in m.traces:
-            if prop.form not in ("before", "fenced"):
-                continue
-            other_name, member = prop.subject[-2], prop.subject[-1]
-            other = by_name.get(other_name)
-            if other is None:
-                message, _ = unknown_name_message("machine", other_name, by_name)
-                diags.error(prop.span, f"trace property '{prop.name}': {message}")
-                continue
-            if prop.form == "before" and member not in {e.name for e in other.events}:
-                message, _ = unknown_name_message(f"event of {other_name}", member, [e.name for e in other.events])
-                diags.error(prop.span, f"trace property '{prop.name}': {message}")
-            if prop.form == "fenced":
-                if prop.subject[1] not in {e.name for e in m.events}:
-                    message, _ = unknown_name_message("event", prop.subject[1], [e.name for e in m.events])
-                    diags.error(prop.span, f"trace property '{prop.name}': {message}")
-                if member not in {v.name for v in other.variables}:
-                    message, _ = unknown_name_message(f"variable of {other_name}", member,
-                                                      [v.name for v in other.variables])
-                    diags.error(prop.span, f"trace property '{prop.name}': {message}")
-            for key in prop.per:
-                fields = {f.name for f in (*other.keys, *other.variables)} & {f.name for f in (*m.keys, *m.variables)}
-                if key not in fields:
-                    diags.error(prop.span, f"trace property '{prop.name}': '{key}' is not a field of both {m.name} "
-                                           f"and {other_name}")
+        problems = [p for prop in m.traces if prop.form in ("before", "fenced")
+                    for p in _reference_problems(m, prop, by_name)]
+        for message in problems:
+            diags.error(m.span if not m.traces else next(p.span for p in m.traces), message)
+        if not problems:
+            clean.append(m)
+    return clean
+
+
+def _reference_problems(m: ir.Machine, prop: ir.TraceProperty, by_name: dict[str, ir.Machine]) -> list[str]:
+    other_name, member = prop.subject[-2], prop.subject[-1]  # before: M.S N.E; fenced: M.E.p N.v
+    other = by_name.get(other_name)
+    if other is None:
+        message, _ = unknown_name_message("machine", other_name, by_name)
+        return [f"trace property '{prop.name}': {message} (or that machine's spec has errors)"]
+    out = []
+    if prop.form == "before" and member not in {e.name for e in other.events}:
+        hint = suggest(member, [e.name for e in other.events])
+        out.append(f"trace property '{prop.name}': machine {other_name} has no event '{member}'"
+                   + (f"; did you mean '{hint}'?" if hint else ""))
+    if prop.form == "fenced" and member not in {v.name for v in other.variables}:
+        hint = suggest(member, [v.name for v in other.variables])
+        out.append(f"trace property '{prop.name}': machine {other_name} has no variable '{member}'"
+                   + (f"; did you mean '{hint}'?" if hint else ""))
+    mine = {f.name for f in (*m.keys, *m.variables)}
+    theirs = {f.name for f in (*other.keys, *other.variables)}
+    for key in prop.per:
+        if key not in mine or key not in theirs:
+            where = m.name if key not in mine else other_name
+            out.append(f"trace property '{prop.name}': '{key}' is not a key field or variable of {where}")
+    return out

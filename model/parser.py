@@ -9,6 +9,7 @@ Must not import: z3, pyspark, the IR or the checker.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections.abc import Iterator
@@ -42,6 +43,25 @@ FRIENDLY_EXAMPLES: dict[str, list[str]] = {
         "event E()\n reject with",
         "event E()\n reject in A when x > 1 with",
     ],
+    "comparisons do not chain: write `a <= b and b <= c`": [
+        "invariant x: a <= b <= c",
+        "invariant x: a == b == c",
+        "invariant x: a < b < c",
+    ],
+    "a declaration keyword inside another declaration: every declaration starts on its own line at the same "
+    "indentation as the first one (deeper lines continue the declaration above)": [
+        'var x: int16 = 0\n    state B "b"',
+        'state A "a"\n    state B "b"',
+        'var x: int16 = 0\n    var y: int16 = 0',
+    ],
+    "a reserved word cannot be used as a name (e.g. `from`, `state`, `in`, `key`, `set`): see spec/README.md": [
+        "event E()\n reject in A with\n from A -> B",
+        "var in: int16 = 0",
+        "var state: int16 = 0",
+        "event E(from: int16)",
+        "event E(state: int16)",
+        "event from()",
+    ],
     "a variable needs a type and a default value (e.g. `var producer_epoch: int16 = -1`)": [
         "var x = 1",
         "var x",
@@ -67,6 +87,14 @@ FRIENDLY_EXAMPLES: dict[str, list[str]] = {
     "PRODUCER_FENCED`)": [
         "event E()\n check x == 1",
         "event E()\n check x == 1 with E",
+        "event E()\n check x == 1\n from A -> B",
+        "event E()\n check x == 1\n reject with E",
+    ],
+    "a property's doc string comes before its ':' (e.g. `invariant name \"why\": expression`)": [
+        'invariant x "doc" y',
+        'step x "doc" y',
+        'step x "doc" y\' >= y',
+        'invariant x "doc" not y',
     ],
 }
 
@@ -83,28 +111,33 @@ class Chunk:
 def _lark() -> Lark:
     grammar = resources.files("kcoord.model").joinpath("spec.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", start=["start", "machine_header", "one_member"], propagate_positions=True,
-                maybe_placeholders=True)
+                maybe_placeholders=True, cache=True)
 
 
 def split_declarations(text: str) -> list[Chunk]:
     """Split a file into the machine header and one chunk per top-level declaration.
 
-    A declaration starts on a line whose first word is a member keyword and whose indentation is no deeper than the
-    first declaration's; deeper lines (and lines starting with other words) continue the current declaration.
+    A declaration starts on a line, outside any string, whose first word is a member keyword (or a near miss of one,
+    so that `invarient` is reported as such instead of being swallowed by the declaration above) and whose
+    indentation is no deeper than the first declaration's; other lines continue the current declaration.
     """
     lines = text.split("\n")
     starts: list[int] = []
     member_indent: int | None = None
+    in_string = False
     for i, line in enumerate(lines):
+        was_in_string = in_string
+        in_string = _ends_inside_string(line, in_string)
         stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
+        if was_in_string or not stripped or stripped.startswith("#"):
             continue
         word = re.match(r"[A-Za-z_]\w*", stripped)
         indent = len(line) - len(stripped)
         if not starts:
             starts.append(i)  # the header (or whatever the file starts with)
             continue
-        if word and word.group(0) in MEMBER_KEYWORDS and (member_indent is None or indent <= member_indent):
+        at_member_indent = member_indent is None or indent <= member_indent
+        if word and at_member_indent and (word.group(0) in MEMBER_KEYWORDS or _misspelt_keyword(word.group(0))):
             member_indent = indent if member_indent is None else member_indent
             starts.append(i)
     chunks = []
@@ -112,6 +145,32 @@ def split_declarations(text: str) -> list[Chunk]:
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
         chunks.append(Chunk(first_line=start + 1, text="\n".join(lines[start:end])))
     return chunks
+
+
+def _ends_inside_string(line: str, in_string: bool) -> bool:
+    """Whether a double-quoted string is still open at the end of `line` (comments outside strings ignored)."""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if in_string:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c == "#":
+            break
+        i += 1
+    return in_string
+
+
+def _misspelt_keyword(word: str) -> str | None:
+    """The declaration keyword `word` is a near miss of (`invarient` -> `invariant`), if any."""
+    if word in MEMBER_KEYWORDS or len(word) < 4:
+        return None
+    close = difflib.get_close_matches(word, sorted(MEMBER_KEYWORDS), n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def parse_source(source: SourceFile, diags: Diagnostics) -> s.MachineSyntax | None:
@@ -123,10 +182,13 @@ def parse_source(source: SourceFile, diags: Diagnostics) -> s.MachineSyntax | No
         return None
     header = _parse_chunk(source, chunks[0], "machine_header", diags)
     members: list[s.MemberDecl] = []
+    lost: set[str] = set()
     for chunk in chunks[1:]:
         node = _parse_chunk(source, chunk, "one_member", diags)
         if node is not None:
             members.append(node)
+        else:
+            lost |= _declared_names(chunk.text)
     if not isinstance(header, tuple):
         if header is not None or not diags.has_errors:
             diags.error(Span.point(source.path, chunks[0].first_line, 1),
@@ -135,10 +197,28 @@ def parse_source(source: SourceFile, diags: Diagnostics) -> s.MachineSyntax | No
     name, doc, span = header
     end_line = source.text.count("\n") + 1
     return s.MachineSyntax(name=name, doc=doc, members=tuple(members), path=source.path,
-                           span=Span(source.path, span.line, span.col, end_line, 1))
+                           span=Span(source.path, span.line, span.col, end_line, 1), lost_names=frozenset(lost))
+
+
+def _declared_names(text: str) -> set[str]:
+    """Names a declaration that failed to parse would have declared (its name; an enum's members; a key's fields),
+    so the checker does not report every later use of them as unknown."""
+    names = set(re.findall(r"\b(?:state|var|const|def|enum|event|key)\s+([A-Za-z_]\w*)", text))
+    names |= set(re.findall(r"\b([A-Za-z_]\w*)\s*:", text))  # parameters and key fields
+    brace = re.search(r"\benum\s+\w+\s*\{([^}]*)", text)
+    if brace:
+        names |= set(re.findall(r"[A-Za-z_]\w*", brace.group(1)))
+    return names
 
 
 def _parse_chunk(source: SourceFile, chunk: Chunk, start: str, diags: Diagnostics) -> Any:
+    first = re.match(r"\s*([A-Za-z_]\w*)", chunk.text)
+    hint = _misspelt_keyword(first.group(1)) if first and start == "one_member" else None
+    if first and hint:
+        col = first.start(1) + 1
+        diags.error(Span.point(source.path, chunk.first_line, col, len(first.group(1))),
+                    f"unknown declaration '{first.group(1)}'; did you mean '{hint}'?")
+        return None
     padded = "\n" * (chunk.first_line - 1) + chunk.text
     parser = _lark()
     try:
@@ -223,15 +303,26 @@ def _describe(terminal: str) -> str:
     pattern = _lark().get_terminal(terminal).pattern if terminal in {t.name for t in _lark().terminals} else None
     if pattern is not None and pattern.type == "str":
         return f"'{pattern.value}'"
+    if pattern is not None and pattern.value.endswith("\\b"):  # a keyword: /reject\b/
+        return f"'{pattern.value[:-2]}'"
     return terminal.lower()
 
 
 def _generic_message(e: UnexpectedInput) -> str:
     if isinstance(e, UnexpectedCharacters):
+        if e.char == '"':
+            return "unterminated string: a double-quoted string has no closing '\"'"
         return f"unexpected character {e.char!r}"
     if isinstance(e, UnexpectedToken):
         got = "end of declaration" if e.token.type == "$END" else f"'{e.token}'"
-        expected = sorted({_describe(t) for t in e.expected})
+        # `accepts` is what the parser could really take here; `expected` is the whole LALR lookahead set
+        candidates = getattr(e, "accepts", None) or e.expected
+        expected = sorted({_describe(t) for t in candidates})
+        if e.token.type == "NAME":  # `rejects`, `whenever`: a near miss of a keyword that fits here
+            keywords = [x.strip("'") for x in expected if x.startswith("'") and x[1:-1].isalpha()]
+            close = difflib.get_close_matches(str(e.token), keywords, n=1, cutoff=0.6)
+            if close:
+                return f"unexpected '{e.token}'; did you mean '{close[0]}'?"
         shown = ", ".join(expected[:8]) + (", ..." if len(expected) > 8 else "")
         return f"unexpected {got}; expected {shown}"
     if isinstance(e, UnexpectedEOF):
@@ -376,7 +467,7 @@ class _ToSyntax(Transformer[Token, Any]):
 
     @v_args(meta=True)
     def requires_clause(self, meta: Any, children: list[Any]) -> s.RequiresClause:
-        return s.RequiresClause(children[0], self._span(meta))
+        return s.RequiresClause(children[0], self._span(meta), children[1] or "")
 
     @v_args(meta=True)
     def check_clause(self, meta: Any, children: list[Any]) -> s.CheckClause:
@@ -396,14 +487,20 @@ class _ToSyntax(Transformer[Token, Any]):
     def named_states(self, meta: Any, children: list[Token]) -> s.StateList:
         return s.StateList(tuple(self._ident(t) for t in children), False, self._span(meta))
 
+    def target_state(self, children: list[Token]) -> s.Ident:
+        return self._ident(children[1])
+
+    def target_stay(self, children: list[Token]) -> s.Ident:
+        return s.Ident("", self._tok(children[0]))  # "" = stays in its source state (not an edge)
+
     @v_args(meta=True)
     def transition(self, meta: Any, children: list[Any]) -> s.TransitionClause:
-        sources, _arrow, target, doc, *clauses = children
+        sources, target, doc, *clauses = children
         guards = tuple(c[1] for c in clauses if c[0] == "when")
         ensures = tuple(e for c in clauses if c[0] == "ensures" for e in c[1])
         choice = any(c[0] == "choice" for c in clauses)
         answers = [c[1] for c in clauses if c[0] == "answer"]
-        return s.TransitionClause(sources, self._ident(target), guards, ensures, choice, doc or "", self._span(meta),
+        return s.TransitionClause(sources, target, guards, ensures, choice, doc or "", self._span(meta),
                                   tuple(answers))
 
     def when_clause(self, children: list[Any]) -> tuple[str, Any]:
@@ -453,8 +550,8 @@ class _ToSyntax(Transformer[Token, Any]):
         return ("before", tuple(self._ident(t) for t in (a, b, c, d)), on, None, None, None)
 
     def trace_fenced(self, children: list[Any]) -> tuple[Any, ...]:
-        a, b, c, on = children
-        return ("fenced", tuple(self._ident(t) for t in (a, b, c)), on, None, None, None)
+        *names, on = children  # this machine, its event, the epoch parameter, the other machine, its variable
+        return ("fenced", tuple(self._ident(t) for t in names), on, None, None, None)
 
     # -- expressions
     @v_args(meta=True)

@@ -118,7 +118,7 @@ class PythonEvaluator:
         """The post-state of transition `t` from `pre` (frame rule: unassigned variables keep their value)."""
         post = dict(pre)
         post.update({ef.var: self.eval(ef.value, pre, args) for ef in t.effects})
-        post["state"] = t.target
+        post["state"] = t.target_from(pre["state"])
         return post
 
 

@@ -216,6 +216,7 @@ class LetClause:
 class RequiresClause:
     cond: ExprSyntax
     span: Span
+    doc: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +248,7 @@ class RejectClause:
 @dataclass(frozen=True, slots=True)
 class TransitionClause:
     sources: StateList
-    target: Ident
+    target: Ident  # text "" for `stay`: the row keeps each source state and is not an edge
     guards: tuple[ExprSyntax, ...]
     ensures: tuple[ExprSyntax, ...]
     choice: bool
@@ -322,3 +323,4 @@ class MachineSyntax:
     members: tuple[MemberDecl, ...]
     path: str
     span: Span
+    lost_names: frozenset[str] = frozenset()  # names declared by declarations that failed to parse

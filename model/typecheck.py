@@ -30,7 +30,8 @@ class Symbols:
     enum_members: dict[str, ir.EnumType] = field(default_factory=dict)
     states: tuple[str, ...] = ()
     checked_defs: dict[str, ir.Expr | None] = field(default_factory=dict)
-    defs_in_progress: set[str] = field(default_factory=set)
+    lost: set[str] = field(default_factory=set)  # declared by declarations that failed: uses are not reported again
+    defs_in_progress: dict[str, None] = field(default_factory=dict)  # ordered: the cycle, for messages
 
     @property
     def state_type(self) -> ir.StateType:
@@ -77,11 +78,12 @@ class ExprChecker:
             return None
         for node in ir.walk(out):
             if isinstance(node, ir.Call) and node.function == "size":
-                self.diags.error(node.span, "size() may only be compared with 0 or 1 (e.g. `size(p) > 0`): the z3 "
-                                 "backend has no set cardinality; write `s == {}` or `s != {}` instead")
+                self.diags.error(node.span, "size() may only test emptiness: `size(s) == 0`, `!= 0`, `> 0`, `>= 1`, "
+                                 "`< 1` or `<= 0` (the z3 backend has no set cardinality); or write `s == {}` / "
+                                 "`s != {}`")
                 return None
         if expect is not None and not ir.compatible(out.type, expect):
-            self.diags.error(e.span, f"{scope.what} must be of type {expect}, not {out.type}")
+            self.diags.error(e.span, f"{scope.what} must be {expect}, not {out.type}")
             return None
         return out
 
@@ -148,6 +150,8 @@ class ExprChecker:
             return ir.EnumLit(name, self.sym.enum_members[name], e.span)
         if name in self.sym.states:
             return ir.EnumLit(name, self.sym.state_type, e.span)
+        if name in self.sym.lost:
+            return None  # its declaration already has an error
         known = [*self.sym.value_names(), *(p.name for p in scope.params), *(n for n, _ in scope.lets)]
         if not scope.variables:
             known = [n for n in known if n not in self.sym.variables and n not in self.sym.keys]
@@ -160,21 +164,26 @@ class ExprChecker:
         if name in self.sym.checked_defs:
             return self.sym.checked_defs[name]
         if name in self.sym.defs_in_progress:
-            return self._error(use, f"definition '{name}' refers to itself")
-        self.sym.defs_in_progress.add(name)
+            cycle = [*self.sym.defs_in_progress]
+            if len(cycle) <= 1:
+                return self._error(use, f"definition '{name}' refers to itself")
+            return self._error(use, "definitions refer to each other in a cycle: " + " -> ".join([*cycle, name]))
+        self.sym.defs_in_progress[name] = None
         value = self._expr(self.sym.defs[name].value, DEF)
-        self.sym.defs_in_progress.discard(name)
+        self.sym.defs_in_progress.pop(name, None)
         self.sym.checked_defs[name] = value
         return value
 
     def _primed(self, e: s.PrimedSyntax, scope: Scope) -> ir.Expr | None:
         if not scope.primes:
-            return self._error(e.span, f"primed name '{e.name}'' is not allowed in {scope.what}; only step properties "
-                                       "and `ensures` talk about the next state")
+            return self._error(e.span, f"primed name {e.name}' is not allowed in {scope.what}; primes name the next "
+                                       "state, only on the left of `ensures` and in `step` properties")
         if e.name == "state":
             return ir.StateRef(True, self.sym.state_type, e.span)
         if e.name in self.sym.variables:
             return ir.VarRef(e.name, True, self.sym.variables[e.name].type, e.span)
+        if e.name in self.sym.lost:
+            return None
         if e.name in self.sym.keys or e.name in self.sym.consts or any(p.name == e.name for p in scope.params):
             return self._error(e.span, f"'{e.name}' cannot be primed: only variables and `state` change")
         message, _ = unknown_name_message("variable", e.name, self.sym.variables)
@@ -211,8 +220,7 @@ class ExprChecker:
             if len(typed) != 2 or not all(ir.is_int(a.type) for a in typed):
                 return self._error(e.span, f"{fn}() takes two integers")
             return ir.Call(fn, tuple(typed), ir.INT_ANY, e.span)  # type: ignore[arg-type]
-        message, _ = unknown_name_message("function", fn, ["size", "min", "max"])
-        return self._error(e.function.span, message)
+        return self._error(e.function.span, f"unknown function '{fn}' (the functions are size, min and max)")
 
     def _ite(self, e: s.IteSyntax, scope: Scope) -> ir.Expr | None:
         cond = self._expr(e.cond, scope)
@@ -267,7 +275,8 @@ class ExprChecker:
             if not ir.compatible(left.type, right.type):
                 return self._error(e.op_span, f"cannot compare {left.type} with {right.type}")
         elif not (ir.is_int(left.type) and ir.is_int(right.type)):
-            return self._error(e.op_span, f"'{e.op}' needs integers, not {left.type} and {right.type}")
+            hint = "; for sets, use `subset`" if ir.is_set(left.type) and ir.is_set(right.type) else ""
+            return self._error(e.op_span, f"'{e.op}' needs integers, not {left.type} and {right.type}{hint}")
         for side in (left, right):  # a literal compared with a variable must fit the variable's type
             other = right if side is left else left
             if isinstance(side, ir.Lit) and isinstance(side.value, int) and not isinstance(side.value, bool) \

@@ -27,6 +27,7 @@ from typing import Final, Literal
 
 from ._files import FileScan, atomic_write, fsync_dir, parse_segment_name, segment_name
 from .batch import (
+    NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
@@ -269,8 +270,11 @@ class PartitionLog:
 
     def append(self, records: Sequence[tuple[bytes | None, bytes | None]], *, timestamp_ms: int,
                producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
-               base_sequence: int = NO_SEQUENCE, transactional: bool = False, control: bool = False) -> AppendInfo:
+               base_sequence: int = NO_SEQUENCE, transactional: bool = False, control: bool = False,
+               partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH) -> AppendInfo:
         """Append ``(key, value)`` records as one batch at the log end offset; roll the segment when full.
+
+        ``partition_leader_epoch`` is written into the batch header (coordinators record their epoch there).
 
         With per-batch durability the batch is fsynced before this returns. On ``OSError`` nothing of the batch
         remains in the file and the offsets are unchanged.
@@ -279,7 +283,8 @@ class PartitionLog:
         base_offset = self.log_end_offset
         data = encode_new_batch(records, base_offset=base_offset, timestamp_ms=timestamp_ms,
                                 producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
-                                transactional=transactional, control=control)
+                                transactional=transactional, control=control,
+                                partition_leader_epoch=partition_leader_epoch)
         active = self._segments[-1]
         if active.size > 0 and active.size + len(data) > self._segment_bytes:
             self._roll()

@@ -37,8 +37,8 @@ def _edges(m: ir.Machine) -> dict[tuple[str, str], list[str]]:
     edges: dict[tuple[str, str], list[str]] = {}
     for t in m.transitions:
         for src in t.sources:
-            label = _guard_text(t)
-            lines = edges.setdefault((src, t.target), [])
+            label = _guard_text(t) + (" (stay)" if t.is_stay else "")
+            lines = edges.setdefault((src, t.target_from(src)), [])
             if label not in lines:
                 lines.append(label)
     return dict(sorted(edges.items()))

@@ -14,7 +14,7 @@ from ..pyexpr import effects_to_python, to_python
 from .common import GeneratedFile, header, module_name
 
 ROW_FIELDS = ("index", "kind", "event", "sources", "target", "error", "error_code", "guard", "effect", "line",
-              "condition")
+              "condition", "assumes")
 
 
 def table_file(machine: ir.Machine) -> GeneratedFile:
@@ -33,6 +33,7 @@ def render_module(m: ir.Machine) -> str:
     out.append(_functions(m))
     out.append(_rows(m))
     out.append(_derived(m))
+    out.append(_trace_columns(m))
     out.append(_properties(m))
     return "".join(out)
 
@@ -109,6 +110,9 @@ def _functions(m: ir.Machine) -> str:
         out.append(f"def _guard_{row.index}(s, a):  # {m.path}:{row.span.line}")
         out.append(f"    return {to_python(row.guard)}")
         out.append("")
+        out.append(f"def _assumes_{row.index}(s, a):")
+        out.append(f"    return {to_python(row.assumes)}")
+        out.append("")
         if isinstance(row, ir.Transition):
             out.append(f"def _effect_{row.index}(s, a):")
             out.append(f"    return {effects_to_python(row.effects)}")
@@ -124,12 +128,12 @@ def _rows(m: ir.Machine) -> str:
     out = ["#: fields of each row in ROWS", f"ROW_FIELDS = {ROW_FIELDS!r}", "ROWS = ("]
     for row in m.rows:
         if isinstance(row, ir.Transition):
-            kind, target, error, code, effect = "transition", repr(row.target), repr(row.answer), row.answer_code, \
-                f"_effect_{row.index}"
+            kind = "stay" if row.is_stay else "transition"
+            target, error, code, effect = repr(row.target), repr(row.answer), row.answer_code, f"_effect_{row.index}"
         else:
             kind, target, error, code, effect = "reject", "None", repr(row.error), row.error_code, "None"
         out.append(f"    ({row.index}, {kind!r}, {row.event!r}, {_set(row.sources)}, {target}, {error}, {code}, "
-                   f"_guard_{row.index}, {effect}, {row.span.line}, {row.condition_text!r}),")
+                   f"_guard_{row.index}, {effect}, {row.span.line}, {row.condition_text!r}, _assumes_{row.index}),")
     out.append(")")
     out.append("REQUIRES = {" + ", ".join(f"{e.name!r}: _requires_{e.name}" for e in m.events) + "}")
     return "\n".join(out) + "\n\n"
@@ -155,6 +159,15 @@ def _derived(m: ir.Machine) -> str:
     out.append("ERRORS = {")
     out += [f"    ({s!r}, {e!r}): {_set(errs)}," for (s, e), errs in sorted(errors.items())]
     out.append("}")
+    return "\n".join(out) + "\n\n\n"
+
+
+def _trace_columns(m: ir.Machine) -> str:
+    from ..traceschema import trace_columns
+
+    out = ["#: the trace row of this machine: (column, type); see kcoord.model.traceschema", "TRACE_COLUMNS = ("]
+    out += [f"    ({name!r}, {typ!r})," for name, typ in trace_columns(m)]
+    out.append(")")
     return "\n".join(out) + "\n\n\n"
 
 

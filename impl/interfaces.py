@@ -1,0 +1,75 @@
+"""The contracts between kcoord's parts, so each side can be built and tested on its own.
+
+Owns the protocols (and their small value types) that cross component boundaries:
+- `MarkerTarget`: a broker that writes transaction markers to the partitions it leads (Kafka's WriteTxnMarkers).
+  Data partitions append a COMMIT/ABORT control batch; `__consumer_offsets` partitions are handed to the group
+  coordinator, which materialises (COMMIT) or drops (ABORT) the producer's pending transactional offsets and only then
+  answers — the KAFKA-17507 ordering. The transaction coordinator writes Complete* only after every partition of the
+  transaction answered NONE (or an error the marker error table says to treat as done).
+- `TxnVerifier`: the transaction coordinator's verify-only AddPartitionsToTxn (KIP-890 part 1), asked by partition
+  leaders before a transactional Produce and by the group coordinator before a TxnOffsetCommit.
+- `PartitionRouter`: which node leads a partition, for the marker channel (in-process clusters route by node id).
+Every call answers through a `Completion`, so an implementation may answer at once (in process) or later (delayed
+or lost responses in the simulator, a real network in the server).
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from .runtime.completion import Completion
+
+TxnResult = Literal["COMMIT", "ABORT"]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    @staticmethod
+    def parse(text: str) -> TopicPartition:
+        """`topic-3` → TopicPartition("topic", 3) (the partition is after the last dash)."""
+        topic, _, number = text.rpartition("-")
+        if not topic or not number.isdigit():
+            raise ValueError(f"not a topic-partition: {text!r}")
+        return TopicPartition(topic, int(number))
+
+
+@dataclass(frozen=True, slots=True)
+class TxnMarker:
+    """One entry of a WriteTxnMarkers request."""
+
+    producer_id: int
+    producer_epoch: int
+    result: TxnResult
+    coordinator_epoch: int
+    partitions: tuple[TopicPartition, ...]
+
+
+#: per partition, the Kafka error name the leader answered (NONE when the marker is durable and, for
+#: `__consumer_offsets`, the offsets are materialised)
+MarkerResult = Mapping[TopicPartition, str]
+
+
+class MarkerTarget(Protocol):
+    def write_txn_markers(self, markers: Sequence[TxnMarker]) -> Completion[list[MarkerResult]]:
+        """Write each marker to its partitions; one result mapping per marker, in order."""
+
+
+class TxnVerifier(Protocol):
+    def verify_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                         partition: TopicPartition) -> Completion[str]:
+        """NONE if `partition` is part of the open transaction, else the error (TRANSACTION_ABORTABLE,
+        PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, ...)."""
+
+
+class PartitionRouter(Protocol):
+    def leader_of(self, partition: TopicPartition) -> MarkerTarget | None:
+        """The broker leading `partition` now, or None when it has no leader (e.g. the topic was deleted)."""

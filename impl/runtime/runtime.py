@@ -1,0 +1,150 @@
+"""`CoordinatorRuntime`: the shards of one coordinator (transactions or groups) on one node.
+
+Owns: `partition_for` (Kafka's `Utils.abs(javaStringHash(key)) % partitions`), the partition states (not owned,
+loading, active), `load` (open the partition's log, replay it — in steps, so requests meanwhile get
+COORDINATOR_LOAD_IN_PROGRESS — with a coordinator epoch above every epoch in the log) and `unload`, and `poll`: the
+loop that advances loads, flushes group commits, completes durable writes and fires due timers. The server calls
+`poll` from its event loop; the simulator calls it between steps.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import KafkaError
+from ..storage.batch import RecordBatch
+from ..storage.log import Durability, PartitionLog, partition_dir_name
+from ..storage.partitioning import partition_for
+from .clock import Clock
+from .shard import Shard, ShardSpec
+from .trace import Tracer
+
+LOAD_BATCHES_PER_POLL = 2_000
+
+
+@dataclass(slots=True)
+class _Loading:
+    shard: Shard
+    batches: Iterator[RecordBatch]
+    epoch: int
+
+
+class CoordinatorRuntime:
+    def __init__(self, *, topic: str, data_dir: Path, spec_factory: Callable[[int], ShardSpec], clock: Clock,
+                 tracer: Tracer | None = None, num_partitions: int = 50, durability: Durability | None = None,
+                 node_id: int = 0, segment_bytes: int = 100 * 1024 * 1024) -> None:
+        self.topic = topic
+        self.data_dir = data_dir
+        self.spec_factory = spec_factory
+        self.clock = clock
+        self.tracer = tracer or Tracer(node=node_id)
+        self.num_partitions = num_partitions
+        self.durability = durability or Durability.per_batch()
+        self.node_id = node_id
+        self.segment_bytes = segment_bytes
+        self.shards: dict[int, Shard] = {}
+        self.loading: dict[int, _Loading] = {}
+
+    # ------------------------------------------------------------ routing
+
+    def partition_for(self, key: str) -> int:
+        return partition_for(key, self.num_partitions)
+
+    def shard_for(self, key: str) -> Shard:
+        """The active shard owning `key`, or the Kafka error a request for it gets."""
+        return self.shard(self.partition_for(key))
+
+    def shard(self, partition: int) -> Shard:
+        if partition in self.loading:
+            raise KafkaError("COORDINATOR_LOAD_IN_PROGRESS", f"{self.topic}-{partition} is loading")
+        shard = self.shards.get(partition)
+        if shard is None or shard.failed is not None:
+            raise KafkaError("NOT_COORDINATOR", f"{self.topic}-{partition} is not owned by node {self.node_id}")
+        return shard
+
+    def owns(self, partition: int) -> bool:
+        return partition in self.shards and partition not in self.loading
+
+    # ------------------------------------------------------------ load / unload
+
+    def load(self, partition: int, *, wait: bool = True) -> Shard:
+        """Start owning `partition`: open its log and replay it (all at once, or step by step in `poll`)."""
+        if partition in self.shards or partition in self.loading:
+            raise KafkaError("NOT_COORDINATOR", f"{self.topic}-{partition} is already owned or loading")
+        path = self.data_dir / partition_dir_name(self.topic, partition)
+        log = PartitionLog.open(path, segment_bytes=self.segment_bytes, durability=self.durability,
+                                clock_ms=self.clock.now_ms)
+        batches = list(log.read())
+        epoch = max((b.partition_leader_epoch for b in batches), default=-1) + 1
+        shard = Shard(partition, log, self.spec_factory(partition), clock=self.clock, tracer=self.tracer,
+                      coordinator_epoch=max(epoch, 0))
+        self.loading[partition] = _Loading(shard, iter(batches), shard.coordinator_epoch)
+        self.shards[partition] = shard
+        if wait:
+            while partition in self.loading:
+                self._advance_load(partition, budget=1 << 30)
+        return shard
+
+    def _advance_load(self, partition: int, budget: int) -> None:
+        state = self.loading[partition]
+        for _ in range(budget):
+            batch = next(state.batches, None)
+            if batch is None:
+                del self.loading[partition]
+                state.shard.spec.on_loaded(state.shard)
+                return
+            if not batch.is_control:
+                state.shard.replay_batch(batch)
+
+    def unload(self, partition: int) -> None:
+        """Stop owning `partition`: pending requests get NOT_COORDINATOR, timers stop, the log is closed."""
+        self.loading.pop(partition, None)
+        shard = self.shards.pop(partition, None)
+        if shard is not None:
+            shard.close()
+
+    def close(self) -> None:
+        for partition in list(self.shards):
+            self.unload(partition)
+        self.tracer.flush()
+
+    # ------------------------------------------------------------ the loop
+
+    def poll(self) -> int:
+        """Advance loads, flush due group commits, complete durable writes, fire due timers. Returns work done."""
+        work = 0
+        for partition in list(self.loading):
+            self._advance_load(partition, LOAD_BATCHES_PER_POLL)
+            work += 1
+        now = self.clock.now_ms()
+        for partition, shard in list(self.shards.items()):
+            if partition in self.loading:
+                continue
+            if shard.in_flight:
+                try:
+                    shard.log.flush_if_due(now)
+                except OSError as e:
+                    shard.failed = e
+                    self.unload(partition)
+                    continue
+                work += shard.complete_durable()
+            work += shard.timers.fire_due(now)
+        return work
+
+    def flush(self) -> int:
+        """Force every group commit to disk now and complete what became durable."""
+        done = 0
+        for shard in self.shards.values():
+            if shard.in_flight:
+                shard.log.flush()
+                done += shard.complete_durable()
+        return done
+
+    def next_deadline_ms(self) -> int | None:
+        """The earliest moment `poll` has timer or group-commit work (for an event loop's sleep)."""
+        deadlines = [d for s in self.shards.values() for d in (s.timers.next_deadline_ms(), s.log.next_flush_due_ms)
+                     if d is not None]
+        return min(deadlines) if deadlines else None

@@ -1,0 +1,317 @@
+"""One coordinator-log partition: its instances, its log, its timers and the write path.
+
+Owns:
+- the instances of every machine whose key hashes to this partition (plain dicts; see `kcoord.impl.statemachine`),
+- `submit`: run a handler now (`when_pending="answer"`: the handler sees `pending`, Kafka's transaction coordinator
+  answers CONCURRENT_TRANSACTIONS) or once no write for its keys is in flight (`"wait"`: the group coordinator),
+- the write path: a handler's `Plan` appends its records as one batch; when the batch is durable its changes are
+  applied in order (the live `replay`: post-states installed, one trace row each, records cross-checked) and the
+  response is released. A failed append applies nothing; the plan's `on_failure` decides the answer,
+- `apply`: the one place an instance changes — it checks the change against the generated table (the decision's
+  pre-state must be the instance's current state; a pending-only state is never stored; a final state removes the
+  instance) and emits the trace row,
+- `load`: replay a log through the coordinator's `ShardSpec.replay` (records → instances), with `seq` restarting
+  per coordinator epoch.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ..errors import IllegalStateError, KafkaError
+from ..statemachine import Decision, Instance, MachineTable
+from ..storage.batch import RecordBatch
+from ..storage.log import PartitionLog
+from .clock import Clock
+from .completion import Completion
+from .timers import Timers
+from .trace import Tracer
+
+Key = tuple[Any, ...]  # the machine's key fields, in spec order
+RecordBytes = tuple[bytes | None, bytes | None]
+WhenPending = Literal["answer", "wait"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One decision of the spec to apply when the plan's records are durable (or at once if it has none)."""
+
+    table: MachineTable
+    key: Key
+    decision: Decision
+    args: Mapping[str, Any]
+    pending: bool = False
+    record: int | None = None  # index in the plan's records of the record that describes this change
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a handler decided: changes, the records describing them, and the answer.
+
+    `response` is a value or a zero-argument callable evaluated after the changes are applied. `on_failure` gets the
+    append error and returns the plan to run instead (in-memory changes only, e.g. a fence whose write failed).
+    """
+
+    changes: list[Change] = field(default_factory=list)
+    records: list[RecordBytes] = field(default_factory=list)
+    response: Any = None
+    on_failure: Callable[[BaseException], Plan] | None = None
+    after_apply: Callable[[], None] | None = None  # side effects once applied (schedule timers, send markers)
+
+    def answer(self) -> Any:
+        return self.response() if callable(self.response) else self.response
+
+
+class ShardSpec(Protocol):
+    """What a coordinator (transactions, groups) tells the runtime about its log."""
+
+    tables: Mapping[str, MachineTable]
+
+    def replay(self, shard: Shard, batch: RecordBatch, key: bytes | None, value: bytes | None, offset: int) -> None:
+        """Install the state one record of the log describes (on load)."""
+
+    def check_record(self, change: Change, record: RecordBytes) -> None:
+        """Assert that a record written on the live path describes `change`'s post-state."""
+
+    def on_loaded(self, shard: Shard) -> None:
+        """After a load: restart what the log implies (re-send markers, schedule timers)."""
+
+
+@dataclass(slots=True)
+class _InFlight:
+    plan: Plan
+    completion: Completion[Any]
+    keys: tuple[tuple[str, Key], ...]
+    last_offset: int
+
+
+def key_text(key: Key) -> str:
+    return "/".join(str(k) for k in key)
+
+
+class Shard:
+    def __init__(self, partition: int, log: PartitionLog, spec: ShardSpec, *, clock: Clock, tracer: Tracer,
+                 coordinator_epoch: int) -> None:
+        self.partition = partition
+        self.log = log
+        self.spec = spec
+        self.clock = clock
+        self.tracer = tracer
+        self.coordinator_epoch = coordinator_epoch
+        self.timers = Timers()
+        self.instances: dict[str, dict[Key, Instance]] = {name: {} for name in spec.tables}
+        self._seq: dict[tuple[str, Key], int] = {}
+        self._in_flight: deque[_InFlight] = deque()
+        self._pending: dict[tuple[str, Key], int] = {}
+        self._waiting: dict[tuple[str, Key], deque[Callable[[], None]]] = {}
+        self.failed: BaseException | None = None
+
+    # ------------------------------------------------------------ reading state
+
+    def get(self, machine: str, key: Key) -> Instance | None:
+        return self.instances[machine].get(key)
+
+    def instance_or_fresh(self, table: MachineTable, key: Key) -> Instance:
+        """The instance, or a fresh one (initial state, defaults) that exists only once a transition creates it."""
+        found = self.instances[table.name].get(key)
+        if found is not None:
+            return found
+        return table.fresh(dict(zip((name for name, _ in table.keys), key, strict=True)))
+
+    def pending(self, machine: str, key: Key) -> bool:
+        """A write for this instance is appended but not yet durable (and applied)."""
+        return self._pending.get((machine, key), 0) > 0
+
+    # ------------------------------------------------------------ submitting work
+
+    def submit(self, keys: Sequence[tuple[str, Key]], handler: Callable[[], Plan], *,
+               when_pending: WhenPending = "answer") -> Completion[Any]:
+        """Run `handler` (now, or when no write for `keys` is in flight) and execute the plan it returns."""
+        completion: Completion[Any] = Completion()
+        if self.failed is not None:
+            completion.fail(KafkaError("NOT_COORDINATOR", f"partition {self.partition} failed: {self.failed}"))
+            return completion
+        key_tuple = tuple(keys)
+
+        def run() -> None:
+            try:
+                plan = handler()
+            except BaseException as e:  # noqa: BLE001 - the error travels to the caller through the completion
+                completion.fail(e)
+                return
+            self._execute(plan, key_tuple, completion)
+
+        blocked = [k for k in key_tuple if self._pending.get(k, 0) > 0]
+        if when_pending == "wait" and blocked:
+            self._waiting.setdefault(blocked[0], deque()).append(lambda: self._resubmit(key_tuple, run))
+        else:
+            run()
+        return completion
+
+    def _resubmit(self, keys: tuple[tuple[str, Key], ...], run: Callable[[], None]) -> None:
+        blocked = [k for k in keys if self._pending.get(k, 0) > 0]
+        if blocked:
+            self._waiting.setdefault(blocked[0], deque()).append(lambda: self._resubmit(keys, run))
+        else:
+            run()
+
+    def _execute(self, plan: Plan, keys: tuple[tuple[str, Key], ...], completion: Completion[Any]) -> None:
+        if not plan.records:
+            self._apply_plan(plan)
+            completion.set(plan.answer())
+            return
+        try:
+            info = self.log.append(plan.records, timestamp_ms=self.clock.now_ms(),
+                                   partition_leader_epoch=self.coordinator_epoch)
+        except OSError as e:
+            self._failed_append(plan, completion, e)
+            return
+        touched = tuple(dict.fromkeys([*keys, *((c.table.name, c.key) for c in plan.changes)]))
+        for k in touched:
+            self._pending[k] = self._pending.get(k, 0) + 1
+        self._in_flight.append(_InFlight(plan, completion, touched, info.last_offset))
+        self.complete_durable()
+
+    def _failed_append(self, plan: Plan, completion: Completion[Any], error: OSError) -> None:
+        if getattr(self.log, "failed", False):
+            self.failed = error
+        if plan.on_failure is None:
+            completion.fail(KafkaError("NOT_COORDINATOR", f"append to partition {self.partition} failed: {error}"))
+            return
+        fallback = plan.on_failure(error)
+        if fallback.records:
+            raise IllegalStateError("a failure plan writes nothing; it only applies in-memory changes")
+        self._apply_plan(fallback)
+        completion.set(fallback.answer())
+
+    def complete_durable(self) -> int:
+        """Apply and answer every in-flight plan whose records are now durable, in append order."""
+        done = 0
+        durable = self.log.durable_offset
+        while self._in_flight and self._in_flight[0].last_offset < durable:
+            item = self._in_flight.popleft()
+            for change in item.plan.changes:
+                if change.record is not None:
+                    self.spec.check_record(change, item.plan.records[change.record])
+            self._apply_plan(item.plan)
+            for k in item.keys:
+                left = self._pending[k] - 1
+                if left:
+                    self._pending[k] = left
+                else:
+                    del self._pending[k]
+            item.completion.set(item.plan.answer())
+            for k in item.keys:
+                self._release(k)
+            done += 1
+        return done
+
+    def _release(self, key: tuple[str, Key]) -> None:
+        queue = self._waiting.get(key)
+        while queue and self._pending.get(key, 0) == 0:
+            queue.popleft()()
+        if queue is not None and not queue:
+            del self._waiting[key]
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    # ------------------------------------------------------------ applying changes
+
+    def _apply_plan(self, plan: Plan) -> None:
+        for change in plan.changes:
+            self.apply(change)
+        if plan.after_apply is not None:
+            plan.after_apply()
+
+    def apply(self, change: Change) -> None:
+        """The one place an instance changes: check the decision against the table and the current state, install
+        the post-state (a final state removes the instance), emit the trace row."""
+        table, key, d = change.table, change.key, change.decision
+        instances = self.instances[table.name]
+        current = instances.get(key)
+        exists = current is not None
+        state = current["state"] if current is not None else table.initial
+        if d.from_state != state:
+            raise IllegalStateError(f"{table.name} {key_text(key)}: decided in {d.from_state} but the instance is in "
+                                    f"{state} (a change applied out of order)")
+        if d.post is not None:
+            target = d.to_state
+            if d.row.kind == "transition" and d.from_state not in table.valid_previous[target]:
+                raise IllegalStateError(f"{table.name}: {d.from_state} -> {target} is not an edge of the table")
+            if target in table.final_states:
+                instances.pop(key, None)
+            else:
+                instances[key] = d.post
+            exists = True
+        self._trace(change, exists)
+
+    def _trace(self, change: Change, exists: bool) -> None:
+        if not self.tracer.enabled:
+            return
+        seq = self.next_seq(change.table.name, change.key) if exists else -1
+        self.tracer.decision(change.table, change.decision, key=key_text(change.key), seq=seq,
+                             ts_ms=self.clock.now_ms(), coordinator_epoch=self.coordinator_epoch, args=change.args,
+                             pending=change.pending)
+
+    def next_seq(self, machine: str, key: Key) -> int:
+        """Strictly increasing per instance; dense within this coordinator epoch (`epoch << 32 | n`)."""
+        n = self._seq.get((machine, key), 0)
+        self._seq[(machine, key)] = n + 1
+        return (self.coordinator_epoch << 32) | n
+
+    # ------------------------------------------------------------ loading
+
+    def install(self, table: MachineTable, key: Key, instance: Instance | None) -> None:
+        """Replay on load: the log says this is the instance now (None: a tombstone removed it)."""
+        instances = self.instances[table.name]
+        before = instances.get(key)
+        if instance is None:
+            instances.pop(key, None)
+            after = before if before is not None else table.fresh(_key_fields(table, key))
+            after = {**after, "state": _removed_state(table)}
+        else:
+            previous = before["state"] if before is not None else table.initial
+            target = instance["state"]
+            if target != previous and previous not in table.valid_previous.get(target, frozenset()):
+                raise IllegalStateError(f"{table.name} {key_text(key)}: the log moves it from {previous} to {target}, "
+                                        "which the table does not allow")
+            instances[key] = instance
+            after = instance
+        if self.tracer.enabled:
+            prior = before if before is not None else table.fresh(_key_fields(table, key))
+            self.tracer.load(table, prior, after, key=key_text(key), seq=self.next_seq(table.name, key),
+                             ts_ms=self.clock.now_ms(), coordinator_epoch=self.coordinator_epoch)
+
+    def replay_batch(self, batch: RecordBatch) -> None:
+        for record in batch.records:
+            self.spec.replay(self, batch, record.key, record.value, record.offset)
+
+    # ------------------------------------------------------------ timers
+
+    def schedule(self, key: Hashable, deadline_ms: int, callback: Callable[[], None]) -> None:
+        self.timers.schedule(key, deadline_ms, callback)
+
+    def close(self) -> None:
+        self.timers.clear()
+        for item in self._in_flight:
+            item.completion.fail(KafkaError("NOT_COORDINATOR", f"partition {self.partition} was unloaded"))
+        self._in_flight.clear()
+        self._pending.clear()
+        self._waiting.clear()
+        self.log.close()
+
+
+def _key_fields(table: MachineTable, key: Key) -> dict[str, Any]:
+    return dict(zip((name for name, _ in table.keys), key, strict=True))
+
+
+def _removed_state(table: MachineTable) -> str:
+    """The state a tombstone leads to: the machine's final state (e.g. Transaction's Dead)."""
+    finals = sorted(table.final_states)
+    return finals[0] if finals else table.initial

@@ -1,0 +1,75 @@
+"""Timers keyed by name, fired in deadline order — session timeouts, rebalance timeouts, transaction aborts.
+
+Owns: `Timers`, a heap of (deadline, sequence) so that timers with the same deadline fire in the order they were
+scheduled (deterministic simulation). Scheduling a key again replaces its timer (`schedule` is idempotent per key,
+like Kafka's timer keys); cancelled timers are skipped lazily. Bounded: one live timer per key.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+
+
+@dataclass(order=True, slots=True)
+class _Entry:
+    deadline_ms: int
+    seq: int
+    key: Hashable = field(compare=False)
+    callback: Callable[[], None] = field(compare=False)
+    live: bool = field(default=True, compare=False)
+
+
+class Timers:
+    def __init__(self) -> None:
+        self._heap: list[_Entry] = []
+        self._by_key: dict[Hashable, _Entry] = {}
+        self._seq = itertools.count()
+
+    def schedule(self, key: Hashable, deadline_ms: int, callback: Callable[[], None]) -> None:
+        """Run `callback` once the clock reaches `deadline_ms`; replaces any timer with the same key."""
+        self.cancel(key)
+        entry = _Entry(deadline_ms, next(self._seq), key, callback)
+        self._by_key[key] = entry
+        heapq.heappush(self._heap, entry)
+
+    def cancel(self, key: Hashable) -> bool:
+        entry = self._by_key.pop(key, None)
+        if entry is None:
+            return False
+        entry.live = False
+        return True
+
+    def deadline(self, key: Hashable) -> int | None:
+        entry = self._by_key.get(key)
+        return entry.deadline_ms if entry is not None else None
+
+    def next_deadline_ms(self) -> int | None:
+        while self._heap and not self._heap[0].live:
+            heapq.heappop(self._heap)
+        return self._heap[0].deadline_ms if self._heap else None
+
+    def fire_due(self, now_ms: int, limit: int = 10_000) -> int:
+        """Fire every timer due at `now_ms` (at most `limit`); returns how many fired. A callback may schedule more."""
+        fired = 0
+        while fired < limit and self._heap and self._heap[0].deadline_ms <= now_ms:
+            entry = heapq.heappop(self._heap)
+            if not entry.live:
+                continue
+            del self._by_key[entry.key]
+            entry.live = False
+            entry.callback()
+            fired += 1
+        return fired
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def clear(self) -> None:
+        for entry in self._by_key.values():
+            entry.live = False
+        self._by_key.clear()
+        self._heap.clear()

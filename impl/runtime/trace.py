@@ -1,0 +1,242 @@
+"""Trace rows: one per decision the runtime applies or answers, in the schema generated from the spec.
+
+Owns: `TraceRow` construction from a `Decision` (columns from the generated table's `TRACE_COLUMNS`: see
+`kcoord.model.traceschema` for their meaning) and the sinks — `MemorySink`, `JsonlSink`, `ParquetSink` — each
+writing one folder per machine (`<dir>/<Machine>/part-<node>-<n>.<ext>`). Tracing is off when the `Tracer` has no
+sink; the hot path then does nothing but one attribute check.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..statemachine import Decision, MachineTable
+
+Row = dict[str, Any]
+
+
+class TraceSink(Protocol):
+    def write(self, machine: str, row: Row) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Per machine: which trace columns are arguments, variables (and which of those are sets), keys."""
+
+    args: tuple[tuple[str, str, bool], ...]  # (column, parameter, is_set)
+    variables: tuple[tuple[str, bool], ...]  # (variable, is_set)
+    keys: tuple[str, ...]
+
+
+def _layout(table: MachineTable) -> _Layout:
+    columns = dict(table.module.TRACE_COLUMNS)
+    args = tuple((c, c[len("arg_"):], t == "list<string>") for c, t in table.module.TRACE_COLUMNS
+                 if c.startswith("arg_"))
+    variables = tuple((v.name, columns[v.name] == "list<string>") for v in table.variables)
+    return _Layout(args, variables, tuple(k for k, _ in table.keys))
+
+
+def _plain(value: Any, is_set: bool) -> Any:
+    if is_set:
+        return sorted(value) if value is not None else None
+    return value
+
+
+@dataclass(slots=True)
+class Tracer:
+    """Builds rows and hands them to a sink; `sink=None` turns tracing off."""
+
+    sink: TraceSink | None = None
+    node: int = 0
+    _layouts: dict[str, _Layout] = field(default_factory=dict)
+
+    @property
+    def enabled(self) -> bool:
+        return self.sink is not None
+
+    def decision(self, table: MachineTable, decision: Decision, *, key: str, seq: int, ts_ms: int,
+                 coordinator_epoch: int, args: Mapping[str, Any], pending: bool) -> None:
+        """A row for a transition, stay or rejection (the variables are the post-state; a rejection changes none)."""
+        if self.sink is None:
+            return
+        after = decision.post if decision.post is not None else decision.pre
+        self._emit(table, after, key=key, seq=seq, ts_ms=ts_ms, coordinator_epoch=coordinator_epoch,
+                   kind=decision.row.kind, event=decision.event, row=decision.row.index, error=decision.error,
+                   from_state=decision.from_state, to_state=decision.to_state, pending=pending, args=args)
+
+    def load(self, table: MachineTable, before: Mapping[str, Any], after: Mapping[str, Any], *, key: str, seq: int,
+             ts_ms: int, coordinator_epoch: int) -> None:
+        """A row for a state read back from a coordinator log (no event: kind `load`)."""
+        if self.sink is None:
+            return
+        self._emit(table, after, key=key, seq=seq, ts_ms=ts_ms, coordinator_epoch=coordinator_epoch, kind="load",
+                   event="Load", row=-1, error="NONE", from_state=str(before["state"]),
+                   to_state=str(after["state"]), pending=False, args={})
+
+    def _emit(self, table: MachineTable, after: Mapping[str, Any], *, key: str, seq: int, ts_ms: int,
+              coordinator_epoch: int, kind: str, event: str, row: int, error: str, from_state: str, to_state: str,
+              pending: bool, args: Mapping[str, Any]) -> None:
+        assert self.sink is not None
+        layout = self._layouts.get(table.name)
+        if layout is None:
+            layout = self._layouts[table.name] = _layout(table)
+        out: Row = {"machine": table.name, "key": key, "seq": seq, "ts_ms": ts_ms, "node": self.node,
+                    "coordinator_epoch": coordinator_epoch, "kind": kind, "event": event, "row": row, "error": error,
+                    "from_state": from_state, "to_state": to_state, "pending": pending}
+        for k in layout.keys:
+            out[k] = after[k]
+        for column, param, is_set in layout.args:
+            value = args.get(param) if isinstance(args, dict) else args.get(param)
+            out[column] = None if callable(value) else _plain(value, is_set)  # a lazy argument never computed
+        for name, is_set in layout.variables:
+            out[name] = _plain(after[name], is_set)
+        self.sink.write(table.name, out)
+
+    def flush(self) -> None:
+        if self.sink is not None:
+            self.sink.flush()
+
+    def close(self) -> None:
+        if self.sink is not None:
+            self.sink.close()
+
+
+class MemorySink:
+    """Rows kept in memory, per machine (tests, small simulations)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[Row]] = {}
+
+    def write(self, machine: str, row: Row) -> None:
+        self.rows.setdefault(machine, []).append(row)
+
+    def all_rows(self) -> list[Row]:
+        return [r for rows in self.rows.values() for r in rows]
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _FolderSink:
+    """Shared by the file sinks: one part file per machine, created on first use."""
+
+    extension = ""
+
+    def __init__(self, directory: Path, node: int = 0) -> None:
+        self.directory = directory
+        self.node = node
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, machine: str) -> Path:
+        folder = self.directory / machine
+        folder.mkdir(parents=True, exist_ok=True)
+        n = 0
+        while (folder / f"part-{self.node}-{n}.{self.extension}").exists():
+            n += 1
+        return folder / f"part-{self.node}-{n}.{self.extension}"
+
+
+class JsonlSink(_FolderSink):
+    """JSON Lines, one object per row, buffered; `flush` writes through to the OS."""
+
+    extension = "jsonl"
+
+    def __init__(self, directory: Path, node: int = 0, buffer_rows: int = 1024) -> None:
+        super().__init__(directory, node)
+        self.buffer_rows = buffer_rows
+        self._files: dict[str, Any] = {}
+        self._buffers: dict[str, list[str]] = {}
+
+    def write(self, machine: str, row: Row) -> None:
+        buffer = self._buffers.setdefault(machine, [])
+        buffer.append(json.dumps(row, separators=(",", ":")))
+        if len(buffer) >= self.buffer_rows:
+            self._drain(machine)
+
+    def _drain(self, machine: str) -> None:
+        buffer = self._buffers.get(machine)
+        if not buffer:
+            return
+        handle = self._files.get(machine)
+        if handle is None:
+            handle = self._files[machine] = open(self._path(machine), "a", encoding="utf-8")  # noqa: SIM115
+        handle.write("\n".join(buffer) + "\n")
+        buffer.clear()
+
+    def flush(self) -> None:
+        for machine in list(self._buffers):
+            self._drain(machine)
+        for handle in self._files.values():
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def close(self) -> None:
+        self.flush()
+        for handle in self._files.values():
+            handle.close()
+        self._files.clear()
+
+
+class ParquetSink(_FolderSink):
+    """Parquet through pyarrow, a row group per `batch_rows` rows; the schema comes from the generated table."""
+
+    extension = "parquet"
+
+    def __init__(self, directory: Path, columns: Mapping[str, tuple[tuple[str, str], ...]], node: int = 0,
+                 batch_rows: int = 50_000) -> None:
+        super().__init__(directory, node)
+        self.columns = columns  # machine -> TRACE_COLUMNS
+        self.batch_rows = batch_rows
+        self._buffers: dict[str, list[Row]] = {}
+        self._writers: dict[str, Any] = {}
+
+    def write(self, machine: str, row: Row) -> None:
+        buffer = self._buffers.setdefault(machine, [])
+        buffer.append(row)
+        if len(buffer) >= self.batch_rows:
+            self._drain(machine)
+
+    def _schema(self, machine: str) -> Any:
+        import pyarrow as pa
+
+        types = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "bool": pa.bool_(),
+                 "list<string>": pa.list_(pa.string())}
+        return pa.schema([pa.field(name, types[t]) for name, t in self.columns[machine]])
+
+    def _drain(self, machine: str) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        buffer = self._buffers.get(machine)
+        if not buffer:
+            return
+        schema = self._schema(machine)
+        batch = pa.RecordBatch.from_pylist(buffer, schema=schema)
+        writer = self._writers.get(machine)
+        if writer is None:
+            writer = self._writers[machine] = pq.ParquetWriter(self._path(machine), schema)
+        writer.write_batch(batch)
+        buffer.clear()
+
+    def flush(self) -> None:
+        for machine in list(self._buffers):
+            self._drain(machine)
+
+    def close(self) -> None:
+        self.flush()
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()

@@ -1,0 +1,196 @@
+"""The runtime's write path on real logs: durability before apply and answer, pending semantics, waiting, failures,
+load by replay, coordinator epochs and trace rows. Uses the Transaction table with a small JSON record format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kcoord.impl.errors import KafkaError
+from kcoord.impl.runtime.clock import ManualClock
+from kcoord.impl.runtime.runtime import CoordinatorRuntime
+from kcoord.impl.runtime.shard import Change, Plan, RecordBytes, Shard
+from kcoord.impl.runtime.trace import MemorySink, Tracer
+from kcoord.impl.statemachine import MachineTable
+from kcoord.impl.storage.batch import RecordBatch
+from kcoord.impl.storage.log import Durability
+
+TX = MachineTable.load("transaction")
+
+
+def encode(instance: Mapping[str, Any]) -> RecordBytes:
+    value = {k: sorted(v) if isinstance(v, frozenset) else v for k, v in instance.items()}
+    return instance["transactional_id"].encode(), json.dumps(value).encode()
+
+
+class JsonSpec:
+    tables = {"Transaction": TX}
+
+    def __init__(self) -> None:
+        self.checked = 0
+
+    def replay(self, shard: Shard, batch: RecordBatch, key: bytes | None, value: bytes | None, offset: int) -> None:
+        assert key is not None
+        instance = None
+        if value is not None:
+            instance = json.loads(value)
+            instance["partitions"] = frozenset(instance["partitions"])
+        shard.install(TX, (key.decode(),), instance)
+
+    def check_record(self, change: Change, record: RecordBytes) -> None:
+        assert change.decision.post is not None and record == encode(change.decision.post)
+        self.checked += 1
+
+    def on_loaded(self, shard: Shard) -> None:
+        pass
+
+
+def make_runtime(tmp_path: Path, durability: Durability | None = None, sink: MemorySink | None = None,
+                 clock: ManualClock | None = None) -> CoordinatorRuntime:
+    return CoordinatorRuntime(topic="__transaction_state", data_dir=tmp_path, spec_factory=lambda p: JsonSpec(),
+                              clock=clock or ManualClock(1_000), tracer=Tracer(sink), num_partitions=3,
+                              durability=durability)
+
+
+def init_plan(shard: Shard, txn_id: str, now_ms: int = 1, pid: int = 7) -> Plan:
+    key = (txn_id,)
+    inst = shard.instance_or_fresh(TX, key)
+    args = dict(expected_producer_id=-1, expected_epoch=-1, timeout_ms=60000, max_timeout_ms=900000,
+                new_producer_id=pid, now_ms=now_ms)
+    pending = shard.pending("Transaction", key)
+    d = TX.decide(inst, "InitProducerId", args, pending=pending)
+    change = Change(TX, key, d, args, pending, record=0 if d.accepted else None)
+    records = [encode(d.post)] if d.post is not None else []
+    return Plan([change], records, response=lambda: (d.error, shard.get("Transaction", key)))
+
+
+def submit_init(shard: Shard, txn_id: str, **kw: Any) -> Any:
+    return shard.submit([("Transaction", (txn_id,))], lambda: init_plan(shard, txn_id, **kw))
+
+
+def test_partition_for_matches_kafka() -> None:
+    rt = CoordinatorRuntime(topic="t", data_dir=Path("/nonexistent"), spec_factory=lambda p: JsonSpec(),
+                            clock=ManualClock())
+    assert rt.partition_for("polygenelubricants") == 0 and rt.partition_for("test-txn") == 31
+
+
+def test_not_owned_and_loading_errors(tmp_path: Path) -> None:
+    rt = make_runtime(tmp_path)
+    with pytest.raises(KafkaError) as e:
+        rt.shard(0)
+    assert e.value.name == "NOT_COORDINATOR"
+    rt.load(0, wait=False)
+    with pytest.raises(KafkaError) as e:
+        rt.shard(0)
+    assert e.value.name == "COORDINATOR_LOAD_IN_PROGRESS"
+    rt.poll()
+    assert rt.shard(0).partition == 0
+
+
+def test_per_batch_write_is_applied_and_answered_once_durable(tmp_path: Path) -> None:
+    sink = MemorySink()
+    rt = make_runtime(tmp_path, sink=sink)
+    shard = rt.load(0)
+    done = submit_init(shard, "t1")
+    assert done.done
+    error, instance = done.result()
+    assert error == "NONE" and instance["producer_id"] == 7 and instance["producer_epoch"] == 0
+    assert shard.log.durable_offset == 1 and shard.spec.checked == 1
+    (row,) = sink.rows["Transaction"]
+    assert (row["kind"], row["event"], row["from_state"], row["to_state"], row["seq"]) == \
+        ("transition", "InitProducerId", "Empty", "Empty", 0)
+    assert row["arg_new_producer_id"] == 7 and row["producer_epoch"] == 0 and row["partitions"] == []
+
+
+def test_group_commit_holds_state_and_answer_until_the_flush(tmp_path: Path) -> None:
+    clock = ManualClock(1_000)
+    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=5, max_bytes=1 << 20), clock=clock)
+    shard = rt.load(0)
+    done = submit_init(shard, "t1")
+    assert not done.done and shard.get("Transaction", ("t1",)) is None
+    assert shard.pending("Transaction", ("t1",))
+    second = submit_init(shard, "t1")  # answer mode: sees the write in flight
+    assert second.done and second.result()[0] == "CONCURRENT_TRANSACTIONS"
+    rt.poll()
+    assert not done.done  # not due yet
+    clock.advance(5)
+    rt.poll()
+    assert done.done and done.result()[0] == "NONE" and not shard.pending("Transaction", ("t1",))
+
+
+def test_wait_mode_runs_the_handler_after_the_write_in_flight(tmp_path: Path) -> None:
+    clock = ManualClock(1_000)
+    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=5, max_bytes=1 << 20), clock=clock)
+    shard = rt.load(0)
+    first = submit_init(shard, "t1", pid=7)
+    second = shard.submit([("Transaction", ("t1",))], lambda: init_plan(shard, "t1"), when_pending="wait")
+    assert not first.done and not second.done
+    clock.advance(5)
+    rt.poll()
+    assert first.done
+    rt.flush()
+    assert second.done and second.result()[1]["producer_epoch"] == 1  # ran on the state after the first write
+
+
+def test_failed_append_applies_nothing_and_uses_the_fallback(tmp_path: Path) -> None:
+    rt = make_runtime(tmp_path)
+    shard = rt.load(0)
+    shard.log.fail_next_append()
+
+    def plan() -> Plan:
+        p = init_plan(shard, "t1")
+        p.on_failure = lambda e: Plan([], [], response=("COORDINATOR_NOT_AVAILABLE", None))
+        return p
+
+    done = shard.submit([("Transaction", ("t1",))], plan)
+    assert done.result() == ("COORDINATOR_NOT_AVAILABLE", None)
+    assert shard.get("Transaction", ("t1",)) is None and shard.log.log_end_offset == 0
+    assert submit_init(shard, "t1").result()[0] == "NONE"  # the shard goes on
+
+
+def test_reload_replays_the_log_with_a_higher_epoch(tmp_path: Path) -> None:
+    sink = MemorySink()
+    rt = make_runtime(tmp_path, sink=sink)
+    shard = rt.load(0)
+    submit_init(shard, "t1").result()
+    submit_init(shard, "t1").result()
+    assert shard.coordinator_epoch == 0
+    rt.unload(0)
+    with pytest.raises(KafkaError):
+        rt.shard(0)
+    again = rt.load(0)
+    assert again.coordinator_epoch == 1
+    assert again.get("Transaction", ("t1",))["producer_epoch"] == 1
+    loads = [r for r in sink.rows["Transaction"] if r["kind"] == "load"]
+    assert [(r["from_state"], r["to_state"], r["producer_epoch"], r["seq"] >> 32) for r in loads] == \
+        [("Empty", "Empty", 0, 1), ("Empty", "Empty", 1, 1)]
+
+
+def test_rejection_on_a_missing_instance_has_no_seq(tmp_path: Path) -> None:
+    sink = MemorySink()
+    rt = make_runtime(tmp_path, sink=sink)
+    shard = rt.load(0)
+
+    def plan() -> Plan:
+        key = ("nobody",)
+        args = dict(pid=5, epoch=0, parts=frozenset({"a-0"}), txn_version=0, now_ms=1)
+        d = TX.decide(shard.instance_or_fresh(TX, key), "AddPartitions", args)
+        return Plan([Change(TX, key, d, args)], [], response=d.error)
+
+    assert shard.submit([("Transaction", ("nobody",))], plan).result() == "INVALID_PRODUCER_ID_MAPPING"
+    (row,) = sink.rows["Transaction"]
+    assert row["seq"] == -1 and row["kind"] == "reject" and shard.get("Transaction", ("nobody",)) is None
+
+
+def test_unload_fails_requests_in_flight(tmp_path: Path) -> None:
+    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=50, max_bytes=1 << 20))
+    shard = rt.load(0)
+    done = submit_init(shard, "t1")
+    rt.unload(0)
+    with pytest.raises(KafkaError) as e:
+        done.result()
+    assert e.value.name == "NOT_COORDINATOR"

@@ -182,7 +182,8 @@ class MachineTable:
                 raise IllegalStateError(f"{self.name}: {instance['state']} -> {row.target} is not in the table")
         for v in self._bounded:
             value = post[v.name]
-            if not (v.lo <= value <= v.hi):  # type: ignore[operator]
+            assert v.lo is not None and v.hi is not None
+            if not (v.lo <= value <= v.hi):
                 raise IllegalStateError(f"{self.name}.{row.event} (row {row.index}, {self.spec_path}:{row.line}) "
                                         f"puts {v.name} = {value} outside {v.type}")
         return post

@@ -15,6 +15,7 @@ import hashlib
 import re
 from collections import deque
 from dataclasses import dataclass, field, replace
+from typing import TypeVar, cast
 
 from . import ir
 from . import syntax as s
@@ -22,6 +23,8 @@ from .diagnostics import Diagnostics, Span, unknown_name_message
 from .kafka_errors import KAFKA_ERRORS
 from .pretty import render
 from .typecheck import INVARIANT, STEP, ExprChecker, Scope, Symbols
+
+T = TypeVar("T")
 
 
 def snake_case(name: str) -> str:
@@ -77,33 +80,27 @@ class _MachineChecker:
         self.first_declared = _first_declarations(members)
         self._check_file_name()
         kinds = [m for m in members if isinstance(m, s.KindDecl)]
-        for m in kinds[:1]:
-            self._kind(m)
-        for m in kinds[1:]:
-            self.diags.error(m.span, f"a machine has one `kind` (already declared at {kinds[0].span})")
-        self._keys([m for m in members if isinstance(m, s.KeyDecl)])
-        for m in members:
-            if isinstance(m, s.EnumDecl):
-                self._enum(m)
-        for m in members:
-            if isinstance(m, s.StateDecl):
-                self._state(m)
+        for kind in kinds[:1]:
+            self._kind(kind)
+        for extra in kinds[1:]:
+            self.diags.error(extra.span, f"a machine has one `kind` (already declared at {kinds[0].span})")
+        self._keys(_of(members, s.KeyDecl))
+        for enum in _of(members, s.EnumDecl):
+            self._enum(enum)
+        for state in _of(members, s.StateDecl):
+            self._state(state)
         self.sym.states = tuple(st.name for st in self.states)
-        for m in members:
-            if isinstance(m, s.ConstDecl):
-                self._const(m)
-        for m in members:
-            if isinstance(m, s.DefDecl):
-                self._declare(m.name)
-                self.sym.defs[m.name.text] = m
-        for m in members:
-            if isinstance(m, s.VarDecl):
-                self._var(m)
+        for const in _of(members, s.ConstDecl):
+            self._const(const)
+        for definition in _of(members, s.DefDecl):
+            self._declare(definition.name)
+            self.sym.defs[definition.name.text] = definition
+        for var in _of(members, s.VarDecl):
+            self._var(var)
         self._initial_state()
         event_names: dict[str, Span] = {}
-        for m in members:
-            if isinstance(m, s.EventDecl):
-                self._event(m, event_names)
+        for event in _of(members, s.EventDecl):
+            self._event(event, event_names)
         invariants = [inv for m in members if isinstance(m, s.InvariantDecl) if (inv := self._invariant(m))]
         steps = [st for m in members if isinstance(m, s.StepDecl) if (st := self._step(m))]
         traces = [tr for m in members if isinstance(m, s.TraceDecl) if (tr := self._trace(m))]
@@ -219,7 +216,7 @@ class _MachineChecker:
             message, _ = unknown_name_message("machine kind", m.kind.text, ir.MACHINE_KINDS)
             self.diags.error(m.kind.span, message)
             return
-        self.kind = m.kind.text  # type: ignore[assignment]
+        self.kind = m.kind.text
 
     def _keys(self, decls: list[s.KeyDecl]) -> None:
         if not decls:
@@ -561,7 +558,8 @@ class _MachineChecker:
                 self.diags.error(m.subject[0].span, f"`monotonic` needs an integer variable; '{subject.name}' is "
                                                     f"{subject.type}")
                 ok = False
-            return ir.TraceProperty(m.name.text, m.form, (m.subject[0].text,), per, doc=m.doc, span=m.span) \
+            return ir.TraceProperty(m.name.text, cast(ir.TraceForm, m.form), (m.subject[0].text,), per, doc=m.doc,
+                                    span=m.span) \
                 if ok else None
         if m.form == "within":
             src = self._state_list(m.states_from)
@@ -582,7 +580,8 @@ class _MachineChecker:
             return None
         if m.form == "fenced" and not self._fenced_event(m):
             return None
-        return ir.TraceProperty(m.name.text, m.form, tuple(x.text for x in m.subject), per, doc=m.doc, span=m.span)
+        return ir.TraceProperty(m.name.text, cast(ir.TraceForm, m.form), tuple(x.text for x in m.subject), per,
+                                doc=m.doc, span=m.span)
 
     def _fenced_event(self, m: s.TraceDecl) -> bool:
         """`fenced THIS.Event.param by ...`: the event exists here and `param` is one of its integer parameters."""
@@ -630,7 +629,8 @@ class _MachineChecker:
     def _conflicts(self) -> None:
         """Rows that are syntactically both allowed and rejected, or two transitions with the same guard."""
         by_key: dict[tuple[str, str], list[ir.Row]] = {}
-        for row in sorted((*self.rows.transitions, *self.rows.rejections), key=lambda r: r.index):
+        rows: list[ir.Row] = [*self.rows.transitions, *self.rows.rejections]
+        for row in sorted(rows, key=lambda r: r.index):
             for src in row.sources:
                 by_key.setdefault((src, row.event), []).append(row)
         reported: set[tuple[int, int]] = set()
@@ -646,6 +646,11 @@ class _MachineChecker:
                         continue
                     reported.add((a.index, b.index))
                     self.diags.error(b.span, _conflict_message(state, event, a, b))
+
+
+def _of(members: tuple[s.MemberDecl, ...], cls: type[T]) -> list[T]:
+    """The declarations of one kind, in source order."""
+    return [m for m in members if isinstance(m, cls)]
 
 
 def _first_declarations(members: tuple[s.MemberDecl, ...]) -> dict[str, Span]:
@@ -684,7 +689,7 @@ def _negated_text(text: str) -> str:
 
 def _overlap(a: ir.Row, b: ir.Row) -> bool:
     """Syntactic overlap: one row is unconditional, or both have the same condition as written."""
-    if isinstance(a, ir.Rejection) and a.origin == "check" or isinstance(b, ir.Rejection) and b.origin == "check":
+    if (isinstance(a, ir.Rejection) and a.origin == "check") or (isinstance(b, ir.Rejection) and b.origin == "check"):
         return False  # check rows are disjoint from everything after them by construction
     unconditional = (isinstance(a.local_guard, ir.Lit) and a.local_guard.value is True) or \
         (isinstance(b.local_guard, ir.Lit) and b.local_guard.value is True)

@@ -64,7 +64,8 @@ class Diagnostic:
             text = source.line_text(self.span.line).replace("\t", " ")
             gutter = f"{self.span.line:>5} | "
             out.append(gutter + text)
-            width = (self.span.end_col - self.span.col) if self.span.end_line == self.span.line else len(text) - self.span.col + 1
+            single_line = self.span.end_line == self.span.line
+            width = (self.span.end_col - self.span.col) if single_line else len(text) - self.span.col + 1
             out.append(" " * (len(gutter) - 2) + "| " + " " * (self.span.col - 1) + "^" * max(width, 1))
         out.extend(f"      = note: {n}" for n in self.notes)
         return "\n".join(out)

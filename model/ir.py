@@ -331,8 +331,9 @@ class State:
 @dataclass(frozen=True, slots=True)
 class Event:
     """An event. `requires` is the conjunction of its preconditions. Each top-level conjunct of a precondition that
-    mentions parameters only constrains the rows that use one of those parameters (an argument a row never reads is never computed: the
-    runtime supplies some arguments lazily, e.g. a fresh producer id); each row's share is its `assumes`."""
+    mentions parameters only constrains the rows that use one of those parameters (an argument a row never reads is
+    never computed: the runtime supplies some arguments lazily, e.g. a fresh producer id); each row's share is its
+    `assumes`."""
 
     name: str
     params: tuple[Field, ...]

@@ -46,7 +46,7 @@ def render(e: ir.Expr) -> str:
     return _render(e)[0]
 
 
-def _render(e: ir.Expr) -> tuple[str, int]:  # noqa: PLR0911 - one branch per node kind
+def _render(e: ir.Expr) -> tuple[str, int]:
     if isinstance(e, ir.Lit):
         if isinstance(e.type, ir.EnumType | ir.StateType):
             return str(e.value), _ATOM

@@ -22,7 +22,7 @@ Env = Mapping[str, Any]
 Compiled = Callable[[Env, Env, Env], Any]
 
 
-def to_python(e: ir.Expr) -> str:  # noqa: PLR0911 - one branch per node kind
+def to_python(e: ir.Expr) -> str:
     """Python source for `e`; deterministic (set literals sorted) and fully parenthesised."""
     if isinstance(e, ir.Lit):
         return _literal(e.value)
@@ -96,7 +96,7 @@ class PythonEvaluator:
         hit = self._cache.get(id(e))
         if hit is not None and hit[0] is e:
             return hit[1]
-        fn: Compiled = eval(f"lambda s, a, n: {to_python(e)}", {"frozenset": frozenset, "len": len, "min": min,  # noqa: S307 - source is our own translation
+        fn: Compiled = eval(f"lambda s, a, n: {to_python(e)}", {"frozenset": frozenset, "len": len, "min": min,
                                                                   "max": max})
         self._cache[id(e)] = (e, fn)
         return fn

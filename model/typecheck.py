@@ -92,7 +92,7 @@ class ExprChecker:
 
     # ------------------------------------------------------------ dispatch
 
-    def _expr(self, e: s.ExprSyntax, scope: Scope) -> ir.Expr | None:  # noqa: PLR0911 - one branch per node kind
+    def _expr(self, e: s.ExprSyntax, scope: Scope) -> ir.Expr | None:
         if isinstance(e, s.IntSyntax):
             return ir.Lit(e.value, ir.IntType("int", e.value, e.value), e.span)
         if isinstance(e, s.BoolSyntax):
@@ -121,7 +121,8 @@ class ExprChecker:
             return self._unary(e, scope)
         return self._binary(e, scope)
 
-    def _error(self, span: Span, message: str) -> None:
+    def _error(self, span: Span, message: str) -> ir.Expr | None:
+        """Report a problem with the expression at `span`; the expression has no type (None)."""
         self.diags.error(span, message)
         return None
 
@@ -282,7 +283,8 @@ class ExprChecker:
             if isinstance(side, ir.Lit) and isinstance(side.value, int) and not isinstance(side.value, bool) \
                     and isinstance(other.type, ir.IntType) and other.type.name != "int" \
                     and not other.type.contains(side.value) and op in ("eq", "ne"):
-                return self._error(side.span, f"{side.value} is outside {other.type} ({other.type.lo}..{other.type.hi})")
+                bounds = f"{other.type.lo}..{other.type.hi}"
+                return self._error(side.span, f"{side.value} is outside {other.type} ({bounds})")
         return ir.Binary(op, left, right, ir.BOOL, e.span)  # type: ignore[arg-type]
 
     def _membership(self, e: s.BinarySyntax, left: ir.Expr, right: ir.Expr) -> ir.Expr | None:

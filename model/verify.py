@@ -125,7 +125,7 @@ class MachineVerifier:
     def _assuming(self, t: ir.Transition, *, post_bounds: bool) -> Iterator[None]:
         """Assert what holds when `t` fires (and, with `post_bounds`, that its post-state is within its types) for
         the obligations checked inside; each obligation then only adds its negated property."""
-        f, post, facts, _ = self._transition_facts(t)
+        _, post, facts, _ = self._transition_facts(t)
         self.solver.push()
         self.solver.add(self.enc.all_of(self.enc.bounds(post) if post_bounds else facts))
         self._assumed[t.index] = self._assumed.get(t.index, 0) + 1
@@ -183,7 +183,7 @@ class MachineVerifier:
         return self._facts[t.index]
 
     def consecution(self, inv: ir.Invariant, t: ir.Transition) -> Result:
-        f, post, facts, event = self._transition_facts(t)
+        _, post, facts, event = self._transition_facts(t)
         # the post-state is assumed within its types: leaving them is the separate `bounds` obligation
         goal = [*self._facts_unless_assumed(t, facts, post, True),
                 z3.Not(self.enc.substitute_post(self.invariant_terms[inv.name], self.pre, post))]
@@ -194,7 +194,7 @@ class MachineVerifier:
 
     def bounds(self, t: ir.Transition) -> list[Result]:
         out = []
-        f, post, facts, event = self._transition_facts(t)
+        _, post, facts, event = self._transition_facts(t)
         for ef in t.effects:
             var = self.m.variable(ef.var)
             if not isinstance(var.type, ir.IntType) or isinstance(ef.value, ir.Lit):
@@ -202,13 +202,18 @@ class MachineVerifier:
             lo, hi = var.type.lo, var.type.hi
             value = post.variables[ef.var]
             goal = [*self._facts_unless_assumed(t, facts, post, False), z3.Or(value < lo, value > hi)]
-            title = f"{t.label} keeps {ef.var} within {var.type}"
-            range_text = str(var.type) if ".." in str(var.type) else f"{var.type} ({lo}..{hi})"
-            out.append(self._decide("bounds", title, ef.span, (t.span,), goal, lambda g=goal, v=ef.var, lo=lo, hi=hi:
-                                    self._transition_cx(t, event, g, lambda pre, a, post_state, v=v, lo=lo, hi=hi:
-                                                        not lo <= post_state[v] <= hi,
-                                                        f"{v} leaves {range_text}")))
+            out.append(self._bounds_result(t, event, ef, var.type, goal))
         return out
+
+    def _bounds_result(self, t: ir.Transition, event: ir.Event, ef: ir.Effect, typ: ir.IntType,
+                       goal: list[z3.BoolRef]) -> Result:
+        range_text = str(typ) if ".." in str(typ) else f"{typ} ({typ.lo}..{typ.hi})"
+
+        def out_of_range(pre: dict[str, Any], args: dict[str, Any], post: dict[str, Any]) -> bool:
+            return not typ.lo <= post[ef.var] <= typ.hi
+
+        return self._decide("bounds", f"{t.label} keeps {ef.var} within {typ}", ef.span, (t.span,), goal,
+                            lambda: self._transition_cx(t, event, goal, out_of_range, f"{ef.var} leaves {range_text}"))
 
     def step(self, prop: ir.StepProperty, t: ir.Transition) -> Result:
         f, post, facts, event = self._transition_facts(t)
@@ -300,7 +305,8 @@ class MachineVerifier:
             raise VerifierBug(f"z3 picked a pre-state that violates {broken} in the Python evaluator: {pre}")
         precondition = assumes if assumes is not None else event.requires if event is not None else None
         if precondition is not None and not self.py.holds(precondition, pre, args):
-            raise VerifierBug(f"z3 picked arguments that violate the precondition of {event.name}: {args}")
+            name = event.name if event is not None else "the event"
+            raise VerifierBug(f"z3 picked arguments that violate the precondition of {name}: {args}")
 
     def _hidden(self) -> frozenset[str]:
         return frozenset(k.name for k in self.m.keys)
@@ -315,11 +321,11 @@ class MachineVerifier:
         missing = [st for st in self.m.states if st.name not in reached]
         unknown: set[str] = set()
         if missing:  # short unrollings from every concrete state visited, then (if needed) from the initial state
-            found, unknown = self._bounded_search(missing, visited, depth=min(3, self.opts.depth))
+            found, unknown = self._bounded_search(missing, visited, max_depth=min(3, self.opts.depth))
             reached.update({name: reached_depth + 1 for name, reached_depth in found.items()})
             still = [st for st in missing if st.name not in found]
             if still:
-                found, unknown = self._bounded_search(still, None, depth=self.opts.depth)
+                found, unknown = self._bounded_search(still, None, max_depth=self.opts.depth)
                 reached.update(found)
         share = (time.perf_counter() - start) * 1000 / len(self.m.states)
         results: list[Result] = []
@@ -397,11 +403,12 @@ class MachineVerifier:
             return None
         _, args = frame_values(self.enc, model, f, event)
         if not (self.py.holds(t.guard, pre, args) and self.py.holds(t.assumes, pre, args)):
-            raise VerifierBug(f"z3 enabled {t.label} from a concrete state, the Python evaluator does not: {pre} {args}")
+            raise VerifierBug(f"z3 enabled {t.label} from a concrete state, the Python evaluator does not: "
+                              f"{pre} {args}")
         return args
 
     def _bounded_search(self, missing: list[ir.State], starts: list[tuple[dict[str, Any], int]] | None,
-                        depth: int) -> tuple[dict[str, int], set[str]]:
+                        max_depth: int) -> tuple[dict[str, int], set[str]]:
         """Bounded model checking for states not reached yet, from the initial state (`starts` None) or from any of
         the given concrete states: (found → depth from the start, unknown)."""
         solver = z3.Solver(ctx=self.enc.ctx)
@@ -415,7 +422,7 @@ class MachineVerifier:
         relation, template_cur, template_nxt, params = self._transition_relation(frames[0].keys)
         found: dict[str, int] = {}
         unknown: set[str] = set()
-        for depth in range(1, depth + 1):
+        for depth in range(1, max_depth + 1):
             todo = [st for st in missing if st.name not in found]
             if not todo:
                 break
@@ -448,7 +455,8 @@ class MachineVerifier:
             event = self.m.event(t.event)
             f = Frame(cur.state, cur.variables, cur.keys)
             self.enc.bind_event(f, event, f"@t#{t.index}")
-            params += [*f.params.values(), f.pending]  # type: ignore[list-item]
+            assert f.pending is not None
+            params += [*f.params.values(), f.pending]
             post = self.enc.post(f, t)
             options.append(z3.And(
                 self.enc.in_states(f, t.sources), *self.enc.row_facts(f, event, t), self.enc.expr(t.guard, f),
@@ -477,7 +485,8 @@ class MachineVerifier:
             event = self.m.event(t.event)
             f = Frame(self.pre.state, self.pre.variables, self.pre.keys)
             self.enc.bind_event(f, event, f"#dl{t.index}")
-            bound += [*f.params.values(), f.pending]  # type: ignore[list-item]
+            assert f.pending is not None
+            bound += [*f.params.values(), f.pending]
             enabled.append(z3.And(*self.enc.row_facts(f, event, t), self.enc.expr(t.guard, f)))
         here = self.pre.state == self.enc.state_values[st.name]
         title = f"state {st.name} is not a deadlock"
@@ -531,8 +540,7 @@ class MachineVerifier:
         title = f"{event.name} in {st.name}: at most one row answers"
         span = self.m.event(event.name).span
         pairs = [(i, j) for i in range(len(rows)) for j in range(i + 1, len(rows))
-                 if not (isinstance(rows[i], ir.Transition) and isinstance(rows[j], ir.Transition)
-                         and rows[i].choice and rows[j].choice)]
+                 if not (_is_choice(rows[i]) and _is_choice(rows[j]))]
         start = time.perf_counter()
         verdict, _ = self._check(self.solver, [*here, z3.Or([z3.And(guards[i], guards[j]) for i, j in pairs])]) \
             if pairs else (z3.unsat, 0.0)
@@ -609,6 +617,10 @@ def _readable_key(k: ir.Field) -> Any:
     if isinstance(k.type, ir.IntType):
         return max(k.type.lo, min(1, k.type.hi))
     return False if isinstance(k.type, ir.BoolType) else None
+
+
+def _is_choice(row: ir.Row) -> bool:
+    return isinstance(row, ir.Transition) and row.choice
 
 
 def _fingerprint(state: dict[str, Any]) -> tuple[Any, ...]:

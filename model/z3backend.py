@@ -10,10 +10,9 @@ Must not import: lark, pyspark.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
-
-import itertools
 
 import z3
 
@@ -157,7 +156,8 @@ class Encoder:
             return self.state_values[str(value)]
         element = t.element if isinstance(t, ir.SetType) else ir.STRING
         out = z3.EmptySet(self.sort(element))
-        for item in sorted(value, key=str):  # type: ignore[attr-defined]
+        assert isinstance(value, frozenset | set), f"a set literal needs a set, not {value!r}"
+        for item in sorted(value, key=str):
             out = z3.SetAdd(out, self.literal(item, element))
         return out
 
@@ -178,7 +178,7 @@ class Encoder:
         pairs.append((pre.state, post.state))
         return z3.substitute(term, *pairs)
 
-    def _expr(self, e: ir.Expr, pre: Frame, post: Frame | None = None) -> Any:  # noqa: PLR0911, C901
+    def _expr(self, e: ir.Expr, pre: Frame, post: Frame | None = None) -> Any:
         if isinstance(e, ir.Lit):
             return self.literal(e.value, e.type)
         if isinstance(e, ir.EnumLit):
@@ -214,7 +214,7 @@ class Encoder:
             return z3.If(a <= b, a, b) if e.function == "min" else z3.If(a >= b, a, b)
         return self._binary(e, pre, post)
 
-    def _binary(self, e: ir.Binary, pre: Frame, post: Frame | None) -> Any:  # noqa: PLR0911
+    def _binary(self, e: ir.Binary, pre: Frame, post: Frame | None) -> Any:
         if e.op == "in" and isinstance(e.right, ir.SetLit):
             x = self.expr(e.left, pre, post)
             return z3.Or([x == self.expr(i, pre, post) for i in e.right.items]) if e.right.items \
@@ -262,9 +262,9 @@ class Encoder:
         if isinstance(t, ir.BoolType):
             return z3.is_true(v)
         if isinstance(t, ir.IntType):
-            return v.as_long()  # type: ignore[attr-defined]
+            return v.as_long()
         if isinstance(t, ir.StringType):
-            return v.as_string()  # type: ignore[attr-defined]
+            return v.as_string()
         if isinstance(t, ir.EnumType | ir.StateType):
             return str(v)
         return frozenset(self._set_members(model, v, t))
@@ -310,14 +310,16 @@ def frame_values(enc: Encoder, model: z3.ModelRef, f: Frame, event: ir.Event | N
 
 def set_terms(enc: Encoder, f: Frame, event: ir.Event | None) -> list[tuple[z3.ExprRef, ir.Type]]:
     """Every set-valued term of a frame (variables, keys, parameters)."""
-    out = [(f.variables[v.name], v.type) for v in enc.m.variables if isinstance(v.type, ir.SetType)]
+    out: list[tuple[z3.ExprRef, ir.Type]] = [(f.variables[v.name], v.type) for v in enc.m.variables
+                                             if isinstance(v.type, ir.SetType)]
     if event is not None:
         out += [(f.params[p.name], p.type) for p in event.params if isinstance(p.type, ir.SetType)]
     return out
 
 
 def string_terms(enc: Encoder, f: Frame, event: ir.Event | None) -> list[tuple[z3.ExprRef, ir.Type]]:
-    out = [(f.variables[v.name], v.type) for v in enc.m.variables if isinstance(v.type, ir.StringType)]
+    out: list[tuple[z3.ExprRef, ir.Type]] = [(f.variables[v.name], v.type) for v in enc.m.variables
+                                             if isinstance(v.type, ir.StringType)]
     out += [(f.keys[k.name], k.type) for k in enc.m.keys if isinstance(k.type, ir.StringType)]
     if event is not None:
         out += [(f.params[p.name], p.type) for p in event.params if isinstance(p.type, ir.StringType)]

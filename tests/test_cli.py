@@ -54,8 +54,10 @@ def test_gen_check_passes_on_a_fresh_checkout() -> None:
     assert code == 0 and "up to date" in out
 
 
-@pytest.mark.parametrize(("fmt", "ext", "magic"), [("svg", "svg", b"<?xml"), ("png", "png", b"\x89PNG"),
-                                                   ("dot", "dot", b"// Generated"), ("mermaid", "mmd", b"%% Generated")])
+@pytest.mark.parametrize(("fmt", "ext", "magic"), [
+    ("svg", "svg", b"<?xml"), ("png", "png", b"\x89PNG"), ("dot", "dot", b"// Generated"),
+    ("mermaid", "mmd", b"%% Generated"),
+])
 def test_diagrams_in_every_format(tmp_path: Path, fmt: str, ext: str, magic: bytes) -> None:
     code, out = run("diagrams", "Transaction", "--format", fmt, "--out", str(tmp_path))
     assert code == 0, out

@@ -68,7 +68,7 @@ class Completion(Generic[T]):
         def forward(c: Completion[T]) -> None:
             try:
                 out.set(fn(c.result()))
-            except BaseException as e:  # noqa: BLE001 - the error travels to whoever waits on `out`
+            except BaseException as e:
                 out.fail(e)
 
         self.then(forward)
@@ -86,5 +86,11 @@ class Completion(Generic[T]):
             else:
                 fut.set_result(c._value)  # type: ignore[arg-type]
 
-        self.then(lambda c: loop.call_soon_threadsafe(forward, c) if loop.is_running() else forward(c))
+        def hand_over(c: Completion[T]) -> None:
+            if loop.is_running():
+                loop.call_soon_threadsafe(forward, c)
+            else:
+                forward(c)
+
+        self.then(hand_over)
         return fut

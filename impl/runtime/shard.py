@@ -140,7 +140,7 @@ class Shard:
         def run() -> None:
             try:
                 plan = handler()
-            except BaseException as e:  # noqa: BLE001 - the error travels to the caller through the completion
+            except BaseException as e:
                 completion.fail(e)
                 return
             self._execute(plan, key_tuple, completion)

@@ -96,7 +96,7 @@ class Tracer:
         for k in layout.keys:
             out[k] = after[k]
         for column, param, is_set in layout.args:
-            value = args.get(param) if isinstance(args, dict) else args.get(param)
+            value = args.get(param)
             out[column] = None if callable(value) else _plain(value, is_set)  # a lazy argument never computed
         for name, is_set in layout.variables:
             out[name] = _plain(after[name], is_set)

@@ -45,7 +45,8 @@ def _edges(m: ir.Machine) -> dict[tuple[str, str], list[str]]:
 
 
 def dot_source(m: ir.Machine) -> str:
-    g = graphviz.Digraph(m.name, graph_attr={"rankdir": "TB", "nodesep": "0.6", "ranksep": "0.7", "fontname": "Helvetica", "labelloc": "t",
+    g = graphviz.Digraph(m.name, graph_attr={"rankdir": "TB", "nodesep": "0.6", "ranksep": "0.7",
+                                             "fontname": "Helvetica", "labelloc": "t",
                                              "label": f"{m.name} ({m.kind})"},
                          node_attr={"shape": "box", "style": "rounded", "fontname": "Helvetica"},
                          edge_attr={"fontname": "Helvetica", "fontsize": "10"})
@@ -69,7 +70,8 @@ def dot_source(m: ir.Machine) -> str:
     if m.invariants:
         text = "\\l".join(f"{inv.name}: {render(inv.expr)}" for inv in m.invariants) + "\\l"
         g.node("__invariants", label=f"invariants\\l{text}", shape="note", style="", fontsize="9")
-    return header(m, "//") + g.source
+    source: str = g.source
+    return header(m, "//") + source
 
 
 def mermaid_source(m: ir.Machine) -> str:

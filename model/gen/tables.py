@@ -51,7 +51,7 @@ def _wrap_doc(text: str, width: int = 110) -> str:
     return "\n".join(lines) if lines else "(no description)"
 
 
-def _set(items: list[str] | tuple[str, ...] | frozenset[str]) -> str:
+def _set(items: list[str] | tuple[str, ...] | frozenset[str] | set[str]) -> str:
     if not items:
         return "frozenset()"
     return "frozenset({" + ", ".join(repr(x) for x in sorted(items)) + "})"

@@ -28,9 +28,8 @@ def encode(instance: Mapping[str, Any]) -> RecordBytes:
 
 
 class JsonSpec:
-    tables = {"Transaction": TX}
-
     def __init__(self) -> None:
+        self.tables = {"Transaction": TX}
         self.checked = 0
 
     def replay(self, shard: Shard, batch: RecordBatch, key: bytes | None, value: bytes | None, offset: int) -> None:

@@ -22,6 +22,9 @@ import struct
 import time
 from pathlib import Path
 
+from kio.schema.api_versions.v3 import ApiVersionsRequest
+from kio.static.protocol import ResponsePayload
+
 from kcoord.impl.server import (
     CLIENT_VERSIONS,
     Dispatcher,
@@ -32,8 +35,6 @@ from kcoord.impl.server import (
     encode_request,
 )
 from kcoord.impl.server.frames import encode_frame
-from kio.schema.api_versions.v3 import ApiVersionsRequest
-from kio.static.protocol import ResponsePayload
 
 REQUEST = ApiVersionsRequest(client_software_name="kcoord-bench", client_software_version="1.0")
 

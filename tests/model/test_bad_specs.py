@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from kcoord.model.loader import load_files
 from kcoord.model.parser import FRIENDLY_EXAMPLES
 

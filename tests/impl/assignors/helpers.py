@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
+
 from kcoord.impl.assignors import (
     Assignment,
     ClassicAssignor,

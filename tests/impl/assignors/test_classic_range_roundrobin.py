@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpSubscription
+
 from kcoord.impl.assignors import RangeAssignor, RoundRobinAssignor, Subscription, TopicPartition, classic_assignor
 
 from .helpers import Cluster, check_valid, clusters, fresh_subscriptions, kafka_python_assign, run_classic, spread

@@ -10,6 +10,7 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpSubscription
 from kafka.structs import TopicPartition as KafkaTopicPartition
+
 from kcoord.impl.assignors import StickyAssignor, Subscription, TopicPartition
 from kcoord.impl.assignors._sticky import MemberData
 from kcoord.impl.assignors.sticky import decode_user_data, encode_user_data

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from kcoord.impl.assignors import CooperativeStickyAssignor, RebalanceProtocol, StickyAssignor, Subscription
 from kcoord.impl.assignors import TopicPartition as TP
 from kcoord.impl.assignors._sticky import MemberData

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kcoord.impl.assignors import (
     GroupSpec,
     MemberSpec,

@@ -6,6 +6,7 @@ import uuid
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kcoord.impl.assignors._java import (
     HashOrder,
     hash_map_order,

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 from hypothesis import given, settings
+
 from kcoord.impl.assignors import (
     GroupSpec,
     MemberSpec,

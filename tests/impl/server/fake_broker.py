@@ -17,13 +17,14 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from kcoord.impl.server import HandlerRegistry, Request, VersionRange
-from kcoord.impl.server.codec import kio_version_range
-from kcoord.impl.server.responses import zero_entity
 from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.schema.index import api_key_map
 from kio.static.protocol import ResponsePayload
+
+from kcoord.impl.server import HandlerRegistry, Request, VersionRange
+from kcoord.impl.server.codec import kio_version_range
+from kcoord.impl.server.responses import zero_entity
 
 Fake = Callable[["FakeBroker", Request, type[typing.Any]], object]
 

@@ -23,9 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_broker import FakeBroker, recording_registry
+from kio.schema.index import api_key_map
+
 from kcoord.impl.server import Dispatcher, ServerOptions, WireServer
 from kcoord.impl.server.dispatch import ConnectionInfo, Outcome
-from kio.schema.index import api_key_map
 
 TOPIC = "t1"
 GROUP = "g1"

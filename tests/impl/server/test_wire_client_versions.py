@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
-from kcoord.impl.server.codec import kio_version_range
-from kcoord.impl.server.versions import CLIENT_VERSIONS
 from kio.schema.index import api_key_map
 from record_client_versions import CLIENTS, run_all
+
+from kcoord.impl.server.codec import kio_version_range
+from kcoord.impl.server.versions import CLIENT_VERSIONS
 
 pytestmark = [
     pytest.mark.slow,

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 from fake_broker import FakeBroker, minimal_metadata_handler
+from wire_testkit import ThreadedServer, threaded_server
+
 from kcoord.impl.server import Dispatcher, HandlerRegistry, VersionRange
 from kcoord.impl.server.dispatch import ConnectionInfo, Outcome
-from wire_testkit import ThreadedServer, threaded_server
 
 pytestmark = [
     pytest.mark.wire,

@@ -8,6 +8,20 @@ import datetime
 import struct
 
 import pytest
+from kio.schema.api_versions.v0 import ApiVersionsRequest as ApiVersionsRequestV0
+from kio.schema.api_versions.v3 import ApiVersionsRequest as ApiVersionsRequestV3
+from kio.schema.api_versions.v3 import ApiVersionsResponse as ApiVersionsResponseV3
+from kio.schema.errors import ErrorCode
+from kio.schema.heartbeat.v4 import HeartbeatResponse as HeartbeatResponseV4
+from kio.schema.index import api_key_map, schema_name_map
+from kio.schema.join_group.v5 import JoinGroupResponse as JoinGroupResponseV5
+from kio.schema.metadata.v13 import MetadataRequest as MetadataRequestV13
+from kio.schema.metadata.v13.request import MetadataRequestTopic
+from kio.schema.request_header.v1 import RequestHeader as RequestHeaderV1
+from kio.schema.request_header.v2 import RequestHeader as RequestHeaderV2
+from kio.static.constants import EntityType
+from kio.static.primitive import i32, i32Timedelta
+
 from kcoord.impl.server.codec import (
     HeaderStart,
     decode_request,
@@ -28,19 +42,6 @@ from kcoord.impl.server.errors import (
 )
 from kcoord.impl.server.frames import FrameSplitter, encode_frame, read_frame
 from kcoord.impl.server.responses import error_response, zero_entity
-from kio.schema.api_versions.v0 import ApiVersionsRequest as ApiVersionsRequestV0
-from kio.schema.api_versions.v3 import ApiVersionsRequest as ApiVersionsRequestV3
-from kio.schema.api_versions.v3 import ApiVersionsResponse as ApiVersionsResponseV3
-from kio.schema.errors import ErrorCode
-from kio.schema.heartbeat.v4 import HeartbeatResponse as HeartbeatResponseV4
-from kio.schema.index import api_key_map, schema_name_map
-from kio.schema.join_group.v5 import JoinGroupResponse as JoinGroupResponseV5
-from kio.schema.metadata.v13 import MetadataRequest as MetadataRequestV13
-from kio.schema.metadata.v13.request import MetadataRequestTopic
-from kio.schema.request_header.v1 import RequestHeader as RequestHeaderV1
-from kio.schema.request_header.v2 import RequestHeader as RequestHeaderV2
-from kio.static.constants import EntityType
-from kio.static.primitive import i32, i32Timedelta
 
 # ApiVersions v3, correlation id 7, client id "abc", software "x"/"1": written out by hand from the protocol spec.
 API_VERSIONS_V3_FRAME = bytes.fromhex("0012 0003 00000007 0003 616263 00" "02 78 02 31 00".replace(" ", ""))

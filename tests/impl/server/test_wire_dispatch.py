@@ -6,6 +6,15 @@ import asyncio
 import struct
 
 import pytest
+from kio.schema.api_versions.v0 import ApiVersionsResponse as ApiVersionsResponseV0
+from kio.schema.api_versions.v3 import ApiVersionsRequest as ApiVersionsRequestV3
+from kio.schema.api_versions.v3 import ApiVersionsResponse as ApiVersionsResponseV3
+from kio.schema.errors import ErrorCode
+from kio.schema.heartbeat.v4 import HeartbeatRequest as HeartbeatRequestV4
+from kio.schema.heartbeat.v4 import HeartbeatResponse as HeartbeatResponseV4
+from kio.static.primitive import i32
+from kio.static.protocol import ResponsePayload
+
 from kcoord.impl.errors import IllegalStateError, KafkaError
 from kcoord.impl.server import (
     ConnectionInfo,
@@ -20,14 +29,6 @@ from kcoord.impl.server import (
 )
 from kcoord.impl.server.codec import decode_response
 from kcoord.impl.server.dispatch import CloseConnection, NoReply, Outcome, Reply
-from kio.schema.api_versions.v0 import ApiVersionsResponse as ApiVersionsResponseV0
-from kio.schema.api_versions.v3 import ApiVersionsRequest as ApiVersionsRequestV3
-from kio.schema.api_versions.v3 import ApiVersionsResponse as ApiVersionsResponseV3
-from kio.schema.errors import ErrorCode
-from kio.schema.heartbeat.v4 import HeartbeatRequest as HeartbeatRequestV4
-from kio.schema.heartbeat.v4 import HeartbeatResponse as HeartbeatResponseV4
-from kio.static.primitive import i32
-from kio.static.protocol import ResponsePayload
 
 CONN = ConnectionInfo(connection_id=1, client_host="127.0.0.1", client_port=5555)
 HEARTBEAT = HeartbeatRequestV4(group_id="g", generation_id=i32(1), member_id="m", group_instance_id=None)

@@ -26,16 +26,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kcoord.impl.server import Dispatcher, HandlerRegistry, ServerOptions, VersionRange, encode_request
-from kcoord.impl.server.codec import decode_request, decode_response, kio_version_range
-from kcoord.impl.server.dispatch import CloseConnection, ConnectionInfo, Outcome, Reply
-from kcoord.impl.server.errors import RequestDecodeError
-from kcoord.impl.server.frames import encode_frame
 from kio.schema.api_versions.v3 import ApiVersionsRequest as ApiVersionsRequestV3
 from kio.schema.api_versions.v3 import ApiVersionsResponse as ApiVersionsResponseV3
 from kio.schema.errors import ErrorCode
 from kio.schema.index import api_key_map
 from wire_testkit import RawClient, RecordingHandler, ThreadedServer, threaded_server
+
+from kcoord.impl.server import Dispatcher, HandlerRegistry, ServerOptions, VersionRange, encode_request
+from kcoord.impl.server.codec import decode_request, decode_response, kio_version_range
+from kcoord.impl.server.dispatch import CloseConnection, ConnectionInfo, Outcome, Reply
+from kcoord.impl.server.errors import RequestDecodeError
+from kcoord.impl.server.frames import encode_frame
 
 pytestmark = pytest.mark.wire
 

@@ -8,6 +8,12 @@ import struct
 import time
 
 import pytest
+from kio.schema.errors import ErrorCode
+from kio.schema.heartbeat.v4 import HeartbeatRequest as HeartbeatRequestV4
+from kio.static.primitive import i32
+from kio.static.protocol import ResponsePayload
+from wire_testkit import RawClient, RecordingHandler, api_versions_v0_frame, threaded_server
+
 from kcoord.impl.server import (
     Dispatcher,
     HandlerRegistry,
@@ -18,11 +24,6 @@ from kcoord.impl.server import (
     error_response,
 )
 from kcoord.impl.server.codec import decode_response
-from kio.schema.errors import ErrorCode
-from kio.schema.heartbeat.v4 import HeartbeatRequest as HeartbeatRequestV4
-from kio.static.primitive import i32
-from kio.static.protocol import ResponsePayload
-from wire_testkit import RawClient, RecordingHandler, api_versions_v0_frame, threaded_server
 
 pytestmark = pytest.mark.wire
 

@@ -9,12 +9,13 @@ import struct
 import threading
 from collections.abc import Iterator
 
+from kio.index import load_response_schema
+from kio.static.protocol import ResponsePayload
+
 from kcoord.impl.server import Request, ServerOptions, WireServer
 from kcoord.impl.server.connection import FrameDispatcher
 from kcoord.impl.server.frames import FrameSplitter, encode_frame
 from kcoord.impl.server.responses import zero_entity
-from kio.index import load_response_schema
-from kio.static.protocol import ResponsePayload
 
 
 class ThreadedServer:

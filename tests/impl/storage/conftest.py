@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from kcoord.impl.storage.log import Durability, PartitionLog
 
 

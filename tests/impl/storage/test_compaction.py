@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kcoord.impl.storage.batch import ControlType, RecordBatch, decode_end_txn_marker, end_txn_marker_entry
 from kcoord.impl.storage.log import PartitionLog
 

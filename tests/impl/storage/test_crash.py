@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from kcoord.impl.storage.log import PartitionLog
 
 CHILD = r"""

@@ -8,6 +8,7 @@ import uuid
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kcoord.impl.storage.group_log_schema import (
     ClassicMemberMetadata,
     ClassicProtocol,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
+
 from kcoord.impl.storage.batch import (
     ControlType,
     UnsupportedCompressionError,

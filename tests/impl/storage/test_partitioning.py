@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kcoord.impl.storage.partitioning import java_string_hash, kafka_abs, partition_for
 
 VECTORS = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from kcoord.impl.errors import KafkaError
 from kcoord.impl.storage.producer_ids import (
     RETRY_BACKOFF_MS,

@@ -7,6 +7,7 @@ import struct
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kcoord.impl.storage.txn_log_schema import (
     SchemaError,
     TransactionLogKey,

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
 from kcoord.model import ir
 from kcoord.model.loader import load_files, spec_dir
 from kcoord.model.pyexpr import PythonEvaluator, initial_state
-
 from tests.model.kafka_tables import classic_group as kafka_table
 
 EV = PythonEvaluator()

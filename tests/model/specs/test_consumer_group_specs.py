@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
 from kcoord.model import ir
 from kcoord.model.loader import load_files, spec_dir
 from kcoord.model.pyexpr import PythonEvaluator, initial_state
-
 from tests.model.kafka_tables import consumer_group_member as member_table
 
 EV = PythonEvaluator()

@@ -14,10 +14,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
 from kcoord.model import ir
 from kcoord.model.loader import load_files, spec_dir
 from kcoord.model.pyexpr import PythonEvaluator, initial_state
-
 from tests.model.kafka_tables import producer_client as producer_client_table
 from tests.model.kafka_tables import streams_task as streams_task_table
 

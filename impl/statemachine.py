@@ -112,8 +112,8 @@ class MachineTable:
         }
         self.valid_previous: dict[str, frozenset[str]] = module.VALID_PREVIOUS
         self.invariants: tuple[tuple[str, Callable[[Mapping[str, Any]], bool], int], ...] = module.INVARIANTS
-        self.steps: tuple[tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any]], bool], int], ...] = \
-            module.STEPS
+        self.steps: tuple[tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]], bool], int,
+                                str | None], ...] = module.STEPS
         self._bounded = tuple(v for v in self.variables if v.lo is not None)
         self._defaults = {v.name: v.default for v in self.variables}
 
@@ -191,8 +191,12 @@ class MachineTable:
     def violated_invariants(self, instance: Mapping[str, Any]) -> list[str]:
         return [name for name, holds, _ in self.invariants if not holds(instance)]
 
-    def violated_steps(self, pre: Mapping[str, Any], post: Mapping[str, Any]) -> list[str]:
-        return [name for name, holds, _ in self.steps if not holds(pre, post)]
+    def violated_steps(self, pre: Mapping[str, Any], post: Mapping[str, Any], event: str | None = None,
+                       args: Mapping[str, Any] | None = None) -> list[str]:
+        """The step properties that `event` (with `args`) from `pre` to `post` breaks; without an event, only the
+        properties of every event are checked."""
+        return [name for name, holds, _, only in self.steps
+                if (only is None or only == event) and not holds(pre, post, args or {})]
 
 
 class _Unresolved(Exception):

@@ -1,21 +1,26 @@
 """`kcoord demo`: the main job, as `make demo` runs it.
 
-Checks every spec, regenerates the tables and diagrams, and prints a summary per machine. Later stages (verify,
-a coordinator workload, Spark trace checking, a real-client run against `kcoord serve`) are added here as they land.
+Checks every spec, regenerates the tables and diagrams, verifies every machine with z3, and prints a summary per
+machine. Later stages (a coordinator workload, Spark trace checking, a real-client run against `kcoord serve`) are
+added here as they land. Exits non-zero if any stage finds a problem.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from kcoord.model.gen import generate_all, write
+from kcoord.model.verify import Options
+from kcoord.model.verify_report import exit_code, render_text
 
-from .cli import app, console
+from .cli import EXIT_PROBLEMS, app, console
 from .cmd_spec import summary_table
-from .specs import load_or_exit, repo_root
+from .cmd_verify import run_verification
+from .specs import load_or_exit, repo_root, spec_paths
 
 
 @app.command("demo")
@@ -23,7 +28,8 @@ def demo(
     root: Annotated[Path | None, typer.Option(help="Repository root to regenerate into (default: this checkout).")]
     = None,
 ) -> None:
-    """Run the main job: check every spec, regenerate tables and diagrams, print a summary per machine.
+    """Run the main job: check every spec, regenerate tables and diagrams, verify every machine with z3, print a
+    summary per machine.
 
     Example: kcoord demo
     """
@@ -37,3 +43,8 @@ def demo(
     changed = write(files, target)
     out.print(f"{len(files)} generated files, {len(changed)} changed; diagrams in {target / 'diagrams'}")
     out.print(summary_table(machines))
+    out.rule("3. verify every machine with z3")
+    results = run_verification(machines, spec_paths(None), Options(), os.cpu_count() or 1, show_progress=True)
+    out.print(render_text(results, warnings=False), markup=False)
+    if exit_code(results) != 0:
+        raise typer.Exit(EXIT_PROBLEMS)

@@ -532,8 +532,18 @@ class _MachineChecker:
         return ir.Invariant(m.name.text, expr, m.doc, m.span) if expr is not None else None
 
     def _step(self, m: s.StepDecl) -> ir.StepProperty | None:
-        expr = self.exprs.check_bool(m.expr, STEP)
-        return ir.StepProperty(m.name.text, expr, m.doc, m.span) if expr is not None else None
+        scope = STEP
+        if m.event is not None:
+            event = next((e for e in self.events if e.name == m.event.text), None)
+            if event is None:
+                message, _ = unknown_name_message("event", m.event.text, [e.name for e in self.events])
+                self.diags.error(m.event.span, message)
+                return None
+            scope = Scope(f"step property '{m.name.text}' of {event.name}", primes=True, params=event.params)
+        expr = self.exprs.check_bool(m.expr, scope)
+        if expr is None:
+            return None
+        return ir.StepProperty(m.name.text, expr, m.doc, m.span, m.event.text if m.event is not None else None)
 
     def _trace(self, m: s.TraceDecl) -> ir.TraceProperty | None:
         ok = True

@@ -92,4 +92,5 @@ def _fire_all(m: ir.Machine, ev: PythonEvaluator, t: ir.Transition, pre: dict[st
             if out_of_bounds:
                 continue  # the post-state is not a state of the machine; only the bounds obligation fails
             out.consecution |= {(i.name, t.index) for i in m.invariants if not ev.holds(i.expr, post)}
-            out.steps |= {(s.name, t.index) for s in m.steps if not ev.holds(s.expr, pre, env, post)}
+            out.steps |= {(s.name, t.index) for s in m.steps
+                          if s.applies_to(t) and not ev.holds(s.expr, pre, env, post)}

@@ -420,10 +420,17 @@ class Invariant:
 
 @dataclass(frozen=True, slots=True)
 class StepProperty:
+    """A two-state property of every transition — or, with `event`, of that event's transitions only (it may then
+    read the event's parameters)."""
+
     name: str
     expr: Expr
     doc: str = ""
     span: Span = NO_SPAN
+    event: str | None = None
+
+    def applies_to(self, t: Transition) -> bool:
+        return self.event is None or self.event == t.event
 
 
 TraceForm = Literal["exclusive", "monotonic", "within", "before", "fenced"]

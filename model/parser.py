@@ -522,8 +522,9 @@ class _ToSyntax(Transformer[Token, Any]):
 
     @v_args(meta=True)
     def step_decl(self, meta: Any, children: list[Any]) -> s.StepDecl:
-        name, doc, expr = children
-        return s.StepDecl(self._ident(name), doc or "", expr, self._span(meta))
+        name, event, doc, expr = children
+        return s.StepDecl(self._ident(name), doc or "", expr, self._span(meta),
+                          self._ident(event) if event is not None else None)
 
     @v_args(meta=True)
     def trace_decl(self, meta: Any, children: list[Any]) -> s.TraceDecl:

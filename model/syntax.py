@@ -284,6 +284,7 @@ class StepDecl:
     doc: str
     expr: ExprSyntax
     span: Span
+    event: Ident | None = None  # `step NAME on EVENT`: only that event's transitions, which may read its parameters
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,7 +114,7 @@ class MachineVerifier:
                 results += self.bounds(t)
                 with self._assuming(t, post_bounds=True):
                     results += [self.consecution(inv, t) for inv in self.m.invariants]
-                    results += [self.step(st, t) for st in self.m.steps]
+                    results += [self.step(st, t) for st in self.m.steps if st.applies_to(t)]
         results += self.reachability()
         results += [self.deadlock(s) for s in self.m.states if not s.final]
         results += self.overlaps_and_totality()

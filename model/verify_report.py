@@ -26,15 +26,20 @@ def exit_code(results: Sequence[Result]) -> int:
     return 0
 
 
-def render_text(results: Sequence[Result], *, verbose: bool = False, timings: bool = True) -> str:
+def render_text(results: Sequence[Result], *, verbose: bool = False, timings: bool = True,
+                warnings: bool = True) -> str:
     """Failures in full (with counterexamples); holds as one line each when `verbose`, else counted per machine.
-    Without `timings` the output is deterministic (golden files)."""
+    Without `timings` the output is deterministic (golden files); without `warnings`, warnings are only counted."""
     out: list[str] = []
     for machine in _machines(results):
         mine = [r for r in results if r.machine == machine]
         out.append(f"{machine}")
         for r in mine:
             if r.status == "holds" and not verbose:
+                continue
+            if r.status in ("fails", "trace-only") and r.severity == "warning" and not warnings:
+                continue
+            if r.status == "trace-only" and not warnings:
                 continue
             severity = " (warning)" if r.status == "fails" and r.severity == "warning" else ""
             took = f"  ({r.elapsed_ms:.0f} ms)" if timings else ""

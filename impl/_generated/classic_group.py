@@ -1307,7 +1307,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after), for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
+# for runtime self-checks.
 def _invariant_0(s):  # fresh_group_is_blank
     return (not (not s['exists']) or (((((((s['state'] == 'Empty') and (s['generation'] == 0)) and (s['members'] == frozenset())) and (s['pending_members'] == frozenset())) and (s['leader'] == '')) and (s['protocol_type'] == '')) and (s['protocol'] == '')))
 
@@ -1347,26 +1348,27 @@ def _invariant_11(s):  # known_unless_empty
 def _invariant_12(s):  # generation_not_negative
     return (s['generation'] >= 0)
 
-def _step_0(s, n):  # generation_never_decreases
+def _step_0(s, n, a):  # generation_never_decreases
     return (n['generation'] >= s['generation'])
 
-def _step_1(s, n):  # generation_bumps_exactly_when_join_completes
+def _step_1(s, n, a):  # generation_bumps_exactly_when_join_completes
     return (((n['generation'] != s['generation']) == ((s['state'] == 'PreparingRebalance') and (n['state'] in {'CompletingRebalance', 'Empty'}))) and (not (n['generation'] != s['generation']) or (n['generation'] == (s['generation'] + 1))))
 
-def _step_2(s, n):  # join_completion_keeps_static_members
+def _step_2(s, n, a):  # join_completion_keeps_static_members
     return (not (n['generation'] != s['generation']) or ((n['members'] == (s['awaiting_join'] | s['static_members'])) and (n['static_members'] == s['static_members'])))
 
-def _step_3(s, n):  # stable_keeps_dynamic_members
+def _step_3(s, n, a):  # stable_keeps_dynamic_members
     return (not ((s['state'] == 'Stable') and (n['state'] == 'Stable')) or ((n['members'] - n['static_members']) == (s['members'] - s['static_members'])))
 
-def _step_4(s, n):  # completing_keeps_members
+def _step_4(s, n, a):  # completing_keeps_members
     return (not ((s['state'] == 'CompletingRebalance') and (n['state'] == 'CompletingRebalance')) or (n['members'] == s['members']))
 
-def _step_5(s, n):  # initial_rebalance_only_from_empty
+def _step_5(s, n, a):  # initial_rebalance_only_from_empty
     return (not ((s['state'] != 'PreparingRebalance') and (n['state'] == 'PreparingRebalance')) or (n['initial_rebalance'] == (s['state'] == 'Empty')))
 
-def _step_6(s, n):  # dead_is_final
+def _step_6(s, n, a):  # dead_is_final
     return (not (s['state'] == 'Dead') or (n['state'] == 'Dead'))
 
 INVARIANTS = (('fresh_group_is_blank', _invariant_0, 596), ('empty_has_no_members', _invariant_1, 599), ('leader_is_a_member', _invariant_2, 601), ('member_sets_nest', _invariant_3, 603), ('pending_ids_are_not_members', _invariant_4, 606), ('join_responses_only_while_preparing', _invariant_5, 607), ('sync_responses_only_while_completing', _invariant_6, 609), ('pending_sync_only_after_join', _invariant_7, 611), ('generation_has_members', _invariant_8, 614), ('active_groups_have_protocol_type', _invariant_9, 616), ('initial_rebalance_waits_for_everyone', _invariant_10, 618), ('known_unless_empty', _invariant_11, 621), ('generation_not_negative', _invariant_12, 622), )
-STEPS = (('generation_never_decreases', _step_0, 624), ('generation_bumps_exactly_when_join_completes', _step_1, 625), ('join_completion_keeps_static_members', _step_2, 629), ('stable_keeps_dynamic_members', _step_3, 633), ('completing_keeps_members', _step_4, 636), ('initial_rebalance_only_from_empty', _step_5, 637), ('dead_is_final', _step_6, 639), )
+#: (name, function of (pre, post, args), line, event or None for every event)
+STEPS = (('generation_never_decreases', _step_0, 624, None), ('generation_bumps_exactly_when_join_completes', _step_1, 625, None), ('join_completion_keeps_static_members', _step_2, 629, None), ('stable_keeps_dynamic_members', _step_3, 633, None), ('completing_keeps_members', _step_4, 636, None), ('initial_rebalance_only_from_empty', _step_5, 637, None), ('dead_is_final', _step_6, 639, None), )

@@ -570,7 +570,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after), for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
+# for runtime self-checks.
 def _invariant_0(s):  # derived_state
     return (not (s['state'] != 'Dead') or (s['state'] == ('Empty' if (s['members'] == frozenset()) else ('Assigning' if (s['group_epoch'] > s['assignment_epoch']) else ('Reconciling' if (s['unreconciled'] != frozenset()) else 'Stable')))))
 
@@ -589,17 +590,18 @@ def _invariant_4(s):  # left_instances_are_static
 def _invariant_5(s):  # no_empty_ids
     return ((not ('' in s['members'])) and (not ('' in s['static_instances'])))
 
-def _step_0(s, n):  # group_epoch_never_decreases
+def _step_0(s, n, a):  # group_epoch_never_decreases
     return (n['group_epoch'] >= s['group_epoch'])
 
-def _step_1(s, n):  # assignment_epoch_never_decreases
+def _step_1(s, n, a):  # assignment_epoch_never_decreases
     return (n['assignment_epoch'] >= s['assignment_epoch'])
 
-def _step_2(s, n):  # assigning_means_a_bump
+def _step_2(s, n, a):  # assigning_means_a_bump
     return (not ((n['state'] == 'Assigning') and (s['state'] != 'Assigning')) or (n['group_epoch'] > s['group_epoch']))
 
-def _step_3(s, n):  # new_target_for_the_current_epoch
+def _step_3(s, n, a):  # new_target_for_the_current_epoch
     return (not (n['assignment_epoch'] != s['assignment_epoch']) or (n['assignment_epoch'] == s['group_epoch']))
 
 INVARIANTS = (('derived_state', _invariant_0, 211), ('assignment_not_ahead', _invariant_1, 213), ('absent_group_is_blank', _invariant_2, 215), ('unreconciled_are_members', _invariant_3, 217), ('left_instances_are_static', _invariant_4, 218), ('no_empty_ids', _invariant_5, 219), )
-STEPS = (('group_epoch_never_decreases', _step_0, 221), ('assignment_epoch_never_decreases', _step_1, 222), ('assigning_means_a_bump', _step_2, 223), ('new_target_for_the_current_epoch', _step_3, 225), )
+#: (name, function of (pre, post, args), line, event or None for every event)
+STEPS = (('group_epoch_never_decreases', _step_0, 221, None), ('assignment_epoch_never_decreases', _step_1, 222, None), ('assigning_means_a_bump', _step_2, 223, None), ('new_target_for_the_current_epoch', _step_3, 225, None), )

@@ -687,7 +687,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after), for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
+# for runtime self-checks.
 def _invariant_0(s):  # absent_is_fresh
     return (not (s['state'] == 'Absent') or (((((s['member_epoch'] == 0) and (s['previous_member_epoch'] == -1)) and (s['held'] == frozenset())) and (s['instance_id'] == '')) and (s['rebalance_timeout_ms'] == -1)))
 
@@ -715,20 +716,21 @@ def _invariant_7(s):  # static_left_at_minus_two
 def _invariant_8(s):  # removed_holds_nothing
     return (not (s['state'] == 'Removed') or ((s['member_epoch'] == -1) and (s['held'] == frozenset())))
 
-def _step_0(s, n):  # epoch_moves_forward
+def _step_0(s, n, a):  # epoch_moves_forward
     return ((n['state'] in {'Removed', 'StaticLeft'}) or (n['member_epoch'] >= s['member_epoch']))
 
-def _step_1(s, n):  # previous_is_the_old_epoch
+def _step_1(s, n, a):  # previous_is_the_old_epoch
     return (not ((n['state'] in {'Stable', 'UnreleasedPartitions', 'UnrevokedPartitions'}) and (n['member_epoch'] != s['member_epoch'])) or (n['previous_member_epoch'] == (0 if (s['state'] in {'Absent', 'StaticLeft'}) else s['member_epoch'])))
 
-def _step_2(s, n):  # revoke_before_assign
+def _step_2(s, n, a):  # revoke_before_assign
     return (not (n['state'] == 'UnrevokedPartitions') or (n['assigned'] <= s['assigned']))
 
-def _step_3(s, n):  # revocation_keeps_the_epoch
+def _step_3(s, n, a):  # revocation_keeps_the_epoch
     return (not ((s['state'] in {'Stable', 'UnreleasedPartitions'}) and (n['state'] == 'UnrevokedPartitions')) or (n['member_epoch'] == s['member_epoch']))
 
-def _step_4(s, n):  # revoked_moves_forward
+def _step_4(s, n, a):  # revoked_moves_forward
     return (not ((s['state'] == 'UnrevokedPartitions') and (n['state'] in {'Stable', 'UnreleasedPartitions'})) or (n['member_epoch'] > s['member_epoch']))
 
 INVARIANTS = (('absent_is_fresh', _invariant_0, 330), ('held_is_assigned_or_revoking', _invariant_1, 333), ('revoking_is_not_assigned', _invariant_2, 334), ('unrevoked_has_revocations', _invariant_3, 335), ('settled_has_no_revocations', _invariant_4, 337), ('reconciling_epochs', _invariant_5, 338), ('unknown_epochs', _invariant_6, 341), ('static_left_at_minus_two', _invariant_7, 342), ('removed_holds_nothing', _invariant_8, 343), )
-STEPS = (('epoch_moves_forward', _step_0, 345), ('previous_is_the_old_epoch', _step_1, 347), ('revoke_before_assign', _step_2, 350), ('revocation_keeps_the_epoch', _step_3, 352), ('revoked_moves_forward', _step_4, 354), )
+#: (name, function of (pre, post, args), line, event or None for every event)
+STEPS = (('epoch_moves_forward', _step_0, 345, None), ('previous_is_the_old_epoch', _step_1, 347, None), ('revoke_before_assign', _step_2, 350, None), ('revocation_keeps_the_epoch', _step_3, 352, None), ('revoked_moves_forward', _step_4, 354, None), )

@@ -293,7 +293,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after), for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
+# for runtime self-checks.
 def _invariant_0(s):  # unknown_is_blank
     return (not (s['state'] == 'Unknown') or (((((s['producer_epoch'] == -1) and (s['last_sequence'] == -1)) and (s['coordinator_epoch'] == -1)) and (s['current_txn_first_offset'] == -1)) and (s['last_timestamp_ms'] == -1)))
 
@@ -306,14 +307,15 @@ def _invariant_2(s):  # open_txn_has_first_offset
 def _invariant_3(s):  # sequence_is_real_or_none
     return (s['last_sequence'] >= -1)
 
-def _step_0(s, n):  # epoch_never_decreases
+def _step_0(s, n, a):  # epoch_never_decreases
     return (n['producer_epoch'] >= s['producer_epoch'])
 
-def _step_1(s, n):  # coordinator_epoch_never_decreases
+def _step_1(s, n, a):  # coordinator_epoch_never_decreases
     return (n['coordinator_epoch'] >= s['coordinator_epoch'])
 
-def _step_2(s, n):  # txn_start_is_fixed
+def _step_2(s, n, a):  # txn_start_is_fixed
     return (not ((s['state'] == 'Ongoing') and (n['state'] == 'Ongoing')) or (n['current_txn_first_offset'] == s['current_txn_first_offset']))
 
 INVARIANTS = (('unknown_is_blank', _invariant_0, 141), ('known_has_epoch', _invariant_1, 144), ('open_txn_has_first_offset', _invariant_2, 145), ('sequence_is_real_or_none', _invariant_3, 147), )
-STEPS = (('epoch_never_decreases', _step_0, 149), ('coordinator_epoch_never_decreases', _step_1, 151), ('txn_start_is_fixed', _step_2, 152), )
+#: (name, function of (pre, post, args), line, event or None for every event)
+STEPS = (('epoch_never_decreases', _step_0, 149, None), ('coordinator_epoch_never_decreases', _step_1, 151, None), ('txn_start_is_fixed', _step_2, 152, None), )

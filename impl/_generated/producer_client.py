@@ -524,7 +524,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after), for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
+# for runtime self-checks.
 def _invariant_0(s):  # abortable_has_error
     return (not (s['state'] == 'AbortableError') or (s['last_error'] != 'NONE'))
 
@@ -538,4 +539,5 @@ def _invariant_3(s):  # idempotent_never_transacts
     return (not (not (s['transactional_id'] != '')) or (s['state'] in {'AbortableError', 'FatalError', 'Initializing', 'Ready', 'Uninitialized'}))
 
 INVARIANTS = (('abortable_has_error', _invariant_0, 203), ('healthy_has_no_error', _invariant_1, 204), ('id_and_epoch_together', _invariant_2, 207), ('idempotent_never_transacts', _invariant_3, 209), )
+#: (name, function of (pre, post, args), line, event or None for every event)
 STEPS = ()

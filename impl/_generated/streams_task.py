@@ -274,9 +274,11 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after), for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
+# for runtime self-checks.
 def _invariant_0(s):  # closed_records_how
     return ((s['state'] == 'Closed') == (s['closed_as'] != 'OPEN'))
 
 INVARIANTS = (('closed_records_how', _invariant_0, 75), )
+#: (name, function of (pre, post, args), line, event or None for every event)
 STEPS = ()

@@ -172,17 +172,19 @@ def _trace_columns(m: ir.Machine) -> str:
 
 
 def _properties(m: ir.Machine) -> str:
-    out = ["# Invariants (one-state) and step properties (two-state: `s` before, `n` after), for runtime self-checks."]
+    out = ["# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),",
+           "# for runtime self-checks."]
     for i, inv in enumerate(m.invariants):
         out.append(f"def _invariant_{i}(s):  # {inv.name}")
         out.append(f"    return {to_python(inv.expr)}")
         out.append("")
     for i, st in enumerate(m.steps):
-        out.append(f"def _step_{i}(s, n):  # {st.name}")
+        out.append(f"def _step_{i}(s, n, a):  # {st.name}" + (f" (on {st.event})" if st.event else ""))
         out.append(f"    return {to_python(st.expr)}")
         out.append("")
     out.append("INVARIANTS = (" + "".join(f"({inv.name!r}, _invariant_{i}, {inv.span.line}), "
                                           for i, inv in enumerate(m.invariants)) + ")")
-    out.append("STEPS = (" + "".join(f"({st.name!r}, _step_{i}, {st.span.line}), " for i, st in enumerate(m.steps))
-               + ")")
+    out.append("#: (name, function of (pre, post, args), line, event or None for every event)")
+    out.append("STEPS = (" + "".join(f"({st.name!r}, _step_{i}, {st.span.line}, {st.event!r}), "
+                                     for i, st in enumerate(m.steps)) + ")")
     return "\n".join(out) + "\n"

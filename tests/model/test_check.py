@@ -155,3 +155,31 @@ def test_every_error_in_a_file_is_reported() -> None:
     assert any(m.startswith("unknown name 'y'") for m in messages)
     assert not any("dead end" in m for m in messages), "no follow-up errors from the row that failed to check"
     assert any(m.startswith("unknown Kafka error 'NO_SUCH_ERROR'") for m in messages)
+
+
+def test_event_scoped_step_reads_its_parameters_and_applies_only_to_that_event() -> None:
+    m = machine("""
+    machine Demo
+      key id: string
+      var epoch: 0..3 = 0
+      initial state A "a"
+      state B "b"
+      event Go(to_b: bool) "go"
+        from A -> B when to_b
+        from A -> A when not to_b
+      event Back() "back"
+        from B -> A
+      step goes_where_asked on Go: state' == (if to_b then B else A)
+    """)
+    (step,) = m.steps
+    assert step.event == "Go"
+    assert [t.event for t in m.transitions if step.applies_to(t)] == ["Go", "Go"]
+    assert errors("""
+    machine Demo
+      key id: string
+      initial state A "a"
+      event Go(to_b: bool) "go"
+        from A -> A
+      step s on Og: to_b
+      step t: to_b
+    """) == ["unknown event 'Og'; did you mean 'Go'?", "unknown name 'to_b'"]

@@ -182,4 +182,4 @@ def test_event_scoped_step_reads_its_parameters_and_applies_only_to_that_event()
         from A -> A
       step s on Og: to_b
       step t: to_b
-    """) == ["unknown event 'Og'; did you mean 'Go'?", "unknown name 'to_b'"]
+    """) == ["unknown event 'Og'", "unknown name 'to_b'"]

@@ -73,10 +73,13 @@ def test_every_edge_flip_of_the_transaction_spec_is_caught() -> None:
 
 
 def test_mutants_are_real_flips() -> None:
-    """The mutation really moves one edge: the mutant's edges differ from the spec's by exactly that edge's target."""
+    """Each mutant changes exactly one row's target (its edge set may still be equal when other rows give the same
+    edges — those are the mutants only the verifier can catch)."""
     machine = bundled_machines()["Transaction"]
-    description, text = mutants(machine)[0]
-    machines, diags = load_sources([SourceFile(machine.path, text)])
-    if not diags.has_errors:
-        assert machines[0].edges != machine.edges
-    assert "was" in description
+    for description, text in mutants(machine)[:12]:
+        machines, diags = load_sources([SourceFile(machine.path, text)])
+        if diags.has_errors:
+            continue
+        changed = [(a.label, a.target, b.target) for a, b in zip(machine.transitions, machines[0].transitions,
+                                                                 strict=True) if a.target != b.target]
+        assert len(changed) == 1 and changed[0][0] in description, (description, changed)

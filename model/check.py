@@ -22,6 +22,7 @@ from . import syntax as s
 from .diagnostics import Diagnostics, Span, unknown_name_message
 from .kafka_errors import KAFKA_ERRORS
 from .pretty import render
+from .traceschema import COMMON
 from .typecheck import INVARIANT, STEP, ExprChecker, Scope, Symbols
 
 T = TypeVar("T")
@@ -226,6 +227,9 @@ class _MachineChecker:
         for decl in decls[1:]:
             self.diags.error(decl.span, "a machine has one `key` declaration (list several fields in it)")
         for f in decls[0].fields:
+            if f.name.text in _TRACE_COLUMNS:
+                self.diags.error(f.name.span, f"key field '{f.name.text}' would clash with the trace column of that "
+                                              "name; rename it")
             t = self._type(f.type)
             if t is None or not self._declare(f.name, "key field"):
                 continue
@@ -285,6 +289,11 @@ class _MachineChecker:
             self.sym.consts[m.name.text] = value
 
     def _var(self, m: s.VarDecl) -> None:
+        if m.name.text in _TRACE_COLUMNS or m.name.text.startswith("arg_"):
+            self.diags.error(m.name.span, f"variable '{m.name.text}' would clash with the trace column of that name "
+                                          "(trace rows carry every variable next to machine, key, seq, ts_ms, node, "
+                                          "coordinator_epoch, kind, event, row, error, from_state, to_state, pending "
+                                          "and arg_<parameter>); rename it")
         t = self._type(m.type)
         if t is None or not self._declare(m.name, "variable"):
             self.sym.lost.add(m.name.text)
@@ -661,6 +670,9 @@ class _MachineChecker:
 def _of(members: tuple[s.MemberDecl, ...], cls: type[T]) -> list[T]:
     """The declarations of one kind, in source order."""
     return [m for m in members if isinstance(m, cls)]
+
+
+_TRACE_COLUMNS = frozenset(name for name, _ in COMMON)
 
 
 def _first_declarations(members: tuple[s.MemberDecl, ...]) -> dict[str, Span]:

@@ -1,0 +1,132 @@
+"""A data partition's files: its segment log (client batches appended as they came), and its metadata files.
+
+Owns:
+- `DataLog`, a `PartitionLog` that can also append a whole pre-built batch. `PartitionLog.append` builds a new batch
+  from `(key, value)` pairs with one timestamp and no headers, which is right for coordinator records but would drop
+  a client's per-record timestamps and headers; Kafka keeps the client's batch and only rewrites its base offset
+  (and partition leader epoch). `append_batch` does that: the batch is re-encoded at the log end offset, and written
+  with exactly `PartitionLog.append`'s write, roll, fsync and undo discipline. (It uses `PartitionLog`'s private
+  write helpers: the storage layer has no public "append these bytes" yet; see the partition side's report.)
+- `partition.metadata` (Kafka's format: `version: 0` / `topic_id: <base64 uuid>`), written once when the partition is
+  created, and `leader-epoch-checkpoint` (Kafka's format: version, count, `epoch start_offset` lines): a single-node
+  partition becomes leader again on every open, so each open appends a new leader epoch starting at the log end
+  offset. Both are replaced atomically (temp file, fsync, rename, fsync the directory).
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from dataclasses import replace
+from pathlib import Path
+from uuid import UUID
+
+from ..storage._files import atomic_write, fsync_dir
+from ..storage.batch import Record, RecordBatch, encode_batch
+from ..storage.log import AppendInfo, PartitionLog
+
+PARTITION_METADATA_FILE = "partition.metadata"
+LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
+
+
+def rebased(batch: RecordBatch, base_offset: int, partition_leader_epoch: int) -> RecordBatch:
+    """`batch` moved to `base_offset` (records keep their deltas) and stamped with the leader epoch."""
+    shift = base_offset - batch.base_offset
+    records = tuple(Record(r.offset + shift, r.timestamp_ms, r.key, r.value, r.headers) for r in batch.records)
+    return replace(batch, base_offset=base_offset, records=records, partition_leader_epoch=partition_leader_epoch)
+
+
+class DataLog(PartitionLog):
+    """A `PartitionLog` that appends whole batches (see the module docstring)."""
+
+    def append_batch(self, batch: RecordBatch, *, partition_leader_epoch: int) -> tuple[AppendInfo, RecordBatch]:
+        """Append `batch` at the log end offset; returns the append info and the batch as written.
+
+        Durability, rolling and failure behave as in `PartitionLog.append`: with per-batch durability the batch is
+        fsynced before this returns; on `OSError` nothing of it remains and the offsets are unchanged.
+        """
+        self._check_usable()
+        written = rebased(batch, self.log_end_offset, partition_leader_epoch)
+        data = encode_batch(written)
+        active = self._segments[-1]
+        if active.size > 0 and active.size + len(data) > self._segment_bytes:
+            self._roll()
+            active = self._segments[-1]
+        position = active.size
+        try:
+            self._write(data)
+            if self._durability.mode == "per_batch":
+                self._fsync_active()
+        except OSError:
+            self._undo_write(position)
+            raise
+        active.note_batch(written.base_offset, written.last_offset, position, len(data))
+        if self._durability.mode == "per_batch":
+            self._durable_offset = written.last_offset + 1
+        else:
+            if self._pending_since_ms is None:
+                self._pending_since_ms = self._clock_ms()
+            self._pending_bytes += len(data)
+        return AppendInfo(written.base_offset, written.last_offset, len(data)), written
+
+
+# ---------------------------------------------------------------------------------------------- metadata files
+
+
+def write_partition_metadata(directory: Path, topic_id: UUID) -> None:
+    """Kafka's `partition.metadata` (the topic id in base64url without padding, as `Uuid.toString`)."""
+    text = f"version: 0\ntopic_id: {_uuid_text(topic_id)}\n"
+    atomic_write(directory / PARTITION_METADATA_FILE, text.encode())
+
+
+def read_partition_metadata(directory: Path) -> UUID | None:
+    """The topic id of a partition directory, or None when it has no (readable) `partition.metadata`."""
+    path = directory / PARTITION_METADATA_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    fields = dict(line.split(": ", 1) for line in lines if ": " in line)
+    if fields.get("version") != "0" or "topic_id" not in fields:
+        raise ValueError(f"{path}: not a version 0 partition.metadata file: {lines!r}")
+    text = fields["topic_id"]
+    return UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
+def _uuid_text(topic_id: UUID) -> str:
+    return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
+
+
+def read_leader_epochs(directory: Path) -> list[tuple[int, int]]:
+    """The `(epoch, start_offset)` entries of `leader-epoch-checkpoint` (empty when there is none)."""
+    path = directory / LEADER_EPOCH_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        return []
+    if len(lines) < 2 or lines[0] != "0":
+        raise ValueError(f"{path}: not a version 0 leader epoch checkpoint")
+    count = int(lines[1])
+    entries = [tuple(int(x) for x in line.split()) for line in lines[2:2 + count]]
+    if len(entries) != count or any(len(e) != 2 for e in entries):
+        raise ValueError(f"{path}: expected {count} 'epoch offset' lines, got {lines[2:]!r}")
+    return [(e[0], e[1]) for e in entries]
+
+
+def begin_leader_epoch(directory: Path, log_end_offset: int) -> int:
+    """Record a new leader epoch (one above the last, 0 for the first) starting at `log_end_offset`; return it."""
+    entries = read_leader_epochs(directory)
+    epoch = entries[-1][0] + 1 if entries else 0
+    entries = [e for e in entries if e[1] < log_end_offset] + [(epoch, log_end_offset)]  # truncated tails drop out
+    text = "0\n" + f"{len(entries)}\n" + "".join(f"{e} {o}\n" for e, o in entries)
+    atomic_write(directory / LEADER_EPOCH_FILE, text.encode())
+    return epoch
+
+
+def create_partition_dir(directory: Path, topic_id: UUID) -> None:
+    """The partition directory with its `partition.metadata`, durably (the segment comes with the log)."""
+    if not directory.is_dir():
+        os.makedirs(directory)
+        fsync_dir(directory.parent)
+    write_partition_metadata(directory, topic_id)

@@ -1,0 +1,313 @@
+"""The partition side of one node: its data topics, and the requests a broker answers for them.
+
+Owns `PartitionManager`:
+- topics: `create_topic`, `describe_topics` (Metadata, with auto-creation), discovery of existing partition
+  directories (`<topic>-<n>/` holding `partition.metadata`) under `data_dir` on start;
+- `produce` (one partition of a Produce request): the front door (`validation.py`), KIP-890 verification (before a
+  transactional batch of a producer with no open transaction here, the leader creates a verification guard and asks
+  the `TxnVerifier`; the batch is then appended with the guard, and the spec decides with `verification_ok`), the
+  append (`DataPartition.produce`), and the answer once `acks` allows (-1: durable; 0 and 1: appended);
+- `fetch`, `list_offsets`;
+- `write_txn_markers` (`MarkerTarget`): control batches on the data partitions this node holds; any other partition
+  (an unknown topic, or `__consumer_offsets`, which the group coordinator holds: see `BrokerMarkerTarget`) is
+  UNKNOWN_TOPIC_OR_PARTITION here;
+- time: `poll` (group commit, durability waits, producer expiration), `next_deadline_ms`, `flush`, `close`.
+
+Answers that do not come from the spec (front-door validation, unknown partitions, and the translation of the
+coordinator's verification answer, all as Kafka's `ReplicaManager`/`AddPartitionsToTxnManager` do them for Produce
+up to v11):
+
+| situation                                                                      | answer                          |
+|--------------------------------------------------------------------------------|---------------------------------|
+| acks not in {-1, 0, 1}                                                         | INVALID_REQUIRED_ACKS           |
+| unknown topic or partition (Produce never auto-creates)                        | UNKNOWN_TOPIC_OR_PARTITION      |
+| a transactional batch without the request's transactional id                   | INVALID_REQUEST                 |
+| verification inconclusive: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,         | NOT_ENOUGH_REPLICAS (retriable) |
+|   COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS, NETWORK_EXCEPTION,    |                                 |
+|   REQUEST_TIMED_OUT, or no verifier                                            |                                 |
+| verification answered PRODUCER_FENCED                                          | INVALID_PRODUCER_EPOCH          |
+| verification answered anything else but NONE (TRANSACTION_ABORTABLE, ...)      | the spec, verification_ok=false |
+| a marker with a negative producer id, epoch or coordinator epoch               | INVALID_REQUEST                 |
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Final
+
+from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnVerifier
+from ..runtime.clock import Clock
+from ..runtime.completion import Completion
+from ..runtime.trace import Tracer
+from ..statemachine import MachineTable
+from ..storage.batch import RecordBatch
+from ..storage.log import Durability
+from .data_log import create_partition_dir, read_partition_metadata
+from .partition import Appended, DataPartition, Verification
+from .types import (
+    INTERNAL_TOPICS,
+    AppendOrigin,
+    FetchResult,
+    IsolationLevel,
+    ListOffsetsResult,
+    PartitionConfig,
+    PartitionMetadata,
+    ProduceResult,
+    TopicMetadata,
+)
+from .validation import Rejected, decode_produce_batch
+
+_TOPIC_NAME: Final = re.compile(r"[a-zA-Z0-9._-]+")
+_MAX_TOPIC_NAME_LENGTH: Final = 249
+_DIR_NAME: Final = re.compile(r"(.+)-(\d+)")
+_RETRIABLE_VERIFICATION: Final = frozenset({"NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE",
+                                            "COORDINATOR_LOAD_IN_PROGRESS", "CONCURRENT_TRANSACTIONS",
+                                            "NETWORK_EXCEPTION", "REQUEST_TIMED_OUT"})
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Kafka's `Topic.validate`: why `name` is not a legal topic name, or None."""
+    if not name:
+        return "the topic name is empty"
+    if name in (".", ".."):
+        return f"topic name {name!r} is not allowed"
+    if len(name) > _MAX_TOPIC_NAME_LENGTH:
+        return f"the topic name is {len(name)} characters long, more than {_MAX_TOPIC_NAME_LENGTH}"
+    if not _TOPIC_NAME.fullmatch(name):
+        return f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
+
+
+class PartitionManager:
+    """See the module docstring. `verifier` may be set after construction (the transaction coordinator is often
+    built later); `node_id` is this node's broker id in metadata answers."""
+
+    def __init__(self, data_dir: str | Path, *, clock: Clock, tracer: Tracer | None = None,
+                 verifier: TxnVerifier | None = None, config: PartitionConfig | None = None,
+                 durability: Durability | None = None, node_id: int = 0,
+                 topic_id_factory: Callable[[], uuid.UUID] = uuid.uuid4) -> None:
+        self.data_dir = Path(data_dir)
+        self.clock = clock
+        self.tracer = tracer if tracer is not None else Tracer(None)
+        self.verifier = verifier
+        self.config = config or PartitionConfig()
+        self.durability = durability
+        self.node_id = node_id
+        self._topic_id_factory = topic_id_factory
+        self._table = MachineTable.load("partition_producer")
+        self._topics: dict[str, tuple[uuid.UUID, list[DataPartition]]] = {}
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._discover()
+
+    # ------------------------------------------------------------------------------------------ topics
+
+    def _discover(self) -> None:
+        """Open the data topics found under `data_dir` (partition directories with a `partition.metadata`)."""
+        found: dict[str, dict[int, tuple[Path, uuid.UUID]]] = {}
+        for entry in sorted(self.data_dir.iterdir()):
+            match = _DIR_NAME.fullmatch(entry.name)
+            if match is None or not entry.is_dir() or match.group(1) in INTERNAL_TOPICS:
+                continue
+            topic_id = read_partition_metadata(entry)
+            if topic_id is not None:
+                found.setdefault(match.group(1), {})[int(match.group(2))] = (entry, topic_id)
+        for topic, partitions in sorted(found.items()):
+            ids = {topic_id for _, topic_id in partitions.values()}
+            if len(ids) != 1:
+                raise ValueError(f"topic {topic}: its partition directories disagree on the topic id: {sorted(ids)}")
+            self._open_topic(topic, ids.pop(), max(partitions) + 1)  # a creation cut short is completed
+
+    def _open_topic(self, name: str, topic_id: uuid.UUID, num_partitions: int) -> None:
+        partitions = []
+        for index in range(num_partitions):
+            tp = TopicPartition(name, index)
+            directory = self.data_dir / str(tp)
+            create_partition_dir(directory, topic_id)
+            partitions.append(DataPartition.open(tp, directory, topic_id=topic_id, table=self._table,
+                                                 tracer=self.tracer, clock=self.clock, config=self.config,
+                                                 durability=self.durability))
+        self._topics[name] = (topic_id, partitions)
+
+    def create_topic(self, name: str, num_partitions: int | None = None) -> str:
+        """CreateTopics for one topic: NONE, or TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS,
+        INVALID_REQUEST (an internal topic: the coordinators own those)."""
+        count = self.config.num_partitions if num_partitions is None else num_partitions
+        if name in INTERNAL_TOPICS:
+            return "INVALID_REQUEST"
+        if topic_name_problem(name) is not None:
+            return "INVALID_TOPIC_EXCEPTION"
+        if name in self._topics:
+            return "TOPIC_ALREADY_EXISTS"
+        if count <= 0:
+            return "INVALID_PARTITIONS"
+        self._open_topic(name, self._topic_id_factory(), count)
+        return "NONE"
+
+    def topic_names(self) -> list[str]:
+        return sorted(self._topics)
+
+    def partition(self, tp: TopicPartition) -> DataPartition | None:
+        entry = self._topics.get(tp.topic)
+        if entry is None or not 0 <= tp.partition < len(entry[1]):
+            return None
+        return entry[1][tp.partition]
+
+    def partitions(self) -> list[DataPartition]:
+        return [p for name in sorted(self._topics) for p in self._topics[name][1]]
+
+    def describe_topics(self, names: Sequence[str] | None = None, *,
+                        allow_auto_creation: bool = False) -> list[TopicMetadata]:
+        """Metadata: every data topic (`names` None), or the named ones, creating missing ones when both the
+        request and `auto.create.topics.enable` allow it."""
+        out = []
+        for name in (self.topic_names() if names is None else names):
+            if name not in self._topics:
+                if name in INTERNAL_TOPICS or not (allow_auto_creation and self.config.auto_create_topics_enable):
+                    out.append(TopicMetadata("UNKNOWN_TOPIC_OR_PARTITION", name))
+                    continue
+                error = self.create_topic(name)
+                if error != "NONE":
+                    out.append(TopicMetadata(error, name))
+                    continue
+            topic_id, partitions = self._topics[name]
+            out.append(TopicMetadata("NONE", name, topic_id, False, tuple(
+                PartitionMetadata("NONE", p.tp.partition, self.node_id, p.leader_epoch, (self.node_id,),
+                                  (self.node_id,)) for p in partitions)))
+        return out
+
+    # ------------------------------------------------------------------------------------------ produce
+
+    def produce(self, topic: str, partition: int, data: bytes | RecordBatch, *, acks: int = -1,
+                transactional_id: str | None = None,
+                origin: AppendOrigin = AppendOrigin.CLIENT) -> Completion[ProduceResult]:
+        """One partition of a Produce request (see the module docstring for the answers)."""
+        out: Completion[ProduceResult] = Completion()
+        tp = TopicPartition(topic, partition)
+        part = self.partition(tp)
+        if acks not in (-1, 0, 1):
+            out.set(ProduceResult("INVALID_REQUIRED_ACKS"))
+        elif part is None:
+            out.set(ProduceResult("UNKNOWN_TOPIC_OR_PARTITION"))
+        else:
+            batch = decode_produce_batch(data, origin, max_message_bytes=self.config.max_message_bytes)
+            if isinstance(batch, Rejected):
+                out.set(ProduceResult(batch.error, error_message=batch.message))
+            elif self._needs_verification(part, batch):
+                self._verify_then_append(part, batch, origin, acks, transactional_id, out)
+            else:
+                self._answer(part, part.produce(batch, origin, Verification()), acks, out)
+        return out
+
+    def _needs_verification(self, part: DataPartition, batch: RecordBatch) -> bool:
+        """KIP-890: a transactional batch of a producer with no transaction open on this partition at its epoch."""
+        return (self.config.transaction_partition_verification_enable and batch.is_transactional
+                and not part.states.has_open_txn(batch.producer_id, batch.producer_epoch))
+
+    def _verify_then_append(self, part: DataPartition, batch: RecordBatch, origin: AppendOrigin, acks: int,
+                            transactional_id: str | None, out: Completion[ProduceResult]) -> None:
+        if transactional_id is None:
+            out.set(ProduceResult("INVALID_REQUEST", error_message="a transactional batch needs the request's "
+                                                                   "transactional id"))
+            return
+        sequence = batch.base_sequence if origin is AppendOrigin.CLIENT else -1
+        guard = part.states.start_verification(batch.producer_id, sequence, batch.producer_epoch)
+        if self.verifier is None:
+            out.set(ProduceResult("NOT_ENOUGH_REPLICAS", error_message="no transaction coordinator to verify with"))
+            return
+        asked = self.verifier.verify_partition(transactional_id, batch.producer_id, batch.producer_epoch, part.tp)
+
+        def verified(done: Completion[str]) -> None:
+            try:
+                error = done.result()
+            except Exception as e:
+                error = getattr(e, "name", "NETWORK_EXCEPTION")
+            if self.partition(part.tp) is not part:
+                out.set(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
+            elif error in _RETRIABLE_VERIFICATION:
+                out.set(ProduceResult("NOT_ENOUGH_REPLICAS", error_message="unable to verify the partition has been "
+                                                                           f"added to the transaction: {error}"))
+            elif error == "PRODUCER_FENCED":
+                out.set(ProduceResult("INVALID_PRODUCER_EPOCH", error_message="the coordinator fenced this epoch"))
+            else:
+                verification = Verification(guard, confirmed=error == "NONE")
+                self._answer(part, part.produce(batch, origin, verification), acks, out)
+
+        asked.then(verified)
+
+    @staticmethod
+    def _answer(part: DataPartition, appended: Appended, acks: int, out: Completion[ProduceResult]) -> None:
+        """acks=-1 waits until the append (or a duplicate's original) is durable; 0 and 1 answer at once."""
+        if acks == -1 and appended.result.error == "NONE":
+            part.when_durable(appended.required_offset, lambda: out.set(appended.result))
+        else:
+            out.set(appended.result)
+
+    # ------------------------------------------------------------------------------------------ reads
+
+    def fetch(self, topic: str, partition: int, offset: int, max_bytes: int = 1 << 20,
+              isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> FetchResult:
+        part = self.partition(TopicPartition(topic, partition))
+        if part is None:
+            return FetchResult("UNKNOWN_TOPIC_OR_PARTITION", isolation_level=isolation_level, fetch_offset=offset)
+        return part.read(offset, max_bytes, isolation_level)
+
+    def list_offsets(self, topic: str, partition: int, timestamp_ms: int,
+                     isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> ListOffsetsResult:
+        part = self.partition(TopicPartition(topic, partition))
+        if part is None:
+            return ListOffsetsResult("UNKNOWN_TOPIC_OR_PARTITION")
+        return part.list_offset(timestamp_ms, isolation_level)
+
+    # ------------------------------------------------------------------------------------------ markers
+
+    def write_txn_markers(self, markers: Sequence[TxnMarker]) -> Completion[list[MarkerResult]]:
+        """`MarkerTarget`: each marker on each of its partitions, answered once every marker is durable."""
+        out: Completion[list[MarkerResult]] = Completion()
+        answers: list[dict[TopicPartition, str]] = [dict.fromkeys(m.partitions, "") for m in markers]
+        waiting = [1]  # one for this call, so nothing completes before every write is made
+
+        def done() -> None:
+            waiting[0] -= 1
+            if waiting[0] == 0:
+                out.set([dict(a) for a in answers])
+
+        for i, marker in enumerate(markers):
+            for tp in marker.partitions:
+                part = self.partition(tp)
+                if part is None:
+                    answers[i][tp] = "UNKNOWN_TOPIC_OR_PARTITION"
+                elif marker.producer_epoch < 0 or marker.coordinator_epoch < 0 or marker.producer_id < 0:
+                    answers[i][tp] = "INVALID_REQUEST"
+                else:
+                    appended = part.write_marker(marker)
+                    answers[i][tp] = appended.result.error
+                    if appended.result.error == "NONE":
+                        waiting[0] += 1
+                        part.when_durable(appended.required_offset, done)
+        done()
+        return out
+
+    # ------------------------------------------------------------------------------------------ time
+
+    def poll(self) -> None:
+        """Flush what group commit says is due, release durability waits, expire idle producers when due."""
+        now_ms = self.clock.now_ms()
+        for part in self.partitions():
+            part.poll(now_ms)
+
+    def next_deadline_ms(self) -> int | None:
+        deadlines = [p.next_deadline_ms() for p in self.partitions()]
+        return min(deadlines) if deadlines else None
+
+    def flush(self) -> None:
+        for part in self.partitions():
+            part.flush()
+
+    def close(self) -> None:
+        for part in self.partitions():
+            part.close()
+        self._topics.clear()

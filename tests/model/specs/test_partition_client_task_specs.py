@@ -210,9 +210,9 @@ def test_transaction_opened_by_a_batch_and_closed_by_commit(pp: ir.Machine) -> N
     s = accept(pp, s, "Append", "Ongoing", **append(0, 4, 4, transactional=True, first_offset=30))  # no guard needed
     assert s["current_txn_first_offset"] == 20
     reject(pp, s, "Append", "INVALID_TXN_STATE", **append(0, 5, 5))  # non-transactional during the transaction
-    no_row(pp, s, "Expire", now_ms=10**12, expiration_ms=1)  # an open transaction never expires
+    reject(pp, s, "Expire", "NONE", now_ms=10**12, expiration_ms=1)  # an open transaction never expires
     s = accept(pp, s, "WriteMarker", "Known", **marker("COMMIT", 0, 3))  # TV1: same epoch
-    assert (s["current_txn_first_offset"], s["coordinator_epoch"], s["last_sequence"]) == (-1, 3, 4)
+    assert (s["current_txn_first_offset"], s["txn_coordinator_epoch"], s["last_sequence"]) == (-1, 3, 4)
     s = accept(pp, s, "Append", "Known", **append(0, 5, 5, first_offset=40))  # the sequence continues
     reject(pp, s, "WriteMarker", "TRANSACTION_COORDINATOR_FENCED", **marker("ABORT", 0, 2))  # a zombie coordinator
 
@@ -242,7 +242,7 @@ def test_coordinator_writes_check_epoch_and_verification_only(pp: ir.Machine) ->
 
 def test_idle_producer_expires(pp: ir.Machine) -> None:
     s = accept(pp, fresh_producer(pp), "Append", "Known", **append(0, 0, 0, timestamp_ms=1_000))
-    no_row(pp, s, "Expire", now_ms=1_000 + 86_400_000 - 1, expiration_ms=86_400_000)
+    reject(pp, s, "Expire", "NONE", now_ms=1_000 + 86_400_000 - 1, expiration_ms=86_400_000)  # not due yet
     s = accept(pp, s, "Expire", "Expired", now_ms=1_000 + 86_400_000, expiration_ms=86_400_000)
     assert s["producer_epoch"] == 0  # the epoch is kept on the last row: the monotonic trace property sees it
     assert pp.rows_for("Expired", "Append") == ()
@@ -441,7 +441,7 @@ def explore(machine: ir.Machine, var_domains: Mapping[str, tuple[Any, ...]],
 
 def test_partition_producer_rows_are_disjoint_total_and_safe(pp: ir.Machine) -> None:
     seqs = (-1, 0, 4, MAX_SEQ)
-    var_domains = {"producer_epoch": (-1, 0, 1), "last_sequence": seqs, "coordinator_epoch": (-1, 2),
+    var_domains = {"producer_epoch": (-1, 0, 1), "last_sequence": seqs, "txn_coordinator_epoch": (-1, 2),
                    "current_txn_first_offset": (-1, 10), "last_timestamp_ms": (-1, 100)}
     arg_domains = {"epoch": (0, 1, 2), "first_seq": (0, 1, 5), "last_seq": (0, 5), "transactional": (False, True),
                    "is_duplicate": (False, True), "verification_ok": (False, True),

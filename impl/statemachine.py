@@ -39,6 +39,7 @@ class Row:
     line: int
     condition: str  # as written in the spec
     assumes: Guard  # the event's preconditions that concern this row (the caller guarantees them)
+    origin: Literal["check", "reject", "transition"]  # a front-door `check`, a `reject` row, or a transition
 
     @property
     def is_transition(self) -> bool:

@@ -210,28 +210,28 @@ def _requires_Expire(s, a):
     return ((a['now_ms'] >= 0) and (a['expiration_ms'] > 0))
 
 #: fields of each row in ROWS
-ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes')
+ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin')
 ROWS = (
-    (0, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'NONE', 0, _guard_0, None, 60, 'is_duplicate', _assumes_0),
-    (1, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_TXN_STATE', 48, _guard_1, None, 63, 'not (not transactional or (state == Ongoing and epoch == producer_epoch) or verification_ok)', _assumes_1),
-    (2, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_2, None, 69, 'not (epoch >= producer_epoch)', _assumes_2),
-    (3, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'OUT_OF_ORDER_SEQUENCE_NUMBER', 45, _guard_3, None, 72, 'not (verification_lowest_seq == NO_SEQUENCE or first_seq <= verification_lowest_seq)', _assumes_3),
-    (4, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'OUT_OF_ORDER_SEQUENCE_NUMBER', 45, _guard_4, None, 75, 'not (producer_epoch == NO_EPOCH or (if bump then first_seq == 0 else in_sequence))', _assumes_4),
-    (5, 'reject', 'Append', frozenset({'Ongoing'}), None, 'INVALID_TXN_STATE', 48, _guard_5, None, 79, 'not transactional', _assumes_5),
-    (6, 'transition', 'Append', frozenset({'Known', 'Unknown'}), 'Known', 'NONE', 0, _guard_6, _effect_6, 81, 'not transactional', _assumes_6),
-    (7, 'transition', 'Append', frozenset({'Known', 'Unknown'}), 'Ongoing', 'NONE', 0, _guard_7, _effect_7, 84, 'transactional', _assumes_7),
-    (8, 'transition', 'Append', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_8, _effect_8, 88, 'transactional', _assumes_8),
-    (9, 'reject', 'CoordinatorAppend', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_TXN_STATE', 48, _guard_9, None, 99, 'not (state == Ongoing or verification_ok)', _assumes_9),
-    (10, 'reject', 'CoordinatorAppend', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_10, None, 101, 'not (epoch >= producer_epoch)', _assumes_10),
-    (11, 'transition', 'CoordinatorAppend', frozenset({'Known', 'Unknown'}), 'Ongoing', 'NONE', 0, _guard_11, _effect_11, 102, 'true', _assumes_11),
-    (12, 'transition', 'CoordinatorAppend', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_12, _effect_12, 105, 'true', _assumes_12),
-    (13, 'reject', 'WriteMarker', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_13, None, 115, 'not (epoch >= producer_epoch)', _assumes_13),
-    (14, 'reject', 'WriteMarker', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'TRANSACTION_COORDINATOR_FENCED', 52, _guard_14, None, 117, 'not (marker_coordinator_epoch >= txn_coordinator_epoch)', _assumes_14),
-    (15, 'transition', 'WriteMarker', frozenset({'Ongoing'}), 'Known', 'NONE', 0, _guard_15, _effect_15, 119, 'true', _assumes_15),
-    (16, 'transition', 'WriteMarker', frozenset({'Known', 'Unknown'}), 'Known', 'NONE', 0, _guard_16, _effect_16, 126, 'true', _assumes_16),
-    (17, 'transition', 'Expire', frozenset({'Known'}), 'Expired', 'NONE', 0, _guard_17, _effect_17, 139, 'now_ms - last_timestamp_ms >= expiration_ms', _assumes_17),
-    (18, 'reject', 'Expire', frozenset({'Known'}), None, 'NONE', 0, _guard_18, None, 140, 'now_ms - last_timestamp_ms < expiration_ms', _assumes_18),
-    (19, 'reject', 'Expire', frozenset({'Ongoing', 'Unknown'}), None, 'NONE', 0, _guard_19, None, 141, 'true', _assumes_19),
+    (0, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'NONE', 0, _guard_0, None, 60, 'is_duplicate', _assumes_0, 'check'),
+    (1, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_TXN_STATE', 48, _guard_1, None, 63, 'not (not transactional or (state == Ongoing and epoch == producer_epoch) or verification_ok)', _assumes_1, 'check'),
+    (2, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_2, None, 69, 'not (epoch >= producer_epoch)', _assumes_2, 'check'),
+    (3, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'OUT_OF_ORDER_SEQUENCE_NUMBER', 45, _guard_3, None, 72, 'not (verification_lowest_seq == NO_SEQUENCE or first_seq <= verification_lowest_seq)', _assumes_3, 'check'),
+    (4, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'OUT_OF_ORDER_SEQUENCE_NUMBER', 45, _guard_4, None, 75, 'not (producer_epoch == NO_EPOCH or (if bump then first_seq == 0 else in_sequence))', _assumes_4, 'check'),
+    (5, 'reject', 'Append', frozenset({'Ongoing'}), None, 'INVALID_TXN_STATE', 48, _guard_5, None, 79, 'not transactional', _assumes_5, 'reject'),
+    (6, 'transition', 'Append', frozenset({'Known', 'Unknown'}), 'Known', 'NONE', 0, _guard_6, _effect_6, 81, 'not transactional', _assumes_6, 'transition'),
+    (7, 'transition', 'Append', frozenset({'Known', 'Unknown'}), 'Ongoing', 'NONE', 0, _guard_7, _effect_7, 84, 'transactional', _assumes_7, 'transition'),
+    (8, 'transition', 'Append', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_8, _effect_8, 88, 'transactional', _assumes_8, 'transition'),
+    (9, 'reject', 'CoordinatorAppend', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_TXN_STATE', 48, _guard_9, None, 99, 'not (state == Ongoing or verification_ok)', _assumes_9, 'check'),
+    (10, 'reject', 'CoordinatorAppend', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_10, None, 101, 'not (epoch >= producer_epoch)', _assumes_10, 'check'),
+    (11, 'transition', 'CoordinatorAppend', frozenset({'Known', 'Unknown'}), 'Ongoing', 'NONE', 0, _guard_11, _effect_11, 102, 'true', _assumes_11, 'transition'),
+    (12, 'transition', 'CoordinatorAppend', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_12, _effect_12, 105, 'true', _assumes_12, 'transition'),
+    (13, 'reject', 'WriteMarker', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_13, None, 115, 'not (epoch >= producer_epoch)', _assumes_13, 'check'),
+    (14, 'reject', 'WriteMarker', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'TRANSACTION_COORDINATOR_FENCED', 52, _guard_14, None, 117, 'not (marker_coordinator_epoch >= txn_coordinator_epoch)', _assumes_14, 'check'),
+    (15, 'transition', 'WriteMarker', frozenset({'Ongoing'}), 'Known', 'NONE', 0, _guard_15, _effect_15, 119, 'true', _assumes_15, 'transition'),
+    (16, 'transition', 'WriteMarker', frozenset({'Known', 'Unknown'}), 'Known', 'NONE', 0, _guard_16, _effect_16, 126, 'true', _assumes_16, 'transition'),
+    (17, 'transition', 'Expire', frozenset({'Known'}), 'Expired', 'NONE', 0, _guard_17, _effect_17, 139, 'now_ms - last_timestamp_ms >= expiration_ms', _assumes_17, 'transition'),
+    (18, 'reject', 'Expire', frozenset({'Known'}), None, 'NONE', 0, _guard_18, None, 140, 'now_ms - last_timestamp_ms < expiration_ms', _assumes_18, 'reject'),
+    (19, 'reject', 'Expire', frozenset({'Ongoing', 'Unknown'}), None, 'NONE', 0, _guard_19, None, 141, 'true', _assumes_19, 'reject'),
 )
 REQUIRES = {'Append': _requires_Append, 'CoordinatorAppend': _requires_CoordinatorAppend, 'WriteMarker': _requires_WriteMarker, 'Expire': _requires_Expire}
 

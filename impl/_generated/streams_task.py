@@ -186,22 +186,22 @@ def _requires_Revive(s, a):
     return True
 
 #: fields of each row in ROWS
-ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes')
+ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin')
 ROWS = (
-    (0, 'transition', 'InitializeIfNeeded', frozenset({'Created'}), 'Restoring', 'NONE', 0, _guard_0, _effect_0, 34, 'true', _assumes_0),
-    (1, 'reject', 'InitializeIfNeeded', frozenset({'Closed', 'Restoring', 'Running', 'Suspended'}), None, 'NONE', 0, _guard_1, None, 35, 'true', _assumes_1),
-    (2, 'transition', 'CompleteRestoration', frozenset({'Restoring'}), 'Running', 'NONE', 0, _guard_2, _effect_2, 40, 'true', _assumes_2),
-    (3, 'reject', 'CompleteRestoration', frozenset({'Running'}), None, 'NONE', 0, _guard_3, None, 41, 'true', _assumes_3),
-    (4, 'transition', 'Suspend', frozenset({'Created', 'Restoring', 'Running'}), 'Suspended', 'NONE', 0, _guard_4, _effect_4, 46, 'true', _assumes_4),
-    (5, 'reject', 'Suspend', frozenset({'Suspended'}), None, 'NONE', 0, _guard_5, None, 47, 'true', _assumes_5),
-    (6, 'transition', 'Resume', frozenset({'Suspended'}), 'Restoring', 'NONE', 0, _guard_6, _effect_6, 51, 'true', _assumes_6),
-    (7, 'reject', 'Resume', frozenset({'Created', 'Restoring', 'Running'}), None, 'NONE', 0, _guard_7, None, 52, 'true', _assumes_7),
-    (8, 'transition', 'CloseClean', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_8, _effect_8, 58, 'not commit_needed', _assumes_8),
-    (9, 'reject', 'CloseClean', frozenset({'Closed'}), None, 'NONE', 0, _guard_9, None, 59, 'not commit_needed', _assumes_9),
-    (10, 'transition', 'CloseDirty', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_10, _effect_10, 63, 'true', _assumes_10),
-    (11, 'reject', 'CloseDirty', frozenset({'Closed'}), None, 'NONE', 0, _guard_11, None, 64, 'true', _assumes_11),
-    (12, 'transition', 'PrepareRecycle', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_12, _effect_12, 69, 'not commit_needed', _assumes_12),
-    (13, 'transition', 'Revive', frozenset({'Closed'}), 'Created', 'NONE', 0, _guard_13, _effect_13, 73, 'true', _assumes_13),
+    (0, 'transition', 'InitializeIfNeeded', frozenset({'Created'}), 'Restoring', 'NONE', 0, _guard_0, _effect_0, 34, 'true', _assumes_0, 'transition'),
+    (1, 'reject', 'InitializeIfNeeded', frozenset({'Closed', 'Restoring', 'Running', 'Suspended'}), None, 'NONE', 0, _guard_1, None, 35, 'true', _assumes_1, 'reject'),
+    (2, 'transition', 'CompleteRestoration', frozenset({'Restoring'}), 'Running', 'NONE', 0, _guard_2, _effect_2, 40, 'true', _assumes_2, 'transition'),
+    (3, 'reject', 'CompleteRestoration', frozenset({'Running'}), None, 'NONE', 0, _guard_3, None, 41, 'true', _assumes_3, 'reject'),
+    (4, 'transition', 'Suspend', frozenset({'Created', 'Restoring', 'Running'}), 'Suspended', 'NONE', 0, _guard_4, _effect_4, 46, 'true', _assumes_4, 'transition'),
+    (5, 'reject', 'Suspend', frozenset({'Suspended'}), None, 'NONE', 0, _guard_5, None, 47, 'true', _assumes_5, 'reject'),
+    (6, 'transition', 'Resume', frozenset({'Suspended'}), 'Restoring', 'NONE', 0, _guard_6, _effect_6, 51, 'true', _assumes_6, 'transition'),
+    (7, 'reject', 'Resume', frozenset({'Created', 'Restoring', 'Running'}), None, 'NONE', 0, _guard_7, None, 52, 'true', _assumes_7, 'reject'),
+    (8, 'transition', 'CloseClean', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_8, _effect_8, 58, 'not commit_needed', _assumes_8, 'transition'),
+    (9, 'reject', 'CloseClean', frozenset({'Closed'}), None, 'NONE', 0, _guard_9, None, 59, 'not commit_needed', _assumes_9, 'reject'),
+    (10, 'transition', 'CloseDirty', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_10, _effect_10, 63, 'true', _assumes_10, 'transition'),
+    (11, 'reject', 'CloseDirty', frozenset({'Closed'}), None, 'NONE', 0, _guard_11, None, 64, 'true', _assumes_11, 'reject'),
+    (12, 'transition', 'PrepareRecycle', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_12, _effect_12, 69, 'not commit_needed', _assumes_12, 'transition'),
+    (13, 'transition', 'Revive', frozenset({'Closed'}), 'Created', 'NONE', 0, _guard_13, _effect_13, 73, 'true', _assumes_13, 'transition'),
 )
 REQUIRES = {'InitializeIfNeeded': _requires_InitializeIfNeeded, 'CompleteRestoration': _requires_CompleteRestoration, 'Suspend': _requires_Suspend, 'Resume': _requires_Resume, 'CloseClean': _requires_CloseClean, 'CloseDirty': _requires_CloseDirty, 'PrepareRecycle': _requires_PrepareRecycle, 'Revive': _requires_Revive}
 

@@ -98,6 +98,10 @@ class CoordinatorRuntime:
                 return
             if not batch.is_control:
                 state.shard.replay_batch(batch)
+            else:
+                replay_control = getattr(state.shard.spec, "replay_control", None)  # optional (ControlReplay)
+                if replay_control is not None:
+                    replay_control(state.shard, batch)
 
     def unload(self, partition: int) -> None:
         """Stop owning `partition`: pending requests get NOT_COORDINATOR, timers stop, the log is closed."""

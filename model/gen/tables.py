@@ -14,7 +14,7 @@ from ..pyexpr import effects_to_python, to_python
 from .common import GeneratedFile, header, module_name
 
 ROW_FIELDS = ("index", "kind", "event", "sources", "target", "error", "error_code", "guard", "effect", "line",
-              "condition", "assumes")
+              "condition", "assumes", "origin")
 
 
 def table_file(machine: ir.Machine) -> GeneratedFile:
@@ -133,10 +133,16 @@ def _rows(m: ir.Machine) -> str:
         else:
             kind, target, error, code, effect = "reject", "None", repr(row.error), row.error_code, "None"
         out.append(f"    ({row.index}, {kind!r}, {row.event!r}, {_set(row.sources)}, {target}, {error}, {code}, "
-                   f"_guard_{row.index}, {effect}, {row.span.line}, {row.condition_text!r}, _assumes_{row.index}),")
+                   f"_guard_{row.index}, {effect}, {row.span.line}, {row.condition_text!r}, _assumes_{row.index}, "
+                   f"{_origin(row)!r}),")
     out.append(")")
     out.append("REQUIRES = {" + ", ".join(f"{e.name!r}: _requires_{e.name}" for e in m.events) + "}")
     return "\n".join(out) + "\n\n"
+
+
+def _origin(row: ir.Row) -> str:
+    """`check` (an ordered front-door check), `reject` (a table row) or `transition`."""
+    return row.origin if isinstance(row, ir.Rejection) else "transition"
 
 
 def _derived(m: ir.Machine) -> str:

@@ -1,0 +1,366 @@
+"""ConsumerGroupHeartbeat and the rest of the KIP-848 consumer group (kafka-reference.md §3): one heartbeat drives
+the ConsumerGroup machine (the group-level checks, then the group events its outcome implies) and the
+ConsumerGroupMember machine (join, heartbeat, leave -1, static leave -2, reconciliation), in the order the spec
+authors' `Coordinator` shows: Heartbeat → MemberJoined | StaticMemberReplaced | SubscriptionChanged →
+TargetAssignmentComputed → the member's event → MemberReconciled.
+
+Owns: `consumer_heartbeat`, the session and rebalance timers (`session_expired`, `rebalance_expired`),
+`expire_consumer_group`, `delete_consumer_group`, `unload_consumer_group`, `describe_consumer_group`.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..runtime.completion import Completion
+from ..runtime.shard import Change, Plan, Shard
+from ..statemachine import Decision
+from . import records
+from .consumer_ops import ConsumerTxn, assignment_tuple, member_metadata_after
+from .context import Context
+from .messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    DescribedConsumerGroup,
+    DescribedConsumerMember,
+)
+from .planning import PlanBuilder
+from .shard_state import GroupShardState
+from .state import ConsumerMember
+
+
+class _NeedsTarget(Exception):
+    """The member's decision reads the target: the group stage must run first (not a rejection by a check)."""
+
+
+def _needs_target() -> Any:
+    raise _NeedsTarget
+
+
+def consumer_heartbeat(ctx: Context, shard: Shard, state: GroupShardState, r: ConsumerGroupHeartbeatRequest,
+                       out: Completion[ConsumerGroupHeartbeatResponse]) -> Plan:
+    t = ConsumerTxn(ctx, shard, state, r.group_id)
+    classic = shard.get("ClassicGroup", (r.group_id,))
+    upgrade = classic is not None and classic["exists"] and classic["state"] == "Empty" and r.member_epoch == 0
+    foreign = classic is not None and classic["exists"] and not upgrade
+    owned = ctx.names.to_set(dict(r.topic_partitions or ()))
+    gate = t.decide_group("Heartbeat", _gate_args(ctx, t, r, foreign, owned))
+    if gate.error != "NONE":
+        t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(gate.error)))
+        return t.plan()
+    if upgrade:
+        _delete_empty_classic_group(ctx, t)
+    if r.member_epoch < 0:
+        _leave(t, r, out)
+    else:
+        _heartbeat(t, r, out, owned)
+    return t.plan()
+
+
+def _gate_args(ctx: Context, t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, foreign: bool,
+               owned: frozenset[str]) -> dict[str, Any]:
+    return {"member_id": r.member_id, "epoch": r.member_epoch, "instance": r.instance_id or "",
+            "instance_given": r.instance_id is not None, "rack": r.rack_id or "", "rack_given": r.rack_id is not None,
+            "regex_given": r.subscribed_topic_regex is not None, "rebalance_timeout": r.rebalance_timeout_ms,
+            "owned": owned, "owned_given": r.topic_partitions is not None,
+            "topics": frozenset(r.subscribed_topic_names or ()), "topics_given": r.subscribed_topic_names is not None,
+            "assignor_given": r.server_assignor is not None, "assignor_known": r.server_assignor in ctx.assignors,
+            "foreign_group": foreign, "group_size": len(t.group["members"]), "max_size": ctx.config.consumer_max_size}
+
+
+def _delete_empty_classic_group(ctx: Context, t: ConsumerTxn) -> None:
+    """An Empty classic group with this id is deleted before the consumer group takes it (§3.9)."""
+    t.b.decide(ctx.tables.classic, (t.group_id,), "UpgradeToConsumerGroup", {})
+    t.b.write_for_last(records.group_tombstone(t.group_id))
+    state, shard, group_id = t.state, t.shard, t.group_id
+    t.then(lambda: (state.classic.pop(group_id, None), shard.instances["ClassicGroup"].pop((group_id,), None)))
+
+
+# ---------------------------------------------------------------------------------------------- epoch >= 0
+
+
+def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[ConsumerGroupHeartbeatResponse],
+               owned: frozenset[str]) -> None:
+    ctx = t.ctx
+    member_id = r.member_id or ctx.new_uuid()
+    holder = t.current.static_member_id(r.instance_id)
+    entity_id = holder or member_id
+    entity = t.member(entity_id)
+    replacing = r.member_epoch == 0 and entity["state"] == "StaticLeft" and bool(r.instance_id)
+    base = t.current.members.get(entity_id) or ConsumerMember(member_id)
+    if replacing:
+        base = ConsumerMember(member_id, base.instance_id, base.rack_id, base.client_id, base.client_host,
+                              base.subscribed_topic_names, base.subscribed_topic_regex, base.server_assignor,
+                              base.rebalance_timeout_ms)
+    updated = member_metadata_after(
+        base, instance_id=r.instance_id, rack_id=r.rack_id, rebalance_timeout_ms=r.rebalance_timeout_ms,
+        server_assignor=r.server_assignor, topics=r.subscribed_topic_names, regex=r.subscribed_topic_regex,
+        client_id=r.client_id, client_host=r.client_host)
+    metadata_changed = updated != base or entity["state"] == "Absent"
+    if r.member_epoch == 0:
+        event = "Join"
+        args: dict[str, Any] = {"sender": member_id, "instance": r.instance_id or "",
+                                "rebalance_timeout": updated.rebalance_timeout_ms, "metadata_changed": metadata_changed,
+                                "inherited": entity["assigned"] if replacing and holder != member_id else frozenset()}
+    else:
+        event = "Heartbeat"
+        args = {"sender": member_id, "instance": r.instance_id or "", "epoch": r.member_epoch, "owned": owned,
+                "owned_given": r.topic_partitions is not None, "rebalance_timeout": r.rebalance_timeout_ms,
+                "metadata_changed": metadata_changed}
+    may_assign = (t.group["group_epoch"] > t.group["assignment_epoch"] or metadata_changed
+                  or t.now_ms >= t.current.metadata_refresh_deadline_ms)
+    if may_assign and _rejected_early(t, entity_id, event, args, out, r):
+        return
+    pre_member = t.member(entity_id)
+    checkpoint = t.b.checkpoint()
+    assert t._staged is None, "the group's data is not changed before the group stage"
+    if replacing:
+        _replace_static_member(t, entity_id, member_id, base, updated, args)
+    else:
+        _group_stage(t, member_id, entity, updated, base, metadata_changed)
+    if t.group["group_epoch"] > t.group["assignment_epoch"]:
+        t.compute_target()
+    target = t.target_of(member_id)
+    args.update(target=target, target_epoch=t.group["assignment_epoch"],
+                held_in_group=t.held_in_group(member_id, target))
+    if replacing and holder != member_id:
+        args["inherited"] = pre_member["assigned"]
+        args["metadata_changed"] = True  # a new member id: all of its metadata is new
+    pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
+    d = t.decide_member(member_id if replacing else entity_id, event, args)
+    if d.error != "NONE":  # refused after all (no early check ran): nothing of the group stage happens
+        rejection = t.b.changes[-1]
+        t.b.rollback(checkpoint)
+        t._staged = None
+        t.b.changes.append(rejection)
+        t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+        return
+    _after_member(t, r, member_id, d, pre, out)
+
+
+def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, Any],
+                    out: Completion[ConsumerGroupHeartbeatResponse], r: ConsumerGroupHeartbeatRequest) -> bool:
+    """Kafka validates the member (epoch, instance) before it touches the group; so do we: the member's decision
+    with a target that may not be read. A rejection by a check is final (nothing else is decided)."""
+    probe = {**args, "target": _needs_target, "target_epoch": _needs_target, "held_in_group": _needs_target}
+    if event == "Join":
+        probe["inherited"] = args["inherited"]
+    try:
+        d = t.ctx.tables.member.decide(t.member(entity_id), event, probe)
+    except _NeedsTarget:
+        return False
+    if d.error == "NONE":
+        return False
+    t.b.changes.append(Change(t.ctx.tables.member, (t.group_id, entity_id), d, args))
+    t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+    return True
+
+
+def _group_stage(t: ConsumerTxn, member_id: str, entity: dict[str, Any], updated: ConsumerMember,
+                 base: ConsumerMember, metadata_changed: bool) -> None:
+    """Step 1 of consumerGroupHeartbeat: member metadata, subscription metadata, the group epoch."""
+    subscription_changed = (updated.subscribed_topic_names != base.subscribed_topic_names
+                            or updated.subscribed_topic_regex != base.subscribed_topic_regex)
+    if metadata_changed:
+        t.data.members[member_id] = updated
+        t.b.write(records.member_metadata(t.group_id, updated))
+    bump = subscription_changed
+    if subscription_changed or t.now_ms >= t.view.metadata_refresh_deadline_ms:
+        bump = t.refresh_metadata() or bump
+    if entity["state"] == "Absent":
+        t.decide_group("MemberJoined", {"m": member_id, "instance": updated.instance_id or ""})
+    elif bump:
+        t.decide_group("SubscriptionChanged", {})
+    else:
+        return
+    t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
+
+
+def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: ConsumerMember,
+                           updated: ConsumerMember, args: dict[str, Any]) -> None:
+    """getOrMaybeSubscribeStaticConsumerGroupMember + replaceMember: the member at -2 is replaced by `new_id`
+    (possibly the same id), inheriting its assignment at epoch 0 (surprise 16). `copied` is the old member's
+    metadata under the new id, `updated` what the request makes of it."""
+    data = t.data
+    old_instance = t.member(old_id)
+    old_target = data.target.get(old_id, {})
+    if old_id != new_id:
+        target = t.target_of(old_id)
+        gone = t.decide_member(old_id, "Join", {**args, "target": target, "target_epoch": t.group["assignment_epoch"],
+                                                "held_in_group": t.held_in_group(old_id, target)})
+        assert gone.to_state == "Removed", gone
+        t.remove_member(old_id, gone, bump=False)
+    else:
+        for rec in records.member_tombstones(t.group_id, old_id):
+            t.b.write(rec)
+        t.move_ownership(old_id, old_instance["held"], frozenset())
+        data.target.pop(old_id, None)
+    data.members[new_id] = copied
+    data.target[new_id] = old_target
+    names = t.ctx.names
+    t.b.write(records.member_metadata(t.group_id, copied))
+    t.b.write(records.target_member(t.group_id, new_id, old_target))
+    t.b.write(records.current_assignment(t.group_id, new_id, epoch=0, previous_epoch=0,
+                                         state=records.MEMBER_STATE_BYTES["Stable"],
+                                         assigned=names.to_assignment(old_instance["assigned"]), pending={}))
+    t.move_ownership(new_id, frozenset(), old_instance["assigned"])
+    bump = (updated.subscribed_topic_names != copied.subscribed_topic_names
+            or updated.subscribed_topic_regex != copied.subscribed_topic_regex)
+    if updated != copied:
+        data.members[new_id] = updated
+        t.b.write(records.member_metadata(t.group_id, updated))
+    if bump or t.now_ms >= data.metadata_refresh_deadline_ms:
+        bump = t.refresh_metadata() or bump
+    t.decide_group("StaticMemberReplaced", {"old_member": old_id, "new_member": new_id,
+                                            "instance": updated.instance_id or "", "bump": bump})
+    if bump:
+        t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
+
+
+def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: str, d: Decision,
+                  pre: Mapping[str, Any], out: Completion[ConsumerGroupHeartbeatResponse]) -> None:
+    """Step 3 (maybeReconcile's record and timers), MemberReconciled, the session timer and the response."""
+    post = d.post if d.post is not None else d.pre
+    changed = d.accepted and any(post[f] != pre[f] for f in
+                                 ("state", "member_epoch", "previous_member_epoch", "assigned", "pending_revocation"))
+    if changed:
+        t.current_assignment_record(post)
+        t.move_ownership(member_id, pre["held"], post["held"])
+        if post["state"] == "UnrevokedPartitions":
+            t.schedule_rebalance(member_id, post["member_epoch"], post["rebalance_timeout_ms"])
+        else:
+            t.cancel_rebalance(member_id)
+    group = t.group
+    if post["state"] == "Stable" and post["member_epoch"] == group["assignment_epoch"] \
+            and member_id in group["unreconciled"]:
+        t.decide_group("MemberReconciled", {"m": member_id})
+    t.schedule_session(member_id)
+    full = r.member_epoch == 0 or (r.rebalance_timeout_ms != -1 and r.subscribed_topic_names is not None
+                                   and r.topic_partitions is not None)
+    assignment = None
+    if full or post["assigned"] != pre["assigned"]:
+        assignment = assignment_tuple(t.ctx.names.to_assignment(post["assigned"]))
+    response = ConsumerGroupHeartbeatResponse("NONE", member_id=member_id, member_epoch=post["member_epoch"],
+                                              heartbeat_interval_ms=t.ctx.config.consumer_heartbeat_interval_ms,
+                                              assignment=assignment)
+    t.then(lambda: _set(out, response))
+
+
+# ---------------------------------------------------------------------------------------------- epoch -1, -2
+
+
+def _leave(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[ConsumerGroupHeartbeatResponse]) -> None:
+    holder = t.current.static_member_id(r.instance_id)
+    entity_id = holder or r.member_id
+    event = "Leave" if r.member_epoch == -1 else "StaticLeave"
+    d = t.decide_member(entity_id, event, {"sender": r.member_id, "instance": r.instance_id or ""})
+    if not d.accepted:
+        t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id)))
+        return
+    if d.to_state == "Removed":
+        t.remove_member(entity_id, d)
+    else:
+        assert d.post is not None
+        t.current_assignment_record(d.post)
+        t.move_ownership(entity_id, d.pre["held"], d.post["held"])
+        t.cancel_rebalance(entity_id)
+        t.decide_group("StaticMemberLeft", {"m": entity_id, "instance": d.post["instance_id"]})
+    response = ConsumerGroupHeartbeatResponse("NONE", member_id=r.member_id if d.to_state == "Removed" else entity_id,
+                                              member_epoch=r.member_epoch)
+    t.then(lambda: _set(out, response))
+
+
+# ---------------------------------------------------------------------------------------------- timers
+
+
+def session_expired(t: ConsumerTxn, member_id: str) -> None:
+    """group.consumer.session.timeout.ms passed without a heartbeat: fence the member (a -2 member too)."""
+    d = t.decide_member(member_id, "SessionTimeout", {})
+    if d.accepted:
+        t.remove_member(member_id, d)
+
+
+def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
+    """The member did not revoke within its rebalance timeout at `epoch`: fence it (ignored if it moved on)."""
+    d = t.decide_member(member_id, "RebalanceTimeout", {"epoch": epoch})
+    if d.accepted:
+        t.remove_member(member_id, d)
+
+
+# ---------------------------------------------------------------------------------------------- group lifecycle
+
+
+def delete_consumer_group(t: ConsumerTxn) -> str:
+    """DeleteGroups for a consumer group: offsets, then the group's tombstones (createGroupTombstoneRecords)."""
+    from .classic_sync import write_offset_tombstones
+
+    d = t.decide_group("Delete", {})
+    if d.accepted:
+        write_offset_tombstones(t.state, t.b, t.group_id)
+        tombstones = records.consumer_group_tombstones(t.group_id, list(t.current.members))
+        for rec in tombstones[:-1]:
+            t.b.write(rec)
+        t.b.write_for_last(tombstones[-1])
+        t.forget = True
+    return d.error
+
+
+def expire_consumer_group(ctx: Context, shard: Shard, state: GroupShardState, group_id: str) -> Plan:
+    """cleanupExpiredOffsets for a consumer group (by commit time, unsubscribed topics only), then Expire."""
+    t = ConsumerTxn(ctx, shard, state, group_id)
+    store = state.offsets
+    subscribed = t.current.subscribed_topic_names()
+    expired, all_expired = store.expired(group_id, t.now_ms, ctx.config.offsets_retention_ms,
+                                         lambda e: e.commit_timestamp_ms, subscribed.__contains__)
+    for topic, partition in expired:
+        t.b.write(records.offset_tombstone(group_id, topic, partition))
+        t.then(lambda tp=(topic, partition): store.remove(group_id, *tp))  # type: ignore[misc]
+    if all_expired:
+        d = t.decide_group("Expire", {"all_offsets_expired": True, "open_transactions": group_id in store.open_txns})
+        if d.accepted:
+            tombstones = records.consumer_group_tombstones(group_id, list(t.current.members))
+            for rec in tombstones[:-1]:
+                t.b.write(rec)
+            t.b.write_for_last(tombstones[-1])
+            t.forget = True
+    return t.plan()
+
+
+def delete_empty_consumer_group(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBuilder,
+                                group_id: str) -> None:
+    """A classic JoinGroup for the id of an Empty consumer group deletes it first (maybeDeleteEmptyConsumerGroup)."""
+    t = ConsumerTxn(ctx, shard, state, group_id, b)
+    d = t.decide_group("Delete", {})
+    if d.accepted:
+        tombstones = records.consumer_group_tombstones(group_id, list(t.current.members))
+        for rec in tombstones[:-1]:
+            b.write(rec)
+        b.write_for_last(tombstones[-1])
+        t.forget = True
+
+
+def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
+                            group_id: str) -> DescribedConsumerGroup:
+    inst = shard.get("ConsumerGroup", (group_id,))
+    data = state.consumer.get(group_id)
+    if inst is None or data is None:
+        return DescribedConsumerGroup(group_id, "GROUP_ID_NOT_FOUND")
+    names = ctx.names
+    members = []
+    for member_id, meta in data.members.items():
+        m = shard.get("ConsumerGroupMember", (group_id, member_id))
+        if m is None:
+            continue
+        members.append(DescribedConsumerMember(
+            member_id, meta.instance_id, meta.rack_id, m["member_epoch"], meta.client_id, meta.client_host,
+            meta.subscribed_topic_names, assignment_tuple(names.to_assignment(m["assigned"])),
+            assignment_tuple(data.target.get(member_id, {}))))
+    return DescribedConsumerGroup(group_id, "NONE", inst["state"], inst["group_epoch"], inst["assignment_epoch"],
+                                  data.preferred_assignor(ctx.config.consumer_assignors[0]), tuple(members))
+
+
+def _set(out: Completion[Any], value: Any) -> None:
+    if not out.done:
+        out.set(value)

@@ -1,0 +1,251 @@
+"""What the KIP-848 handlers share (kafka-reference.md §3.3, §3.5, §3.7, §3.10): the per-request transaction on one
+consumer group, subscription metadata, the target assignment (server-side assignors), member removal with Kafka's
+tombstone order, and the member timers.
+
+Owns: `ConsumerTxn`. Decisions come from the ConsumerGroup and ConsumerGroupMember specs; this module computes
+their parameters (targets, held partitions) and writes the records that describe them.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..assignors.server import GroupSpec, MemberSpec, PartitionAssignorError, SubscribedTopicDescriber, TopicMetadata
+from ..errors import KafkaError
+from ..runtime.completion import Completion
+from ..runtime.shard import Plan, Shard
+from ..statemachine import Decision, Instance
+from . import records
+from .context import Context
+from .planning import PlanBuilder
+from .shard_state import GroupShardState
+from .state import Assignment, ConsumerGroupData, ConsumerMember
+
+GROUP = "ConsumerGroup"
+MEMBER = "ConsumerGroupMember"
+
+
+def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    return ("consumer-session", group_id, member_id)
+
+
+def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    return ("consumer-rebalance", group_id, member_id)
+
+
+class ConsumerTxn:
+    def __init__(self, ctx: Context, shard: Shard, state: GroupShardState, group_id: str,
+                 b: PlanBuilder | None = None) -> None:
+        self.ctx, self.shard, self.state, self.group_id = ctx, shard, state, group_id
+        self.b = b or PlanBuilder(shard)
+        self.gkey = (group_id,)
+        self.now_ms = ctx.now_ms()
+        self.current = state.consumer.get(group_id) or ConsumerGroupData()
+        self._staged: ConsumerGroupData | None = None
+        self.forget = False
+        self.b.then(self._install)
+
+    @property
+    def data(self) -> ConsumerGroupData:
+        if self._staged is None:
+            self._staged = self.current.stage()
+        return self._staged
+
+    @property
+    def view(self) -> ConsumerGroupData:
+        """The group's data as this handler sees it, without copying it (read-only)."""
+        return self._staged if self._staged is not None else self.current
+
+    def _install(self) -> None:
+        if self.forget:
+            self.state.consumer.pop(self.group_id, None)
+        elif self._staged is not None:
+            self.state.consumer[self.group_id] = self._staged
+
+    # ------------------------------------------------------------ spec
+
+    @property
+    def group(self) -> Instance:
+        return self.b.instance(self.ctx.tables.consumer, self.gkey)
+
+    def member(self, member_id: str) -> Instance:
+        return self.b.instance(self.ctx.tables.member, (self.group_id, member_id))
+
+    def decide_group(self, event: str, args: dict[str, Any]) -> Decision:
+        return self.b.decide(self.ctx.tables.consumer, self.gkey, event, args)
+
+    def decide_member(self, member_id: str, event: str, args: dict[str, Any]) -> Decision:
+        return self.b.decide(self.ctx.tables.member, (self.group_id, member_id), event, args)
+
+    def then(self, effect: Callable[[], object]) -> None:
+        self.b.then(effect)
+
+    def plan(self, response: Any = None) -> Plan:
+        return self.b.plan(response)
+
+    # ------------------------------------------------------------ subscription metadata and target
+
+    def subscription_metadata(self) -> dict[str, TopicMetadata]:
+        """computeSubscriptionMetadata: the existing topics the members subscribe to."""
+        out: dict[str, TopicMetadata] = {}
+        for name in sorted(self.data.subscribed_topic_names()):
+            metadata = self.ctx.describe(name)
+            if metadata is not None:
+                out[name] = TopicMetadata(metadata.topic_id, metadata.name, metadata.num_partitions)
+        return out
+
+    def refresh_metadata(self) -> bool:
+        """Recompute the subscription metadata; write it (ConsumerGroupPartitionMetadata) when it changed."""
+        metadata = self.subscription_metadata()
+        self.data.metadata_refresh_deadline_ms = self.now_ms + self.ctx.config.consumer_metadata_refresh_interval_ms
+        if metadata == self.data.subscription_metadata:
+            return False
+        self.data.subscription_metadata = metadata
+        self.b.write(records.partition_metadata(self.group_id, metadata))
+        return True
+
+    def compute_target(self) -> None:
+        """updateTargetAssignment: run the preferred assignor, write the changed member targets and the epoch."""
+        data = self.data
+        assignor_name = data.preferred_assignor(self.ctx.config.consumer_assignors[0])
+        assignor = self.ctx.assignors[assignor_name]
+        by_name = data.subscription_metadata
+        members = {
+            member_id: MemberSpec(
+                subscribed_topic_ids=frozenset(by_name[t].topic_id for t in m.subscribed_topic_names if t in by_name),
+                assignment=data.target.get(member_id, {}), instance_id=m.instance_id, rack_id=m.rack_id)
+            for member_id, m in data.members.items()}
+        try:
+            target = assignor.assign(GroupSpec(members), SubscribedTopicDescriber(by_name.values()))
+        except (PartitionAssignorError, ValueError) as e:
+            raise KafkaError("UNKNOWN_SERVER_ERROR", f"failed to compute a new target assignment: {e}") from e
+        for member_id in data.members:
+            new = {t: ps for t, ps in target.get(member_id, {}).items() if ps}
+            if new != data.target.get(member_id, {}):
+                self.b.write(records.target_member(self.group_id, member_id, new))
+            data.target[member_id] = new
+        d = self.decide_group("TargetAssignmentComputed", {})
+        assert d.post is not None
+        self.b.write(records.target_epoch(self.group_id, d.post["assignment_epoch"]))
+
+    def target_of(self, member_id: str) -> frozenset[str]:
+        return self.ctx.names.to_set(self.view.target.get(member_id, {}))
+
+    def held_in_group(self, member_id: str, target: frozenset[str]) -> frozenset[str]:
+        """The partitions with a partition epoch that the member's rows read: its own, and those of its target held
+        by anyone (the rows only intersect `held_in_group` with the target; see the report)."""
+        owners = self.view.owners
+        own: frozenset[str] = self.member(member_id)["held"]
+        return own | frozenset(p for p in target if p in owners)
+
+    # ------------------------------------------------------------ members
+
+    def current_assignment_record(self, post: Mapping[str, Any]) -> int:
+        """ConsumerGroupCurrentMemberAssignment for a member's post-state (the last decision's)."""
+        names = self.ctx.names
+        state = records.MEMBER_STATE_BYTES.get(post["state"], records.MEMBER_STATE_BYTES["Stable"])
+        if post["state"] == "StaticLeft":
+            state = self._state_byte_before_leave(post["member_id"])
+        return self.b.write_for_last(records.current_assignment(
+            self.group_id, post["member_id"], epoch=post["member_epoch"], previous_epoch=post["previous_member_epoch"],
+            state=state, assigned=names.to_assignment(post["assigned"]),
+            pending=names.to_assignment(post["pending_revocation"])))
+
+    def _state_byte_before_leave(self, member_id: str) -> int:
+        """A static leave keeps the MemberState byte Kafka had (only the epoch becomes -2)."""
+        before = self.shard.get(MEMBER, (self.group_id, member_id))
+        if before is None or before["state"] == "StaticLeft":
+            return records.MEMBER_STATE_BYTES["Stable"]
+        return records.MEMBER_STATE_BYTES.get(before["state"], 0)
+
+    def move_ownership(self, member_id: str, before: frozenset[str], after: frozenset[str]) -> None:
+        owners = self.data.owners
+        for p in before - after:
+            if owners.get(p) == member_id:
+                del owners[p]
+        for p in after:
+            owners[p] = member_id
+
+    def remove_member(self, member_id: str, decision: Decision, *, bump: bool = True) -> None:
+        """consumerGroupFenceMember after the member's removal was decided: tombstones 8, 7, 5; the subscription
+        metadata without it; MemberRemoved (group epoch + 1)."""
+        pre = decision.pre
+        tombstones = records.member_tombstones(self.group_id, member_id)
+        self.b.write_for_last(tombstones[0])
+        for rec in tombstones[1:]:
+            self.b.write(rec)
+        data = self.data
+        self.move_ownership(member_id, pre["held"], frozenset())
+        data.members.pop(member_id, None)
+        data.target.pop(member_id, None)
+        self.cancel_timers(member_id)
+        if not bump:
+            return
+        self.refresh_metadata()
+        self.decide_group("MemberRemoved", {"m": member_id, "instance": pre["instance_id"]})
+        self.b.write_for_last(records.consumer_group_epoch(self.group_id, self.group["group_epoch"]))
+
+    # ------------------------------------------------------------ timers
+
+    def schedule_session(self, member_id: str) -> None:
+        from .consumer import session_expired
+
+        self._schedule(session_key(self.group_id, member_id), self.ctx.config.consumer_session_timeout_ms,
+                       lambda t: session_expired(t, member_id))
+
+    def schedule_rebalance(self, member_id: str, epoch: int, timeout_ms: int) -> None:
+        from .consumer import rebalance_expired
+
+        self._schedule(rebalance_key(self.group_id, member_id), timeout_ms,
+                       lambda t: rebalance_expired(t, member_id, epoch))
+
+    def cancel_timers(self, member_id: str) -> None:
+        timers = self.shard.timers
+        self.then(lambda: (timers.cancel(session_key(self.group_id, member_id)),
+                           timers.cancel(rebalance_key(self.group_id, member_id))))
+
+    def cancel_rebalance(self, member_id: str) -> None:
+        self.then(lambda: self.shard.timers.cancel(rebalance_key(self.group_id, member_id)))
+
+    def _schedule(self, key: Any, delay_ms: int, fn: Callable[[ConsumerTxn], object]) -> None:
+        ctx, shard, state, group_id = self.ctx, self.shard, self.state, self.group_id
+
+        def fire() -> None:
+            submit_internal(ctx, shard, state, group_id, fn)
+
+        self.then(lambda: shard.schedule(key, ctx.now_ms() + delay_ms, fire))
+
+
+def submit_internal(ctx: Context, shard: Shard, state: GroupShardState, group_id: str,
+                    fn: Callable[[ConsumerTxn], Any]) -> Completion[Any]:
+    from .classic_ops import raise_bugs
+
+    def handler() -> Plan:
+        t = ConsumerTxn(ctx, shard, state, group_id)
+        fn(t)
+        return t.plan()
+
+    done = shard.submit([(GROUP, (group_id,))], handler, when_pending="wait")
+    done.then(raise_bugs)
+    return done
+
+
+def member_metadata_after(r_member: ConsumerMember, *, instance_id: str | None, rack_id: str | None,
+                          rebalance_timeout_ms: int, server_assignor: str | None, topics: tuple[str, ...] | None,
+                          regex: str | None, client_id: str, client_host: str) -> ConsumerMember:
+    """ConsumerGroupMember.Builder's maybeUpdate*: a field the request leaves out keeps its value."""
+    return ConsumerMember(
+        member_id=r_member.member_id,
+        instance_id=instance_id if instance_id is not None else r_member.instance_id,
+        rack_id=rack_id if rack_id is not None else r_member.rack_id,
+        client_id=client_id, client_host=client_host,
+        subscribed_topic_names=topics if topics is not None else r_member.subscribed_topic_names,
+        subscribed_topic_regex=regex if regex is not None else r_member.subscribed_topic_regex,
+        server_assignor=server_assignor if server_assignor is not None else r_member.server_assignor,
+        rebalance_timeout_ms=rebalance_timeout_ms if rebalance_timeout_ms != -1 else r_member.rebalance_timeout_ms)
+
+
+def assignment_tuple(assignment: Assignment) -> tuple[tuple[Any, tuple[int, ...]], ...]:
+    return tuple((tp.topic_id, tp.partitions) for tp in records.topic_partitions(assignment))

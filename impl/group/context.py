@@ -1,0 +1,75 @@
+"""What every group-coordinator handler reads besides the shard: configuration, clock, the machine tables, topic
+metadata, id generation and the KAFKA-17507 switches. One `Context` per coordinator (no module-level state).
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from ..assignors import ServerAssignor, server_assignor
+from ..assignors.server import TopicMetadata
+from ..interfaces import TxnVerifier
+from ..runtime.clock import Clock
+from ..statemachine import MachineTable
+from .config import GroupConfig
+from .state import PartitionNames
+
+TopicDescriber = Callable[[str], TopicMetadata | None]
+"""Topic metadata by name (topic id, partition count), None for a topic that does not exist."""
+
+MaterializeHook = Callable[[Callable[[], None]], None]
+"""Runs (now or later) the step that materialises a transaction's offsets after its marker is durable."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tables:
+    classic: MachineTable
+    consumer: MachineTable
+    member: MachineTable
+    producer: MachineTable
+
+    @staticmethod
+    def load() -> Tables:
+        return Tables(MachineTable.load("classic_group"), MachineTable.load("consumer_group"),
+                      MachineTable.load("consumer_group_member"), MachineTable.load("partition_producer"))
+
+    def by_name(self) -> dict[str, MachineTable]:
+        return {t.name: t for t in (self.classic, self.consumer, self.member, self.producer)}
+
+
+def describer_of(topics: TopicDescriber | Mapping[str, TopicMetadata]) -> TopicDescriber:
+    if callable(topics):
+        return topics
+    mapping = topics
+    return mapping.get
+
+
+@dataclass(slots=True)
+class Context:
+    config: GroupConfig
+    clock: Clock
+    tables: Tables
+    topics: TopicDescriber
+    names: PartitionNames = field(default_factory=PartitionNames)
+    new_uuid: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
+    verifier: TxnVerifier | None = None
+    bug_kafka_17507: bool = False
+    materialize_hook: MaterializeHook | None = None
+    offsets_topic: str = "__consumer_offsets"
+    assignors: dict[str, ServerAssignor] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.assignors:
+            self.assignors = {name: server_assignor(name) for name in self.config.consumer_assignors}
+
+    def now_ms(self) -> int:
+        return self.clock.now_ms()
+
+    def describe(self, name: str) -> TopicMetadata | None:
+        metadata = self.topics(name)
+        if metadata is not None:
+            self.names.learn(metadata.topic_id, metadata.name)
+        return metadata

@@ -1,0 +1,402 @@
+"""One `__consumer_offsets` partition's group-coordinator state, and how it is read back from the log.
+
+Owns: `GroupShardState`, the runtime's `ShardSpec` for `__consumer_offsets`: the side data of classic and KIP-848
+groups (`kcoord.impl.group.state`), the offsets (`OffsetStore`), the load path (`replay`, `replay_control`,
+`on_loaded`: every record type 0-8 and the transaction markers, §2.10 — a GroupMetadata value loads as Stable with
+members, else Empty) and `check_record`, which cross-checks each record written on the live path against the
+decision it describes.
+Spec instances are installed on load with `Shard.install`, which installs a snapshot: a log read back may jump between
+states that are no edge of the table (Empty straight to Stable).
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import IllegalStateError
+from ..runtime.completion import Completion
+from ..runtime.shard import Change, RecordBytes, Shard
+from ..statemachine import Instance, MachineTable
+from ..storage import group_log_schema as schema
+from ..storage.batch import ControlType, RecordBatch, decode_end_txn_marker
+from .context import Context
+from .offset_store import OffsetEntry, OffsetStore
+from .records import MEMBER_STATE_BYTES, from_topic_partitions
+from .state import Assignment, ClassicGroupData, ClassicMember, ConsumerGroupData, ConsumerMember
+
+MEMBER_STATES = {v: k for k, v in MEMBER_STATE_BYTES.items()}
+STATIC_LEAVE_EPOCH = -2
+
+
+@dataclass(slots=True)
+class _LoadedMember:
+    metadata: ConsumerMember | None = None
+    current: schema.ConsumerGroupCurrentMemberAssignmentValue | None = None
+
+
+@dataclass(slots=True)
+class _LoadedConsumerGroup:
+    epoch: int = 0
+    assignment_epoch: int = 0
+    metadata: tuple[schema.TopicMetadata, ...] = ()
+    members: dict[str, _LoadedMember] = field(default_factory=dict)
+    target: dict[str, Assignment] = field(default_factory=dict)
+
+
+class GroupShardState:
+    def __init__(self, ctx: Context, partition: int,
+                 on_loaded: Callable[[Shard, GroupShardState], None] | None = None) -> None:
+        self.ctx = ctx
+        self.partition = partition
+        self.topic_partition = f"{ctx.offsets_topic}-{partition}"
+        self.tables: Mapping[str, MachineTable] = ctx.tables.by_name()
+        self.classic: dict[str, ClassicGroupData] = {}
+        self.consumer: dict[str, ConsumerGroupData] = {}
+        self.offsets = OffsetStore()
+        self.materializing: dict[int, Completion[str]] = {}  # producer id -> done when its offsets are settled
+        self._on_loaded = on_loaded
+        self._classic_loaded: dict[str, Instance] = {}
+        self._consumer_loaded: dict[str, _LoadedConsumerGroup] = {}
+        self._producers_loaded: dict[int, Instance] = {}
+
+    # ------------------------------------------------------------ load: records
+
+    def replay(self, shard: Shard, batch: RecordBatch, key: bytes | None, value: bytes | None, offset: int) -> None:
+        if key is None:
+            raise IllegalStateError(f"{self.topic_partition}@{offset}: a record without a key")
+        rtype = schema.record_type(key)
+        if rtype <= 1:
+            self._replay_offset(batch, key, value, offset)
+        elif rtype == 2:
+            self._replay_group_metadata(key, value)
+        elif rtype <= 8:
+            self._replay_consumer_group(rtype, key, value)
+        # share/streams group records (9+) are not ours: skipped, as a coordinator without them would
+
+    def _replay_offset(self, batch: RecordBatch, key: bytes, value: bytes | None, offset: int) -> None:
+        decoded = fast_offset_commit(key, value, offset)
+        if decoded is None:  # a version the fast path does not read: the schema's decoder
+            k = schema.decode_key(key)
+            assert isinstance(k, schema.OffsetCommitKey)
+            v = schema.decode_value(0, value)
+            entry = OffsetEntry.of(v, offset) if isinstance(v, schema.OffsetCommitValue) else None
+            group, topic, partition = k.group, k.topic, k.partition
+        else:
+            group, topic, partition, entry = decoded
+        if entry is None:
+            self.offsets.remove(group, topic, partition)
+            return
+        if not batch.is_transactional:
+            self.offsets.put(group, topic, partition, entry)
+            return
+        self.offsets.put_pending(batch.producer_id, group, topic, partition, entry)
+        producer = self._producer(batch.producer_id)
+        if producer["state"] != "Ongoing":
+            producer["current_txn_first_offset"] = batch.base_offset
+        producer.update(state="Ongoing", producer_epoch=batch.producer_epoch, last_sequence=-1,
+                        last_timestamp_ms=batch.max_timestamp_ms)
+
+    def replay_control(self, shard: Shard, batch: RecordBatch) -> None:
+        """A COMMIT/ABORT marker of a producer: its pending offsets here are settled (replayEndTransactionMarker)."""
+        for rec in batch.records:
+            marker = decode_end_txn_marker(rec)
+            self.offsets.complete(batch.producer_id, marker.control_type == ControlType.COMMIT,
+                                  before_offset=rec.offset)
+            producer = self._producer(batch.producer_id)
+            same_epoch = producer["producer_epoch"] == batch.producer_epoch
+            producer.update(state="Known", producer_epoch=batch.producer_epoch,
+                            txn_coordinator_epoch=marker.coordinator_epoch, current_txn_first_offset=-1,
+                            last_sequence=producer["last_sequence"] if same_epoch else -1,
+                            last_timestamp_ms=batch.max_timestamp_ms)
+
+    def _producer(self, producer_id: int) -> Instance:
+        found = self._producers_loaded.get(producer_id)
+        if found is None:
+            table = self.tables["PartitionProducer"]
+            found = self._producers_loaded[producer_id] = table.fresh(
+                {"partition": self.topic_partition, "producer_id": producer_id})
+        return found
+
+    def _replay_group_metadata(self, key: bytes, value: bytes | None) -> None:
+        k = schema.decode_key(key)
+        assert isinstance(k, schema.GroupMetadataKey)
+        v = schema.decode_value(2, value)
+        if v is None:
+            self._classic_loaded.pop(k.group, None)
+            self.classic.pop(k.group, None)
+            return
+        assert isinstance(v, schema.GroupMetadataValue)
+        self._consumer_loaded.pop(k.group, None)  # an empty consumer group replaced by a classic one
+        instance, data = classic_from_record(self.tables["ClassicGroup"], k.group, v)
+        self._classic_loaded[k.group] = instance
+        self.classic[k.group] = data
+
+    def _replay_consumer_group(self, rtype: int, key: bytes, value: bytes | None) -> None:
+        k, v = schema.decode_record(key, value)
+        group_id: str = k.group_id  # type: ignore[union-attr]
+        loaded = self._consumer_loaded.get(group_id)
+        if loaded is None:
+            if v is None:
+                return  # a tombstone for a group that is gone
+            loaded = self._consumer_loaded[group_id] = _LoadedConsumerGroup()
+            self._classic_loaded.pop(group_id, None)  # a simple/empty classic group is replaced
+            self.classic.pop(group_id, None)
+        member_id = getattr(k, "member_id", None)
+        if rtype == 3:
+            if v is None:
+                del self._consumer_loaded[group_id]
+            else:
+                loaded.epoch = v.epoch  # type: ignore[union-attr]
+        elif rtype == 4:
+            loaded.metadata = v.topics if v is not None else ()  # type: ignore[union-attr]
+        elif rtype == 6:
+            loaded.assignment_epoch = v.assignment_epoch if v is not None else -1  # type: ignore[union-attr]
+        elif rtype == 7:
+            if v is None:
+                loaded.target.pop(str(member_id), None)
+            else:
+                loaded.target[str(member_id)] = from_topic_partitions(v.topic_partitions)  # type: ignore[union-attr]
+        else:
+            self._replay_consumer_member(loaded, rtype, str(member_id), v)
+
+    @staticmethod
+    def _replay_consumer_member(loaded: _LoadedConsumerGroup, rtype: int, member_id: str, v: Any) -> None:
+        member = loaded.members.setdefault(member_id, _LoadedMember())
+        if rtype == 5:
+            if v is None:
+                loaded.members.pop(member_id, None)
+                return
+            member.metadata = ConsumerMember(
+                member_id=member_id, instance_id=v.instance_id, rack_id=v.rack_id, client_id=v.client_id,
+                client_host=v.client_host, subscribed_topic_names=tuple(v.subscribed_topic_names),
+                subscribed_topic_regex=v.subscribed_topic_regex, server_assignor=v.server_assignor,
+                rebalance_timeout_ms=v.rebalance_timeout_ms)
+        else:
+            member.current = v
+
+    # ------------------------------------------------------------ load: end
+
+    def on_loaded(self, shard: Shard) -> None:
+        for group_id, instance in self._classic_loaded.items():
+            shard.install(self.tables["ClassicGroup"], (group_id,), instance)
+        for group_id in self.offsets.groups():
+            if group_id not in self.classic and group_id not in self._consumer_loaded:
+                self._install_simple_group(shard, group_id)
+        for group_id, loaded in self._consumer_loaded.items():
+            self._install_consumer_group(shard, group_id, loaded)
+        producer_table = self.tables["PartitionProducer"]
+        for producer_id, instance in self._producers_loaded.items():
+            shard.install(producer_table, (self.topic_partition, producer_id), instance)
+        self._classic_loaded, self._consumer_loaded, self._producers_loaded = {}, {}, {}
+        if self._on_loaded is not None:
+            self._on_loaded(shard, self)
+
+    def _install_simple_group(self, shard: Shard, group_id: str) -> None:
+        """Offsets without a group record: Kafka's simple classic group (Empty, no protocol type)."""
+        table = self.tables["ClassicGroup"]
+        shard.install(table, (group_id,), {**table.fresh({"group_id": group_id}), "exists": True})
+        self.classic[group_id] = ClassicGroupData()
+
+    def _install_consumer_group(self, shard: Shard, group_id: str, loaded: _LoadedConsumerGroup) -> None:
+        names = self.ctx.names
+        data = ConsumerGroupData()
+        for topic in loaded.metadata:
+            names.learn(topic.topic_id, topic.topic_name)
+            data.subscription_metadata[topic.topic_name] = _server_topic(topic)
+        member_table, group_table = self.tables["ConsumerGroupMember"], self.tables["ConsumerGroup"]
+        unreconciled, static_instances, static_left = set(), set(), set()
+        for member_id, member in loaded.members.items():
+            metadata = member.metadata or ConsumerMember(member_id)
+            data.members[member_id] = metadata
+            instance = consumer_member_from_record(member_table, group_id, member_id, metadata, member.current, names)
+            shard.install(member_table, (group_id, member_id), instance)
+            for p in instance["held"]:
+                data.owners[p] = member_id
+            if metadata.instance_id:
+                static_instances.add(metadata.instance_id)
+                if instance["state"] == "StaticLeft":
+                    static_left.add(metadata.instance_id)
+            if not (instance["state"] == "Stable" and instance["member_epoch"] == loaded.assignment_epoch):
+                unreconciled.add(member_id)
+        data.target = {m: t for m, t in loaded.target.items() if t}
+        instance = {**group_table.fresh({"group_id": group_id}), "group_epoch": loaded.epoch,
+                    "assignment_epoch": max(loaded.assignment_epoch, 0), "members": frozenset(data.members),
+                    "unreconciled": frozenset(unreconciled), "static_instances": frozenset(static_instances),
+                    "static_left": frozenset(static_left)}
+        instance["state"] = derived_consumer_state(instance)
+        shard.install(group_table, (group_id,), instance)
+        self.consumer[group_id] = data
+
+    # ------------------------------------------------------------ live path: records describe decisions
+
+    def check_record(self, change: Change, record: RecordBytes) -> None:
+        post = change.decision.post
+        assert post is not None
+        raw_key, raw_value = record
+        assert raw_key is not None, "every __consumer_offsets record has a key"
+        key, value = schema.decode_record(raw_key, raw_value)
+        name = change.table.name
+        if name == "ClassicGroup":
+            _check_classic(post, key, value)
+        elif name == "ConsumerGroup":
+            _check_consumer_group(post, key, value)
+        elif name == "ConsumerGroupMember":
+            _check_member(self.ctx, post, key, value)
+        elif name == "PartitionProducer" and not isinstance(key, schema.OffsetCommitKey):
+            raise IllegalStateError(f"a PartitionProducer change described by {key!r}")
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+_H = struct.Struct(">h")
+_I = struct.Struct(">i")
+_Q = struct.Struct(">q")
+_V3 = struct.Struct(">hqi")  # version, offset, leader epoch
+
+
+def fast_offset_commit(key: bytes, value: bytes | None, offset: int
+                       ) -> tuple[str, str, int, OffsetEntry | None] | None:
+    """The OffsetCommit key (type 0/1) and value (v1, v3: what Kafka writes) read with struct alone, the load's hot
+    path; None for anything else (the caller falls back to the schema's decoder, which also validates)."""
+    try:
+        glen = _H.unpack_from(key, 2)[0]
+        group = key[4:4 + glen].decode()
+        pos = 4 + glen
+        tlen = _H.unpack_from(key, pos)[0]
+        topic = key[pos + 2:pos + 2 + tlen].decode()
+        pos += 2 + tlen
+        partition = _I.unpack_from(key, pos)[0]
+        if pos + 4 != len(key) or glen < 0 or tlen < 0:
+            return None
+        if value is None:
+            return group, topic, partition, None
+        version = _H.unpack_from(value)[0]
+        if version == 3:
+            _, committed, leader_epoch = _V3.unpack_from(value)
+            pos = 14
+        elif version == 1:
+            committed, leader_epoch, pos = _Q.unpack_from(value, 2)[0], -1, 10
+        else:
+            return None
+        mlen = _H.unpack_from(value, pos)[0]
+        if mlen < 0:
+            return None
+        metadata = value[pos + 2:pos + 2 + mlen].decode()
+        pos += 2 + mlen
+        commit_ts = _Q.unpack_from(value, pos)[0]
+        pos += 8
+        expire_ts = -1
+        if version == 1:
+            expire_ts = _Q.unpack_from(value, pos)[0]
+            pos += 8
+        if pos != len(value):
+            return None
+    except (struct.error, UnicodeDecodeError):
+        return None
+    return group, topic, partition, OffsetEntry(committed, leader_epoch, metadata, commit_ts, expire_ts, offset)
+
+
+
+def classic_from_record(table: MachineTable, group_id: str,
+                        value: schema.GroupMetadataValue) -> tuple[Instance, ClassicGroupData]:
+    """ClassicGroup as GroupMetadataManager.replay rebuilds it: Stable with members, else Empty."""
+    protocol = value.protocol or ""
+    data = ClassicGroupData(state_timestamp_ms=value.current_state_timestamp
+                            if value.current_state_timestamp != -1 else None)
+    for m in value.members:
+        rebalance_timeout = m.session_timeout if m.rebalance_timeout == -1 else m.rebalance_timeout
+        data.members[m.member_id] = ClassicMember(
+            member_id=m.member_id, instance_id=m.group_instance_id, client_id=m.client_id, client_host=m.client_host,
+            rebalance_timeout_ms=rebalance_timeout, session_timeout_ms=m.session_timeout,
+            protocol_type=value.protocol_type, protocols=((protocol, m.subscription),), assignment=m.assignment)
+    from .classic_protocol import subscribed_topics
+
+    data.subscribed_topics = subscribed_topics(value.protocol_type, protocol, data)
+    members = frozenset(data.members)
+    instance = {**table.fresh({"group_id": group_id}), "exists": True, "generation": value.generation,
+                "protocol_type": value.protocol_type, "protocol": protocol, "leader": value.leader or "",
+                "members": members,
+                "static_members": frozenset(m for m, d in data.members.items() if d.instance_id),
+                "rebalance_timeout_ms": data.rebalance_timeout_ms(),
+                "state": "Stable" if members else "Empty"}
+    return instance, data
+
+
+def consumer_member_from_record(table: MachineTable, group_id: str, member_id: str, metadata: ConsumerMember,
+                                current: schema.ConsumerGroupCurrentMemberAssignmentValue | None,
+                                names: Any) -> Instance:
+    instance = table.fresh({"group_id": group_id, "member_id": member_id})
+    instance.update(instance_id=metadata.instance_id or "", rebalance_timeout_ms=metadata.rebalance_timeout_ms)
+    if current is None:
+        return instance
+    assigned = names.to_set(from_topic_partitions(current.assigned_partitions))
+    pending = names.to_set(from_topic_partitions(current.partitions_pending_revocation))
+    state = MEMBER_STATES.get(current.state, "Unknown")
+    if current.member_epoch == STATIC_LEAVE_EPOCH:
+        state = "StaticLeft"
+    instance.update(state=state, member_epoch=current.member_epoch,
+                    previous_member_epoch=current.previous_member_epoch, assigned=assigned,
+                    pending_revocation=pending, held=assigned | pending)
+    return instance
+
+
+def derived_consumer_state(group: Instance) -> str:
+    """ConsumerGroup.maybeUpdateGroupState (the spec's invariant `derived_state`)."""
+    if not group["members"]:
+        return "Empty"
+    if group["group_epoch"] > group["assignment_epoch"]:
+        return "Assigning"
+    return "Reconciling" if group["unreconciled"] else "Stable"
+
+
+def _server_topic(topic: schema.TopicMetadata) -> Any:
+    from ..assignors.server import TopicMetadata
+
+    return TopicMetadata(topic.topic_id, topic.topic_name, topic.num_partitions)
+
+
+def _check_classic(post: Instance, key: schema.GroupKey, value: schema.GroupValue | None) -> None:
+    if not isinstance(key, schema.GroupMetadataKey) or key.group != post["group_id"]:
+        raise IllegalStateError(f"ClassicGroup {post['group_id']} described by {key!r}")
+    if post["state"] == "Dead":
+        if value is not None:
+            raise IllegalStateError(f"ClassicGroup {key.group} is Dead but its record is no tombstone")
+        return
+    if not isinstance(value, schema.GroupMetadataValue):
+        raise IllegalStateError(f"ClassicGroup {key.group} is {post['state']} but its record is a tombstone")
+    seen = (value.generation, value.protocol or "", value.leader or "", frozenset(m.member_id for m in value.members))
+    expected = (post["generation"], post["protocol"], post["leader"], post["members"])
+    if seen != expected:
+        raise IllegalStateError(f"ClassicGroup {key.group}: record says {seen}, the decision {expected}")
+
+
+def _check_consumer_group(post: Instance, key: schema.GroupKey, value: schema.GroupValue | None) -> None:
+    if isinstance(key, schema.ConsumerGroupMetadataKey) and isinstance(value, schema.ConsumerGroupMetadataValue):
+        ok = value.epoch == post["group_epoch"]
+    elif isinstance(key, schema.ConsumerGroupTargetAssignmentMetadataKey) and value is not None:
+        ok = value.assignment_epoch == post["assignment_epoch"]  # type: ignore[union-attr]
+    else:
+        ok = value is None and post["state"] == "Dead"
+    if not ok or getattr(key, "group_id", None) != post["group_id"]:
+        raise IllegalStateError(f"ConsumerGroup {post['group_id']} ({post['state']}, epoch {post['group_epoch']}, "
+                                f"assignment epoch {post['assignment_epoch']}) described by {key!r} = {value!r}")
+
+
+def _check_member(ctx: Context, post: Instance, key: schema.GroupKey, value: schema.GroupValue | None) -> None:
+    if not isinstance(key, schema.ConsumerGroupCurrentMemberAssignmentKey) or key.member_id != post["member_id"]:
+        raise IllegalStateError(f"member {post['member_id']} described by {key!r}")
+    if post["state"] == "Removed":
+        ok = value is None
+    elif not isinstance(value, schema.ConsumerGroupCurrentMemberAssignmentValue):
+        ok = False
+    else:
+        assigned = ctx.names.to_set(from_topic_partitions(value.assigned_partitions))
+        pending = ctx.names.to_set(from_topic_partitions(value.partitions_pending_revocation))
+        ok = (value.member_epoch, value.previous_member_epoch, assigned, pending) == \
+            (post["member_epoch"], post["previous_member_epoch"], post["assigned"], post["pending_revocation"])
+    if not ok:
+        raise IllegalStateError(f"member {post['member_id']} ({post['state']}) described by {value!r}")

@@ -1,0 +1,206 @@
+"""Per-group data the specs cannot hold (there are no maps in the spec language): members' protocols, metadata
+bytes, timeouts, instance ids, assignments and parked requests of classic groups; member metadata, target
+assignments, subscription metadata and partition owners of KIP-848 groups.
+
+Owns: the data classes and their copy-on-write staging. A handler never changes what a shard holds: it `stage`s a
+copy, changes the copy, and the plan's `after_apply` installs it once the records are durable (the same discipline
+as the spec instances). Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..assignors.server import TopicMetadata
+from ..runtime.completion import Completion
+from .messages import JoinGroupResponse, Protocols, SyncGroupResponse
+
+Assignment = dict[uuid.UUID, frozenset[int]]
+
+
+# ---------------------------------------------------------------------------------------------- classic groups
+
+
+@dataclass(slots=True)
+class ClassicMember:
+    """Kafka's ClassicGroupMember, minus what the spec instance holds (awaiting join/sync, new, pending sync)."""
+
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: Protocols
+    assignment: bytes = b""
+    join_waiter: Completion[JoinGroupResponse] | None = None
+    sync_waiter: Completion[SyncGroupResponse] | None = None
+
+    def metadata(self, protocol: str) -> bytes:
+        for name, metadata in self.protocols:
+            if name == protocol:
+                return metadata
+        return b""
+
+    def vote(self, candidates: frozenset[str]) -> str:
+        """The first of the member's protocols that every member supports (ClassicGroupMember.vote)."""
+        for name, _ in self.protocols:
+            if name in candidates:
+                return name
+        raise AssertionError(f"member {self.member_id} supports none of {sorted(candidates)}")
+
+
+@dataclass(slots=True)
+class ClassicGroupData:
+    """Members in insertion order (the first is the first joiner: Kafka's leader choice), and the group's clocks."""
+
+    members: dict[str, ClassicMember] = field(default_factory=dict)
+    state_timestamp_ms: int | None = None  # currentStateTimestamp: when the group last changed state
+    subscribed_topics: frozenset[str] | None = None  # computeSubscribedTopics at the last join completion
+
+    def stage(self) -> ClassicGroupData:
+        return ClassicGroupData(dict(self.members), self.state_timestamp_ms, self.subscribed_topics)
+
+    def member(self, member_id: str) -> ClassicMember:
+        """The member, copied for changing (copy on write: the shard's version stays as it is until applied)."""
+        copied = copy.copy(self.members[member_id])
+        self.members[member_id] = copied
+        return copied
+
+    def static_member_id(self, instance_id: str | None) -> str:
+        """The member id a group instance id maps to, "" if none (the spec's `mapped_member`)."""
+        if not instance_id:
+            return ""
+        for member in self.members.values():
+            if member.instance_id == instance_id:
+                return member.member_id
+        return ""
+
+    def candidate_protocols(self, members: Iterable[str] | None = None) -> frozenset[str]:
+        """Protocols every given member (default: all) supports."""
+        chosen = [self.members[m] for m in members] if members is not None else list(self.members.values())
+        if not chosen:
+            return frozenset()
+        common = {name for name, _ in chosen[0].protocols}
+        for member in chosen[1:]:
+            common &= {name for name, _ in member.protocols}
+        return frozenset(common)
+
+    def rebalance_timeout_ms(self, members: Iterable[str] | None = None) -> int:
+        """The group's rebalance timeout: the largest of its members' (0 without members)."""
+        chosen = self.members if members is None else {m: self.members[m] for m in members}
+        return max((m.rebalance_timeout_ms for m in chosen.values()), default=0)
+
+
+# ---------------------------------------------------------------------------------------------- KIP-848 groups
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerMember:
+    """ConsumerGroupMemberMetadataValue: what a member subscribes with (its epochs and partitions are the spec's)."""
+
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    rebalance_timeout_ms: int = -1
+
+
+@dataclass(slots=True)
+class ConsumerGroupData:
+    members: dict[str, ConsumerMember] = field(default_factory=dict)
+    target: dict[str, Assignment] = field(default_factory=dict)  # ConsumerGroupTargetAssignmentMember
+    subscription_metadata: dict[str, TopicMetadata] = field(default_factory=dict)  # topic name -> metadata
+    owners: dict[str, str] = field(default_factory=dict)  # partition -> member id (partition epoch != -1)
+    metadata_refresh_deadline_ms: int = 0
+
+    def stage(self) -> ConsumerGroupData:
+        return ConsumerGroupData(dict(self.members), dict(self.target), dict(self.subscription_metadata),
+                                 dict(self.owners), self.metadata_refresh_deadline_ms)
+
+    def static_member_id(self, instance_id: str | None) -> str:
+        if not instance_id:
+            return ""
+        for member in self.members.values():
+            if member.instance_id == instance_id:
+                return member.member_id
+        return ""
+
+    def subscribed_topic_names(self) -> set[str]:
+        names: set[str] = set()
+        for member in self.members.values():
+            names.update(member.subscribed_topic_names)
+        return names
+
+    def preferred_assignor(self, default: str) -> str:
+        """The server assignor named by most members (ties: Java HashMap order is not modelled; the first seen
+        wins), else the default (ConsumerGroup.computePreferredServerAssignor)."""
+        counts: dict[str, int] = {}
+        for member in self.members.values():
+            if member.server_assignor:
+                counts[member.server_assignor] = counts.get(member.server_assignor, 0) + 1
+        if not counts:
+            return default
+        return max(counts.items(), key=lambda kv: kv[1])[0]
+
+
+# ---------------------------------------------------------------------------------------------- partition names
+
+
+class PartitionNames:
+    """How KIP-848 partitions appear in the spec's `set[partition]` variables: `<topic name>-<partition>`.
+
+    Kafka keys assignments by topic id; names are what a reader of a trace wants. A topic id keeps the first name it
+    was seen with (ids are never reused), so the same partition always has the same string; an id never seen with a
+    name is written as the id itself.
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[uuid.UUID, str] = {}
+        self._parsed: dict[str, tuple[uuid.UUID, int]] = {}
+        self._strings: dict[uuid.UUID, dict[int, str]] = {}  # topic id -> partition -> its string (hot path)
+
+    def learn(self, topic_id: uuid.UUID, name: str) -> None:
+        """Name a topic id; the first name wins, and an id already written without a name keeps that form."""
+        self._names.setdefault(topic_id, name)
+
+    def name(self, topic_id: uuid.UUID) -> str:
+        name = self._names.get(topic_id)
+        if name is None:
+            name = self._names[topic_id] = str(topic_id)
+        return name
+
+    def partition(self, topic_id: uuid.UUID, partition: int) -> str:
+        by_partition = self._strings.get(topic_id)
+        if by_partition is None:
+            by_partition = self._strings[topic_id] = {}
+        text = by_partition.get(partition)
+        if text is None:
+            text = by_partition[partition] = f"{self.name(topic_id)}-{partition}"
+            self._parsed[text] = (topic_id, partition)
+        return text
+
+    def to_set(self, assignment: Mapping[uuid.UUID, Iterable[int]]) -> frozenset[str]:
+        out: list[str] = []
+        for topic_id, partitions in assignment.items():
+            by_partition = self._strings.get(topic_id)
+            for p in partitions:
+                text = by_partition.get(p) if by_partition is not None else None
+                out.append(text if text is not None else self.partition(topic_id, p))
+                by_partition = self._strings.get(topic_id)
+        return frozenset(out)
+
+    def to_assignment(self, partitions: Iterable[str]) -> Assignment:
+        out: dict[uuid.UUID, set[int]] = {}
+        for text in partitions:
+            topic_id, p = self._parsed[text]
+            out.setdefault(topic_id, set()).add(p)
+        return {t: frozenset(ps) for t, ps in out.items()}

@@ -184,7 +184,7 @@ class Shard:
             self._apply_plan(plan)
             completion.set(plan.answer())
             return
-        attributes = {}
+        attributes: dict[str, Any] = {}
         if plan.batch is not None:
             attributes = {"producer_id": plan.batch.producer_id, "producer_epoch": plan.batch.producer_epoch,
                           "transactional": plan.batch.transactional, "control": plan.batch.control}

@@ -1,0 +1,83 @@
+"""`TransactionShardSpec`: what the runtime needs to know about a `__transaction_state` partition.
+
+Owns: `replay` and the end of a load (the last value per key wins, a tombstone removes the id: `replay` only keeps
+each key's latest raw value, and `on_loaded` decodes those once and `shard.install`s them — a partition of 1M records
+for 10k transactional ids decodes 10k values, not 1M; a load installs a snapshot, as the runtime's `install` says,
+so skipping the superseded values loses nothing), `check_record` (on the live path, the record a plan wrote must
+decode to its change's post-state — the second of the two paths that compute the same thing), and the coordinator's
+part of `on_loaded` (re-send the markers of every PrepareCommit/PrepareAbort transaction, start the periodic
+timeout-abort and expiration tasks).
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from ..errors import IllegalStateError
+from ..runtime.shard import Change, RecordBytes, Shard
+from ..statemachine import MachineTable
+from ..storage.batch import RecordBatch
+from ..storage.txn_log_schema import SchemaError, value_version
+from .records import PERSISTED_FIELDS, RecordCodec, persisted_view
+
+MACHINE = "Transaction"
+
+
+class TransactionShardSpec:
+    def __init__(self, table: MachineTable, codec: RecordCodec, on_loaded: Callable[[Shard], None]) -> None:
+        self.table = table
+        self.tables: Mapping[str, MachineTable] = {MACHINE: table}
+        self.codec = codec
+        self.value_version = codec.version
+        self._checked = PERSISTED_FIELDS if codec.version >= 1 else PERSISTED_FIELDS[:-3]
+        self._on_loaded = on_loaded
+        self._latest: dict[bytes, tuple[bytes | None, int]] = {}  # during a load: key -> (last value, its offset)
+        self.replayed_records = 0
+
+    def replay(self, shard: Shard, batch: RecordBatch, key: bytes | None, value: bytes | None, offset: int) -> None:
+        if key is None:
+            raise SchemaError(f"__transaction_state-{shard.partition} offset {offset}: a record without a key")
+        self._latest[key] = (value, offset)
+        self.replayed_records += 1
+
+    def _install_latest(self, shard: Shard) -> None:
+        latest, self._latest = self._latest, {}
+        for key, (value, offset) in latest.items():
+            if value is None:
+                continue  # expired: nothing was installed for it in this load
+            try:
+                transactional_id = self.codec.transactional_id(key)
+                instance = self.codec.decode(transactional_id, value)
+            except SchemaError as e:
+                raise SchemaError(f"__transaction_state-{shard.partition} offset {offset}: {e}") from e
+            shard.install(self.table, (transactional_id,), instance)
+
+    def check_record(self, change: Change, record: RecordBytes) -> None:
+        key, value = record
+        post = change.decision.post
+        (transactional_id,) = change.key
+        if post is None or key != self.codec.key(transactional_id):
+            raise IllegalStateError(f"transaction {transactional_id!r}: record key {key!r} does not describe "
+                                    f"change {change.decision.event} (post {post})")
+        if post["state"] in self.table.final_states:
+            if value is not None:
+                raise IllegalStateError(f"transaction {transactional_id!r}: {post['state']} must be a tombstone")
+            return
+        if value is None:
+            raise IllegalStateError(f"transaction {transactional_id!r}: a tombstone for state {post['state']}")
+        version = value_version(value)
+        if version != self.value_version:
+            raise IllegalStateError(f"transaction {transactional_id!r}: value version {version} written, "
+                                    f"expected {self.value_version}")
+        written = self.codec.decode(transactional_id, value)
+        for name in self._checked:
+            if written[name] != post[name]:
+                expected = persisted_view(post, version)
+                diff = {k: (v, expected[k]) for k, v in persisted_view(written, version).items() if v != expected[k]}
+                raise IllegalStateError(f"transaction {transactional_id!r}: the record says {diff} (written, "
+                                        "expected)")
+
+    def on_loaded(self, shard: Shard) -> None:
+        self._install_latest(shard)
+        self._on_loaded(shard)

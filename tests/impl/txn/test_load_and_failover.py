@@ -1,0 +1,145 @@
+"""Loading and failover (reference §1.13): what a load restores, markers re-sent for Prepare* transactions, and a
+partition moved mid-transaction to another node (same data dir, and a copy of it)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kcoord.impl.storage.log import Durability, PartitionLog
+from kcoord.impl.txn.records import encode_instance, persisted_view
+
+from .harness import PARTS, Harness, RecordingTarget, states
+
+T = "txn-load"
+PID, E = 5, 4
+
+
+def test_a_load_restores_what_was_written_and_resets_the_unpersisted_variables(h: Harness) -> None:
+    r = h.init(T)
+    h.add(T, r.producer_id, r.producer_epoch)
+    h.target.hold = True
+    assert h.end(T, r.producer_id, r.producer_epoch, "COMMIT", 5).error == "NONE"
+    live = dict(h.get(T))
+    assert live["last_producer_epoch"] == 0
+    h.coordinator.unload(h.partition(T))
+    h.coordinator.load(h.partition(T))
+    loaded = h.get(T)
+    assert persisted_view(loaded, 1) == persisted_view(live, 1)
+    assert (loaded["last_producer_epoch"], loaded["has_failed_epoch_fence"]) == (-1, False)
+    assert encode_instance(loaded, 1) == encode_instance(live, 1)
+
+
+@pytest.mark.parametrize(("state", "result"), [("PrepareCommit", "COMMIT"), ("PrepareAbort", "ABORT")])
+def test_markers_are_resent_after_a_load(h: Harness, state: str, result: str) -> None:
+    h.seed(T, state, producer_id=PID, previous_producer_id=PID, producer_epoch=E,
+           partitions=frozenset(str(tp) for tp in PARTS))
+    epoch = h.shard(T).coordinator_epoch
+    mark = h.end_offset(T)
+    h.settle()
+    (marker,) = h.target.markers()
+    assert (marker.producer_id, marker.producer_epoch, marker.result, marker.coordinator_epoch,
+            marker.partitions) == (PID, E, result, epoch, tuple(sorted(PARTS)))
+    assert states(h.records_since(T, mark)) == ["Complete" + state[len("Prepare"):]]
+
+
+def test_a_failed_fence_is_forgotten_by_a_load(h: Harness) -> None:
+    """has_failed_epoch_fence is not persisted: after a reload the next fence bumps from the written epoch."""
+    h.seed(T, "Ongoing", producer_id=PID, previous_producer_id=PID, producer_epoch=E,
+           partitions=frozenset({"orders-0"}))
+    h.shard(T).log.fail_next_append()
+    assert h.init(T).error == "NOT_COORDINATOR"
+    assert h.get(T)["has_failed_epoch_fence"] is True and h.get(T)["producer_epoch"] == E + 1
+    h.coordinator.unload(h.partition(T))
+    h.coordinator.load(h.partition(T))
+    assert (h.get(T)["producer_epoch"], h.get(T)["has_failed_epoch_fence"]) == (E, False)
+
+
+def test_a_compacted_log_loads(h: Harness) -> None:
+    """Compaction keeps the last value per key and drops tombstones: the load installs those snapshots."""
+    r = h.init(T)
+    h.add(T, r.producer_id, r.producer_epoch)
+    assert h.end(T, r.producer_id, r.producer_epoch, "COMMIT", 3).error == "NONE"
+    gone = "txn-load-gone"
+    h.seed(gone, "CompleteAbort", producer_id=PID, previous_producer_id=PID, producer_epoch=E)
+    h.settle()
+    h.clock.advance(8 * 24 * 3600 * 1000)
+    h.init(T)  # T stays fresh; `gone` expires
+    assert [d.result() for d in h.coordinator.expire_ids(h.shard(gone))] == ["NONE"]
+    partition = h.partition(T)
+    for p in {partition, h.partition(gone)}:
+        h.coordinator.unload(p)
+        with PartitionLog.open(h.log_dir(p)) as log:
+            log.compact(h.clock.now_ms(), tombstone_retention_ms=0)
+        h.coordinator.load(p)
+    assert (h.get(T)["state"], h.get(T)["producer_epoch"]) == ("Empty", 1) and h.get(gone) is None
+    assert len(h.records_since(T, 0)) <= 2
+
+
+def test_the_last_value_wins_after_a_tombstone(h: Harness) -> None:
+    h.seed(T, "CompleteCommit", producer_id=PID, previous_producer_id=PID, producer_epoch=E)
+    h.clock.advance(8 * 24 * 3600 * 1000)
+    assert [d.result() for d in h.coordinator.expire_ids(h.shard(T))] == ["NONE"]
+    r = h.init(T)  # the id starts over
+    h.coordinator.unload(h.partition(T))
+    h.coordinator.load(h.partition(T))
+    assert states(h.records_since(T, 0))[-2:] == [None, "Empty"]
+    assert (h.get(T)["producer_id"], h.get(T)["producer_epoch"]) == (r.producer_id, 0)
+
+
+def test_unload_stops_markers_and_fails_writes_in_flight(tmp_path: Path) -> None:
+    h = Harness(tmp_path, durability=Durability.group(max_delay_ms=50, max_bytes=1 << 20))
+    h.seed(T, "Ongoing", producer_id=PID, previous_producer_id=PID, producer_epoch=E,
+           partitions=frozenset({"orders-0"}))
+    ending = h.coordinator.end_txn(T, PID, E, "COMMIT", 3)
+    assert not ending.done
+    h.coordinator.unload(h.partition(T))
+    assert ending.result().error == "NOT_COORDINATOR"
+    assert h.coordinator.channel.pending_transactions == 0
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_failover_mid_transaction_completes_on_the_new_node(tmp_path: Path, copy: bool) -> None:
+    node_a = Harness(tmp_path / "a", node_id=1)
+    committing, aborting, open_txn = "fo-commit", "fo-abort", "fo-open"
+    ids = {}
+    for txn_id in (committing, aborting, open_txn):
+        r = node_a.init(txn_id)
+        assert node_a.add(txn_id, r.producer_id, r.producer_epoch) == dict.fromkeys(PARTS, "NONE")
+        ids[txn_id] = (r.producer_id, r.producer_epoch)
+    node_a.target.hold = True  # the brokers are slow: no marker is acknowledged before the failover
+    assert node_a.end(committing, *ids[committing], "COMMIT", 5).error == "NONE"
+    assert node_a.end(aborting, *ids[aborting], "ABORT", 3).error == "NONE"
+    node_a.coordinator.poll()
+    assert len(node_a.target.held) >= 1
+    partitions = {node_a.partition(t) for t in ids}
+    for p in partitions:
+        node_a.coordinator.unload(p)
+    node_a.target.hold = False
+    node_a.target.release()  # late answers to the old owner are ignored
+    assert node_a.coordinator.channel.stats.completed == 0
+
+    if copy:  # "another node": its own data dir holding a copy of the partitions
+        (tmp_path / "b" / "logs").mkdir(parents=True)
+        for p in partitions:
+            shutil.copytree(node_a.log_dir(p), tmp_path / "b" / "logs" / node_a.log_dir(p).name)
+    node_b = Harness(tmp_path / ("b" if copy else "a"), node_id=2, block_store=node_a.store,
+                     target=RecordingTarget(node_id=9))
+    for p in partitions:
+        node_b.coordinator.load(p)
+        assert node_b.coordinator.runtime.shards[p].coordinator_epoch == 1  # above the old owner's epoch 0
+    node_b.settle()
+    assert node_b.get(committing)["state"] == "CompleteCommit"
+    assert node_b.get(aborting)["state"] == "CompleteAbort"
+    assert node_b.get(open_txn)["state"] == "Ongoing"
+    assert {(m.result, m.coordinator_epoch) for m in node_b.target.markers()} == {("COMMIT", 1), ("ABORT", 1)}
+    # the producers go on against the new coordinator; ids from the shared block store never collide
+    pid, epoch = node_b.get(committing)["producer_id"], node_b.get(committing)["producer_epoch"]
+    assert node_b.end(committing, pid, epoch - 1, "COMMIT", 5).error == "NONE"  # retry of the commit
+    assert node_b.end(open_txn, *ids[open_txn], "COMMIT", 3).error == "NONE"
+    node_b.settle()
+    assert node_b.get(open_txn)["state"] == "CompleteCommit"
+    fresh = node_b.run(node_b.coordinator.init_producer_id(None, 0))
+    assert fresh.producer_id >= 2_000 and fresh.producer_id not in {p for p, _ in ids.values()}

@@ -112,16 +112,19 @@ class Tracer:
 
 
 class MemorySink:
-    """Rows kept in memory, per machine (tests, small simulations)."""
+    """Rows kept in memory, per machine and in the order they were written (tests, small simulations)."""
 
     def __init__(self) -> None:
         self.rows: dict[str, list[Row]] = {}
+        self._order: list[Row] = []
 
     def write(self, machine: str, row: Row) -> None:
         self.rows.setdefault(machine, []).append(row)
+        self._order.append(row)
 
     def all_rows(self) -> list[Row]:
-        return [r for rows in self.rows.values() for r in rows]
+        """Every row, in the order written (across machines: the happens-before order of one process)."""
+        return list(self._order)
 
     def flush(self) -> None:
         pass

@@ -1,0 +1,219 @@
+"""An in-process Kafka cluster of N nodes: what `kcoord serve` and the simulator run.
+
+Owns the wiring between the parts:
+- `Node`: one broker — its transaction coordinator and group coordinator (each loads only the coordinator partitions
+  this node owns) and its marker target (data partitions it leads, plus `__consumer_offsets` handed to its group
+  coordinator, which answers only after materialising — KAFKA-17507),
+- `Cluster`: the nodes, the data partitions (one shared `PartitionManager`; each partition has a leader node), the
+  producer-id block store (the controller's part: one store, so ids are unique across nodes), the ownership of the
+  coordinator partitions (partition p of `__transaction_state` / `__consumer_offsets` on node p % N at start) and
+  failover (`move`, `stop_node`): unload on one node, load the same log on another — coordinator logs live in one
+  data directory, standing in for replicated storage, and only one node opens a partition at a time,
+- routing: `leader_of` (the transaction coordinator's marker channel), `verify_partition` (partition leaders and the
+  group coordinator ask the node owning the transactional id), `node_for_coordinator` (FindCoordinator).
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from .assignors.server import TopicMetadata as AssignorTopic
+from .errors import KafkaError
+from .group.config import GroupConfig
+from .group.coordinator import GroupCoordinator
+from .interfaces import MarkerTarget, TopicPartition
+from .partition.manager import PartitionManager
+from .partition.markers import BrokerMarkerTarget
+from .partition.types import PartitionConfig
+from .runtime.clock import Clock
+from .runtime.completion import Completion
+from .runtime.trace import Tracer, TraceSink
+from .storage.log import Durability
+from .storage.partitioning import partition_for
+from .storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
+from .txn.config import TxnConfig
+from .txn.coordinator import TransactionCoordinator
+
+OFFSETS_TOPIC = "__consumer_offsets"
+TXN_TOPIC = "__transaction_state"
+CoordinatorKind = Literal["transaction", "group"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    nodes: int = 1
+    txn: TxnConfig = field(default_factory=TxnConfig)
+    groups: GroupConfig = field(default_factory=GroupConfig)
+    partitions: PartitionConfig = field(default_factory=PartitionConfig)
+    durability: Durability | None = None  # None: fsync every batch (nothing acknowledged before it is on disk)
+    bug_kafka_17507: bool = False  # re-introduce KAFKA-17507 (the marker answered before offsets are materialised)
+
+
+class Node:
+    def __init__(self, node_id: int, cluster: Cluster) -> None:
+        self.node_id = node_id
+        self.cluster = cluster
+        self.alive = True
+        config = cluster.config
+        tracer = Tracer(cluster.sink, node=node_id)
+        self.txn = TransactionCoordinator(
+            data_dir=cluster.data_dir, clock=cluster.clock, router=cluster, node_id=node_id, tracer=tracer,
+            producer_ids=ProducerIdManager(store_requester(cluster.block_store), clock_ms=cluster.clock.now_ms),
+            config=config.txn, topic_exists=cluster.topic_exists, durability=config.durability)
+        self.groups = GroupCoordinator(
+            data_dir=cluster.data_dir, clock=cluster.clock, topics=cluster.describe_for_assignors,
+            config=config.groups, tracer=tracer, node_id=node_id, durability=config.durability, verifier=cluster,
+            bug_kafka_17507=config.bug_kafka_17507)
+        self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
+
+    def coordinator(self, kind: CoordinatorKind) -> TransactionCoordinator | GroupCoordinator:
+        return self.txn if kind == "transaction" else self.groups
+
+    def poll(self) -> int:
+        return self.txn.poll() + self.groups.poll() if self.alive else 0
+
+    def flush(self) -> int:
+        return self.txn.flush() + self.groups.flush() if self.alive else 0
+
+
+class Cluster:
+    """N nodes in one process; `Cluster(..., config=ClusterConfig(nodes=1))` is a single broker."""
+
+    def __init__(self, data_dir: Path, clock: Clock, *, config: ClusterConfig | None = None,
+                 sink: TraceSink | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.clock = clock
+        self.config = config or ClusterConfig()
+        self.sink = sink
+        if self.config.nodes < 1:
+            raise ValueError(f"a cluster needs at least one node, not {self.config.nodes}")
+        self.block_store = ProducerIdBlockStore(self.data_dir / "producer-id-blocks")
+        self.partitions = PartitionManager(self.data_dir, clock=clock, tracer=Tracer(sink, node=0), verifier=self,
+                                           config=self.config.partitions, durability=self.config.durability)
+        self.nodes = [Node(i, self) for i in range(self.config.nodes)]
+        n_txn = self.config.txn.num_partitions
+        n_groups = self.config.groups.num_partitions
+        self.owner: dict[tuple[CoordinatorKind, int], int] = {
+            **{("transaction", p): p % self.config.nodes for p in range(n_txn)},
+            **{("group", p): p % self.config.nodes for p in range(n_groups)},
+        }
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Every node loads the coordinator partitions it owns."""
+        for (kind, p), node_id in sorted(self.owner.items()):
+            self.nodes[node_id].coordinator(kind).load(p)
+
+    def poll(self) -> int:
+        """One turn of every node's loop; returns the coordinators' work done (0: nothing was due)."""
+        self.partitions.poll()
+        return sum(node.poll() for node in self.nodes)
+
+    def flush(self) -> int:
+        self.partitions.flush()
+        return sum(node.flush() for node in self.nodes)
+
+    def run_until(self, done: Callable[[], bool], max_polls: int = 10_000) -> None:
+        """Poll until `done()` (in-process callers: the completions they wait for), flushing group commits."""
+        for _ in range(max_polls):
+            if done():
+                return
+            if self.poll() == 0:
+                self.flush()
+        if not done():
+            raise TimeoutError(f"not done after {max_polls} polls")
+
+    def next_deadline_ms(self) -> int | None:
+        deadlines = [d for d in (self.partitions.next_deadline_ms(),
+                                 *(n.txn.next_deadline_ms() for n in self.nodes if n.alive),
+                                 *(n.groups.runtime.next_deadline_ms() for n in self.nodes if n.alive))
+                     if d is not None]
+        return min(deadlines) if deadlines else None
+
+    def close(self) -> None:
+        for node in self.nodes:
+            node.txn.shutdown()
+            for p in list(node.groups.runtime.shards):
+                node.groups.unload(p)
+        self.partitions.close()
+
+    # ------------------------------------------------------------ ownership and failover
+
+    def coordinator_partition(self, kind: CoordinatorKind, key: str) -> int:
+        n = self.config.txn.num_partitions if kind == "transaction" else self.config.groups.num_partitions
+        return partition_for(key, n)
+
+    def node_for_coordinator(self, kind: CoordinatorKind, key: str) -> Node:
+        """The node FindCoordinator names for `key` (the owner of its partition)."""
+        return self.nodes[self.owner[(kind, self.coordinator_partition(kind, key))]]
+
+    def move(self, kind: CoordinatorKind, partition: int, to_node: int) -> None:
+        """Failover of one coordinator partition: unload it where it is, load the same log on `to_node`."""
+        current = self.owner[(kind, partition)]
+        if current == to_node:
+            return
+        if self.nodes[current].alive:
+            self.nodes[current].coordinator(kind).unload(partition)
+        self.owner[(kind, partition)] = to_node
+        self.nodes[to_node].coordinator(kind).load(partition)
+
+    def stop_node(self, node_id: int) -> None:
+        """A node crashes or stops: its coordinator partitions fail over to the next live nodes."""
+        node = self.nodes[node_id]
+        live = [n.node_id for n in self.nodes if n.alive and n.node_id != node_id]
+        if not live:
+            raise KafkaError("COORDINATOR_NOT_AVAILABLE", "no other live node to take the coordinator partitions")
+        for (kind, p), owner in sorted(self.owner.items()):
+            if owner == node_id:
+                node.coordinator(kind).unload(p)
+        node.alive = False
+        moved = [(kind, p) for (kind, p), owner in sorted(self.owner.items()) if owner == node_id]
+        for i, (kind, p) in enumerate(moved):
+            target = live[i % len(live)]
+            self.owner[(kind, p)] = target
+            self.nodes[target].coordinator(kind).load(p)
+
+    # ------------------------------------------------------------ routing (PartitionRouter, TxnVerifier)
+
+    def data_leader(self, tp: TopicPartition) -> int:
+        """The node leading a data partition (data partitions are spread over the nodes and do not move)."""
+        return tp.partition % len(self.nodes)
+
+    def leader_of(self, partition: TopicPartition) -> MarkerTarget | None:
+        if partition.topic == OFFSETS_TOPIC:
+            node = self.nodes[self.owner[("group", partition.partition)]]
+        else:
+            if self.partitions.partition(partition) is None:
+                return None
+            node = self.nodes[self.data_leader(partition)]
+        return node.markers if node.alive else None
+
+    def verify_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                         partition: TopicPartition) -> Completion[str]:
+        node = self.node_for_coordinator("transaction", transactional_id)
+        if not node.alive:
+            return Completion.of("NOT_COORDINATOR")
+        return node.txn.verify_partition(transactional_id, producer_id, producer_epoch, partition)
+
+    # ------------------------------------------------------------ topics
+
+    def topic_exists(self, topic: str) -> bool:
+        return topic in (OFFSETS_TOPIC, TXN_TOPIC) or topic in self.partitions.topic_names()
+
+    def describe_for_assignors(self, topic: str) -> AssignorTopic | None:
+        (meta,) = self.partitions.describe_topics([topic])
+        if meta.error != "NONE" or meta.topic_id is None:
+            return None
+        return AssignorTopic(meta.topic_id, meta.name, len(meta.partitions))
+
+    def create_topics(self, topics: Sequence[tuple[str, int]]) -> None:
+        for name, partitions in topics:
+            self.partitions.create_topic(name, partitions)
+        for node in self.nodes:
+            node.groups.topics_changed()

@@ -1,0 +1,137 @@
+"""The in-process cluster: the three components wired through routing and verification, end to end, and failover.
+
+Everything here is real: logs on disk (fsync per batch), the spec-driven coordinators, the marker channel, the
+partition side's read_committed. Only the clock is manual.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kcoord.impl.cluster import Cluster, ClusterConfig
+from kcoord.impl.group.messages import OffsetCommitPartition, OffsetFetchRequest, TxnOffsetCommitRequest
+from kcoord.impl.interfaces import TopicPartition
+from kcoord.impl.partition import IsolationLevel, committed_records
+from kcoord.impl.runtime.clock import ManualClock
+from kcoord.impl.runtime.completion import Completion
+from kcoord.impl.runtime.trace import MemorySink
+from kcoord.impl.storage.batch import Record, RecordBatch
+from kcoord.impl.txn.config import TxnConfig
+
+TOPIC = "out"
+GROUP = "app"
+
+
+def run(cluster: Cluster, done: Completion[Any]) -> Any:
+    cluster.run_until(lambda: done.done)
+    return done.result()
+
+
+def records(pid: int, epoch: int, seq: int, *values: str) -> RecordBatch:
+    return RecordBatch.of([Record(i, 1_000 + i, b"k", v.encode()) for i, v in enumerate(values)],
+                          producer_id=pid, producer_epoch=epoch, base_sequence=seq, is_transactional=True)
+
+
+def make(tmp_path: Path, nodes: int, sink: MemorySink | None = None) -> Cluster:
+    cluster = Cluster(tmp_path, ManualClock(1_000), config=ClusterConfig(nodes=nodes, txn=TxnConfig(num_partitions=5)),
+                      sink=sink)
+    cluster.start()
+    cluster.create_topics([(TOPIC, 2)])
+    return cluster
+
+
+def init(cluster: Cluster, txn_id: str) -> tuple[int, int]:
+    response = run(cluster, cluster.node_for_coordinator("transaction", txn_id).txn.init_producer_id(txn_id, 60_000))
+    assert response.error == "NONE"
+    return response.producer_id, response.producer_epoch
+
+
+def retried(cluster: Cluster, call: Any) -> Any:
+    """What a client does with a retriable CONCURRENT_TRANSACTIONS: wait a little and send it again."""
+    for _ in range(50):
+        answer = run(cluster, call())
+        errors = set(answer.values()) if isinstance(answer, dict) else {answer}
+        if errors != {"CONCURRENT_TRANSACTIONS"}:
+            return answer
+        cluster.poll()
+        cluster.flush()
+    raise AssertionError("still CONCURRENT_TRANSACTIONS")
+
+
+def transaction(cluster: Cluster, txn_id: str, ids: tuple[int, int], seq: int, values: tuple[str, ...], offset: int,
+                *, commit: bool) -> None:
+    """Produce to TOPIC-0, send offsets for GROUP, then EndTxn (TV1: the epoch stays)."""
+    coordinator = cluster.node_for_coordinator("transaction", txn_id).txn
+    pid, epoch = ids
+    added = retried(cluster, lambda: coordinator.add_partitions(txn_id, pid, epoch, [TopicPartition(TOPIC, 0)]))
+    assert set(added.values()) == {"NONE"}
+    produced = run(cluster, cluster.partitions.produce(TOPIC, 0, records(pid, epoch, seq, *values),
+                                                       transactional_id=txn_id))
+    assert produced.error == "NONE"
+    assert run(cluster, coordinator.add_offsets(txn_id, pid, epoch, GROUP)) == "NONE"
+    groups = cluster.node_for_coordinator("group", GROUP).groups
+    committed = run(cluster, groups.txn_offset_commit(TxnOffsetCommitRequest(
+        txn_id, pid, epoch, GROUP, ((TOPIC, (OffsetCommitPartition(0, offset),)),))))
+    assert {e for _, parts in committed.topics for _, e in parts} == {"NONE"}
+    ended = run(cluster, coordinator.end_txn(txn_id, pid, epoch, "COMMIT" if commit else "ABORT", 3))
+    assert ended.error == "NONE"
+
+
+def committed_offset(cluster: Cluster) -> int:
+    groups = cluster.node_for_coordinator("group", GROUP).groups
+    fetched = run(cluster, groups.offset_fetch(OffsetFetchRequest(GROUP, ((TOPIC, (0,)),), require_stable=True)))
+    ((_, (entry,)),) = fetched.topics
+    return entry.offset
+
+
+def read_committed(cluster: Cluster) -> list[str]:
+    fetched = cluster.partitions.fetch(TOPIC, 0, 0, isolation_level=IsolationLevel.READ_COMMITTED)
+    return [r.value.decode() for r in committed_records(fetched) if r.value is not None]
+
+
+def test_consume_transform_produce_on_one_node(tmp_path: Path) -> None:
+    sink = MemorySink()
+    cluster = make(tmp_path, 1, sink)
+    ids = init(cluster, "t1")
+    transaction(cluster, "t1", ids, 0, ("a", "b"), 10, commit=True)
+    transaction(cluster, "t1", ids, 2, ("c",), 20, commit=False)
+    cluster.run_until(lambda: committed_offset(cluster) == 10)
+    assert read_committed(cluster) == ["a", "b"]
+    states = [r["to_state"] for r in sink.rows["Transaction"] if r["key"] == "t1" and r["kind"] != "reject"]
+    assert states[-2:] == ["PrepareAbort", "CompleteAbort"] and "CompleteCommit" in states
+    # the offsets partition's marker (materialised) was written before the Complete record (KAFKA-17507)
+    rows = [(r["machine"], r["event"], r.get("to_state")) for r in sink.all_rows()]
+    first_complete = rows.index(("Transaction", "CompleteTxn", "CompleteCommit"))
+    markers = [i for i, r in enumerate(rows) if r[:2] == ("PartitionProducer", "WriteMarker")]
+    assert len(markers) >= 2 and all(i < first_complete for i in markers[:2])
+
+
+def test_failover_of_the_transaction_partition_completes_the_commit_elsewhere(tmp_path: Path) -> None:
+    cluster = make(tmp_path, 3)
+    txn_id = "moving"
+    p = cluster.coordinator_partition("transaction", txn_id)
+    first = cluster.owner[("transaction", p)]
+    coordinator = cluster.nodes[first].txn
+    pid, epoch = run(cluster, coordinator.init_producer_id(txn_id, 60_000)).producer_id, 0
+    run(cluster, coordinator.add_partitions(txn_id, pid, epoch, [TopicPartition(TOPIC, 0)]))
+    run(cluster, cluster.partitions.produce(TOPIC, 0, records(pid, epoch, 0, "x"), transactional_id=txn_id))
+    ended = coordinator.end_txn(txn_id, pid, epoch, "COMMIT", 3)
+    cluster.nodes[first].txn.flush()  # the PrepareCommit is durable; markers not delivered yet
+    assert ended.done and ended.result().error == "NONE"
+    cluster.stop_node(first)
+    now_owner = cluster.owner[("transaction", p)]
+    assert now_owner != first
+    cluster.run_until(lambda: read_committed(cluster) == ["x"])
+    described = run(cluster, cluster.nodes[now_owner].txn.describe_transactions([txn_id]))
+    assert described[0].state == "CompleteCommit"
+
+
+def test_find_coordinator_follows_ownership(tmp_path: Path) -> None:
+    cluster = make(tmp_path, 2)
+    p = cluster.coordinator_partition("group", GROUP)
+    before = cluster.node_for_coordinator("group", GROUP).node_id
+    cluster.move("group", p, 1 - before)
+    assert cluster.node_for_coordinator("group", GROUP).node_id == 1 - before
+    assert cluster.nodes[before].groups.runtime.owns(p) is False
+    assert cluster.nodes[1 - before].groups.runtime.owns(p) is True

@@ -40,6 +40,7 @@ class Row:
     condition: str  # as written in the spec
     assumes: Guard  # the event's preconditions that concern this row (the caller guarantees them)
     origin: Literal["check", "reject", "transition"]  # a front-door `check`, a `reject` row, or a transition
+    local: Guard  # the row's own condition: enough once the earlier rows of its (state, event) did not match
 
     @property
     def is_transition(self) -> bool:
@@ -143,12 +144,17 @@ class MachineTable:
         state = instance["state"]
         if event not in self.events:
             raise IllegalStateError(f"{self.name} has no event '{event}'")
-        env = _Args(args, pending or state in self.pending_states)
+        pending = pending or state in self.pending_states
+        lazy = any(callable(v) for v in args.values())
+        env: dict[str, Any] = _Args(args, pending) if lazy else {**args, "pending": pending}
         matches = []
-        for row in self.index.get((state, event), ()):
-            if row.guard(instance, env):
-                matches.append(row)
-                if not strict:
+        rows = self.index.get((state, event), ())
+        if strict:  # every full guard: exactly one must hold (the verifier proves it; tests check it)
+            matches = [row for row in rows if row.guard(instance, env)]
+        else:  # rows in declaration order, checks first: a row's own condition suffices once the earlier failed
+            for row in rows:
+                if row.local(instance, env):
+                    matches.append(row)
                     break
         if len(matches) != 1:
             what = "no row answers" if not matches else f"rows {[r.index for r in matches]} all match"
@@ -159,16 +165,19 @@ class MachineTable:
         self._check_assumes(event, row, instance, env)
         return Decision(self.name, event, row, instance, post)
 
-    def _check_assumes(self, event: str, row: Row, instance: Mapping[str, Any], env: _Args) -> None:
+    def _check_assumes(self, event: str, row: Row, instance: Mapping[str, Any], env: dict[str, Any]) -> None:
         """The preconditions of the chosen row, over the arguments computed so far (never forcing a lazy one: a
         precondition about an argument the row never read is not this row's concern)."""
-        env.forcing = False
-        try:
+        if not isinstance(env, _Args):
             ok = row.assumes(instance, env)
-        except _Unresolved:
-            ok = True
-        finally:
-            env.forcing = True
+        else:
+            env.forcing = False
+            try:
+                ok = row.assumes(instance, env)
+            except _Unresolved:
+                ok = True
+            finally:
+                env.forcing = True
         if not ok:
             raise IllegalStateError(f"{self.name}.{event} row {row.index}: precondition violated by {dict(env)} in "
                                     f"{instance['state']} ({self.spec_path}:{row.line})")

@@ -72,11 +72,17 @@ def _guard_0(s, a):  # spec/consumer_group.sm:75
 def _assumes_0(s, a):
     return True
 
+def _local_0(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['group_id'] != ''))
+
 def _guard_1(s, a):  # spec/consumer_group.sm:76
     return ((s['group_id'] != '') and (not ((not a['instance_given']) or (a['instance'] != ''))))
 
 def _assumes_1(s, a):
     return True
+
+def _local_1(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((not a['instance_given']) or (a['instance'] != '')))
 
 def _guard_2(s, a):  # spec/consumer_group.sm:77
     return (((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and (not ((not a['rack_given']) or (a['rack'] != ''))))
@@ -84,11 +90,17 @@ def _guard_2(s, a):  # spec/consumer_group.sm:77
 def _assumes_2(s, a):
     return True
 
+def _local_2(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((not a['rack_given']) or (a['rack'] != '')))
+
 def _guard_3(s, a):  # spec/consumer_group.sm:78
     return ((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and a['regex_given'])
 
 def _assumes_3(s, a):
     return True
+
+def _local_3(s, a):  # the row's own condition (its event's checks already passed)
+    return a['regex_given']
 
 def _guard_4(s, a):  # spec/consumer_group.sm:79
     return (((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (not (a['epoch'] >= -2)))
@@ -96,11 +108,17 @@ def _guard_4(s, a):  # spec/consumer_group.sm:79
 def _assumes_4(s, a):
     return True
 
+def _local_4(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['epoch'] >= -2))
+
 def _guard_5(s, a):  # spec/consumer_group.sm:80
     return ((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and (not ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))))
 
 def _assumes_5(s, a):
     return True
+
+def _local_5(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != '')))
 
 def _guard_6(s, a):  # spec/consumer_group.sm:81
     return (((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and (not ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))))
@@ -108,11 +126,17 @@ def _guard_6(s, a):  # spec/consumer_group.sm:81
 def _assumes_6(s, a):
     return True
 
+def _local_6(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1)))
+
 def _guard_7(s, a):  # spec/consumer_group.sm:83
     return ((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and (not ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))))
 
 def _assumes_7(s, a):
     return True
+
+def _local_7(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset()))))
 
 def _guard_8(s, a):  # spec/consumer_group.sm:85
     return (((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and (not ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))))
@@ -120,11 +144,17 @@ def _guard_8(s, a):  # spec/consumer_group.sm:85
 def _assumes_8(s, a):
     return True
 
+def _local_8(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset()))))
+
 def _guard_9(s, a):  # spec/consumer_group.sm:87
     return ((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and (not ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))))
 
 def _assumes_9(s, a):
     return True
+
+def _local_9(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given'])))
 
 def _guard_10(s, a):  # spec/consumer_group.sm:89
     return (((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and (not ((not a['assignor_given']) or a['assignor_known'])))
@@ -132,11 +162,17 @@ def _guard_10(s, a):  # spec/consumer_group.sm:89
 def _assumes_10(s, a):
     return True
 
+def _local_10(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((not a['assignor_given']) or a['assignor_known']))
+
 def _guard_11(s, a):  # spec/consumer_group.sm:91
     return ((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and (not ((a['epoch'] >= 0) or (s['group_epoch'] > 0))))
 
 def _assumes_11(s, a):
     return True
+
+def _local_11(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['epoch'] >= 0) or (s['group_epoch'] > 0)))
 
 def _guard_12(s, a):  # spec/consumer_group.sm:92
     return (((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and ((a['epoch'] >= 0) or (s['group_epoch'] > 0))) and (not (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members']))))
@@ -144,11 +180,17 @@ def _guard_12(s, a):  # spec/consumer_group.sm:92
 def _assumes_12(s, a):
     return True
 
+def _local_12(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members'])))
+
 def _guard_13(s, a):  # spec/consumer_group.sm:93
     return ((((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and ((a['epoch'] >= 0) or (s['group_epoch'] > 0))) and (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (not (((a['epoch'] >= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))))
 
 def _assumes_13(s, a):
     return True
+
+def _local_13(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((a['epoch'] >= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances'])))
 
 def _guard_14(s, a):  # spec/consumer_group.sm:96
     return (((((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and ((a['epoch'] >= 0) or (s['group_epoch'] > 0))) and (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (((a['epoch'] >= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))) and (not ((a['epoch'] <= 0) or (s['group_epoch'] > 0))))
@@ -156,11 +198,17 @@ def _guard_14(s, a):  # spec/consumer_group.sm:96
 def _assumes_14(s, a):
     return True
 
+def _local_14(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['epoch'] <= 0) or (s['group_epoch'] > 0)))
+
 def _guard_15(s, a):  # spec/consumer_group.sm:97
     return ((((((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and ((a['epoch'] >= 0) or (s['group_epoch'] > 0))) and (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (((a['epoch'] >= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))) and ((a['epoch'] <= 0) or (s['group_epoch'] > 0))) and (not ((a['epoch'] != 0) or (not a['foreign_group']))))
 
 def _assumes_15(s, a):
     return (not a['foreign_group'] or (not (s['group_epoch'] > 0)))
+
+def _local_15(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['epoch'] != 0) or (not a['foreign_group'])))
 
 def _guard_16(s, a):  # spec/consumer_group.sm:98
     return (((((((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and ((a['epoch'] >= 0) or (s['group_epoch'] > 0))) and (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (((a['epoch'] >= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))) and ((a['epoch'] <= 0) or (s['group_epoch'] > 0))) and ((a['epoch'] != 0) or (not a['foreign_group']))) and (not (((a['epoch'] < 0) or (a['group_size'] < a['max_size'])) or ((a['member_id'] != '') and (a['member_id'] in s['members'])))))
@@ -168,11 +216,17 @@ def _guard_16(s, a):  # spec/consumer_group.sm:98
 def _assumes_16(s, a):
     return (((not a['foreign_group'] or (not (s['group_epoch'] > 0))) and ((a['group_size'] == 0) == (s['members'] == frozenset()))) and (a['max_size'] >= 1))
 
+def _local_16(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((a['epoch'] < 0) or (a['group_size'] < a['max_size'])) or ((a['member_id'] != '') and (a['member_id'] in s['members']))))
+
 def _guard_17(s, a):  # spec/consumer_group.sm:100
     return ((((((((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and ((a['epoch'] >= 0) or (s['group_epoch'] > 0))) and (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (((a['epoch'] >= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))) and ((a['epoch'] <= 0) or (s['group_epoch'] > 0))) and ((a['epoch'] != 0) or (not a['foreign_group']))) and (((a['epoch'] < 0) or (a['group_size'] < a['max_size'])) or ((a['member_id'] != '') and (a['member_id'] in s['members'])))) and (not (((a['epoch'] <= 0) or a['instance_given']) or (a['member_id'] in s['members']))))
 
 def _assumes_17(s, a):
     return (((not a['foreign_group'] or (not (s['group_epoch'] > 0))) and ((a['group_size'] == 0) == (s['members'] == frozenset()))) and (a['max_size'] >= 1))
+
+def _local_17(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((a['epoch'] <= 0) or a['instance_given']) or (a['member_id'] in s['members'])))
 
 def _guard_18(s, a):  # spec/consumer_group.sm:101
     return (((((((((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and ((a['epoch'] >= 0) or (s['group_epoch'] > 0))) and (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (((a['epoch'] >= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))) and ((a['epoch'] <= 0) or (s['group_epoch'] > 0))) and ((a['epoch'] != 0) or (not a['foreign_group']))) and (((a['epoch'] < 0) or (a['group_size'] < a['max_size'])) or ((a['member_id'] != '') and (a['member_id'] in s['members'])))) and (((a['epoch'] <= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (not (((a['epoch'] <= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))))
@@ -180,11 +234,17 @@ def _guard_18(s, a):  # spec/consumer_group.sm:101
 def _assumes_18(s, a):
     return (((not a['foreign_group'] or (not (s['group_epoch'] > 0))) and ((a['group_size'] == 0) == (s['members'] == frozenset()))) and (a['max_size'] >= 1))
 
+def _local_18(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((a['epoch'] <= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances'])))
+
 def _guard_19(s, a):  # spec/consumer_group.sm:103
     return ((((((((((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and ((a['epoch'] >= 0) or (s['group_epoch'] > 0))) and (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (((a['epoch'] >= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))) and ((a['epoch'] <= 0) or (s['group_epoch'] > 0))) and ((a['epoch'] != 0) or (not a['foreign_group']))) and (((a['epoch'] < 0) or (a['group_size'] < a['max_size'])) or ((a['member_id'] != '') and (a['member_id'] in s['members'])))) and (((a['epoch'] <= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (((a['epoch'] <= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))) and (not ((((a['epoch'] != 0) or (not a['instance_given'])) or (not (a['instance'] in s['static_instances']))) or (a['instance'] in s['static_left']))))
 
 def _assumes_19(s, a):
     return (((not a['foreign_group'] or (not (s['group_epoch'] > 0))) and ((a['group_size'] == 0) == (s['members'] == frozenset()))) and (a['max_size'] >= 1))
+
+def _local_19(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((((a['epoch'] != 0) or (not a['instance_given'])) or (not (a['instance'] in s['static_instances']))) or (a['instance'] in s['static_left'])))
 
 def _guard_20(s, a):  # spec/consumer_group.sm:106
     return ((((((((((((((((((((s['group_id'] != '') and ((not a['instance_given']) or (a['instance'] != ''))) and ((not a['rack_given']) or (a['rack'] != ''))) and (not a['regex_given'])) and (a['epoch'] >= -2)) and ((not ((a['epoch'] > 0) or (a['epoch'] == -1))) or (a['member_id'] != ''))) and ((a['epoch'] != 0) or (a['rebalance_timeout'] != -1))) and ((a['epoch'] != 0) or (a['owned_given'] and (a['owned'] == frozenset())))) and ((a['epoch'] != 0) or (a['topics_given'] and (a['topics'] != frozenset())))) and ((a['epoch'] != -2) or ((a['member_id'] != '') and a['instance_given']))) and ((not a['assignor_given']) or a['assignor_known'])) and ((a['epoch'] >= 0) or (s['group_epoch'] > 0))) and (((a['epoch'] >= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (((a['epoch'] >= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))) and ((a['epoch'] <= 0) or (s['group_epoch'] > 0))) and ((a['epoch'] != 0) or (not a['foreign_group']))) and (((a['epoch'] < 0) or (a['group_size'] < a['max_size'])) or ((a['member_id'] != '') and (a['member_id'] in s['members'])))) and (((a['epoch'] <= 0) or a['instance_given']) or (a['member_id'] in s['members']))) and (((a['epoch'] <= 0) or (not a['instance_given'])) or (a['instance'] in s['static_instances']))) and ((((a['epoch'] != 0) or (not a['instance_given'])) or (not (a['instance'] in s['static_instances']))) or (a['instance'] in s['static_left'])))
@@ -192,11 +252,17 @@ def _guard_20(s, a):  # spec/consumer_group.sm:106
 def _assumes_20(s, a):
     return (((not a['foreign_group'] or (not (s['group_epoch'] > 0))) and ((a['group_size'] == 0) == (s['members'] == frozenset()))) and (a['max_size'] >= 1))
 
+def _local_20(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_21(s, a):  # spec/consumer_group.sm:116
     return True
 
 def _assumes_21(s, a):
     return ((((s['group_epoch'] < 2147483647) and (a['m'] != '')) and (not (a['m'] in s['members']))) and ((a['instance'] == '') or (not (a['instance'] in s['static_instances']))))
+
+def _local_21(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_21(s, a):
     return {'members': (s['members'] | frozenset((a['m'],))), 'unreconciled': (s['unreconciled'] | frozenset((a['m'],))), 'group_epoch': (s['group_epoch'] + 1), 'static_instances': (s['static_instances'] if (a['instance'] == '') else (s['static_instances'] | frozenset((a['instance'],))))}
@@ -207,6 +273,9 @@ def _guard_22(s, a):  # spec/consumer_group.sm:124
 def _assumes_22(s, a):
     return (s['group_epoch'] < 2147483647)
 
+def _local_22(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _effect_22(s, a):
     return {'group_epoch': (s['group_epoch'] + 1)}
 
@@ -214,6 +283,9 @@ def _guard_23(s, a):  # spec/consumer_group.sm:129
     return True
 
 def _assumes_23(s, a):
+    return True
+
+def _local_23(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_23(s, a):
@@ -225,6 +297,9 @@ def _guard_24(s, a):  # spec/consumer_group.sm:134
 def _assumes_24(s, a):
     return (a['m'] in s['unreconciled'])
 
+def _local_24(s, a):  # the row's own condition (its event's checks already passed)
+    return ((s['unreconciled'] - frozenset((a['m'],))) == frozenset())
+
 def _effect_24(s, a):
     return {'unreconciled': (s['unreconciled'] - frozenset((a['m'],)))}
 
@@ -233,6 +308,9 @@ def _guard_25(s, a):  # spec/consumer_group.sm:136
 
 def _assumes_25(s, a):
     return (a['m'] in s['unreconciled'])
+
+def _local_25(s, a):  # the row's own condition (its event's checks already passed)
+    return ((s['unreconciled'] - frozenset((a['m'],))) != frozenset())
 
 def _effect_25(s, a):
     return {'unreconciled': (s['unreconciled'] - frozenset((a['m'],)))}
@@ -243,6 +321,9 @@ def _guard_26(s, a):  # spec/consumer_group.sm:142
 def _assumes_26(s, a):
     return ((a['m'] in s['members']) and (a['instance'] in s['static_instances']))
 
+def _local_26(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _effect_26(s, a):
     return {'static_left': (s['static_left'] | frozenset((a['instance'],))), 'unreconciled': (s['unreconciled'] | frozenset((a['m'],)))}
 
@@ -251,6 +332,9 @@ def _guard_27(s, a):  # spec/consumer_group.sm:143
 
 def _assumes_27(s, a):
     return ((a['m'] in s['members']) and (a['instance'] in s['static_instances']))
+
+def _local_27(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_27(s, a):
     return {'static_left': (s['static_left'] | frozenset((a['instance'],))), 'unreconciled': (s['unreconciled'] | frozenset((a['m'],)))}
@@ -261,6 +345,9 @@ def _guard_28(s, a):  # spec/consumer_group.sm:153
 def _assumes_28(s, a):
     return (((((s['group_epoch'] < 2147483647) and (a['old_member'] in s['members'])) and (a['instance'] in s['static_left'])) and (a['new_member'] != '')) and ((a['new_member'] == a['old_member']) or (not (a['new_member'] in s['members']))))
 
+def _local_28(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _effect_28(s, a):
     return {'members': ((s['members'] - frozenset((a['old_member'],))) | frozenset((a['new_member'],))), 'unreconciled': ((s['unreconciled'] - frozenset((a['old_member'],))) | frozenset((a['new_member'],))), 'static_left': (s['static_left'] - frozenset((a['instance'],))), 'group_epoch': ((s['group_epoch'] + 1) if a['bump'] else s['group_epoch'])}
 
@@ -269,6 +356,9 @@ def _guard_29(s, a):  # spec/consumer_group.sm:157
 
 def _assumes_29(s, a):
     return (((((s['group_epoch'] < 2147483647) and (a['old_member'] in s['members'])) and (a['instance'] in s['static_left'])) and (a['new_member'] != '')) and ((a['new_member'] == a['old_member']) or (not (a['new_member'] in s['members']))))
+
+def _local_29(s, a):  # the row's own condition (its event's checks already passed)
+    return a['bump']
 
 def _effect_29(s, a):
     return {'members': ((s['members'] - frozenset((a['old_member'],))) | frozenset((a['new_member'],))), 'unreconciled': ((s['unreconciled'] - frozenset((a['old_member'],))) | frozenset((a['new_member'],))), 'static_left': (s['static_left'] - frozenset((a['instance'],))), 'group_epoch': (s['group_epoch'] + 1)}
@@ -279,6 +369,9 @@ def _guard_30(s, a):  # spec/consumer_group.sm:161
 def _assumes_30(s, a):
     return (((((s['group_epoch'] < 2147483647) and (a['old_member'] in s['members'])) and (a['instance'] in s['static_left'])) and (a['new_member'] != '')) and ((a['new_member'] == a['old_member']) or (not (a['new_member'] in s['members']))))
 
+def _local_30(s, a):  # the row's own condition (its event's checks already passed)
+    return (not a['bump'])
+
 def _effect_30(s, a):
     return {'members': ((s['members'] - frozenset((a['old_member'],))) | frozenset((a['new_member'],))), 'unreconciled': ((s['unreconciled'] - frozenset((a['old_member'],))) | frozenset((a['new_member'],))), 'static_left': (s['static_left'] - frozenset((a['instance'],)))}
 
@@ -287,6 +380,9 @@ def _guard_31(s, a):  # spec/consumer_group.sm:171
 
 def _assumes_31(s, a):
     return ((s['group_epoch'] < 2147483647) and (a['m'] in s['members']))
+
+def _local_31(s, a):  # the row's own condition (its event's checks already passed)
+    return ((s['members'] - frozenset((a['m'],))) == frozenset())
 
 def _effect_31(s, a):
     return {'members': frozenset(), 'unreconciled': frozenset(), 'group_epoch': (s['group_epoch'] + 1), 'static_instances': (s['static_instances'] - frozenset((a['instance'],))), 'static_left': (s['static_left'] - frozenset((a['instance'],)))}
@@ -297,6 +393,9 @@ def _guard_32(s, a):  # spec/consumer_group.sm:174
 def _assumes_32(s, a):
     return ((s['group_epoch'] < 2147483647) and (a['m'] in s['members']))
 
+def _local_32(s, a):  # the row's own condition (its event's checks already passed)
+    return ((s['members'] - frozenset((a['m'],))) != frozenset())
+
 def _effect_32(s, a):
     return {'members': (s['members'] - frozenset((a['m'],))), 'unreconciled': (s['unreconciled'] - frozenset((a['m'],))), 'group_epoch': (s['group_epoch'] + 1), 'static_instances': (s['static_instances'] - frozenset((a['instance'],))), 'static_left': (s['static_left'] - frozenset((a['instance'],)))}
 
@@ -306,11 +405,17 @@ def _guard_33(s, a):  # spec/consumer_group.sm:182
 def _assumes_33(s, a):
     return True
 
+def _local_33(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['group_epoch'] > 0))
+
 def _guard_34(s, a):  # spec/consumer_group.sm:183
     return (s['group_epoch'] > 0)
 
 def _assumes_34(s, a):
     return True
+
+def _local_34(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['group_epoch'] > 0)
 
 def _effect_34(s, a):
     return {}
@@ -321,11 +426,17 @@ def _guard_35(s, a):  # spec/consumer_group.sm:184
 def _assumes_35(s, a):
     return True
 
+def _local_35(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_36(s, a):  # spec/consumer_group.sm:198
     return a['subscribed']
 
 def _assumes_36(s, a):
     return (s['group_epoch'] > 0)
+
+def _local_36(s, a):  # the row's own condition (its event's checks already passed)
+    return a['subscribed']
 
 def _guard_37(s, a):  # spec/consumer_group.sm:199
     return ((not a['subscribed']) and (not ((a['now_ms'] >= a['expire_timestamp_ms']) if (a['expire_timestamp_ms'] != -1) else ((a['now_ms'] - a['commit_timestamp_ms']) >= a['retention_ms']))))
@@ -333,17 +444,26 @@ def _guard_37(s, a):  # spec/consumer_group.sm:199
 def _assumes_37(s, a):
     return (s['group_epoch'] > 0)
 
+def _local_37(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not a['subscribed']) and (not ((a['now_ms'] >= a['expire_timestamp_ms']) if (a['expire_timestamp_ms'] != -1) else ((a['now_ms'] - a['commit_timestamp_ms']) >= a['retention_ms']))))
+
 def _guard_38(s, a):  # spec/consumer_group.sm:200
     return (((not a['subscribed']) and ((a['now_ms'] >= a['expire_timestamp_ms']) if (a['expire_timestamp_ms'] != -1) else ((a['now_ms'] - a['commit_timestamp_ms']) >= a['retention_ms']))) and a['pending_offset'])
 
 def _assumes_38(s, a):
     return (s['group_epoch'] > 0)
 
+def _local_38(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not a['subscribed']) and ((a['now_ms'] >= a['expire_timestamp_ms']) if (a['expire_timestamp_ms'] != -1) else ((a['now_ms'] - a['commit_timestamp_ms']) >= a['retention_ms']))) and a['pending_offset'])
+
 def _guard_39(s, a):  # spec/consumer_group.sm:202
     return (((not a['subscribed']) and ((a['now_ms'] >= a['expire_timestamp_ms']) if (a['expire_timestamp_ms'] != -1) else ((a['now_ms'] - a['commit_timestamp_ms']) >= a['retention_ms']))) and (not a['pending_offset']))
 
 def _assumes_39(s, a):
     return (s['group_epoch'] > 0)
+
+def _local_39(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not a['subscribed']) and ((a['now_ms'] >= a['expire_timestamp_ms']) if (a['expire_timestamp_ms'] != -1) else ((a['now_ms'] - a['commit_timestamp_ms']) >= a['retention_ms']))) and (not a['pending_offset']))
 
 def _effect_39(s, a):
     return {}
@@ -354,6 +474,9 @@ def _guard_40(s, a):  # spec/consumer_group.sm:210
 def _assumes_40(s, a):
     return (s['group_epoch'] > 0)
 
+def _local_40(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['all_offsets_expired'] and (not a['open_transactions']))
+
 def _effect_40(s, a):
     return {}
 
@@ -363,10 +486,16 @@ def _guard_41(s, a):  # spec/consumer_group.sm:211
 def _assumes_41(s, a):
     return (s['group_epoch'] > 0)
 
+def _local_41(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((s['state'] == 'Empty') and a['all_offsets_expired']) and (not a['open_transactions'])))
+
 def _guard_42(s, a):  # spec/consumer_group.sm:217
     return True
 
 def _assumes_42(s, a):
+    return True
+
+def _local_42(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_42(s, a):
@@ -378,11 +507,17 @@ def _guard_43(s, a):  # spec/consumer_group.sm:225
 def _assumes_43(s, a):
     return True
 
+def _local_43(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not (s['group_epoch'] > 0)) and (a['epoch'] < 0))
+
 def _guard_44(s, a):  # spec/consumer_group.sm:227
     return ((((not (s['group_epoch'] > 0)) and (a['epoch'] >= 0)) and (not a['transactional'])) and (a['api_version'] >= 9))
 
 def _assumes_44(s, a):
     return True
+
+def _local_44(s, a):  # the row's own condition (its event's checks already passed)
+    return ((((not (s['group_epoch'] > 0)) and (a['epoch'] >= 0)) and (not a['transactional'])) and (a['api_version'] >= 9))
 
 def _guard_45(s, a):  # spec/consumer_group.sm:228
     return (((not (s['group_epoch'] > 0)) and (a['epoch'] >= 0)) and (a['transactional'] or (a['api_version'] < 9)))
@@ -390,11 +525,17 @@ def _guard_45(s, a):  # spec/consumer_group.sm:228
 def _assumes_45(s, a):
     return True
 
+def _local_45(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not (s['group_epoch'] > 0)) and (a['epoch'] >= 0)) and (a['transactional'] or (a['api_version'] < 9)))
+
 def _guard_46(s, a):  # spec/consumer_group.sm:230
     return (s['group_epoch'] > 0)
 
 def _assumes_46(s, a):
     return True
+
+def _local_46(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['group_epoch'] > 0)
 
 def _guard_47(s, a):  # spec/consumer_group.sm:236
     return (a['require_stable'] and a['pending_offset'])
@@ -402,11 +543,17 @@ def _guard_47(s, a):  # spec/consumer_group.sm:236
 def _assumes_47(s, a):
     return True
 
+def _local_47(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['require_stable'] and a['pending_offset'])
+
 def _guard_48(s, a):  # spec/consumer_group.sm:238
     return ((not a['require_stable']) or (not a['pending_offset']))
 
 def _assumes_48(s, a):
     return True
+
+def _local_48(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not a['require_stable']) or (not a['pending_offset']))
 
 def _guard_49(s, a):  # spec/consumer_group.sm:243
     return (not (s['group_epoch'] > 0))
@@ -414,10 +561,16 @@ def _guard_49(s, a):  # spec/consumer_group.sm:243
 def _assumes_49(s, a):
     return True
 
+def _local_49(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['group_epoch'] > 0))
+
 def _guard_50(s, a):  # spec/consumer_group.sm:244
     return (s['group_epoch'] > 0)
 
 def _assumes_50(s, a):
+    return True
+
+def _local_50(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _guard_51(s, a):  # spec/consumer_group.sm:250
@@ -426,17 +579,26 @@ def _guard_51(s, a):  # spec/consumer_group.sm:250
 def _assumes_51(s, a):
     return True
 
+def _local_51(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['group_epoch'] > 0))
+
 def _guard_52(s, a):  # spec/consumer_group.sm:251
     return ((s['group_epoch'] > 0) and a['subscribed'])
 
 def _assumes_52(s, a):
     return True
 
+def _local_52(s, a):  # the row's own condition (its event's checks already passed)
+    return a['subscribed']
+
 def _guard_53(s, a):  # spec/consumer_group.sm:252
     return ((s['group_epoch'] > 0) and ((not a['subscribed']) and a['has_offset']))
 
 def _assumes_53(s, a):
     return True
+
+def _local_53(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not a['subscribed']) and a['has_offset'])
 
 def _effect_53(s, a):
     return {}
@@ -446,6 +608,9 @@ def _guard_54(s, a):  # spec/consumer_group.sm:255
 
 def _assumes_54(s, a):
     return True
+
+def _local_54(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not a['subscribed']) and (not a['has_offset']))
 
 def _requires_Heartbeat(s, a):
     return ((not a['foreign_group'] or (not (s['group_epoch'] > 0))) and (((a['group_size'] == 0) == (s['members'] == frozenset())) and (a['max_size'] >= 1)))
@@ -496,67 +661,68 @@ def _requires_OffsetDeletePartition(s, a):
     return True
 
 #: fields of each row in ROWS
-ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin')
+ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin', 'local')
 ROWS = (
-    (0, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_0, None, 75, 'not (group_id != "")', _assumes_0, 'check'),
-    (1, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_1, None, 76, 'not (not instance_given or instance != "")', _assumes_1, 'check'),
-    (2, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_2, None, 77, 'not (not rack_given or rack != "")', _assumes_2, 'check'),
-    (3, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_3, None, 78, 'regex_given', _assumes_3, 'check'),
-    (4, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_4, None, 79, 'not (epoch >= -2)', _assumes_4, 'check'),
-    (5, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_5, None, 80, 'not (not (epoch > 0 or epoch == -1) or member_id != "")', _assumes_5, 'check'),
-    (6, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_6, None, 81, 'not (epoch != 0 or rebalance_timeout != -1)', _assumes_6, 'check'),
-    (7, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_7, None, 83, 'not (epoch != 0 or (owned_given and owned == {}))', _assumes_7, 'check'),
-    (8, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_8, None, 85, 'not (epoch != 0 or (topics_given and topics != {}))', _assumes_8, 'check'),
-    (9, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_9, None, 87, 'not (epoch != -2 or (member_id != "" and instance_given))', _assumes_9, 'check'),
-    (10, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNSUPPORTED_ASSIGNOR', 112, _guard_10, None, 89, 'not (not assignor_given or assignor_known)', _assumes_10, 'check'),
-    (11, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_11, None, 91, 'not (epoch >= 0 or exists)', _assumes_11, 'check'),
-    (12, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_12, None, 92, 'not (epoch >= 0 or instance_given or member_id in members)', _assumes_12, 'check'),
-    (13, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_13, None, 93, 'not (epoch >= 0 or not instance_given or instance in static_instances)', _assumes_13, 'check'),
-    (14, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_14, None, 96, 'not (epoch <= 0 or exists)', _assumes_14, 'check'),
-    (15, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_15, None, 97, 'not (epoch != 0 or not foreign_group)', _assumes_15, 'check'),
-    (16, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_MAX_SIZE_REACHED', 81, _guard_16, None, 98, 'not (epoch < 0 or group_size < max_size or (member_id != "" and member_id in members))', _assumes_16, 'check'),
-    (17, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_17, None, 100, 'not (epoch <= 0 or instance_given or member_id in members)', _assumes_17, 'check'),
-    (18, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_18, None, 101, 'not (epoch <= 0 or not instance_given or instance in static_instances)', _assumes_18, 'check'),
-    (19, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNRELEASED_INSTANCE_ID', 111, _guard_19, None, 103, 'not (epoch != 0 or not instance_given or instance not in static_instances or instance in static_left)', _assumes_19, 'check'),
-    (20, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_20, None, 106, 'true', _assumes_20, 'reject'),
-    (21, 'transition', 'MemberJoined', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), 'Assigning', 'NONE', 0, _guard_21, _effect_21, 116, 'true', _assumes_21, 'transition'),
-    (22, 'transition', 'SubscriptionChanged', frozenset({'Assigning', 'Reconciling', 'Stable'}), 'Assigning', 'NONE', 0, _guard_22, _effect_22, 124, 'true', _assumes_22, 'transition'),
-    (23, 'transition', 'TargetAssignmentComputed', frozenset({'Assigning'}), 'Reconciling', 'NONE', 0, _guard_23, _effect_23, 129, 'true', _assumes_23, 'transition'),
-    (24, 'transition', 'MemberReconciled', frozenset({'Reconciling'}), 'Stable', 'NONE', 0, _guard_24, _effect_24, 134, 'unreconciled - {m} == {}', _assumes_24, 'transition'),
-    (25, 'transition', 'MemberReconciled', frozenset({'Reconciling'}), 'Reconciling', 'NONE', 0, _guard_25, _effect_25, 136, 'unreconciled - {m} != {}', _assumes_25, 'transition'),
-    (26, 'transition', 'StaticMemberLeft', frozenset({'Assigning'}), 'Assigning', 'NONE', 0, _guard_26, _effect_26, 142, 'true', _assumes_26, 'transition'),
-    (27, 'transition', 'StaticMemberLeft', frozenset({'Reconciling', 'Stable'}), 'Reconciling', 'NONE', 0, _guard_27, _effect_27, 143, 'true', _assumes_27, 'transition'),
-    (28, 'transition', 'StaticMemberReplaced', frozenset({'Assigning'}), 'Assigning', 'NONE', 0, _guard_28, _effect_28, 153, 'true', _assumes_28, 'transition'),
-    (29, 'transition', 'StaticMemberReplaced', frozenset({'Reconciling', 'Stable'}), 'Assigning', 'NONE', 0, _guard_29, _effect_29, 157, 'bump', _assumes_29, 'transition'),
-    (30, 'transition', 'StaticMemberReplaced', frozenset({'Reconciling', 'Stable'}), 'Reconciling', 'NONE', 0, _guard_30, _effect_30, 161, 'not bump', _assumes_30, 'transition'),
-    (31, 'transition', 'MemberRemoved', frozenset({'Assigning', 'Reconciling', 'Stable'}), 'Empty', 'NONE', 0, _guard_31, _effect_31, 171, 'members - {m} == {}', _assumes_31, 'transition'),
-    (32, 'transition', 'MemberRemoved', frozenset({'Assigning', 'Reconciling', 'Stable'}), 'Assigning', 'NONE', 0, _guard_32, _effect_32, 174, 'members - {m} != {}', _assumes_32, 'transition'),
-    (33, 'reject', 'Delete', frozenset({'Empty'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_33, None, 182, 'not exists', _assumes_33, 'reject'),
-    (34, 'transition', 'Delete', frozenset({'Empty'}), 'Dead', 'NONE', 0, _guard_34, _effect_34, 183, 'exists', _assumes_34, 'transition'),
-    (35, 'reject', 'Delete', frozenset({'Assigning', 'Reconciling', 'Stable'}), None, 'NON_EMPTY_GROUP', 68, _guard_35, None, 184, 'true', _assumes_35, 'reject'),
-    (36, 'reject', 'ExpireOffset', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_36, None, 198, 'subscribed', _assumes_36, 'reject'),
-    (37, 'reject', 'ExpireOffset', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_37, None, 199, 'not subscribed and not due', _assumes_37, 'reject'),
-    (38, 'reject', 'ExpireOffset', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_38, None, 200, 'not subscribed and due and pending_offset', _assumes_38, 'reject'),
-    (39, 'stay', 'ExpireOffset', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_39, _effect_39, 202, 'not subscribed and due and not pending_offset', _assumes_39, 'transition'),
-    (40, 'transition', 'Expire', frozenset({'Empty'}), 'Dead', 'NONE', 0, _guard_40, _effect_40, 210, 'all_offsets_expired and not open_transactions', _assumes_40, 'transition'),
-    (41, 'reject', 'Expire', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_41, None, 211, 'not (state == Empty and all_offsets_expired and not open_transactions)', _assumes_41, 'reject'),
-    (42, 'transition', 'Unload', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), 'Dead', 'NONE', 0, _guard_42, _effect_42, 217, 'true', _assumes_42, 'transition'),
-    (43, 'reject', 'OffsetCommit', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_43, None, 225, 'not exists and epoch < 0', _assumes_43, 'reject'),
-    (44, 'reject', 'OffsetCommit', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_44, None, 227, 'not exists and epoch >= 0 and not transactional and api_version >= 9', _assumes_44, 'reject'),
-    (45, 'reject', 'OffsetCommit', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'ILLEGAL_GENERATION', 22, _guard_45, None, 228, 'not exists and epoch >= 0 and (transactional or api_version < 9)', _assumes_45, 'reject'),
-    (46, 'reject', 'OffsetCommit', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_46, None, 230, 'exists', _assumes_46, 'reject'),
-    (47, 'reject', 'OffsetFetchPartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNSTABLE_OFFSET_COMMIT', 88, _guard_47, None, 236, 'require_stable and pending_offset', _assumes_47, 'reject'),
-    (48, 'reject', 'OffsetFetchPartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_48, None, 238, 'not require_stable or not pending_offset', _assumes_48, 'reject'),
-    (49, 'reject', 'OffsetDelete', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_49, None, 243, 'not (exists)', _assumes_49, 'check'),
-    (50, 'reject', 'OffsetDelete', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_50, None, 244, 'true', _assumes_50, 'reject'),
-    (51, 'reject', 'OffsetDeletePartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_51, None, 250, 'not (exists)', _assumes_51, 'check'),
-    (52, 'reject', 'OffsetDeletePartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_SUBSCRIBED_TO_TOPIC', 86, _guard_52, None, 251, 'subscribed', _assumes_52, 'reject'),
-    (53, 'stay', 'OffsetDeletePartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_53, _effect_53, 252, 'not subscribed and has_offset', _assumes_53, 'transition'),
-    (54, 'reject', 'OffsetDeletePartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_54, None, 255, 'not subscribed and not has_offset', _assumes_54, 'reject'),
+    (0, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_0, None, 75, 'not (group_id != "")', _assumes_0, 'check', _local_0),
+    (1, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_1, None, 76, 'not (not instance_given or instance != "")', _assumes_1, 'check', _local_1),
+    (2, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_2, None, 77, 'not (not rack_given or rack != "")', _assumes_2, 'check', _local_2),
+    (3, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_3, None, 78, 'regex_given', _assumes_3, 'check', _local_3),
+    (4, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_4, None, 79, 'not (epoch >= -2)', _assumes_4, 'check', _local_4),
+    (5, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_5, None, 80, 'not (not (epoch > 0 or epoch == -1) or member_id != "")', _assumes_5, 'check', _local_5),
+    (6, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_6, None, 81, 'not (epoch != 0 or rebalance_timeout != -1)', _assumes_6, 'check', _local_6),
+    (7, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_7, None, 83, 'not (epoch != 0 or (owned_given and owned == {}))', _assumes_7, 'check', _local_7),
+    (8, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_8, None, 85, 'not (epoch != 0 or (topics_given and topics != {}))', _assumes_8, 'check', _local_8),
+    (9, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'INVALID_REQUEST', 42, _guard_9, None, 87, 'not (epoch != -2 or (member_id != "" and instance_given))', _assumes_9, 'check', _local_9),
+    (10, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNSUPPORTED_ASSIGNOR', 112, _guard_10, None, 89, 'not (not assignor_given or assignor_known)', _assumes_10, 'check', _local_10),
+    (11, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_11, None, 91, 'not (epoch >= 0 or exists)', _assumes_11, 'check', _local_11),
+    (12, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_12, None, 92, 'not (epoch >= 0 or instance_given or member_id in members)', _assumes_12, 'check', _local_12),
+    (13, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_13, None, 93, 'not (epoch >= 0 or not instance_given or instance in static_instances)', _assumes_13, 'check', _local_13),
+    (14, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_14, None, 96, 'not (epoch <= 0 or exists)', _assumes_14, 'check', _local_14),
+    (15, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_15, None, 97, 'not (epoch != 0 or not foreign_group)', _assumes_15, 'check', _local_15),
+    (16, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_MAX_SIZE_REACHED', 81, _guard_16, None, 98, 'not (epoch < 0 or group_size < max_size or (member_id != "" and member_id in members))', _assumes_16, 'check', _local_16),
+    (17, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_17, None, 100, 'not (epoch <= 0 or instance_given or member_id in members)', _assumes_17, 'check', _local_17),
+    (18, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_18, None, 101, 'not (epoch <= 0 or not instance_given or instance in static_instances)', _assumes_18, 'check', _local_18),
+    (19, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNRELEASED_INSTANCE_ID', 111, _guard_19, None, 103, 'not (epoch != 0 or not instance_given or instance not in static_instances or instance in static_left)', _assumes_19, 'check', _local_19),
+    (20, 'reject', 'Heartbeat', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_20, None, 106, 'true', _assumes_20, 'reject', _local_20),
+    (21, 'transition', 'MemberJoined', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), 'Assigning', 'NONE', 0, _guard_21, _effect_21, 116, 'true', _assumes_21, 'transition', _local_21),
+    (22, 'transition', 'SubscriptionChanged', frozenset({'Assigning', 'Reconciling', 'Stable'}), 'Assigning', 'NONE', 0, _guard_22, _effect_22, 124, 'true', _assumes_22, 'transition', _local_22),
+    (23, 'transition', 'TargetAssignmentComputed', frozenset({'Assigning'}), 'Reconciling', 'NONE', 0, _guard_23, _effect_23, 129, 'true', _assumes_23, 'transition', _local_23),
+    (24, 'transition', 'MemberReconciled', frozenset({'Reconciling'}), 'Stable', 'NONE', 0, _guard_24, _effect_24, 134, 'unreconciled - {m} == {}', _assumes_24, 'transition', _local_24),
+    (25, 'transition', 'MemberReconciled', frozenset({'Reconciling'}), 'Reconciling', 'NONE', 0, _guard_25, _effect_25, 136, 'unreconciled - {m} != {}', _assumes_25, 'transition', _local_25),
+    (26, 'transition', 'StaticMemberLeft', frozenset({'Assigning'}), 'Assigning', 'NONE', 0, _guard_26, _effect_26, 142, 'true', _assumes_26, 'transition', _local_26),
+    (27, 'transition', 'StaticMemberLeft', frozenset({'Reconciling', 'Stable'}), 'Reconciling', 'NONE', 0, _guard_27, _effect_27, 143, 'true', _assumes_27, 'transition', _local_27),
+    (28, 'transition', 'StaticMemberReplaced', frozenset({'Assigning'}), 'Assigning', 'NONE', 0, _guard_28, _effect_28, 153, 'true', _assumes_28, 'transition', _local_28),
+    (29, 'transition', 'StaticMemberReplaced', frozenset({'Reconciling', 'Stable'}), 'Assigning', 'NONE', 0, _guard_29, _effect_29, 157, 'bump', _assumes_29, 'transition', _local_29),
+    (30, 'transition', 'StaticMemberReplaced', frozenset({'Reconciling', 'Stable'}), 'Reconciling', 'NONE', 0, _guard_30, _effect_30, 161, 'not bump', _assumes_30, 'transition', _local_30),
+    (31, 'transition', 'MemberRemoved', frozenset({'Assigning', 'Reconciling', 'Stable'}), 'Empty', 'NONE', 0, _guard_31, _effect_31, 171, 'members - {m} == {}', _assumes_31, 'transition', _local_31),
+    (32, 'transition', 'MemberRemoved', frozenset({'Assigning', 'Reconciling', 'Stable'}), 'Assigning', 'NONE', 0, _guard_32, _effect_32, 174, 'members - {m} != {}', _assumes_32, 'transition', _local_32),
+    (33, 'reject', 'Delete', frozenset({'Empty'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_33, None, 182, 'not exists', _assumes_33, 'reject', _local_33),
+    (34, 'transition', 'Delete', frozenset({'Empty'}), 'Dead', 'NONE', 0, _guard_34, _effect_34, 183, 'exists', _assumes_34, 'transition', _local_34),
+    (35, 'reject', 'Delete', frozenset({'Assigning', 'Reconciling', 'Stable'}), None, 'NON_EMPTY_GROUP', 68, _guard_35, None, 184, 'true', _assumes_35, 'reject', _local_35),
+    (36, 'reject', 'ExpireOffset', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_36, None, 198, 'subscribed', _assumes_36, 'reject', _local_36),
+    (37, 'reject', 'ExpireOffset', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_37, None, 199, 'not subscribed and not due', _assumes_37, 'reject', _local_37),
+    (38, 'reject', 'ExpireOffset', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_38, None, 200, 'not subscribed and due and pending_offset', _assumes_38, 'reject', _local_38),
+    (39, 'stay', 'ExpireOffset', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_39, _effect_39, 202, 'not subscribed and due and not pending_offset', _assumes_39, 'transition', _local_39),
+    (40, 'transition', 'Expire', frozenset({'Empty'}), 'Dead', 'NONE', 0, _guard_40, _effect_40, 210, 'all_offsets_expired and not open_transactions', _assumes_40, 'transition', _local_40),
+    (41, 'reject', 'Expire', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_41, None, 211, 'not (state == Empty and all_offsets_expired and not open_transactions)', _assumes_41, 'reject', _local_41),
+    (42, 'transition', 'Unload', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), 'Dead', 'NONE', 0, _guard_42, _effect_42, 217, 'true', _assumes_42, 'transition', _local_42),
+    (43, 'reject', 'OffsetCommit', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_43, None, 225, 'not exists and epoch < 0', _assumes_43, 'reject', _local_43),
+    (44, 'reject', 'OffsetCommit', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_44, None, 227, 'not exists and epoch >= 0 and not transactional and api_version >= 9', _assumes_44, 'reject', _local_44),
+    (45, 'reject', 'OffsetCommit', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'ILLEGAL_GENERATION', 22, _guard_45, None, 228, 'not exists and epoch >= 0 and (transactional or api_version < 9)', _assumes_45, 'reject', _local_45),
+    (46, 'reject', 'OffsetCommit', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_46, None, 230, 'exists', _assumes_46, 'reject', _local_46),
+    (47, 'reject', 'OffsetFetchPartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'UNSTABLE_OFFSET_COMMIT', 88, _guard_47, None, 236, 'require_stable and pending_offset', _assumes_47, 'reject', _local_47),
+    (48, 'reject', 'OffsetFetchPartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_48, None, 238, 'not require_stable or not pending_offset', _assumes_48, 'reject', _local_48),
+    (49, 'reject', 'OffsetDelete', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_49, None, 243, 'not (exists)', _assumes_49, 'check', _local_49),
+    (50, 'reject', 'OffsetDelete', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_50, None, 244, 'true', _assumes_50, 'reject', _local_50),
+    (51, 'reject', 'OffsetDeletePartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_ID_NOT_FOUND', 69, _guard_51, None, 250, 'not (exists)', _assumes_51, 'check', _local_51),
+    (52, 'reject', 'OffsetDeletePartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'GROUP_SUBSCRIBED_TO_TOPIC', 86, _guard_52, None, 251, 'subscribed', _assumes_52, 'reject', _local_52),
+    (53, 'stay', 'OffsetDeletePartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_53, _effect_53, 252, 'not subscribed and has_offset', _assumes_53, 'transition', _local_53),
+    (54, 'reject', 'OffsetDeletePartition', frozenset({'Assigning', 'Empty', 'Reconciling', 'Stable'}), None, 'NONE', 0, _guard_54, None, 255, 'not subscribed and not has_offset', _assumes_54, 'reject', _local_54),
 )
 REQUIRES = {'Heartbeat': _requires_Heartbeat, 'MemberJoined': _requires_MemberJoined, 'SubscriptionChanged': _requires_SubscriptionChanged, 'TargetAssignmentComputed': _requires_TargetAssignmentComputed, 'MemberReconciled': _requires_MemberReconciled, 'StaticMemberLeft': _requires_StaticMemberLeft, 'StaticMemberReplaced': _requires_StaticMemberReplaced, 'MemberRemoved': _requires_MemberRemoved, 'Delete': _requires_Delete, 'ExpireOffset': _requires_ExpireOffset, 'Expire': _requires_Expire, 'Unload': _requires_Unload, 'OffsetCommit': _requires_OffsetCommit, 'OffsetFetchPartition': _requires_OffsetFetchPartition, 'OffsetDelete': _requires_OffsetDelete, 'OffsetDeletePartition': _requires_OffsetDeletePartition}
 
-#: (state, event) -> indexes of the rows to try, in declaration order
+#: (state, event) -> indexes of the rows to try, in declaration order (an event's checks come first:
+#: a row's `local` condition decides once every earlier row of the same (state, event) has not matched)
 INDEX = {
     ('Assigning', 'Delete'): (35,),
     ('Assigning', 'Expire'): (41,),
@@ -718,8 +884,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
-# for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's
+# arguments), for runtime self-checks.
 def _invariant_0(s):  # derived_state
     return (not (s['state'] != 'Dead') or (s['state'] == ('Empty' if (s['members'] == frozenset()) else ('Assigning' if (s['group_epoch'] > s['assignment_epoch']) else ('Reconciling' if (s['unreconciled'] != frozenset()) else 'Stable')))))
 

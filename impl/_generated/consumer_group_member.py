@@ -69,17 +69,26 @@ def _guard_0(s, a):  # spec/consumer_group_member.sm:106
 def _assumes_0(s, a):
     return (((a['instance'] != '') or (a['sender'] == s['member_id'])) and (((not (a['instance'] != '')) or (s['state'] == 'Absent')) or (a['instance'] == s['instance_id'])))
 
+def _local_0(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['instance'] != '')
+
 def _guard_1(s, a):  # spec/consumer_group_member.sm:109
     return (not (a['instance'] != ''))
 
 def _assumes_1(s, a):
     return (((a['instance'] != '') or (a['sender'] == s['member_id'])) and (((not (a['instance'] != '')) or (s['state'] == 'Absent')) or (a['instance'] == s['instance_id'])))
 
+def _local_1(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['instance'] != ''))
+
 def _guard_2(s, a):  # spec/consumer_group_member.sm:111
     return ((a['instance'] != '') and (a['sender'] != s['member_id']))
 
 def _assumes_2(s, a):
     return ((((a['instance'] != '') or (a['sender'] == s['member_id'])) and (((not (a['instance'] != '')) or (s['state'] == 'Absent')) or (a['instance'] == s['instance_id']))) and ((s['state'] != 'Absent') or (a['sender'] == s['member_id'])))
+
+def _local_2(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['instance'] != '') and (a['sender'] != s['member_id']))
 
 def _effect_2(s, a):
     return {'member_epoch': -1, 'assigned': frozenset(), 'pending_revocation': frozenset(), 'held': frozenset()}
@@ -90,17 +99,26 @@ def _guard_3(s, a):  # spec/consumer_group_member.sm:116
 def _assumes_3(s, a):
     return (((a['instance'] != '') or (a['sender'] == s['member_id'])) and (((not (a['instance'] != '')) or (s['state'] == 'Absent')) or (a['instance'] == s['instance_id'])))
 
+def _local_3(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not (a['instance'] != '')) and (not ((s['member_epoch'] == 0) or (s['previous_member_epoch'] == 0))))
+
 def _guard_4(s, a):  # spec/consumer_group_member.sm:119
     return ((((not (a['instance'] != '')) and ((s['member_epoch'] == 0) or (s['previous_member_epoch'] == 0))) and ((s['state'] == 'Stable') and (s['member_epoch'] == a['target_epoch']))) and (not a['metadata_changed']))
 
 def _assumes_4(s, a):
     return ((((((a['target_epoch'] >= 1) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not (a['rebalance_timeout'] != s['rebalance_timeout_ms']) or a['metadata_changed'])) and ((a['instance'] != '') or (a['sender'] == s['member_id']))) and (((not (a['instance'] != '')) or (s['state'] == 'Absent')) or (a['instance'] == s['instance_id'])))
 
+def _local_4(s, a):  # the row's own condition (its event's checks already passed)
+    return ((((not (a['instance'] != '')) and ((s['member_epoch'] == 0) or (s['previous_member_epoch'] == 0))) and ((s['state'] == 'Stable') and (s['member_epoch'] == a['target_epoch']))) and (not a['metadata_changed']))
+
 def _guard_5(s, a):  # spec/consumer_group_member.sm:121
     return ((((not (a['instance'] != '')) and ((s['member_epoch'] == 0) or (s['previous_member_epoch'] == 0))) and ((s['state'] == 'Stable') and (s['member_epoch'] == a['target_epoch']))) and a['metadata_changed'])
 
 def _assumes_5(s, a):
     return (((((((a['rebalance_timeout'] != -1) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not (a['rebalance_timeout'] != s['rebalance_timeout_ms']) or a['metadata_changed'])) and ((a['instance'] != '') or (a['sender'] == s['member_id']))) and (((not (a['instance'] != '')) or (s['state'] == 'Absent')) or (a['instance'] == s['instance_id'])))
+
+def _local_5(s, a):  # the row's own condition (its event's checks already passed)
+    return ((((not (a['instance'] != '')) and ((s['member_epoch'] == 0) or (s['previous_member_epoch'] == 0))) and ((s['state'] == 'Stable') and (s['member_epoch'] == a['target_epoch']))) and a['metadata_changed'])
 
 def _effect_5(s, a):
     return {'rebalance_timeout_ms': a['rebalance_timeout']}
@@ -111,6 +129,9 @@ def _guard_6(s, a):  # spec/consumer_group_member.sm:124
 def _assumes_6(s, a):
     return (((((((((a['rebalance_timeout'] != -1) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not (a['rebalance_timeout'] != s['rebalance_timeout_ms']) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id']))) and (((not (a['instance'] != '')) or (s['state'] == 'Absent')) or (a['instance'] == s['instance_id']))) and ((s['state'] != 'Absent') or (a['sender'] == s['member_id'])))
 
+def _local_6(s, a):  # the row's own condition (its event's checks already passed)
+    return ((((s['state'] == 'Absent') or (((s['state'] == 'StaticLeft') and (a['instance'] != '')) and (a['sender'] == s['member_id']))) or ((((s['state'] in {'Stable', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}) and (not (a['instance'] != ''))) and ((s['member_epoch'] == 0) or (s['previous_member_epoch'] == 0))) and (not ((s['state'] == 'Stable') and (s['member_epoch'] == a['target_epoch']))))) and (((a['target'] - (a['inherited'] if (s['state'] == 'Absent') else s['assigned'])) & a['held_in_group']) != frozenset()))
+
 def _effect_6(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': (0 if (s['state'] in {'Absent', 'StaticLeft'}) else s['member_epoch']), 'assigned': (((a['inherited'] if (s['state'] == 'Absent') else s['assigned']) & a['target']) | ((a['target'] - (a['inherited'] if (s['state'] == 'Absent') else s['assigned'])) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': (((a['inherited'] if (s['state'] == 'Absent') else s['assigned']) & a['target']) | ((a['target'] - (a['inherited'] if (s['state'] == 'Absent') else s['assigned'])) - a['held_in_group'])), 'instance_id': (a['instance'] if (a['instance'] != '') else s['instance_id']), 'rebalance_timeout_ms': a['rebalance_timeout']}
 
@@ -119,6 +140,9 @@ def _guard_7(s, a):  # spec/consumer_group_member.sm:131
 
 def _assumes_7(s, a):
     return (((((((((a['rebalance_timeout'] != -1) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not (a['rebalance_timeout'] != s['rebalance_timeout_ms']) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id']))) and (((not (a['instance'] != '')) or (s['state'] == 'Absent')) or (a['instance'] == s['instance_id']))) and ((s['state'] != 'Absent') or (a['sender'] == s['member_id'])))
+
+def _local_7(s, a):  # the row's own condition (its event's checks already passed)
+    return ((((s['state'] == 'Absent') or (((s['state'] == 'StaticLeft') and (a['instance'] != '')) and (a['sender'] == s['member_id']))) or ((((s['state'] in {'Stable', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}) and (not (a['instance'] != ''))) and ((s['member_epoch'] == 0) or (s['previous_member_epoch'] == 0))) and (not ((s['state'] == 'Stable') and (s['member_epoch'] == a['target_epoch']))))) and (((a['target'] - (a['inherited'] if (s['state'] == 'Absent') else s['assigned'])) & a['held_in_group']) == frozenset()))
 
 def _effect_7(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': (0 if (s['state'] in {'Absent', 'StaticLeft'}) else s['member_epoch']), 'assigned': (((a['inherited'] if (s['state'] == 'Absent') else s['assigned']) & a['target']) | ((a['target'] - (a['inherited'] if (s['state'] == 'Absent') else s['assigned'])) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': (((a['inherited'] if (s['state'] == 'Absent') else s['assigned']) & a['target']) | ((a['target'] - (a['inherited'] if (s['state'] == 'Absent') else s['assigned'])) - a['held_in_group'])), 'instance_id': (a['instance'] if (a['instance'] != '') else s['instance_id']), 'rebalance_timeout_ms': a['rebalance_timeout']}
@@ -129,11 +153,17 @@ def _guard_8(s, a):  # spec/consumer_group_member.sm:163
 def _assumes_8(s, a):
     return ((s['member_epoch'] < 2147483647) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_8(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])))
+
 def _guard_9(s, a):  # spec/consumer_group_member.sm:165
     return ((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (not (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))))
 
 def _assumes_9(s, a):
     return ((s['member_epoch'] < 2147483647) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
+
+def _local_9(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id'])))
 
 def _guard_10(s, a):  # spec/consumer_group_member.sm:167
     return (((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))) and (not (((s['state'] == 'Absent') or (a['epoch'] == s['member_epoch'])) or ((a['epoch'] < s['member_epoch']) and (((a['epoch'] == s['previous_member_epoch']) and a['owned_given']) and (a['owned'] <= s['assigned']))))))
@@ -141,11 +171,17 @@ def _guard_10(s, a):  # spec/consumer_group_member.sm:167
 def _assumes_10(s, a):
     return (((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_10(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((s['state'] == 'Absent') or (a['epoch'] == s['member_epoch'])) or ((a['epoch'] < s['member_epoch']) and (((a['epoch'] == s['previous_member_epoch']) and a['owned_given']) and (a['owned'] <= s['assigned'])))))
+
 def _guard_11(s, a):  # spec/consumer_group_member.sm:170
     return (((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))) and (((s['state'] == 'Absent') or (a['epoch'] == s['member_epoch'])) or ((a['epoch'] < s['member_epoch']) and (((a['epoch'] == s['previous_member_epoch']) and a['owned_given']) and (a['owned'] <= s['assigned'])))))
 
 def _assumes_11(s, a):
     return (((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
+
+def _local_11(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _guard_12(s, a):  # spec/consumer_group_member.sm:171
     return (((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))) and (((s['state'] == 'Absent') or (a['epoch'] == s['member_epoch'])) or ((a['epoch'] < s['member_epoch']) and (((a['epoch'] == s['previous_member_epoch']) and a['owned_given']) and (a['owned'] <= s['assigned'])))))
@@ -153,17 +189,26 @@ def _guard_12(s, a):  # spec/consumer_group_member.sm:171
 def _assumes_12(s, a):
     return (((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_12(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_13(s, a):  # spec/consumer_group_member.sm:174
     return ((((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))) and (((s['state'] == 'Absent') or (a['epoch'] == s['member_epoch'])) or ((a['epoch'] < s['member_epoch']) and (((a['epoch'] == s['previous_member_epoch']) and a['owned_given']) and (a['owned'] <= s['assigned']))))) and ((s['member_epoch'] == a['target_epoch']) and (not a['metadata_changed'])))
 
 def _assumes_13(s, a):
     return (((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_13(s, a):  # the row's own condition (its event's checks already passed)
+    return ((s['member_epoch'] == a['target_epoch']) and (not a['metadata_changed']))
+
 def _guard_14(s, a):  # spec/consumer_group_member.sm:176
     return ((((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))) and (((s['state'] == 'Absent') or (a['epoch'] == s['member_epoch'])) or ((a['epoch'] < s['member_epoch']) and (((a['epoch'] == s['previous_member_epoch']) and a['owned_given']) and (a['owned'] <= s['assigned']))))) and ((s['member_epoch'] == a['target_epoch']) and a['metadata_changed']))
 
 def _assumes_14(s, a):
     return (((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
+
+def _local_14(s, a):  # the row's own condition (its event's checks already passed)
+    return ((s['member_epoch'] == a['target_epoch']) and a['metadata_changed'])
 
 def _effect_14(s, a):
     return {'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
@@ -174,6 +219,9 @@ def _guard_15(s, a):  # spec/consumer_group_member.sm:179
 def _assumes_15(s, a):
     return (((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_15(s, a):  # the row's own condition (its event's checks already passed)
+    return ((s['member_epoch'] != a['target_epoch']) and (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset()))))
+
 def _effect_15(s, a):
     return {'member_epoch': s['member_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': (s['assigned'] & a['target']), 'pending_revocation': (s['assigned'] - a['target']), 'held': s['assigned'], 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
 
@@ -182,6 +230,9 @@ def _guard_16(s, a):  # spec/consumer_group_member.sm:185
 
 def _assumes_16(s, a):
     return ((((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
+
+def _local_16(s, a):  # the row's own condition (its event's checks already passed)
+    return (((s['member_epoch'] != a['target_epoch']) and (not (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset()))))) and (((a['target'] - s['assigned']) & a['held_in_group']) != frozenset()))
 
 def _effect_16(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
@@ -192,6 +243,9 @@ def _guard_17(s, a):  # spec/consumer_group_member.sm:190
 def _assumes_17(s, a):
     return ((((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_17(s, a):  # the row's own condition (its event's checks already passed)
+    return (((s['member_epoch'] != a['target_epoch']) and (not (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset()))))) and (((a['target'] - s['assigned']) & a['held_in_group']) == frozenset()))
+
 def _effect_17(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
 
@@ -201,11 +255,17 @@ def _guard_18(s, a):  # spec/consumer_group_member.sm:196
 def _assumes_18(s, a):
     return ((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_18(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not a['owned_given']) or ((a['owned'] & s['pending_revocation']) != frozenset())) and (not a['metadata_changed']))
+
 def _guard_19(s, a):  # spec/consumer_group_member.sm:198
     return ((((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))) and (((s['state'] == 'Absent') or (a['epoch'] == s['member_epoch'])) or ((a['epoch'] < s['member_epoch']) and (((a['epoch'] == s['previous_member_epoch']) and a['owned_given']) and (a['owned'] <= s['assigned']))))) and (((not a['owned_given']) or ((a['owned'] & s['pending_revocation']) != frozenset())) and a['metadata_changed']))
 
 def _assumes_19(s, a):
     return ((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
+
+def _local_19(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not a['owned_given']) or ((a['owned'] & s['pending_revocation']) != frozenset())) and a['metadata_changed'])
 
 def _effect_19(s, a):
     return {'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
@@ -216,6 +276,9 @@ def _guard_20(s, a):  # spec/consumer_group_member.sm:201
 def _assumes_20(s, a):
     return ((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_20(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not ((not a['owned_given']) or ((a['owned'] & s['pending_revocation']) != frozenset()))) and (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset()))))
+
 def _effect_20(s, a):
     return {'member_epoch': (s['member_epoch'] + 1), 'previous_member_epoch': s['member_epoch'], 'assigned': (s['assigned'] & a['target']), 'pending_revocation': (s['assigned'] - a['target']), 'held': s['assigned'], 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
 
@@ -224,6 +287,9 @@ def _guard_21(s, a):  # spec/consumer_group_member.sm:206
 
 def _assumes_21(s, a):
     return ((((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
+
+def _local_21(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not ((not a['owned_given']) or ((a['owned'] & s['pending_revocation']) != frozenset()))) and (not (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset()))))) and (((a['target'] - s['assigned']) & a['held_in_group']) != frozenset()))
 
 def _effect_21(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
@@ -234,6 +300,9 @@ def _guard_22(s, a):  # spec/consumer_group_member.sm:210
 def _assumes_22(s, a):
     return ((((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_22(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not ((not a['owned_given']) or ((a['owned'] & s['pending_revocation']) != frozenset()))) and (not (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset()))))) and (((a['target'] - s['assigned']) & a['held_in_group']) == frozenset()))
+
 def _effect_22(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
 
@@ -242,6 +311,9 @@ def _guard_23(s, a):  # spec/consumer_group_member.sm:215
 
 def _assumes_23(s, a):
     return ((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
+
+def _local_23(s, a):  # the row's own condition (its event's checks already passed)
+    return (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset())))
 
 def _effect_23(s, a):
     return {'member_epoch': s['member_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': (s['assigned'] & a['target']), 'pending_revocation': (s['assigned'] - a['target']), 'held': s['assigned'], 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
@@ -252,11 +324,17 @@ def _guard_24(s, a):  # spec/consumer_group_member.sm:219
 def _assumes_24(s, a):
     return ((((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_24(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset())))) and (((a['target'] - s['assigned']) & a['held_in_group']) != frozenset())) and ((((s['member_epoch'] == a['target_epoch']) and (s['previous_member_epoch'] == s['member_epoch'])) and (((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])) == s['assigned'])) and (not a['metadata_changed'])))
+
 def _guard_25(s, a):  # spec/consumer_group_member.sm:221
     return ((((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))) and (((s['state'] == 'Absent') or (a['epoch'] == s['member_epoch'])) or ((a['epoch'] < s['member_epoch']) and (((a['epoch'] == s['previous_member_epoch']) and a['owned_given']) and (a['owned'] <= s['assigned']))))) and (((not (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset())))) and (((a['target'] - s['assigned']) & a['held_in_group']) != frozenset())) and (not ((((s['member_epoch'] == a['target_epoch']) and (s['previous_member_epoch'] == s['member_epoch'])) and (((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])) == s['assigned'])) and (not a['metadata_changed'])))))
 
 def _assumes_25(s, a):
     return ((((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
+
+def _local_25(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset())))) and (((a['target'] - s['assigned']) & a['held_in_group']) != frozenset())) and (not ((((s['member_epoch'] == a['target_epoch']) and (s['previous_member_epoch'] == s['member_epoch'])) and (((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])) == s['assigned'])) and (not a['metadata_changed']))))
 
 def _effect_25(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
@@ -267,6 +345,9 @@ def _guard_26(s, a):  # spec/consumer_group_member.sm:226
 def _assumes_26(s, a):
     return ((((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_26(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not (((s['assigned'] - a['target']) != frozenset()) and ((not a['owned_given']) or ((a['owned'] & (s['assigned'] - a['target'])) != frozenset())))) and (((a['target'] - s['assigned']) & a['held_in_group']) == frozenset()))
+
 def _effect_26(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
 
@@ -276,11 +357,17 @@ def _guard_27(s, a):  # spec/consumer_group_member.sm:232
 def _assumes_27(s, a):
     return (((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_27(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not a['owned_given']) or (a['owned'] != frozenset()))
+
 def _guard_28(s, a):  # spec/consumer_group_member.sm:234
     return ((((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))) and (((s['state'] == 'Absent') or (a['epoch'] == s['member_epoch'])) or ((a['epoch'] < s['member_epoch']) and (((a['epoch'] == s['previous_member_epoch']) and a['owned_given']) and (a['owned'] <= s['assigned']))))) and ((a['owned_given'] and (a['owned'] == frozenset())) and (((a['target'] - s['assigned']) & a['held_in_group']) != frozenset())))
 
 def _assumes_28(s, a):
     return ((((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
+
+def _local_28(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['owned_given'] and (a['owned'] == frozenset())) and (((a['target'] - s['assigned']) & a['held_in_group']) != frozenset()))
 
 def _effect_28(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
@@ -291,6 +378,9 @@ def _guard_29(s, a):  # spec/consumer_group_member.sm:238
 def _assumes_29(s, a):
     return ((((((((s['member_epoch'] < 2147483647) and (a['epoch'] > 0)) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not ((a['rebalance_timeout'] != -1) and (a['rebalance_timeout'] != s['rebalance_timeout_ms'])) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id'])))
 
+def _local_29(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['owned_given'] and (a['owned'] == frozenset())) and (((a['target'] - s['assigned']) & a['held_in_group']) == frozenset()))
+
 def _effect_29(s, a):
     return {'member_epoch': a['target_epoch'], 'previous_member_epoch': s['member_epoch'], 'assigned': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'pending_revocation': frozenset(), 'held': ((s['assigned'] & a['target']) | ((a['target'] - s['assigned']) - a['held_in_group'])), 'rebalance_timeout_ms': (s['rebalance_timeout_ms'] if (a['rebalance_timeout'] == -1) else a['rebalance_timeout'])}
 
@@ -300,11 +390,17 @@ def _guard_30(s, a):  # spec/consumer_group_member.sm:249
 def _assumes_30(s, a):
     return ((a['instance'] != '') or (a['sender'] == s['member_id']))
 
+def _local_30(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])))
+
 def _guard_31(s, a):  # spec/consumer_group_member.sm:251
     return ((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (not (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id']))))
 
 def _assumes_31(s, a):
     return ((a['instance'] != '') or (a['sender'] == s['member_id']))
+
+def _local_31(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id'])))
 
 def _guard_32(s, a):  # spec/consumer_group_member.sm:253
     return ((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id'])))
@@ -312,11 +408,17 @@ def _guard_32(s, a):  # spec/consumer_group_member.sm:253
 def _assumes_32(s, a):
     return ((a['instance'] != '') or (a['sender'] == s['member_id']))
 
+def _local_32(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_33(s, a):  # spec/consumer_group_member.sm:254
     return ((((s['state'] == 'Absent') or (a['instance'] == '')) or (a['instance'] == s['instance_id'])) and (((s['state'] == 'Absent') or (a['instance'] == '')) or (a['sender'] == s['member_id'])))
 
 def _assumes_33(s, a):
     return ((a['instance'] != '') or (a['sender'] == s['member_id']))
+
+def _local_33(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_33(s, a):
     return {'member_epoch': -1, 'assigned': frozenset(), 'pending_revocation': frozenset(), 'held': frozenset()}
@@ -327,11 +429,17 @@ def _guard_34(s, a):  # spec/consumer_group_member.sm:262
 def _assumes_34(s, a):
     return (a['instance'] != '')
 
+def _local_34(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((s['state'] == 'Absent') or (a['instance'] == s['instance_id'])))
+
 def _guard_35(s, a):  # spec/consumer_group_member.sm:264
     return (((s['state'] == 'Absent') or (a['instance'] == s['instance_id'])) and (not ((s['state'] == 'Absent') or (a['sender'] == s['member_id']))))
 
 def _assumes_35(s, a):
     return (a['instance'] != '')
+
+def _local_35(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((s['state'] == 'Absent') or (a['sender'] == s['member_id'])))
 
 def _guard_36(s, a):  # spec/consumer_group_member.sm:266
     return (((s['state'] == 'Absent') or (a['instance'] == s['instance_id'])) and ((s['state'] == 'Absent') or (a['sender'] == s['member_id'])))
@@ -339,11 +447,17 @@ def _guard_36(s, a):  # spec/consumer_group_member.sm:266
 def _assumes_36(s, a):
     return (a['instance'] != '')
 
+def _local_36(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_37(s, a):  # spec/consumer_group_member.sm:267
     return (((s['state'] == 'Absent') or (a['instance'] == s['instance_id'])) and ((s['state'] == 'Absent') or (a['sender'] == s['member_id'])))
 
 def _assumes_37(s, a):
     return (a['instance'] != '')
+
+def _local_37(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_37(s, a):
     return {'member_epoch': -2, 'pending_revocation': frozenset(), 'held': s['assigned']}
@@ -352,6 +466,9 @@ def _guard_38(s, a):  # spec/consumer_group_member.sm:276
     return True
 
 def _assumes_38(s, a):
+    return True
+
+def _local_38(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_38(s, a):
@@ -363,11 +480,17 @@ def _guard_39(s, a):  # spec/consumer_group_member.sm:278
 def _assumes_39(s, a):
     return True
 
+def _local_39(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_40(s, a):  # spec/consumer_group_member.sm:283
     return (s['member_epoch'] == a['epoch'])
 
 def _assumes_40(s, a):
     return True
+
+def _local_40(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['member_epoch'] == a['epoch'])
 
 def _effect_40(s, a):
     return {'member_epoch': -1, 'assigned': frozenset(), 'pending_revocation': frozenset(), 'held': frozenset()}
@@ -378,11 +501,17 @@ def _guard_41(s, a):  # spec/consumer_group_member.sm:285
 def _assumes_41(s, a):
     return True
 
+def _local_41(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((s['state'] == 'UnrevokedPartitions') and (s['member_epoch'] == a['epoch'])))
+
 def _guard_42(s, a):  # spec/consumer_group_member.sm:293
     return True
 
 def _assumes_42(s, a):
     return (((a['epoch'] >= 0) and (a['previous_epoch'] <= a['epoch'])) and ((a['record_assigned'] & a['record_pending']) == frozenset()))
+
+def _local_42(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_42(s, a):
     return {'member_epoch': a['epoch'], 'previous_member_epoch': a['previous_epoch'], 'assigned': a['record_assigned'], 'pending_revocation': a['record_pending'], 'held': (a['record_assigned'] | a['record_pending']), 'instance_id': a['instance'], 'rebalance_timeout_ms': a['rebalance_timeout']}
@@ -393,11 +522,17 @@ def _guard_43(s, a):  # spec/consumer_group_member.sm:305
 def _assumes_43(s, a):
     return ((s['state'] == 'Absent') or a['group_has_members'])
 
+def _local_43(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['epoch'] < 0) and (not a['group_has_members']))
+
 def _guard_44(s, a):  # spec/consumer_group_member.sm:307
     return ((a['epoch'] >= 0) or a['group_has_members'])
 
 def _assumes_44(s, a):
     return ((s['state'] == 'Absent') or a['group_has_members'])
+
+def _local_44(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['epoch'] >= 0) or a['group_has_members'])
 
 def _guard_45(s, a):  # spec/consumer_group_member.sm:308
     return ((not a['transactional']) and (a['api_version'] < 9))
@@ -405,11 +540,17 @@ def _guard_45(s, a):  # spec/consumer_group_member.sm:308
 def _assumes_45(s, a):
     return True
 
+def _local_45(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not a['transactional']) and (a['api_version'] < 9))
+
 def _guard_46(s, a):  # spec/consumer_group_member.sm:311
     return ((a['transactional'] or (a['api_version'] >= 9)) and (a['epoch'] == s['member_epoch']))
 
 def _assumes_46(s, a):
     return True
+
+def _local_46(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['transactional'] or (a['api_version'] >= 9)) and (a['epoch'] == s['member_epoch']))
 
 def _guard_47(s, a):  # spec/consumer_group_member.sm:313
     return (((not a['transactional']) and (a['api_version'] >= 9)) and (a['epoch'] != s['member_epoch']))
@@ -417,11 +558,17 @@ def _guard_47(s, a):  # spec/consumer_group_member.sm:313
 def _assumes_47(s, a):
     return True
 
+def _local_47(s, a):  # the row's own condition (its event's checks already passed)
+    return (((not a['transactional']) and (a['api_version'] >= 9)) and (a['epoch'] != s['member_epoch']))
+
 def _guard_48(s, a):  # spec/consumer_group_member.sm:315
     return (a['transactional'] and (a['epoch'] != s['member_epoch']))
 
 def _assumes_48(s, a):
     return True
+
+def _local_48(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['transactional'] and (a['epoch'] != s['member_epoch']))
 
 def _guard_49(s, a):  # spec/consumer_group_member.sm:321
     return ((not a['member_given']) and (a['epoch'] < 0))
@@ -429,11 +576,17 @@ def _guard_49(s, a):  # spec/consumer_group_member.sm:321
 def _assumes_49(s, a):
     return True
 
+def _local_49(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not a['member_given']) and (a['epoch'] < 0))
+
 def _guard_50(s, a):  # spec/consumer_group_member.sm:322
     return (a['member_given'] or (a['epoch'] >= 0))
 
 def _assumes_50(s, a):
     return True
+
+def _local_50(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['member_given'] or (a['epoch'] >= 0))
 
 def _guard_51(s, a):  # spec/consumer_group_member.sm:323
     return ((a['member_given'] or (a['epoch'] >= 0)) and (a['epoch'] == s['member_epoch']))
@@ -441,11 +594,17 @@ def _guard_51(s, a):  # spec/consumer_group_member.sm:323
 def _assumes_51(s, a):
     return True
 
+def _local_51(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['member_given'] or (a['epoch'] >= 0)) and (a['epoch'] == s['member_epoch']))
+
 def _guard_52(s, a):  # spec/consumer_group_member.sm:325
     return ((a['member_given'] or (a['epoch'] >= 0)) and (a['epoch'] != s['member_epoch']))
 
 def _assumes_52(s, a):
     return True
+
+def _local_52(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['member_given'] or (a['epoch'] >= 0)) and (a['epoch'] != s['member_epoch']))
 
 def _requires_Join(s, a):
     return (((((((((a['rebalance_timeout'] != -1) and (a['target_epoch'] >= 1)) and (a['target_epoch'] >= s['member_epoch'])) and (not (s['state'] == 'UnrevokedPartitions') or (a['target_epoch'] > s['member_epoch']))) and (not (a['rebalance_timeout'] != s['rebalance_timeout_ms']) or a['metadata_changed'])) and ((s['state'] == 'Absent') or (s['held'] <= a['held_in_group']))) and ((a['instance'] != '') or (a['sender'] == s['member_id']))) and (((not (a['instance'] != '')) or (s['state'] == 'Absent')) or (a['instance'] == s['instance_id']))) and ((s['state'] != 'Absent') or (a['sender'] == s['member_id'])))
@@ -475,65 +634,66 @@ def _requires_OffsetFetch(s, a):
     return True
 
 #: fields of each row in ROWS
-ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin')
+ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin', 'local')
 ROWS = (
-    (0, 'reject', 'Join', frozenset({'Stable', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNRELEASED_INSTANCE_ID', 111, _guard_0, None, 106, 'static_request', _assumes_0, 'reject'),
-    (1, 'reject', 'Join', frozenset({'StaticLeft'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_1, None, 109, 'not static_request', _assumes_1, 'reject'),
-    (2, 'transition', 'Join', frozenset({'StaticLeft'}), 'Removed', 'NONE', 0, _guard_2, _effect_2, 111, 'static_request and sender != member_id', _assumes_2, 'transition'),
-    (3, 'reject', 'Join', frozenset({'Stable', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_3, None, 116, 'not static_request and not tolerated', _assumes_3, 'reject'),
-    (4, 'reject', 'Join', frozenset({'Stable'}), None, 'NONE', 0, _guard_4, None, 119, 'not static_request and tolerated and reconciled and not metadata_changed', _assumes_4, 'reject'),
-    (5, 'transition', 'Join', frozenset({'Stable'}), 'Stable', 'NONE', 0, _guard_5, _effect_5, 121, 'not static_request and tolerated and reconciled and metadata_changed', _assumes_5, 'transition'),
-    (6, 'transition', 'Join', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'UnreleasedPartitions', 'NONE', 0, _guard_6, _effect_6, 124, 'proceeds and unreleased != {}', _assumes_6, 'transition'),
-    (7, 'transition', 'Join', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'Stable', 'NONE', 0, _guard_7, _effect_7, 131, 'proceeds and unreleased == {}', _assumes_7, 'transition'),
-    (8, 'reject', 'Heartbeat', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_8, None, 163, 'not (state == Absent or instance == "" or instance == instance_id)', _assumes_8, 'check'),
-    (9, 'reject', 'Heartbeat', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_INSTANCE_ID', 82, _guard_9, None, 165, 'not (state == Absent or instance == "" or sender == member_id)', _assumes_9, 'check'),
-    (10, 'reject', 'Heartbeat', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_10, None, 167, 'not (state == Absent or epoch == member_epoch or (epoch < member_epoch and tolerated))', _assumes_10, 'check'),
-    (11, 'reject', 'Heartbeat', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_11, None, 170, 'true', _assumes_11, 'reject'),
-    (12, 'reject', 'Heartbeat', frozenset({'StaticLeft'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_12, None, 171, 'true', _assumes_12, 'reject'),
-    (13, 'reject', 'Heartbeat', frozenset({'Stable'}), None, 'NONE', 0, _guard_13, None, 174, 'member_epoch == target_epoch and not metadata_changed', _assumes_13, 'reject'),
-    (14, 'transition', 'Heartbeat', frozenset({'Stable'}), 'Stable', 'NONE', 0, _guard_14, _effect_14, 176, 'member_epoch == target_epoch and metadata_changed', _assumes_14, 'transition'),
-    (15, 'transition', 'Heartbeat', frozenset({'Stable'}), 'UnrevokedPartitions', 'NONE', 0, _guard_15, _effect_15, 179, 'member_epoch != target_epoch and must_revoke', _assumes_15, 'transition'),
-    (16, 'transition', 'Heartbeat', frozenset({'Stable'}), 'UnreleasedPartitions', 'NONE', 0, _guard_16, _effect_16, 185, 'member_epoch != target_epoch and not must_revoke and unreleased != {}', _assumes_16, 'transition'),
-    (17, 'transition', 'Heartbeat', frozenset({'Stable'}), 'Stable', 'NONE', 0, _guard_17, _effect_17, 190, 'member_epoch != target_epoch and not must_revoke and unreleased == {}', _assumes_17, 'transition'),
-    (18, 'reject', 'Heartbeat', frozenset({'UnrevokedPartitions'}), None, 'NONE', 0, _guard_18, None, 196, 'still_revoking and not metadata_changed', _assumes_18, 'reject'),
-    (19, 'transition', 'Heartbeat', frozenset({'UnrevokedPartitions'}), 'UnrevokedPartitions', 'NONE', 0, _guard_19, _effect_19, 198, 'still_revoking and metadata_changed', _assumes_19, 'transition'),
-    (20, 'transition', 'Heartbeat', frozenset({'UnrevokedPartitions'}), 'UnrevokedPartitions', 'NONE', 0, _guard_20, _effect_20, 201, 'not still_revoking and must_revoke', _assumes_20, 'transition'),
-    (21, 'transition', 'Heartbeat', frozenset({'UnrevokedPartitions'}), 'UnreleasedPartitions', 'NONE', 0, _guard_21, _effect_21, 206, 'not still_revoking and not must_revoke and unreleased != {}', _assumes_21, 'transition'),
-    (22, 'transition', 'Heartbeat', frozenset({'UnrevokedPartitions'}), 'Stable', 'NONE', 0, _guard_22, _effect_22, 210, 'not still_revoking and not must_revoke and unreleased == {}', _assumes_22, 'transition'),
-    (23, 'transition', 'Heartbeat', frozenset({'UnreleasedPartitions'}), 'UnrevokedPartitions', 'NONE', 0, _guard_23, _effect_23, 215, 'must_revoke', _assumes_23, 'transition'),
-    (24, 'reject', 'Heartbeat', frozenset({'UnreleasedPartitions'}), None, 'NONE', 0, _guard_24, None, 219, 'not must_revoke and unreleased != {} and waiting_unchanged', _assumes_24, 'reject'),
-    (25, 'transition', 'Heartbeat', frozenset({'UnreleasedPartitions'}), 'UnreleasedPartitions', 'NONE', 0, _guard_25, _effect_25, 221, 'not must_revoke and unreleased != {} and not waiting_unchanged', _assumes_25, 'transition'),
-    (26, 'transition', 'Heartbeat', frozenset({'UnreleasedPartitions'}), 'Stable', 'NONE', 0, _guard_26, _effect_26, 226, 'not must_revoke and unreleased == {}', _assumes_26, 'transition'),
-    (27, 'reject', 'Heartbeat', frozenset({'Unknown'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_27, None, 232, 'not owned_given or owned != {}', _assumes_27, 'reject'),
-    (28, 'transition', 'Heartbeat', frozenset({'Unknown'}), 'UnreleasedPartitions', 'NONE', 0, _guard_28, _effect_28, 234, 'owned_given and owned == {} and unreleased != {}', _assumes_28, 'transition'),
-    (29, 'transition', 'Heartbeat', frozenset({'Unknown'}), 'Stable', 'NONE', 0, _guard_29, _effect_29, 238, 'owned_given and owned == {} and unreleased == {}', _assumes_29, 'transition'),
-    (30, 'reject', 'Leave', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_30, None, 249, 'not (state == Absent or instance == "" or instance == instance_id)', _assumes_30, 'check'),
-    (31, 'reject', 'Leave', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_INSTANCE_ID', 82, _guard_31, None, 251, 'not (state == Absent or instance == "" or sender == member_id)', _assumes_31, 'check'),
-    (32, 'reject', 'Leave', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_32, None, 253, 'true', _assumes_32, 'reject'),
-    (33, 'transition', 'Leave', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'Removed', 'NONE', 0, _guard_33, _effect_33, 254, 'true', _assumes_33, 'transition'),
-    (34, 'reject', 'StaticLeave', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_34, None, 262, 'not (state == Absent or instance == instance_id)', _assumes_34, 'check'),
-    (35, 'reject', 'StaticLeave', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_INSTANCE_ID', 82, _guard_35, None, 264, 'not (state == Absent or sender == member_id)', _assumes_35, 'check'),
-    (36, 'reject', 'StaticLeave', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_36, None, 266, 'true', _assumes_36, 'reject'),
-    (37, 'transition', 'StaticLeave', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'StaticLeft', 'NONE', 0, _guard_37, _effect_37, 267, 'true', _assumes_37, 'transition'),
-    (38, 'transition', 'SessionTimeout', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'Removed', 'NONE', 0, _guard_38, _effect_38, 276, 'true', _assumes_38, 'transition'),
-    (39, 'reject', 'SessionTimeout', frozenset({'Absent'}), None, 'NONE', 0, _guard_39, None, 278, 'true', _assumes_39, 'reject'),
-    (40, 'transition', 'RebalanceTimeout', frozenset({'UnrevokedPartitions'}), 'Removed', 'NONE', 0, _guard_40, _effect_40, 283, 'member_epoch == epoch', _assumes_40, 'transition'),
-    (41, 'reject', 'RebalanceTimeout', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'NONE', 0, _guard_41, None, 285, 'not (state == UnrevokedPartitions and member_epoch == epoch)', _assumes_41, 'reject'),
-    (42, 'transition', 'ReplayUnknownState', frozenset({'Absent'}), 'Unknown', 'NONE', 0, _guard_42, _effect_42, 293, 'true', _assumes_42, 'transition'),
-    (43, 'reject', 'OffsetCommit', frozenset({'Absent'}), None, 'NONE', 0, _guard_43, None, 305, 'epoch < 0 and not group_has_members', _assumes_43, 'reject'),
-    (44, 'reject', 'OffsetCommit', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_44, None, 307, 'epoch >= 0 or group_has_members', _assumes_44, 'reject'),
-    (45, 'reject', 'OffsetCommit', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNSUPPORTED_VERSION', 35, _guard_45, None, 308, 'not transactional and api_version < 9', _assumes_45, 'reject'),
-    (46, 'reject', 'OffsetCommit', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'NONE', 0, _guard_46, None, 311, '(transactional or api_version >= 9) and epoch == member_epoch', _assumes_46, 'reject'),
-    (47, 'reject', 'OffsetCommit', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'STALE_MEMBER_EPOCH', 113, _guard_47, None, 313, 'not transactional and api_version >= 9 and epoch != member_epoch', _assumes_47, 'reject'),
-    (48, 'reject', 'OffsetCommit', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'ILLEGAL_GENERATION', 22, _guard_48, None, 315, 'transactional and epoch != member_epoch', _assumes_48, 'reject'),
-    (49, 'reject', 'OffsetFetch', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'NONE', 0, _guard_49, None, 321, 'not member_given and epoch < 0', _assumes_49, 'reject'),
-    (50, 'reject', 'OffsetFetch', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_50, None, 322, 'member_given or epoch >= 0', _assumes_50, 'reject'),
-    (51, 'reject', 'OffsetFetch', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'NONE', 0, _guard_51, None, 323, '(member_given or epoch >= 0) and epoch == member_epoch', _assumes_51, 'reject'),
-    (52, 'reject', 'OffsetFetch', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'STALE_MEMBER_EPOCH', 113, _guard_52, None, 325, '(member_given or epoch >= 0) and epoch != member_epoch', _assumes_52, 'reject'),
+    (0, 'reject', 'Join', frozenset({'Stable', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNRELEASED_INSTANCE_ID', 111, _guard_0, None, 106, 'static_request', _assumes_0, 'reject', _local_0),
+    (1, 'reject', 'Join', frozenset({'StaticLeft'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_1, None, 109, 'not static_request', _assumes_1, 'reject', _local_1),
+    (2, 'transition', 'Join', frozenset({'StaticLeft'}), 'Removed', 'NONE', 0, _guard_2, _effect_2, 111, 'static_request and sender != member_id', _assumes_2, 'transition', _local_2),
+    (3, 'reject', 'Join', frozenset({'Stable', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_3, None, 116, 'not static_request and not tolerated', _assumes_3, 'reject', _local_3),
+    (4, 'reject', 'Join', frozenset({'Stable'}), None, 'NONE', 0, _guard_4, None, 119, 'not static_request and tolerated and reconciled and not metadata_changed', _assumes_4, 'reject', _local_4),
+    (5, 'transition', 'Join', frozenset({'Stable'}), 'Stable', 'NONE', 0, _guard_5, _effect_5, 121, 'not static_request and tolerated and reconciled and metadata_changed', _assumes_5, 'transition', _local_5),
+    (6, 'transition', 'Join', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'UnreleasedPartitions', 'NONE', 0, _guard_6, _effect_6, 124, 'proceeds and unreleased != {}', _assumes_6, 'transition', _local_6),
+    (7, 'transition', 'Join', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'Stable', 'NONE', 0, _guard_7, _effect_7, 131, 'proceeds and unreleased == {}', _assumes_7, 'transition', _local_7),
+    (8, 'reject', 'Heartbeat', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_8, None, 163, 'not (state == Absent or instance == "" or instance == instance_id)', _assumes_8, 'check', _local_8),
+    (9, 'reject', 'Heartbeat', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_INSTANCE_ID', 82, _guard_9, None, 165, 'not (state == Absent or instance == "" or sender == member_id)', _assumes_9, 'check', _local_9),
+    (10, 'reject', 'Heartbeat', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_10, None, 167, 'not (state == Absent or epoch == member_epoch or (epoch < member_epoch and tolerated))', _assumes_10, 'check', _local_10),
+    (11, 'reject', 'Heartbeat', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_11, None, 170, 'true', _assumes_11, 'reject', _local_11),
+    (12, 'reject', 'Heartbeat', frozenset({'StaticLeft'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_12, None, 171, 'true', _assumes_12, 'reject', _local_12),
+    (13, 'reject', 'Heartbeat', frozenset({'Stable'}), None, 'NONE', 0, _guard_13, None, 174, 'member_epoch == target_epoch and not metadata_changed', _assumes_13, 'reject', _local_13),
+    (14, 'transition', 'Heartbeat', frozenset({'Stable'}), 'Stable', 'NONE', 0, _guard_14, _effect_14, 176, 'member_epoch == target_epoch and metadata_changed', _assumes_14, 'transition', _local_14),
+    (15, 'transition', 'Heartbeat', frozenset({'Stable'}), 'UnrevokedPartitions', 'NONE', 0, _guard_15, _effect_15, 179, 'member_epoch != target_epoch and must_revoke', _assumes_15, 'transition', _local_15),
+    (16, 'transition', 'Heartbeat', frozenset({'Stable'}), 'UnreleasedPartitions', 'NONE', 0, _guard_16, _effect_16, 185, 'member_epoch != target_epoch and not must_revoke and unreleased != {}', _assumes_16, 'transition', _local_16),
+    (17, 'transition', 'Heartbeat', frozenset({'Stable'}), 'Stable', 'NONE', 0, _guard_17, _effect_17, 190, 'member_epoch != target_epoch and not must_revoke and unreleased == {}', _assumes_17, 'transition', _local_17),
+    (18, 'reject', 'Heartbeat', frozenset({'UnrevokedPartitions'}), None, 'NONE', 0, _guard_18, None, 196, 'still_revoking and not metadata_changed', _assumes_18, 'reject', _local_18),
+    (19, 'transition', 'Heartbeat', frozenset({'UnrevokedPartitions'}), 'UnrevokedPartitions', 'NONE', 0, _guard_19, _effect_19, 198, 'still_revoking and metadata_changed', _assumes_19, 'transition', _local_19),
+    (20, 'transition', 'Heartbeat', frozenset({'UnrevokedPartitions'}), 'UnrevokedPartitions', 'NONE', 0, _guard_20, _effect_20, 201, 'not still_revoking and must_revoke', _assumes_20, 'transition', _local_20),
+    (21, 'transition', 'Heartbeat', frozenset({'UnrevokedPartitions'}), 'UnreleasedPartitions', 'NONE', 0, _guard_21, _effect_21, 206, 'not still_revoking and not must_revoke and unreleased != {}', _assumes_21, 'transition', _local_21),
+    (22, 'transition', 'Heartbeat', frozenset({'UnrevokedPartitions'}), 'Stable', 'NONE', 0, _guard_22, _effect_22, 210, 'not still_revoking and not must_revoke and unreleased == {}', _assumes_22, 'transition', _local_22),
+    (23, 'transition', 'Heartbeat', frozenset({'UnreleasedPartitions'}), 'UnrevokedPartitions', 'NONE', 0, _guard_23, _effect_23, 215, 'must_revoke', _assumes_23, 'transition', _local_23),
+    (24, 'reject', 'Heartbeat', frozenset({'UnreleasedPartitions'}), None, 'NONE', 0, _guard_24, None, 219, 'not must_revoke and unreleased != {} and waiting_unchanged', _assumes_24, 'reject', _local_24),
+    (25, 'transition', 'Heartbeat', frozenset({'UnreleasedPartitions'}), 'UnreleasedPartitions', 'NONE', 0, _guard_25, _effect_25, 221, 'not must_revoke and unreleased != {} and not waiting_unchanged', _assumes_25, 'transition', _local_25),
+    (26, 'transition', 'Heartbeat', frozenset({'UnreleasedPartitions'}), 'Stable', 'NONE', 0, _guard_26, _effect_26, 226, 'not must_revoke and unreleased == {}', _assumes_26, 'transition', _local_26),
+    (27, 'reject', 'Heartbeat', frozenset({'Unknown'}), None, 'FENCED_MEMBER_EPOCH', 110, _guard_27, None, 232, 'not owned_given or owned != {}', _assumes_27, 'reject', _local_27),
+    (28, 'transition', 'Heartbeat', frozenset({'Unknown'}), 'UnreleasedPartitions', 'NONE', 0, _guard_28, _effect_28, 234, 'owned_given and owned == {} and unreleased != {}', _assumes_28, 'transition', _local_28),
+    (29, 'transition', 'Heartbeat', frozenset({'Unknown'}), 'Stable', 'NONE', 0, _guard_29, _effect_29, 238, 'owned_given and owned == {} and unreleased == {}', _assumes_29, 'transition', _local_29),
+    (30, 'reject', 'Leave', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_30, None, 249, 'not (state == Absent or instance == "" or instance == instance_id)', _assumes_30, 'check', _local_30),
+    (31, 'reject', 'Leave', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_INSTANCE_ID', 82, _guard_31, None, 251, 'not (state == Absent or instance == "" or sender == member_id)', _assumes_31, 'check', _local_31),
+    (32, 'reject', 'Leave', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_32, None, 253, 'true', _assumes_32, 'reject', _local_32),
+    (33, 'transition', 'Leave', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'Removed', 'NONE', 0, _guard_33, _effect_33, 254, 'true', _assumes_33, 'transition', _local_33),
+    (34, 'reject', 'StaticLeave', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_34, None, 262, 'not (state == Absent or instance == instance_id)', _assumes_34, 'check', _local_34),
+    (35, 'reject', 'StaticLeave', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'FENCED_INSTANCE_ID', 82, _guard_35, None, 264, 'not (state == Absent or sender == member_id)', _assumes_35, 'check', _local_35),
+    (36, 'reject', 'StaticLeave', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_36, None, 266, 'true', _assumes_36, 'reject', _local_36),
+    (37, 'transition', 'StaticLeave', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'StaticLeft', 'NONE', 0, _guard_37, _effect_37, 267, 'true', _assumes_37, 'transition', _local_37),
+    (38, 'transition', 'SessionTimeout', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), 'Removed', 'NONE', 0, _guard_38, _effect_38, 276, 'true', _assumes_38, 'transition', _local_38),
+    (39, 'reject', 'SessionTimeout', frozenset({'Absent'}), None, 'NONE', 0, _guard_39, None, 278, 'true', _assumes_39, 'reject', _local_39),
+    (40, 'transition', 'RebalanceTimeout', frozenset({'UnrevokedPartitions'}), 'Removed', 'NONE', 0, _guard_40, _effect_40, 283, 'member_epoch == epoch', _assumes_40, 'transition', _local_40),
+    (41, 'reject', 'RebalanceTimeout', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'NONE', 0, _guard_41, None, 285, 'not (state == UnrevokedPartitions and member_epoch == epoch)', _assumes_41, 'reject', _local_41),
+    (42, 'transition', 'ReplayUnknownState', frozenset({'Absent'}), 'Unknown', 'NONE', 0, _guard_42, _effect_42, 293, 'true', _assumes_42, 'transition', _local_42),
+    (43, 'reject', 'OffsetCommit', frozenset({'Absent'}), None, 'NONE', 0, _guard_43, None, 305, 'epoch < 0 and not group_has_members', _assumes_43, 'reject', _local_43),
+    (44, 'reject', 'OffsetCommit', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_44, None, 307, 'epoch >= 0 or group_has_members', _assumes_44, 'reject', _local_44),
+    (45, 'reject', 'OffsetCommit', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'UNSUPPORTED_VERSION', 35, _guard_45, None, 308, 'not transactional and api_version < 9', _assumes_45, 'reject', _local_45),
+    (46, 'reject', 'OffsetCommit', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'NONE', 0, _guard_46, None, 311, '(transactional or api_version >= 9) and epoch == member_epoch', _assumes_46, 'reject', _local_46),
+    (47, 'reject', 'OffsetCommit', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'STALE_MEMBER_EPOCH', 113, _guard_47, None, 313, 'not transactional and api_version >= 9 and epoch != member_epoch', _assumes_47, 'reject', _local_47),
+    (48, 'reject', 'OffsetCommit', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'ILLEGAL_GENERATION', 22, _guard_48, None, 315, 'transactional and epoch != member_epoch', _assumes_48, 'reject', _local_48),
+    (49, 'reject', 'OffsetFetch', frozenset({'Absent', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'NONE', 0, _guard_49, None, 321, 'not member_given and epoch < 0', _assumes_49, 'reject', _local_49),
+    (50, 'reject', 'OffsetFetch', frozenset({'Absent'}), None, 'UNKNOWN_MEMBER_ID', 25, _guard_50, None, 322, 'member_given or epoch >= 0', _assumes_50, 'reject', _local_50),
+    (51, 'reject', 'OffsetFetch', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'NONE', 0, _guard_51, None, 323, '(member_given or epoch >= 0) and epoch == member_epoch', _assumes_51, 'reject', _local_51),
+    (52, 'reject', 'OffsetFetch', frozenset({'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'}), None, 'STALE_MEMBER_EPOCH', 113, _guard_52, None, 325, '(member_given or epoch >= 0) and epoch != member_epoch', _assumes_52, 'reject', _local_52),
 )
 REQUIRES = {'Join': _requires_Join, 'Heartbeat': _requires_Heartbeat, 'Leave': _requires_Leave, 'StaticLeave': _requires_StaticLeave, 'SessionTimeout': _requires_SessionTimeout, 'RebalanceTimeout': _requires_RebalanceTimeout, 'ReplayUnknownState': _requires_ReplayUnknownState, 'OffsetCommit': _requires_OffsetCommit, 'OffsetFetch': _requires_OffsetFetch}
 
-#: (state, event) -> indexes of the rows to try, in declaration order
+#: (state, event) -> indexes of the rows to try, in declaration order (an event's checks come first:
+#: a row's `local` condition decides once every earlier row of the same (state, event) has not matched)
 INDEX = {
     ('Absent', 'Heartbeat'): (8, 9, 10, 11),
     ('Absent', 'Join'): (6, 7),
@@ -687,8 +847,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
-# for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's
+# arguments), for runtime self-checks.
 def _invariant_0(s):  # absent_is_fresh
     return (not (s['state'] == 'Absent') or (((((s['member_epoch'] == 0) and (s['previous_member_epoch'] == -1)) and (s['held'] == frozenset())) and (s['instance_id'] == '')) and (s['rebalance_timeout_ms'] == -1)))
 

@@ -59,11 +59,17 @@ def _guard_0(s, a):  # spec/partition_producer.sm:60
 def _assumes_0(s, a):
     return (not a['is_duplicate'] or ((s['state'] != 'Unknown') and (a['epoch'] == s['producer_epoch'])))
 
+def _local_0(s, a):  # the row's own condition (its event's checks already passed)
+    return a['is_duplicate']
+
 def _guard_1(s, a):  # spec/partition_producer.sm:63
     return ((not a['is_duplicate']) and (not (((not a['transactional']) or ((s['state'] == 'Ongoing') and (a['epoch'] == s['producer_epoch']))) or a['verification_ok'])))
 
 def _assumes_1(s, a):
     return ((a['epoch'] >= 0) and (not a['is_duplicate'] or ((s['state'] != 'Unknown') and (a['epoch'] == s['producer_epoch']))))
+
+def _local_1(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((not a['transactional']) or ((s['state'] == 'Ongoing') and (a['epoch'] == s['producer_epoch']))) or a['verification_ok']))
 
 def _guard_2(s, a):  # spec/partition_producer.sm:69
     return (((not a['is_duplicate']) and (((not a['transactional']) or ((s['state'] == 'Ongoing') and (a['epoch'] == s['producer_epoch']))) or a['verification_ok'])) and (not (a['epoch'] >= s['producer_epoch'])))
@@ -71,11 +77,17 @@ def _guard_2(s, a):  # spec/partition_producer.sm:69
 def _assumes_2(s, a):
     return ((a['epoch'] >= 0) and (not a['is_duplicate'] or ((s['state'] != 'Unknown') and (a['epoch'] == s['producer_epoch']))))
 
+def _local_2(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['epoch'] >= s['producer_epoch']))
+
 def _guard_3(s, a):  # spec/partition_producer.sm:72
     return ((((not a['is_duplicate']) and (((not a['transactional']) or ((s['state'] == 'Ongoing') and (a['epoch'] == s['producer_epoch']))) or a['verification_ok'])) and (a['epoch'] >= s['producer_epoch'])) and (not ((a['verification_lowest_seq'] == -1) or (a['first_seq'] <= a['verification_lowest_seq']))))
 
 def _assumes_3(s, a):
     return ((((a['epoch'] >= 0) and (a['first_seq'] >= 0)) and (not a['is_duplicate'] or ((s['state'] != 'Unknown') and (a['epoch'] == s['producer_epoch'])))) and (a['verification_lowest_seq'] >= -1))
+
+def _local_3(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['verification_lowest_seq'] == -1) or (a['first_seq'] <= a['verification_lowest_seq'])))
 
 def _guard_4(s, a):  # spec/partition_producer.sm:75
     return (((((not a['is_duplicate']) and (((not a['transactional']) or ((s['state'] == 'Ongoing') and (a['epoch'] == s['producer_epoch']))) or a['verification_ok'])) and (a['epoch'] >= s['producer_epoch'])) and ((a['verification_lowest_seq'] == -1) or (a['first_seq'] <= a['verification_lowest_seq']))) and (not ((s['producer_epoch'] == -1) or ((a['first_seq'] == 0) if (a['epoch'] != s['producer_epoch']) else ((a['first_seq'] == (s['last_sequence'] + 1)) or ((a['first_seq'] == 0) and (s['last_sequence'] == 2147483647)))))))
@@ -83,17 +95,26 @@ def _guard_4(s, a):  # spec/partition_producer.sm:75
 def _assumes_4(s, a):
     return ((((a['epoch'] >= 0) and (a['first_seq'] >= 0)) and (not a['is_duplicate'] or ((s['state'] != 'Unknown') and (a['epoch'] == s['producer_epoch'])))) and (a['verification_lowest_seq'] >= -1))
 
+def _local_4(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((s['producer_epoch'] == -1) or ((a['first_seq'] == 0) if (a['epoch'] != s['producer_epoch']) else ((a['first_seq'] == (s['last_sequence'] + 1)) or ((a['first_seq'] == 0) and (s['last_sequence'] == 2147483647))))))
+
 def _guard_5(s, a):  # spec/partition_producer.sm:79
     return ((((((not a['is_duplicate']) and (((not a['transactional']) or ((s['state'] == 'Ongoing') and (a['epoch'] == s['producer_epoch']))) or a['verification_ok'])) and (a['epoch'] >= s['producer_epoch'])) and ((a['verification_lowest_seq'] == -1) or (a['first_seq'] <= a['verification_lowest_seq']))) and ((s['producer_epoch'] == -1) or ((a['first_seq'] == 0) if (a['epoch'] != s['producer_epoch']) else ((a['first_seq'] == (s['last_sequence'] + 1)) or ((a['first_seq'] == 0) and (s['last_sequence'] == 2147483647)))))) and (not a['transactional']))
 
 def _assumes_5(s, a):
     return ((((a['epoch'] >= 0) and (a['first_seq'] >= 0)) and (not a['is_duplicate'] or ((s['state'] != 'Unknown') and (a['epoch'] == s['producer_epoch'])))) and (a['verification_lowest_seq'] >= -1))
 
+def _local_5(s, a):  # the row's own condition (its event's checks already passed)
+    return (not a['transactional'])
+
 def _guard_6(s, a):  # spec/partition_producer.sm:81
     return ((((((not a['is_duplicate']) and (((not a['transactional']) or ((s['state'] == 'Ongoing') and (a['epoch'] == s['producer_epoch']))) or a['verification_ok'])) and (a['epoch'] >= s['producer_epoch'])) and ((a['verification_lowest_seq'] == -1) or (a['first_seq'] <= a['verification_lowest_seq']))) and ((s['producer_epoch'] == -1) or ((a['first_seq'] == 0) if (a['epoch'] != s['producer_epoch']) else ((a['first_seq'] == (s['last_sequence'] + 1)) or ((a['first_seq'] == 0) and (s['last_sequence'] == 2147483647)))))) and (not a['transactional']))
 
 def _assumes_6(s, a):
     return ((((((a['epoch'] >= 0) and (a['first_seq'] >= 0)) and (a['last_seq'] >= 0)) and (a['timestamp_ms'] >= -1)) and (not a['is_duplicate'] or ((s['state'] != 'Unknown') and (a['epoch'] == s['producer_epoch'])))) and (a['verification_lowest_seq'] >= -1))
+
+def _local_6(s, a):  # the row's own condition (its event's checks already passed)
+    return (not a['transactional'])
 
 def _effect_6(s, a):
     return {'producer_epoch': a['epoch'], 'last_sequence': a['last_seq'], 'last_timestamp_ms': a['timestamp_ms']}
@@ -104,6 +125,9 @@ def _guard_7(s, a):  # spec/partition_producer.sm:84
 def _assumes_7(s, a):
     return (((((((a['epoch'] >= 0) and (a['first_seq'] >= 0)) and (a['last_seq'] >= 0)) and (a['first_offset'] >= 0)) and (a['timestamp_ms'] >= -1)) and (not a['is_duplicate'] or ((s['state'] != 'Unknown') and (a['epoch'] == s['producer_epoch'])))) and (a['verification_lowest_seq'] >= -1))
 
+def _local_7(s, a):  # the row's own condition (its event's checks already passed)
+    return a['transactional']
+
 def _effect_7(s, a):
     return {'producer_epoch': a['epoch'], 'last_sequence': a['last_seq'], 'last_timestamp_ms': a['timestamp_ms'], 'current_txn_first_offset': a['first_offset']}
 
@@ -112,6 +136,9 @@ def _guard_8(s, a):  # spec/partition_producer.sm:88
 
 def _assumes_8(s, a):
     return ((((((a['epoch'] >= 0) and (a['first_seq'] >= 0)) and (a['last_seq'] >= 0)) and (a['timestamp_ms'] >= -1)) and (not a['is_duplicate'] or ((s['state'] != 'Unknown') and (a['epoch'] == s['producer_epoch'])))) and (a['verification_lowest_seq'] >= -1))
+
+def _local_8(s, a):  # the row's own condition (its event's checks already passed)
+    return a['transactional']
 
 def _effect_8(s, a):
     return {'producer_epoch': a['epoch'], 'last_sequence': a['last_seq'], 'last_timestamp_ms': a['timestamp_ms']}
@@ -122,17 +149,26 @@ def _guard_9(s, a):  # spec/partition_producer.sm:99
 def _assumes_9(s, a):
     return True
 
+def _local_9(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((s['state'] == 'Ongoing') or a['verification_ok']))
+
 def _guard_10(s, a):  # spec/partition_producer.sm:101
     return (((s['state'] == 'Ongoing') or a['verification_ok']) and (not (a['epoch'] >= s['producer_epoch'])))
 
 def _assumes_10(s, a):
     return (a['epoch'] >= 0)
 
+def _local_10(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['epoch'] >= s['producer_epoch']))
+
 def _guard_11(s, a):  # spec/partition_producer.sm:102
     return (((s['state'] == 'Ongoing') or a['verification_ok']) and (a['epoch'] >= s['producer_epoch']))
 
 def _assumes_11(s, a):
     return (((a['epoch'] >= 0) and (a['first_offset'] >= 0)) and (a['timestamp_ms'] >= -1))
+
+def _local_11(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_11(s, a):
     return {'producer_epoch': a['epoch'], 'last_sequence': -1, 'last_timestamp_ms': a['timestamp_ms'], 'current_txn_first_offset': a['first_offset']}
@@ -143,6 +179,9 @@ def _guard_12(s, a):  # spec/partition_producer.sm:105
 def _assumes_12(s, a):
     return ((a['epoch'] >= 0) and (a['timestamp_ms'] >= -1))
 
+def _local_12(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _effect_12(s, a):
     return {'producer_epoch': a['epoch'], 'last_sequence': -1, 'last_timestamp_ms': a['timestamp_ms']}
 
@@ -152,17 +191,26 @@ def _guard_13(s, a):  # spec/partition_producer.sm:115
 def _assumes_13(s, a):
     return (a['epoch'] >= 0)
 
+def _local_13(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['epoch'] >= s['producer_epoch']))
+
 def _guard_14(s, a):  # spec/partition_producer.sm:117
     return ((a['epoch'] >= s['producer_epoch']) and (not (a['marker_coordinator_epoch'] >= s['txn_coordinator_epoch'])))
 
 def _assumes_14(s, a):
     return ((a['epoch'] >= 0) and (a['marker_coordinator_epoch'] >= 0))
 
+def _local_14(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['marker_coordinator_epoch'] >= s['txn_coordinator_epoch']))
+
 def _guard_15(s, a):  # spec/partition_producer.sm:119
     return ((a['epoch'] >= s['producer_epoch']) and (a['marker_coordinator_epoch'] >= s['txn_coordinator_epoch']))
 
 def _assumes_15(s, a):
     return (((a['epoch'] >= 0) and (a['marker_coordinator_epoch'] >= 0)) and (a['timestamp_ms'] >= -1))
+
+def _local_15(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_15(s, a):
     return {'producer_epoch': a['epoch'], 'txn_coordinator_epoch': a['marker_coordinator_epoch'], 'current_txn_first_offset': -1, 'last_sequence': (s['last_sequence'] if (a['epoch'] == s['producer_epoch']) else -1), 'last_timestamp_ms': a['timestamp_ms']}
@@ -173,6 +221,9 @@ def _guard_16(s, a):  # spec/partition_producer.sm:126
 def _assumes_16(s, a):
     return (((a['epoch'] >= 0) and (a['marker_coordinator_epoch'] >= 0)) and (a['timestamp_ms'] >= -1))
 
+def _local_16(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _effect_16(s, a):
     return {'producer_epoch': a['epoch'], 'txn_coordinator_epoch': a['marker_coordinator_epoch'], 'last_sequence': (s['last_sequence'] if (a['epoch'] == s['producer_epoch']) else -1), 'last_timestamp_ms': a['timestamp_ms']}
 
@@ -181,6 +232,9 @@ def _guard_17(s, a):  # spec/partition_producer.sm:139
 
 def _assumes_17(s, a):
     return ((a['now_ms'] >= 0) and (a['expiration_ms'] > 0))
+
+def _local_17(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['now_ms'] - s['last_timestamp_ms']) >= a['expiration_ms'])
 
 def _effect_17(s, a):
     return {}
@@ -191,10 +245,16 @@ def _guard_18(s, a):  # spec/partition_producer.sm:140
 def _assumes_18(s, a):
     return ((a['now_ms'] >= 0) and (a['expiration_ms'] > 0))
 
+def _local_18(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['now_ms'] - s['last_timestamp_ms']) < a['expiration_ms'])
+
 def _guard_19(s, a):  # spec/partition_producer.sm:141
     return True
 
 def _assumes_19(s, a):
+    return True
+
+def _local_19(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _requires_Append(s, a):
@@ -210,32 +270,33 @@ def _requires_Expire(s, a):
     return ((a['now_ms'] >= 0) and (a['expiration_ms'] > 0))
 
 #: fields of each row in ROWS
-ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin')
+ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin', 'local')
 ROWS = (
-    (0, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'NONE', 0, _guard_0, None, 60, 'is_duplicate', _assumes_0, 'check'),
-    (1, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_TXN_STATE', 48, _guard_1, None, 63, 'not (not transactional or (state == Ongoing and epoch == producer_epoch) or verification_ok)', _assumes_1, 'check'),
-    (2, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_2, None, 69, 'not (epoch >= producer_epoch)', _assumes_2, 'check'),
-    (3, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'OUT_OF_ORDER_SEQUENCE_NUMBER', 45, _guard_3, None, 72, 'not (verification_lowest_seq == NO_SEQUENCE or first_seq <= verification_lowest_seq)', _assumes_3, 'check'),
-    (4, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'OUT_OF_ORDER_SEQUENCE_NUMBER', 45, _guard_4, None, 75, 'not (producer_epoch == NO_EPOCH or (if bump then first_seq == 0 else in_sequence))', _assumes_4, 'check'),
-    (5, 'reject', 'Append', frozenset({'Ongoing'}), None, 'INVALID_TXN_STATE', 48, _guard_5, None, 79, 'not transactional', _assumes_5, 'reject'),
-    (6, 'transition', 'Append', frozenset({'Known', 'Unknown'}), 'Known', 'NONE', 0, _guard_6, _effect_6, 81, 'not transactional', _assumes_6, 'transition'),
-    (7, 'transition', 'Append', frozenset({'Known', 'Unknown'}), 'Ongoing', 'NONE', 0, _guard_7, _effect_7, 84, 'transactional', _assumes_7, 'transition'),
-    (8, 'transition', 'Append', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_8, _effect_8, 88, 'transactional', _assumes_8, 'transition'),
-    (9, 'reject', 'CoordinatorAppend', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_TXN_STATE', 48, _guard_9, None, 99, 'not (state == Ongoing or verification_ok)', _assumes_9, 'check'),
-    (10, 'reject', 'CoordinatorAppend', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_10, None, 101, 'not (epoch >= producer_epoch)', _assumes_10, 'check'),
-    (11, 'transition', 'CoordinatorAppend', frozenset({'Known', 'Unknown'}), 'Ongoing', 'NONE', 0, _guard_11, _effect_11, 102, 'true', _assumes_11, 'transition'),
-    (12, 'transition', 'CoordinatorAppend', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_12, _effect_12, 105, 'true', _assumes_12, 'transition'),
-    (13, 'reject', 'WriteMarker', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_13, None, 115, 'not (epoch >= producer_epoch)', _assumes_13, 'check'),
-    (14, 'reject', 'WriteMarker', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'TRANSACTION_COORDINATOR_FENCED', 52, _guard_14, None, 117, 'not (marker_coordinator_epoch >= txn_coordinator_epoch)', _assumes_14, 'check'),
-    (15, 'transition', 'WriteMarker', frozenset({'Ongoing'}), 'Known', 'NONE', 0, _guard_15, _effect_15, 119, 'true', _assumes_15, 'transition'),
-    (16, 'transition', 'WriteMarker', frozenset({'Known', 'Unknown'}), 'Known', 'NONE', 0, _guard_16, _effect_16, 126, 'true', _assumes_16, 'transition'),
-    (17, 'transition', 'Expire', frozenset({'Known'}), 'Expired', 'NONE', 0, _guard_17, _effect_17, 139, 'now_ms - last_timestamp_ms >= expiration_ms', _assumes_17, 'transition'),
-    (18, 'reject', 'Expire', frozenset({'Known'}), None, 'NONE', 0, _guard_18, None, 140, 'now_ms - last_timestamp_ms < expiration_ms', _assumes_18, 'reject'),
-    (19, 'reject', 'Expire', frozenset({'Ongoing', 'Unknown'}), None, 'NONE', 0, _guard_19, None, 141, 'true', _assumes_19, 'reject'),
+    (0, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'NONE', 0, _guard_0, None, 60, 'is_duplicate', _assumes_0, 'check', _local_0),
+    (1, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_TXN_STATE', 48, _guard_1, None, 63, 'not (not transactional or (state == Ongoing and epoch == producer_epoch) or verification_ok)', _assumes_1, 'check', _local_1),
+    (2, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_2, None, 69, 'not (epoch >= producer_epoch)', _assumes_2, 'check', _local_2),
+    (3, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'OUT_OF_ORDER_SEQUENCE_NUMBER', 45, _guard_3, None, 72, 'not (verification_lowest_seq == NO_SEQUENCE or first_seq <= verification_lowest_seq)', _assumes_3, 'check', _local_3),
+    (4, 'reject', 'Append', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'OUT_OF_ORDER_SEQUENCE_NUMBER', 45, _guard_4, None, 75, 'not (producer_epoch == NO_EPOCH or (if bump then first_seq == 0 else in_sequence))', _assumes_4, 'check', _local_4),
+    (5, 'reject', 'Append', frozenset({'Ongoing'}), None, 'INVALID_TXN_STATE', 48, _guard_5, None, 79, 'not transactional', _assumes_5, 'reject', _local_5),
+    (6, 'transition', 'Append', frozenset({'Known', 'Unknown'}), 'Known', 'NONE', 0, _guard_6, _effect_6, 81, 'not transactional', _assumes_6, 'transition', _local_6),
+    (7, 'transition', 'Append', frozenset({'Known', 'Unknown'}), 'Ongoing', 'NONE', 0, _guard_7, _effect_7, 84, 'transactional', _assumes_7, 'transition', _local_7),
+    (8, 'transition', 'Append', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_8, _effect_8, 88, 'transactional', _assumes_8, 'transition', _local_8),
+    (9, 'reject', 'CoordinatorAppend', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_TXN_STATE', 48, _guard_9, None, 99, 'not (state == Ongoing or verification_ok)', _assumes_9, 'check', _local_9),
+    (10, 'reject', 'CoordinatorAppend', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_10, None, 101, 'not (epoch >= producer_epoch)', _assumes_10, 'check', _local_10),
+    (11, 'transition', 'CoordinatorAppend', frozenset({'Known', 'Unknown'}), 'Ongoing', 'NONE', 0, _guard_11, _effect_11, 102, 'true', _assumes_11, 'transition', _local_11),
+    (12, 'transition', 'CoordinatorAppend', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_12, _effect_12, 105, 'true', _assumes_12, 'transition', _local_12),
+    (13, 'reject', 'WriteMarker', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'INVALID_PRODUCER_EPOCH', 47, _guard_13, None, 115, 'not (epoch >= producer_epoch)', _assumes_13, 'check', _local_13),
+    (14, 'reject', 'WriteMarker', frozenset({'Known', 'Ongoing', 'Unknown'}), None, 'TRANSACTION_COORDINATOR_FENCED', 52, _guard_14, None, 117, 'not (marker_coordinator_epoch >= txn_coordinator_epoch)', _assumes_14, 'check', _local_14),
+    (15, 'transition', 'WriteMarker', frozenset({'Ongoing'}), 'Known', 'NONE', 0, _guard_15, _effect_15, 119, 'true', _assumes_15, 'transition', _local_15),
+    (16, 'transition', 'WriteMarker', frozenset({'Known', 'Unknown'}), 'Known', 'NONE', 0, _guard_16, _effect_16, 126, 'true', _assumes_16, 'transition', _local_16),
+    (17, 'transition', 'Expire', frozenset({'Known'}), 'Expired', 'NONE', 0, _guard_17, _effect_17, 139, 'now_ms - last_timestamp_ms >= expiration_ms', _assumes_17, 'transition', _local_17),
+    (18, 'reject', 'Expire', frozenset({'Known'}), None, 'NONE', 0, _guard_18, None, 140, 'now_ms - last_timestamp_ms < expiration_ms', _assumes_18, 'reject', _local_18),
+    (19, 'reject', 'Expire', frozenset({'Ongoing', 'Unknown'}), None, 'NONE', 0, _guard_19, None, 141, 'true', _assumes_19, 'reject', _local_19),
 )
 REQUIRES = {'Append': _requires_Append, 'CoordinatorAppend': _requires_CoordinatorAppend, 'WriteMarker': _requires_WriteMarker, 'Expire': _requires_Expire}
 
-#: (state, event) -> indexes of the rows to try, in declaration order
+#: (state, event) -> indexes of the rows to try, in declaration order (an event's checks come first:
+#: a row's `local` condition decides once every earlier row of the same (state, event) has not matched)
 INDEX = {
     ('Known', 'Append'): (0, 1, 2, 3, 4, 6, 7),
     ('Known', 'CoordinatorAppend'): (9, 10, 11),
@@ -312,8 +373,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
-# for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's
+# arguments), for runtime self-checks.
 def _invariant_0(s):  # unknown_is_blank
     return (not (s['state'] == 'Unknown') or (((((s['producer_epoch'] == -1) and (s['last_sequence'] == -1)) and (s['txn_coordinator_epoch'] == -1)) and (s['current_txn_first_offset'] == -1)) and (s['last_timestamp_ms'] == -1)))
 

@@ -71,17 +71,26 @@ def _guard_0(s, a):  # spec/producer_client.sm:74
 def _assumes_0(s, a):
     return True
 
+def _local_0(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['last_error'] == 'INVALID_PRODUCER_EPOCH')
+
 def _guard_1(s, a):  # spec/producer_client.sm:76
     return (not (s['last_error'] == 'INVALID_PRODUCER_EPOCH'))
 
 def _assumes_1(s, a):
     return True
 
+def _local_1(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['last_error'] == 'INVALID_PRODUCER_EPOCH'))
+
 def _guard_2(s, a):  # spec/producer_client.sm:78
     return (s['transactional_id'] != '')
 
 def _assumes_2(s, a):
     return True
+
+def _local_2(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['transactional_id'] != '')
 
 def _effect_2(s, a):
     return {}
@@ -92,11 +101,17 @@ def _guard_3(s, a):  # spec/producer_client.sm:79
 def _assumes_3(s, a):
     return True
 
+def _local_3(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['transactional_id'] != '')
+
 def _guard_4(s, a):  # spec/producer_client.sm:83
     return (not (s['transactional_id'] != ''))
 
 def _assumes_4(s, a):
     return True
+
+def _local_4(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['transactional_id'] != ''))
 
 def _guard_5(s, a):  # spec/producer_client.sm:85
     return True
@@ -104,11 +119,17 @@ def _guard_5(s, a):  # spec/producer_client.sm:85
 def _assumes_5(s, a):
     return True
 
+def _local_5(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_6(s, a):  # spec/producer_client.sm:93
     return (not (s['transactional_id'] != ''))
 
 def _assumes_6(s, a):
     return True
+
+def _local_6(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['transactional_id'] != ''))
 
 def _effect_6(s, a):
     return {}
@@ -119,6 +140,9 @@ def _guard_7(s, a):  # spec/producer_client.sm:102
 def _assumes_7(s, a):
     return (not (a['error'] == 'NONE') or ((a['new_producer_id'] >= 0) and (a['new_epoch'] >= 0)))
 
+def _local_7(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] == 'NONE')
+
 def _effect_7(s, a):
     return {'producer_id': a['new_producer_id'], 'producer_epoch': a['new_epoch']}
 
@@ -127,6 +151,9 @@ def _guard_8(s, a):  # spec/producer_client.sm:105
 
 def _assumes_8(s, a):
     return (not (a['error'] == 'NONE') or ((a['new_producer_id'] >= 0) and (a['new_epoch'] >= 0)))
+
+def _local_8(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] == 'NONE')
 
 def _effect_8(s, a):
     return {'producer_id': a['new_producer_id'], 'producer_epoch': a['new_epoch']}
@@ -137,6 +164,9 @@ def _guard_9(s, a):  # spec/producer_client.sm:109
 def _assumes_9(s, a):
     return (not (a['error'] == 'NONE') or ((a['new_producer_id'] >= 0) and (a['new_epoch'] >= 0)))
 
+def _local_9(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] == 'NONE')
+
 def _effect_9(s, a):
     return {'last_error': 'OTHER'}
 
@@ -146,11 +176,17 @@ def _guard_10(s, a):  # spec/producer_client.sm:113
 def _assumes_10(s, a):
     return (not (a['error'] == 'NONE') or ((a['new_producer_id'] >= 0) and (a['new_epoch'] >= 0)))
 
+def _local_10(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'})
+
 def _guard_11(s, a):  # spec/producer_client.sm:115
     return (a['error'] in {'CLUSTER_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'TRANSACTION_ABORTABLE'})
 
 def _assumes_11(s, a):
     return (not (a['error'] == 'NONE') or ((a['new_producer_id'] >= 0) and (a['new_epoch'] >= 0)))
+
+def _local_11(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] in {'CLUSTER_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'TRANSACTION_ABORTABLE'})
 
 def _effect_11(s, a):
     return {'last_error': a['error']}
@@ -161,11 +197,17 @@ def _guard_12(s, a):  # spec/producer_client.sm:119
 def _assumes_12(s, a):
     return (not (a['error'] == 'NONE') or ((a['new_producer_id'] >= 0) and (a['new_epoch'] >= 0)))
 
+def _local_12(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] in {'CLUSTER_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'TRANSACTION_ABORTABLE'})
+
 def _guard_13(s, a):  # spec/producer_client.sm:122
     return (a['error'] in {'CLUSTER_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'TRANSACTION_ABORTABLE'})
 
 def _assumes_13(s, a):
     return (not (a['error'] == 'NONE') or ((a['new_producer_id'] >= 0) and (a['new_epoch'] >= 0)))
+
+def _local_13(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] in {'CLUSTER_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'TRANSACTION_ABORTABLE'})
 
 def _effect_13(s, a):
     return {'last_error': 'OTHER'}
@@ -176,6 +218,9 @@ def _guard_14(s, a):  # spec/producer_client.sm:125
 def _assumes_14(s, a):
     return (not (a['error'] == 'NONE') or ((a['new_producer_id'] >= 0) and (a['new_epoch'] >= 0)))
 
+def _local_14(s, a):  # the row's own condition (its event's checks already passed)
+    return (((a['error'] != 'NONE') and (not (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'}))) and (not (a['error'] in {'CLUSTER_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'TRANSACTION_ABORTABLE'})))
+
 def _effect_14(s, a):
     return {'last_error': ('PRODUCER_FENCED' if (a['error'] == 'INVALID_PRODUCER_EPOCH') else a['error'])}
 
@@ -185,10 +230,16 @@ def _guard_15(s, a):  # spec/producer_client.sm:133
 def _assumes_15(s, a):
     return True
 
+def _local_15(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['transactional_id'] != ''))
+
 def _guard_16(s, a):  # spec/producer_client.sm:135
     return (s['transactional_id'] != '')
 
 def _assumes_16(s, a):
+    return True
+
+def _local_16(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_16(s, a):
@@ -200,16 +251,25 @@ def _guard_17(s, a):  # spec/producer_client.sm:136
 def _assumes_17(s, a):
     return True
 
+def _local_17(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['last_error'] == 'INVALID_PRODUCER_EPOCH')
+
 def _guard_18(s, a):  # spec/producer_client.sm:137
     return ((s['transactional_id'] != '') and (not (s['last_error'] == 'INVALID_PRODUCER_EPOCH')))
 
 def _assumes_18(s, a):
     return True
 
+def _local_18(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['last_error'] == 'INVALID_PRODUCER_EPOCH'))
+
 def _guard_19(s, a):  # spec/producer_client.sm:139
     return (s['transactional_id'] != '')
 
 def _assumes_19(s, a):
+    return True
+
+def _local_19(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _guard_20(s, a):  # spec/producer_client.sm:146
@@ -218,11 +278,17 @@ def _guard_20(s, a):  # spec/producer_client.sm:146
 def _assumes_20(s, a):
     return True
 
+def _local_20(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['transactional_id'] != '')
+
 def _guard_21(s, a):  # spec/producer_client.sm:147
     return (not (s['transactional_id'] != ''))
 
 def _assumes_21(s, a):
     return True
+
+def _local_21(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['transactional_id'] != ''))
 
 def _guard_22(s, a):  # spec/producer_client.sm:149
     return (s['last_error'] == 'INVALID_PRODUCER_EPOCH')
@@ -230,11 +296,17 @@ def _guard_22(s, a):  # spec/producer_client.sm:149
 def _assumes_22(s, a):
     return True
 
+def _local_22(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['last_error'] == 'INVALID_PRODUCER_EPOCH')
+
 def _guard_23(s, a):  # spec/producer_client.sm:152
     return (not (s['last_error'] == 'INVALID_PRODUCER_EPOCH'))
 
 def _assumes_23(s, a):
     return True
+
+def _local_23(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['last_error'] == 'INVALID_PRODUCER_EPOCH'))
 
 def _guard_24(s, a):  # spec/producer_client.sm:154
     return (s['transactional_id'] != '')
@@ -242,11 +314,17 @@ def _guard_24(s, a):  # spec/producer_client.sm:154
 def _assumes_24(s, a):
     return True
 
+def _local_24(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['transactional_id'] != '')
+
 def _guard_25(s, a):  # spec/producer_client.sm:168
     return (a['error'] == 'NONE')
 
 def _assumes_25(s, a):
     return True
+
+def _local_25(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] == 'NONE')
 
 def _guard_26(s, a):  # spec/producer_client.sm:171
     return (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'})
@@ -254,11 +332,17 @@ def _guard_26(s, a):  # spec/producer_client.sm:171
 def _assumes_26(s, a):
     return True
 
+def _local_26(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'})
+
 def _guard_27(s, a):  # spec/producer_client.sm:173
     return (((a['error'] != 'NONE') and (not (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'}))) and (not ((a['error'] in {'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED'}) or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and (not a['can_bump_epoch'])))))
 
 def _assumes_27(s, a):
     return True
+
+def _local_27(s, a):  # the row's own condition (its event's checks already passed)
+    return (((a['error'] != 'NONE') and (not (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'}))) and (not ((a['error'] in {'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED'}) or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and (not a['can_bump_epoch'])))))
 
 def _effect_27(s, a):
     return {'last_error': a['error']}
@@ -269,11 +353,17 @@ def _guard_28(s, a):  # spec/producer_client.sm:178
 def _assumes_28(s, a):
     return True
 
+def _local_28(s, a):  # the row's own condition (its event's checks already passed)
+    return (((a['error'] != 'NONE') and (not (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'}))) and (not ((a['error'] in {'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED'}) or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and (not a['can_bump_epoch'])))))
+
 def _guard_29(s, a):  # spec/producer_client.sm:180
     return (((a['error'] != 'NONE') and (not (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'}))) and (not ((a['error'] in {'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED'}) or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and (not a['can_bump_epoch'])))))
 
 def _assumes_29(s, a):
     return True
+
+def _local_29(s, a):  # the row's own condition (its event's checks already passed)
+    return (((a['error'] != 'NONE') and (not (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'}))) and (not ((a['error'] in {'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED'}) or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and (not a['can_bump_epoch'])))))
 
 def _effect_29(s, a):
     return {'last_error': 'OTHER'}
@@ -284,6 +374,9 @@ def _guard_30(s, a):  # spec/producer_client.sm:183
 def _assumes_30(s, a):
     return True
 
+def _local_30(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] in {'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'PRODUCER_FENCED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED'}) or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and (not a['can_bump_epoch'])))
+
 def _effect_30(s, a):
     return {'last_error': ('PRODUCER_FENCED' if (a['error'] == 'INVALID_PRODUCER_EPOCH') else a['error'])}
 
@@ -293,10 +386,16 @@ def _guard_31(s, a):  # spec/producer_client.sm:191
 def _assumes_31(s, a):
     return True
 
+def _local_31(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['transactional_id'] != ''))
+
 def _guard_32(s, a):  # spec/producer_client.sm:194
     return (s['transactional_id'] != '')
 
 def _assumes_32(s, a):
+    return True
+
+def _local_32(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_32(s, a):
@@ -308,11 +407,17 @@ def _guard_33(s, a):  # spec/producer_client.sm:195
 def _assumes_33(s, a):
     return True
 
+def _local_33(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_34(s, a):  # spec/producer_client.sm:196
     return ((s['transactional_id'] != '') and (s['last_error'] == 'INVALID_PRODUCER_EPOCH'))
 
 def _assumes_34(s, a):
     return True
+
+def _local_34(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['last_error'] == 'INVALID_PRODUCER_EPOCH')
 
 def _guard_35(s, a):  # spec/producer_client.sm:197
     return ((s['transactional_id'] != '') and (not (s['last_error'] == 'INVALID_PRODUCER_EPOCH')))
@@ -320,10 +425,16 @@ def _guard_35(s, a):  # spec/producer_client.sm:197
 def _assumes_35(s, a):
     return True
 
+def _local_35(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['last_error'] == 'INVALID_PRODUCER_EPOCH'))
+
 def _guard_36(s, a):  # spec/producer_client.sm:199
     return (s['transactional_id'] != '')
 
 def _assumes_36(s, a):
+    return True
+
+def _local_36(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _guard_37(s, a):  # spec/producer_client.sm:207
@@ -332,10 +443,16 @@ def _guard_37(s, a):  # spec/producer_client.sm:207
 def _assumes_37(s, a):
     return True
 
+def _local_37(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['transactional_id'] != ''))
+
 def _guard_38(s, a):  # spec/producer_client.sm:210
     return (s['transactional_id'] != '')
 
 def _assumes_38(s, a):
+    return True
+
+def _local_38(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_38(s, a):
@@ -347,10 +464,16 @@ def _guard_39(s, a):  # spec/producer_client.sm:211
 def _assumes_39(s, a):
     return True
 
+def _local_39(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_40(s, a):  # spec/producer_client.sm:212
     return (s['transactional_id'] != '')
 
 def _assumes_40(s, a):
+    return True
+
+def _local_40(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _guard_41(s, a):  # spec/producer_client.sm:220
@@ -358,6 +481,9 @@ def _guard_41(s, a):  # spec/producer_client.sm:220
 
 def _assumes_41(s, a):
     return True
+
+def _local_41(s, a):  # the row's own condition (its event's checks already passed)
+    return (not a['epoch_bump_required'])
 
 def _effect_41(s, a):
     return {}
@@ -368,6 +494,9 @@ def _guard_42(s, a):  # spec/producer_client.sm:221
 def _assumes_42(s, a):
     return True
 
+def _local_42(s, a):  # the row's own condition (its event's checks already passed)
+    return (not a['epoch_bump_required'])
+
 def _effect_42(s, a):
     return {}
 
@@ -376,6 +505,9 @@ def _guard_43(s, a):  # spec/producer_client.sm:222
 
 def _assumes_43(s, a):
     return True
+
+def _local_43(s, a):  # the row's own condition (its event's checks already passed)
+    return a['epoch_bump_required']
 
 def _effect_43(s, a):
     return {}
@@ -386,6 +518,9 @@ def _guard_44(s, a):  # spec/producer_client.sm:235
 def _assumes_44(s, a):
     return True
 
+def _local_44(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'NONE') and (not a['epoch_bump_required']))
+
 def _effect_44(s, a):
     return {}
 
@@ -394,6 +529,9 @@ def _guard_45(s, a):  # spec/producer_client.sm:236
 
 def _assumes_45(s, a):
     return True
+
+def _local_45(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'NONE') and (not a['epoch_bump_required']))
 
 def _effect_45(s, a):
     return {}
@@ -404,6 +542,9 @@ def _guard_46(s, a):  # spec/producer_client.sm:237
 def _assumes_46(s, a):
     return True
 
+def _local_46(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'NONE') and (not a['epoch_bump_required']))
+
 def _effect_46(s, a):
     return {}
 
@@ -412,6 +553,9 @@ def _guard_47(s, a):  # spec/producer_client.sm:239
 
 def _assumes_47(s, a):
     return True
+
+def _local_47(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'NONE') and a['epoch_bump_required'])
 
 def _effect_47(s, a):
     return {}
@@ -422,6 +566,9 @@ def _guard_48(s, a):  # spec/producer_client.sm:242
 def _assumes_48(s, a):
     return True
 
+def _local_48(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'NONE') and a['epoch_bump_required'])
+
 def _effect_48(s, a):
     return {}
 
@@ -430,6 +577,9 @@ def _guard_49(s, a):  # spec/producer_client.sm:244
 
 def _assumes_49(s, a):
     return True
+
+def _local_49(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'NONE') and (not a['epoch_bump_required']))
 
 def _effect_49(s, a):
     return {'last_error': 'OTHER'}
@@ -440,6 +590,9 @@ def _guard_50(s, a):  # spec/producer_client.sm:248
 def _assumes_50(s, a):
     return True
 
+def _local_50(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'NONE') and a['epoch_bump_required'])
+
 def _effect_50(s, a):
     return {'last_error': 'OTHER'}
 
@@ -449,11 +602,17 @@ def _guard_51(s, a):  # spec/producer_client.sm:252
 def _assumes_51(s, a):
     return True
 
+def _local_51(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'})
+
 def _guard_52(s, a):  # spec/producer_client.sm:253
     return ((a['error'] == 'TRANSACTION_ABORTABLE') or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and a['can_bump_epoch']))
 
 def _assumes_52(s, a):
     return True
+
+def _local_52(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'TRANSACTION_ABORTABLE') or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and a['can_bump_epoch']))
 
 def _effect_52(s, a):
     return {'last_error': a['error']}
@@ -464,11 +623,17 @@ def _guard_53(s, a):  # spec/producer_client.sm:255
 def _assumes_53(s, a):
     return True
 
+def _local_53(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'TRANSACTION_ABORTABLE') or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and a['can_bump_epoch']))
+
 def _guard_54(s, a):  # spec/producer_client.sm:257
     return ((a['error'] == 'TRANSACTION_ABORTABLE') or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and a['can_bump_epoch']))
 
 def _assumes_54(s, a):
     return True
+
+def _local_54(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['error'] == 'TRANSACTION_ABORTABLE') or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and a['can_bump_epoch']))
 
 def _effect_54(s, a):
     return {'last_error': 'OTHER'}
@@ -479,6 +644,9 @@ def _guard_55(s, a):  # spec/producer_client.sm:260
 def _assumes_55(s, a):
     return True
 
+def _local_55(s, a):  # the row's own condition (its event's checks already passed)
+    return (((a['error'] != 'NONE') and (not (a['error'] in {'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'OTHER_RETRIABLE'}))) and (not ((a['error'] == 'TRANSACTION_ABORTABLE') or ((a['error'] in {'INVALID_PRODUCER_ID_MAPPING', 'UNKNOWN_PRODUCER_ID'}) and a['can_bump_epoch']))))
+
 def _effect_55(s, a):
     return {'last_error': ('PRODUCER_FENCED' if (a['error'] == 'INVALID_PRODUCER_EPOCH') else a['error'])}
 
@@ -487,6 +655,9 @@ def _guard_56(s, a):  # spec/producer_client.sm:273
 
 def _assumes_56(s, a):
     return ((a['error'] != 'NONE') and (a['error'] != 'PRODUCER_FENCED'))
+
+def _local_56(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['transactional_id'] != '')
 
 def _effect_56(s, a):
     return {'last_error': a['error']}
@@ -497,11 +668,17 @@ def _guard_57(s, a):  # spec/producer_client.sm:276
 def _assumes_57(s, a):
     return True
 
+def _local_57(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['transactional_id'] != '')
+
 def _guard_58(s, a):  # spec/producer_client.sm:282
     return True
 
 def _assumes_58(s, a):
     return (a['error'] != 'NONE')
+
+def _local_58(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_58(s, a):
     return {'last_error': a['error']}
@@ -512,6 +689,9 @@ def _guard_59(s, a):  # spec/producer_client.sm:288
 def _assumes_59(s, a):
     return True
 
+def _local_59(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['last_error'] in {'CLUSTER_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED'})
+
 def _effect_59(s, a):
     return {'last_error': 'NONE'}
 
@@ -521,6 +701,9 @@ def _guard_60(s, a):  # spec/producer_client.sm:297
 def _assumes_60(s, a):
     return (a['epoch'] >= 0)
 
+def _local_60(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not (s['transactional_id'] != '')) and (a['epoch'] == 32767))
+
 def _effect_60(s, a):
     return {'producer_id': -1, 'producer_epoch': -1}
 
@@ -529,6 +712,9 @@ def _guard_61(s, a):  # spec/producer_client.sm:299
 
 def _assumes_61(s, a):
     return (a['epoch'] >= 0)
+
+def _local_61(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not (s['transactional_id'] != '')) and (a['epoch'] < 32767))
 
 def _requires_InitTransactions(s, a):
     return True
@@ -573,74 +759,75 @@ def _requires_BumpIdempotentEpoch(s, a):
     return (a['epoch'] >= 0)
 
 #: fields of each row in ROWS
-ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin')
+ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin', 'local')
 ROWS = (
-    (0, 'reject', 'InitTransactions', frozenset({'AbortableError'}), None, 'InvalidProducerEpochException', -1, _guard_0, None, 74, 'epoch_error', _assumes_0, 'reject'),
-    (1, 'reject', 'InitTransactions', frozenset({'AbortableError'}), None, 'KafkaException', -1, _guard_1, None, 76, 'not epoch_error', _assumes_1, 'reject'),
-    (2, 'transition', 'InitTransactions', frozenset({'Uninitialized'}), 'Initializing', 'NONE', 0, _guard_2, _effect_2, 78, 'transactional', _assumes_2, 'transition'),
-    (3, 'reject', 'InitTransactions', frozenset({'Initializing'}), None, 'NONE', 0, _guard_3, None, 79, 'transactional', _assumes_3, 'reject'),
-    (4, 'reject', 'InitTransactions', frozenset({'Initializing', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_4, None, 83, 'not transactional', _assumes_4, 'reject'),
-    (5, 'reject', 'InitTransactions', frozenset({'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Ready'}), None, 'IllegalStateException', -1, _guard_5, None, 85, 'true', _assumes_5, 'reject'),
-    (6, 'transition', 'InitIdempotentProducerId', frozenset({'Uninitialized'}), 'Initializing', 'NONE', 0, _guard_6, _effect_6, 93, 'not transactional', _assumes_6, 'transition'),
-    (7, 'transition', 'InitProducerIdResponse', frozenset({'Initializing'}), 'Ready', 'NONE', 0, _guard_7, _effect_7, 102, 'error == NONE', _assumes_7, 'transition'),
-    (8, 'transition', 'InitProducerIdResponse', frozenset({'AbortingTransaction', 'CommittingTransaction'}), 'Ready', 'NONE', 0, _guard_8, _effect_8, 105, 'error == NONE', _assumes_8, 'transition'),
-    (9, 'transition', 'InitProducerIdResponse', frozenset({'AbortableError', 'InTransaction', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_9, _effect_9, 109, 'error == NONE', _assumes_9, 'transition'),
-    (10, 'reject', 'InitProducerIdResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_10, None, 113, 'retriable', _assumes_10, 'reject'),
-    (11, 'transition', 'InitProducerIdResponse', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing'}), 'AbortableError', 'NONE', 0, _guard_11, _effect_11, 115, 'abortable', _assumes_11, 'transition'),
-    (12, 'reject', 'InitProducerIdResponse', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_12, None, 119, 'abortable', _assumes_12, 'reject'),
-    (13, 'transition', 'InitProducerIdResponse', frozenset({'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_13, _effect_13, 122, 'abortable', _assumes_13, 'transition'),
-    (14, 'transition', 'InitProducerIdResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_14, _effect_14, 125, 'fatal', _assumes_14, 'transition'),
-    (15, 'reject', 'BeginTransaction', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_15, None, 133, 'not (transactional)', _assumes_15, 'check'),
-    (16, 'transition', 'BeginTransaction', frozenset({'Ready'}), 'InTransaction', 'NONE', 0, _guard_16, _effect_16, 135, 'true', _assumes_16, 'transition'),
-    (17, 'reject', 'BeginTransaction', frozenset({'AbortableError'}), None, 'InvalidProducerEpochException', -1, _guard_17, None, 136, 'epoch_error', _assumes_17, 'reject'),
-    (18, 'reject', 'BeginTransaction', frozenset({'AbortableError'}), None, 'KafkaException', -1, _guard_18, None, 137, 'not epoch_error', _assumes_18, 'reject'),
-    (19, 'reject', 'BeginTransaction', frozenset({'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_19, None, 139, 'true', _assumes_19, 'reject'),
-    (20, 'reject', 'Send', frozenset({'InTransaction'}), None, 'NONE', 0, _guard_20, None, 146, 'transactional', _assumes_20, 'reject'),
-    (21, 'reject', 'Send', frozenset({'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_21, None, 147, 'not transactional', _assumes_21, 'reject'),
-    (22, 'reject', 'Send', frozenset({'AbortableError'}), None, 'InvalidProducerEpochException', -1, _guard_22, None, 149, 'epoch_error', _assumes_22, 'reject'),
-    (23, 'reject', 'Send', frozenset({'AbortableError'}), None, 'KafkaException', -1, _guard_23, None, 152, 'not epoch_error', _assumes_23, 'reject'),
-    (24, 'reject', 'Send', frozenset({'AbortingTransaction', 'CommittingTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_24, None, 154, 'transactional', _assumes_24, 'reject'),
-    (25, 'reject', 'AddPartitionsResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_25, None, 168, 'error == NONE', _assumes_25, 'reject'),
-    (26, 'reject', 'AddPartitionsResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_26, None, 171, 'retriable', _assumes_26, 'reject'),
-    (27, 'transition', 'AddPartitionsResponse', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing'}), 'AbortableError', 'NONE', 0, _guard_27, _effect_27, 173, 'abortable', _assumes_27, 'transition'),
-    (28, 'reject', 'AddPartitionsResponse', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_28, None, 178, 'abortable', _assumes_28, 'reject'),
-    (29, 'transition', 'AddPartitionsResponse', frozenset({'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_29, _effect_29, 180, 'abortable', _assumes_29, 'transition'),
-    (30, 'transition', 'AddPartitionsResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_30, _effect_30, 183, 'fatal', _assumes_30, 'transition'),
-    (31, 'reject', 'CommitTransaction', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_31, None, 191, 'not (transactional)', _assumes_31, 'check'),
-    (32, 'transition', 'CommitTransaction', frozenset({'InTransaction'}), 'CommittingTransaction', 'NONE', 0, _guard_32, _effect_32, 194, 'true', _assumes_32, 'transition'),
-    (33, 'reject', 'CommitTransaction', frozenset({'CommittingTransaction'}), None, 'NONE', 0, _guard_33, None, 195, 'true', _assumes_33, 'reject'),
-    (34, 'reject', 'CommitTransaction', frozenset({'AbortableError'}), None, 'InvalidProducerEpochException', -1, _guard_34, None, 196, 'epoch_error', _assumes_34, 'reject'),
-    (35, 'reject', 'CommitTransaction', frozenset({'AbortableError'}), None, 'KafkaException', -1, _guard_35, None, 197, 'not epoch_error', _assumes_35, 'reject'),
-    (36, 'reject', 'CommitTransaction', frozenset({'AbortingTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_36, None, 199, 'true', _assumes_36, 'reject'),
-    (37, 'reject', 'AbortTransaction', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_37, None, 207, 'not (transactional)', _assumes_37, 'check'),
-    (38, 'transition', 'AbortTransaction', frozenset({'AbortableError', 'InTransaction'}), 'AbortingTransaction', 'NONE', 0, _guard_38, _effect_38, 210, 'true', _assumes_38, 'transition'),
-    (39, 'reject', 'AbortTransaction', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_39, None, 211, 'true', _assumes_39, 'reject'),
-    (40, 'reject', 'AbortTransaction', frozenset({'CommittingTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_40, None, 212, 'true', _assumes_40, 'reject'),
-    (41, 'transition', 'EndTxnNotSent', frozenset({'CommittingTransaction'}), 'Ready', 'NONE', 0, _guard_41, _effect_41, 220, 'not epoch_bump_required', _assumes_41, 'transition'),
-    (42, 'transition', 'EndTxnNotSent', frozenset({'AbortingTransaction'}), 'Ready', 'NONE', 0, _guard_42, _effect_42, 221, 'not epoch_bump_required', _assumes_42, 'transition'),
-    (43, 'transition', 'EndTxnNotSent', frozenset({'AbortingTransaction'}), 'Initializing', 'NONE', 0, _guard_43, _effect_43, 222, 'epoch_bump_required', _assumes_43, 'transition'),
-    (44, 'transition', 'EndTxnResponse', frozenset({'CommittingTransaction'}), 'Ready', 'NONE', 0, _guard_44, _effect_44, 235, 'to_ready', _assumes_44, 'transition'),
-    (45, 'transition', 'EndTxnResponse', frozenset({'AbortingTransaction'}), 'Ready', 'NONE', 0, _guard_45, _effect_45, 236, 'to_ready', _assumes_45, 'transition'),
-    (46, 'transition', 'EndTxnResponse', frozenset({'Initializing'}), 'Ready', 'NONE', 0, _guard_46, _effect_46, 237, 'to_ready', _assumes_46, 'transition'),
-    (47, 'transition', 'EndTxnResponse', frozenset({'AbortingTransaction'}), 'Initializing', 'NONE', 0, _guard_47, _effect_47, 239, 'to_initializing', _assumes_47, 'transition'),
-    (48, 'transition', 'EndTxnResponse', frozenset({'Uninitialized'}), 'Initializing', 'NONE', 0, _guard_48, _effect_48, 242, 'to_initializing', _assumes_48, 'transition'),
-    (49, 'transition', 'EndTxnResponse', frozenset({'AbortableError', 'InTransaction', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_49, _effect_49, 244, 'to_ready', _assumes_49, 'transition'),
-    (50, 'transition', 'EndTxnResponse', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready'}), 'FatalError', 'NONE', 0, _guard_50, _effect_50, 248, 'to_initializing', _assumes_50, 'transition'),
-    (51, 'reject', 'EndTxnResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_51, None, 252, 'retriable', _assumes_51, 'reject'),
-    (52, 'transition', 'EndTxnResponse', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing'}), 'AbortableError', 'NONE', 0, _guard_52, _effect_52, 253, 'abortable', _assumes_52, 'transition'),
-    (53, 'reject', 'EndTxnResponse', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_53, None, 255, 'abortable', _assumes_53, 'reject'),
-    (54, 'transition', 'EndTxnResponse', frozenset({'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_54, _effect_54, 257, 'abortable', _assumes_54, 'transition'),
-    (55, 'transition', 'EndTxnResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_55, _effect_55, 260, 'fatal', _assumes_55, 'transition'),
-    (56, 'transition', 'TransitionToAbortableError', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing'}), 'AbortableError', 'NONE', 0, _guard_56, _effect_56, 273, 'transactional', _assumes_56, 'transition'),
-    (57, 'reject', 'TransitionToAbortableError', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_57, None, 276, 'transactional', _assumes_57, 'reject'),
-    (58, 'transition', 'TransitionToFatalError', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_58, _effect_58, 282, 'true', _assumes_58, 'transition'),
-    (59, 'transition', 'ResetAfterAuthorizationError', frozenset({'AbortableError'}), 'Uninitialized', 'NONE', 0, _guard_59, _effect_59, 288, 'last_error in {TRANSACTIONAL_ID_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED}', _assumes_59, 'transition'),
-    (60, 'transition', 'BumpIdempotentEpoch', frozenset({'Ready'}), 'Uninitialized', 'NONE', 0, _guard_60, _effect_60, 297, 'not transactional and epoch == MAX_EPOCH', _assumes_60, 'transition'),
-    (61, 'reject', 'BumpIdempotentEpoch', frozenset({'Ready'}), None, 'NONE', 0, _guard_61, None, 299, 'not transactional and epoch < MAX_EPOCH', _assumes_61, 'reject'),
+    (0, 'reject', 'InitTransactions', frozenset({'AbortableError'}), None, 'InvalidProducerEpochException', -1, _guard_0, None, 74, 'epoch_error', _assumes_0, 'reject', _local_0),
+    (1, 'reject', 'InitTransactions', frozenset({'AbortableError'}), None, 'KafkaException', -1, _guard_1, None, 76, 'not epoch_error', _assumes_1, 'reject', _local_1),
+    (2, 'transition', 'InitTransactions', frozenset({'Uninitialized'}), 'Initializing', 'NONE', 0, _guard_2, _effect_2, 78, 'transactional', _assumes_2, 'transition', _local_2),
+    (3, 'reject', 'InitTransactions', frozenset({'Initializing'}), None, 'NONE', 0, _guard_3, None, 79, 'transactional', _assumes_3, 'reject', _local_3),
+    (4, 'reject', 'InitTransactions', frozenset({'Initializing', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_4, None, 83, 'not transactional', _assumes_4, 'reject', _local_4),
+    (5, 'reject', 'InitTransactions', frozenset({'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Ready'}), None, 'IllegalStateException', -1, _guard_5, None, 85, 'true', _assumes_5, 'reject', _local_5),
+    (6, 'transition', 'InitIdempotentProducerId', frozenset({'Uninitialized'}), 'Initializing', 'NONE', 0, _guard_6, _effect_6, 93, 'not transactional', _assumes_6, 'transition', _local_6),
+    (7, 'transition', 'InitProducerIdResponse', frozenset({'Initializing'}), 'Ready', 'NONE', 0, _guard_7, _effect_7, 102, 'error == NONE', _assumes_7, 'transition', _local_7),
+    (8, 'transition', 'InitProducerIdResponse', frozenset({'AbortingTransaction', 'CommittingTransaction'}), 'Ready', 'NONE', 0, _guard_8, _effect_8, 105, 'error == NONE', _assumes_8, 'transition', _local_8),
+    (9, 'transition', 'InitProducerIdResponse', frozenset({'AbortableError', 'InTransaction', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_9, _effect_9, 109, 'error == NONE', _assumes_9, 'transition', _local_9),
+    (10, 'reject', 'InitProducerIdResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_10, None, 113, 'retriable', _assumes_10, 'reject', _local_10),
+    (11, 'transition', 'InitProducerIdResponse', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing'}), 'AbortableError', 'NONE', 0, _guard_11, _effect_11, 115, 'abortable', _assumes_11, 'transition', _local_11),
+    (12, 'reject', 'InitProducerIdResponse', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_12, None, 119, 'abortable', _assumes_12, 'reject', _local_12),
+    (13, 'transition', 'InitProducerIdResponse', frozenset({'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_13, _effect_13, 122, 'abortable', _assumes_13, 'transition', _local_13),
+    (14, 'transition', 'InitProducerIdResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_14, _effect_14, 125, 'fatal', _assumes_14, 'transition', _local_14),
+    (15, 'reject', 'BeginTransaction', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_15, None, 133, 'not (transactional)', _assumes_15, 'check', _local_15),
+    (16, 'transition', 'BeginTransaction', frozenset({'Ready'}), 'InTransaction', 'NONE', 0, _guard_16, _effect_16, 135, 'true', _assumes_16, 'transition', _local_16),
+    (17, 'reject', 'BeginTransaction', frozenset({'AbortableError'}), None, 'InvalidProducerEpochException', -1, _guard_17, None, 136, 'epoch_error', _assumes_17, 'reject', _local_17),
+    (18, 'reject', 'BeginTransaction', frozenset({'AbortableError'}), None, 'KafkaException', -1, _guard_18, None, 137, 'not epoch_error', _assumes_18, 'reject', _local_18),
+    (19, 'reject', 'BeginTransaction', frozenset({'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_19, None, 139, 'true', _assumes_19, 'reject', _local_19),
+    (20, 'reject', 'Send', frozenset({'InTransaction'}), None, 'NONE', 0, _guard_20, None, 146, 'transactional', _assumes_20, 'reject', _local_20),
+    (21, 'reject', 'Send', frozenset({'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_21, None, 147, 'not transactional', _assumes_21, 'reject', _local_21),
+    (22, 'reject', 'Send', frozenset({'AbortableError'}), None, 'InvalidProducerEpochException', -1, _guard_22, None, 149, 'epoch_error', _assumes_22, 'reject', _local_22),
+    (23, 'reject', 'Send', frozenset({'AbortableError'}), None, 'KafkaException', -1, _guard_23, None, 152, 'not epoch_error', _assumes_23, 'reject', _local_23),
+    (24, 'reject', 'Send', frozenset({'AbortingTransaction', 'CommittingTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_24, None, 154, 'transactional', _assumes_24, 'reject', _local_24),
+    (25, 'reject', 'AddPartitionsResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_25, None, 168, 'error == NONE', _assumes_25, 'reject', _local_25),
+    (26, 'reject', 'AddPartitionsResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_26, None, 171, 'retriable', _assumes_26, 'reject', _local_26),
+    (27, 'transition', 'AddPartitionsResponse', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing'}), 'AbortableError', 'NONE', 0, _guard_27, _effect_27, 173, 'abortable', _assumes_27, 'transition', _local_27),
+    (28, 'reject', 'AddPartitionsResponse', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_28, None, 178, 'abortable', _assumes_28, 'reject', _local_28),
+    (29, 'transition', 'AddPartitionsResponse', frozenset({'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_29, _effect_29, 180, 'abortable', _assumes_29, 'transition', _local_29),
+    (30, 'transition', 'AddPartitionsResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_30, _effect_30, 183, 'fatal', _assumes_30, 'transition', _local_30),
+    (31, 'reject', 'CommitTransaction', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_31, None, 191, 'not (transactional)', _assumes_31, 'check', _local_31),
+    (32, 'transition', 'CommitTransaction', frozenset({'InTransaction'}), 'CommittingTransaction', 'NONE', 0, _guard_32, _effect_32, 194, 'true', _assumes_32, 'transition', _local_32),
+    (33, 'reject', 'CommitTransaction', frozenset({'CommittingTransaction'}), None, 'NONE', 0, _guard_33, None, 195, 'true', _assumes_33, 'reject', _local_33),
+    (34, 'reject', 'CommitTransaction', frozenset({'AbortableError'}), None, 'InvalidProducerEpochException', -1, _guard_34, None, 196, 'epoch_error', _assumes_34, 'reject', _local_34),
+    (35, 'reject', 'CommitTransaction', frozenset({'AbortableError'}), None, 'KafkaException', -1, _guard_35, None, 197, 'not epoch_error', _assumes_35, 'reject', _local_35),
+    (36, 'reject', 'CommitTransaction', frozenset({'AbortingTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_36, None, 199, 'true', _assumes_36, 'reject', _local_36),
+    (37, 'reject', 'AbortTransaction', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_37, None, 207, 'not (transactional)', _assumes_37, 'check', _local_37),
+    (38, 'transition', 'AbortTransaction', frozenset({'AbortableError', 'InTransaction'}), 'AbortingTransaction', 'NONE', 0, _guard_38, _effect_38, 210, 'true', _assumes_38, 'transition', _local_38),
+    (39, 'reject', 'AbortTransaction', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_39, None, 211, 'true', _assumes_39, 'reject', _local_39),
+    (40, 'reject', 'AbortTransaction', frozenset({'CommittingTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'IllegalStateException', -1, _guard_40, None, 212, 'true', _assumes_40, 'reject', _local_40),
+    (41, 'transition', 'EndTxnNotSent', frozenset({'CommittingTransaction'}), 'Ready', 'NONE', 0, _guard_41, _effect_41, 220, 'not epoch_bump_required', _assumes_41, 'transition', _local_41),
+    (42, 'transition', 'EndTxnNotSent', frozenset({'AbortingTransaction'}), 'Ready', 'NONE', 0, _guard_42, _effect_42, 221, 'not epoch_bump_required', _assumes_42, 'transition', _local_42),
+    (43, 'transition', 'EndTxnNotSent', frozenset({'AbortingTransaction'}), 'Initializing', 'NONE', 0, _guard_43, _effect_43, 222, 'epoch_bump_required', _assumes_43, 'transition', _local_43),
+    (44, 'transition', 'EndTxnResponse', frozenset({'CommittingTransaction'}), 'Ready', 'NONE', 0, _guard_44, _effect_44, 235, 'to_ready', _assumes_44, 'transition', _local_44),
+    (45, 'transition', 'EndTxnResponse', frozenset({'AbortingTransaction'}), 'Ready', 'NONE', 0, _guard_45, _effect_45, 236, 'to_ready', _assumes_45, 'transition', _local_45),
+    (46, 'transition', 'EndTxnResponse', frozenset({'Initializing'}), 'Ready', 'NONE', 0, _guard_46, _effect_46, 237, 'to_ready', _assumes_46, 'transition', _local_46),
+    (47, 'transition', 'EndTxnResponse', frozenset({'AbortingTransaction'}), 'Initializing', 'NONE', 0, _guard_47, _effect_47, 239, 'to_initializing', _assumes_47, 'transition', _local_47),
+    (48, 'transition', 'EndTxnResponse', frozenset({'Uninitialized'}), 'Initializing', 'NONE', 0, _guard_48, _effect_48, 242, 'to_initializing', _assumes_48, 'transition', _local_48),
+    (49, 'transition', 'EndTxnResponse', frozenset({'AbortableError', 'InTransaction', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_49, _effect_49, 244, 'to_ready', _assumes_49, 'transition', _local_49),
+    (50, 'transition', 'EndTxnResponse', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready'}), 'FatalError', 'NONE', 0, _guard_50, _effect_50, 248, 'to_initializing', _assumes_50, 'transition', _local_50),
+    (51, 'reject', 'EndTxnResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), None, 'NONE', 0, _guard_51, None, 252, 'retriable', _assumes_51, 'reject', _local_51),
+    (52, 'transition', 'EndTxnResponse', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing'}), 'AbortableError', 'NONE', 0, _guard_52, _effect_52, 253, 'abortable', _assumes_52, 'transition', _local_52),
+    (53, 'reject', 'EndTxnResponse', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_53, None, 255, 'abortable', _assumes_53, 'reject', _local_53),
+    (54, 'transition', 'EndTxnResponse', frozenset({'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_54, _effect_54, 257, 'abortable', _assumes_54, 'transition', _local_54),
+    (55, 'transition', 'EndTxnResponse', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_55, _effect_55, 260, 'fatal', _assumes_55, 'transition', _local_55),
+    (56, 'transition', 'TransitionToAbortableError', frozenset({'AbortableError', 'CommittingTransaction', 'InTransaction', 'Initializing'}), 'AbortableError', 'NONE', 0, _guard_56, _effect_56, 273, 'transactional', _assumes_56, 'transition', _local_56),
+    (57, 'reject', 'TransitionToAbortableError', frozenset({'AbortingTransaction'}), None, 'NONE', 0, _guard_57, None, 276, 'transactional', _assumes_57, 'reject', _local_57),
+    (58, 'transition', 'TransitionToFatalError', frozenset({'AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'}), 'FatalError', 'NONE', 0, _guard_58, _effect_58, 282, 'true', _assumes_58, 'transition', _local_58),
+    (59, 'transition', 'ResetAfterAuthorizationError', frozenset({'AbortableError'}), 'Uninitialized', 'NONE', 0, _guard_59, _effect_59, 288, 'last_error in {TRANSACTIONAL_ID_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED}', _assumes_59, 'transition', _local_59),
+    (60, 'transition', 'BumpIdempotentEpoch', frozenset({'Ready'}), 'Uninitialized', 'NONE', 0, _guard_60, _effect_60, 297, 'not transactional and epoch == MAX_EPOCH', _assumes_60, 'transition', _local_60),
+    (61, 'reject', 'BumpIdempotentEpoch', frozenset({'Ready'}), None, 'NONE', 0, _guard_61, None, 299, 'not transactional and epoch < MAX_EPOCH', _assumes_61, 'reject', _local_61),
 )
 REQUIRES = {'InitTransactions': _requires_InitTransactions, 'InitIdempotentProducerId': _requires_InitIdempotentProducerId, 'InitProducerIdResponse': _requires_InitProducerIdResponse, 'BeginTransaction': _requires_BeginTransaction, 'Send': _requires_Send, 'AddPartitionsResponse': _requires_AddPartitionsResponse, 'CommitTransaction': _requires_CommitTransaction, 'AbortTransaction': _requires_AbortTransaction, 'EndTxnNotSent': _requires_EndTxnNotSent, 'EndTxnResponse': _requires_EndTxnResponse, 'TransitionToAbortableError': _requires_TransitionToAbortableError, 'TransitionToFatalError': _requires_TransitionToFatalError, 'ResetAfterAuthorizationError': _requires_ResetAfterAuthorizationError, 'BumpIdempotentEpoch': _requires_BumpIdempotentEpoch}
 
-#: (state, event) -> indexes of the rows to try, in declaration order
+#: (state, event) -> indexes of the rows to try, in declaration order (an event's checks come first:
+#: a row's `local` condition decides once every earlier row of the same (state, event) has not matched)
 INDEX = {
     ('AbortableError', 'AbortTransaction'): (37, 38),
     ('AbortableError', 'AddPartitionsResponse'): (25, 26, 27, 30),
@@ -819,8 +1006,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
-# for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's
+# arguments), for runtime self-checks.
 def _invariant_0(s):  # abortable_has_error
     return (not (s['state'] == 'AbortableError') or (s['last_error'] != 'NONE'))
 

@@ -59,6 +59,9 @@ def _guard_0(s, a):  # spec/streams_task.sm:37
 def _assumes_0(s, a):
     return True
 
+def _local_0(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _effect_0(s, a):
     return {}
 
@@ -68,10 +71,16 @@ def _guard_1(s, a):  # spec/streams_task.sm:38
 def _assumes_1(s, a):
     return True
 
+def _local_1(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_2(s, a):  # spec/streams_task.sm:43
     return True
 
 def _assumes_2(s, a):
+    return True
+
+def _local_2(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_2(s, a):
@@ -83,16 +92,25 @@ def _guard_3(s, a):  # spec/streams_task.sm:44
 def _assumes_3(s, a):
     return True
 
+def _local_3(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_4(s, a):  # spec/streams_task.sm:45
     return True
 
 def _assumes_4(s, a):
     return True
 
+def _local_4(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_5(s, a):  # spec/streams_task.sm:51
     return True
 
 def _assumes_5(s, a):
+    return True
+
+def _local_5(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_5(s, a):
@@ -104,16 +122,25 @@ def _guard_6(s, a):  # spec/streams_task.sm:52
 def _assumes_6(s, a):
     return True
 
+def _local_6(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_7(s, a):  # spec/streams_task.sm:53
     return True
 
 def _assumes_7(s, a):
     return True
 
+def _local_7(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_8(s, a):  # spec/streams_task.sm:57
     return True
 
 def _assumes_8(s, a):
+    return True
+
+def _local_8(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_8(s, a):
@@ -125,10 +152,16 @@ def _guard_9(s, a):  # spec/streams_task.sm:58
 def _assumes_9(s, a):
     return True
 
+def _local_9(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_10(s, a):  # spec/streams_task.sm:59
     return True
 
 def _assumes_10(s, a):
+    return True
+
+def _local_10(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _guard_11(s, a):  # spec/streams_task.sm:64
@@ -137,10 +170,16 @@ def _guard_11(s, a):  # spec/streams_task.sm:64
 def _assumes_11(s, a):
     return True
 
+def _local_11(s, a):  # the row's own condition (its event's checks already passed)
+    return a['commit_needed']
+
 def _guard_12(s, a):  # spec/streams_task.sm:67
     return (not a['commit_needed'])
 
 def _assumes_12(s, a):
+    return True
+
+def _local_12(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_12(s, a):
@@ -152,16 +191,25 @@ def _guard_13(s, a):  # spec/streams_task.sm:68
 def _assumes_13(s, a):
     return True
 
+def _local_13(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_14(s, a):  # spec/streams_task.sm:69
     return (not a['commit_needed'])
 
 def _assumes_14(s, a):
     return True
 
+def _local_14(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_15(s, a):  # spec/streams_task.sm:74
     return True
 
 def _assumes_15(s, a):
+    return True
+
+def _local_15(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_15(s, a):
@@ -173,10 +221,16 @@ def _guard_16(s, a):  # spec/streams_task.sm:75
 def _assumes_16(s, a):
     return True
 
+def _local_16(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_17(s, a):  # spec/streams_task.sm:76
     return True
 
 def _assumes_17(s, a):
+    return True
+
+def _local_17(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _guard_18(s, a):  # spec/streams_task.sm:82
@@ -185,10 +239,16 @@ def _guard_18(s, a):  # spec/streams_task.sm:82
 def _assumes_18(s, a):
     return True
 
+def _local_18(s, a):  # the row's own condition (its event's checks already passed)
+    return a['commit_needed']
+
 def _guard_19(s, a):  # spec/streams_task.sm:84
     return (not a['commit_needed'])
 
 def _assumes_19(s, a):
+    return True
+
+def _local_19(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_19(s, a):
@@ -200,10 +260,16 @@ def _guard_20(s, a):  # spec/streams_task.sm:85
 def _assumes_20(s, a):
     return True
 
+def _local_20(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_21(s, a):  # spec/streams_task.sm:90
     return True
 
 def _assumes_21(s, a):
+    return True
+
+def _local_21(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_21(s, a):
@@ -213,6 +279,9 @@ def _guard_22(s, a):  # spec/streams_task.sm:91
     return True
 
 def _assumes_22(s, a):
+    return True
+
+def _local_22(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _requires_InitializeIfNeeded(s, a):
@@ -240,35 +309,36 @@ def _requires_Revive(s, a):
     return True
 
 #: fields of each row in ROWS
-ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin')
+ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin', 'local')
 ROWS = (
-    (0, 'transition', 'InitializeIfNeeded', frozenset({'Created'}), 'Restoring', 'NONE', 0, _guard_0, _effect_0, 37, 'true', _assumes_0, 'transition'),
-    (1, 'reject', 'InitializeIfNeeded', frozenset({'Closed', 'Restoring', 'Running', 'Suspended'}), None, 'NONE', 0, _guard_1, None, 38, 'true', _assumes_1, 'reject'),
-    (2, 'transition', 'CompleteRestoration', frozenset({'Restoring'}), 'Running', 'NONE', 0, _guard_2, _effect_2, 43, 'true', _assumes_2, 'transition'),
-    (3, 'reject', 'CompleteRestoration', frozenset({'Running'}), None, 'NONE', 0, _guard_3, None, 44, 'true', _assumes_3, 'reject'),
-    (4, 'reject', 'CompleteRestoration', frozenset({'Closed', 'Created', 'Suspended'}), None, 'IllegalStateException', -1, _guard_4, None, 45, 'true', _assumes_4, 'reject'),
-    (5, 'transition', 'Suspend', frozenset({'Created', 'Restoring', 'Running'}), 'Suspended', 'NONE', 0, _guard_5, _effect_5, 51, 'true', _assumes_5, 'transition'),
-    (6, 'reject', 'Suspend', frozenset({'Suspended'}), None, 'NONE', 0, _guard_6, None, 52, 'true', _assumes_6, 'reject'),
-    (7, 'reject', 'Suspend', frozenset({'Closed'}), None, 'IllegalStateException', -1, _guard_7, None, 53, 'true', _assumes_7, 'reject'),
-    (8, 'transition', 'Resume', frozenset({'Suspended'}), 'Restoring', 'NONE', 0, _guard_8, _effect_8, 57, 'true', _assumes_8, 'transition'),
-    (9, 'reject', 'Resume', frozenset({'Created', 'Restoring', 'Running'}), None, 'NONE', 0, _guard_9, None, 58, 'true', _assumes_9, 'reject'),
-    (10, 'reject', 'Resume', frozenset({'Closed'}), None, 'IllegalStateException', -1, _guard_10, None, 59, 'true', _assumes_10, 'reject'),
-    (11, 'reject', 'CloseClean', frozenset({'Closed', 'Created', 'Restoring', 'Running', 'Suspended'}), None, 'TaskMigratedException', -1, _guard_11, None, 64, 'commit_needed', _assumes_11, 'check'),
-    (12, 'transition', 'CloseClean', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_12, _effect_12, 67, 'true', _assumes_12, 'transition'),
-    (13, 'reject', 'CloseClean', frozenset({'Closed'}), None, 'NONE', 0, _guard_13, None, 68, 'true', _assumes_13, 'reject'),
-    (14, 'reject', 'CloseClean', frozenset({'Created', 'Restoring', 'Running'}), None, 'IllegalStateException', -1, _guard_14, None, 69, 'true', _assumes_14, 'reject'),
-    (15, 'transition', 'CloseDirty', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_15, _effect_15, 74, 'true', _assumes_15, 'transition'),
-    (16, 'reject', 'CloseDirty', frozenset({'Closed'}), None, 'NONE', 0, _guard_16, None, 75, 'true', _assumes_16, 'reject'),
-    (17, 'reject', 'CloseDirty', frozenset({'Created', 'Restoring', 'Running'}), None, 'IllegalStateException', -1, _guard_17, None, 76, 'true', _assumes_17, 'reject'),
-    (18, 'reject', 'PrepareRecycle', frozenset({'Closed', 'Created', 'Restoring', 'Running', 'Suspended'}), None, 'TaskMigratedException', -1, _guard_18, None, 82, 'commit_needed', _assumes_18, 'check'),
-    (19, 'transition', 'PrepareRecycle', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_19, _effect_19, 84, 'true', _assumes_19, 'transition'),
-    (20, 'reject', 'PrepareRecycle', frozenset({'Closed', 'Created', 'Restoring', 'Running'}), None, 'IllegalStateException', -1, _guard_20, None, 85, 'true', _assumes_20, 'reject'),
-    (21, 'transition', 'Revive', frozenset({'Closed'}), 'Created', 'NONE', 0, _guard_21, _effect_21, 90, 'true', _assumes_21, 'transition'),
-    (22, 'reject', 'Revive', frozenset({'Created', 'Restoring', 'Running', 'Suspended'}), None, 'IllegalStateException', -1, _guard_22, None, 91, 'true', _assumes_22, 'reject'),
+    (0, 'transition', 'InitializeIfNeeded', frozenset({'Created'}), 'Restoring', 'NONE', 0, _guard_0, _effect_0, 37, 'true', _assumes_0, 'transition', _local_0),
+    (1, 'reject', 'InitializeIfNeeded', frozenset({'Closed', 'Restoring', 'Running', 'Suspended'}), None, 'NONE', 0, _guard_1, None, 38, 'true', _assumes_1, 'reject', _local_1),
+    (2, 'transition', 'CompleteRestoration', frozenset({'Restoring'}), 'Running', 'NONE', 0, _guard_2, _effect_2, 43, 'true', _assumes_2, 'transition', _local_2),
+    (3, 'reject', 'CompleteRestoration', frozenset({'Running'}), None, 'NONE', 0, _guard_3, None, 44, 'true', _assumes_3, 'reject', _local_3),
+    (4, 'reject', 'CompleteRestoration', frozenset({'Closed', 'Created', 'Suspended'}), None, 'IllegalStateException', -1, _guard_4, None, 45, 'true', _assumes_4, 'reject', _local_4),
+    (5, 'transition', 'Suspend', frozenset({'Created', 'Restoring', 'Running'}), 'Suspended', 'NONE', 0, _guard_5, _effect_5, 51, 'true', _assumes_5, 'transition', _local_5),
+    (6, 'reject', 'Suspend', frozenset({'Suspended'}), None, 'NONE', 0, _guard_6, None, 52, 'true', _assumes_6, 'reject', _local_6),
+    (7, 'reject', 'Suspend', frozenset({'Closed'}), None, 'IllegalStateException', -1, _guard_7, None, 53, 'true', _assumes_7, 'reject', _local_7),
+    (8, 'transition', 'Resume', frozenset({'Suspended'}), 'Restoring', 'NONE', 0, _guard_8, _effect_8, 57, 'true', _assumes_8, 'transition', _local_8),
+    (9, 'reject', 'Resume', frozenset({'Created', 'Restoring', 'Running'}), None, 'NONE', 0, _guard_9, None, 58, 'true', _assumes_9, 'reject', _local_9),
+    (10, 'reject', 'Resume', frozenset({'Closed'}), None, 'IllegalStateException', -1, _guard_10, None, 59, 'true', _assumes_10, 'reject', _local_10),
+    (11, 'reject', 'CloseClean', frozenset({'Closed', 'Created', 'Restoring', 'Running', 'Suspended'}), None, 'TaskMigratedException', -1, _guard_11, None, 64, 'commit_needed', _assumes_11, 'check', _local_11),
+    (12, 'transition', 'CloseClean', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_12, _effect_12, 67, 'true', _assumes_12, 'transition', _local_12),
+    (13, 'reject', 'CloseClean', frozenset({'Closed'}), None, 'NONE', 0, _guard_13, None, 68, 'true', _assumes_13, 'reject', _local_13),
+    (14, 'reject', 'CloseClean', frozenset({'Created', 'Restoring', 'Running'}), None, 'IllegalStateException', -1, _guard_14, None, 69, 'true', _assumes_14, 'reject', _local_14),
+    (15, 'transition', 'CloseDirty', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_15, _effect_15, 74, 'true', _assumes_15, 'transition', _local_15),
+    (16, 'reject', 'CloseDirty', frozenset({'Closed'}), None, 'NONE', 0, _guard_16, None, 75, 'true', _assumes_16, 'reject', _local_16),
+    (17, 'reject', 'CloseDirty', frozenset({'Created', 'Restoring', 'Running'}), None, 'IllegalStateException', -1, _guard_17, None, 76, 'true', _assumes_17, 'reject', _local_17),
+    (18, 'reject', 'PrepareRecycle', frozenset({'Closed', 'Created', 'Restoring', 'Running', 'Suspended'}), None, 'TaskMigratedException', -1, _guard_18, None, 82, 'commit_needed', _assumes_18, 'check', _local_18),
+    (19, 'transition', 'PrepareRecycle', frozenset({'Suspended'}), 'Closed', 'NONE', 0, _guard_19, _effect_19, 84, 'true', _assumes_19, 'transition', _local_19),
+    (20, 'reject', 'PrepareRecycle', frozenset({'Closed', 'Created', 'Restoring', 'Running'}), None, 'IllegalStateException', -1, _guard_20, None, 85, 'true', _assumes_20, 'reject', _local_20),
+    (21, 'transition', 'Revive', frozenset({'Closed'}), 'Created', 'NONE', 0, _guard_21, _effect_21, 90, 'true', _assumes_21, 'transition', _local_21),
+    (22, 'reject', 'Revive', frozenset({'Created', 'Restoring', 'Running', 'Suspended'}), None, 'IllegalStateException', -1, _guard_22, None, 91, 'true', _assumes_22, 'reject', _local_22),
 )
 REQUIRES = {'InitializeIfNeeded': _requires_InitializeIfNeeded, 'CompleteRestoration': _requires_CompleteRestoration, 'Suspend': _requires_Suspend, 'Resume': _requires_Resume, 'CloseClean': _requires_CloseClean, 'CloseDirty': _requires_CloseDirty, 'PrepareRecycle': _requires_PrepareRecycle, 'Revive': _requires_Revive}
 
-#: (state, event) -> indexes of the rows to try, in declaration order
+#: (state, event) -> indexes of the rows to try, in declaration order (an event's checks come first:
+#: a row's `local` condition decides once every earlier row of the same (state, event) has not matched)
 INDEX = {
     ('Closed', 'CloseClean'): (11, 13),
     ('Closed', 'CloseDirty'): (16,),
@@ -377,8 +447,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
-# for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's
+# arguments), for runtime self-checks.
 def _invariant_0(s):  # closed_records_how
     return ((s['state'] == 'Closed') == (s['closed_as'] != 'OPEN'))
 

@@ -75,11 +75,17 @@ def _guard_0(s, a):  # spec/transaction.sm:64
 def _assumes_0(s, a):
     return True
 
+def _local_0(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['expected_producer_id'] == -1) == (a['expected_epoch'] == -1)))
+
 def _guard_1(s, a):  # spec/transaction.sm:66
     return (((a['expected_producer_id'] == -1) == (a['expected_epoch'] == -1)) and (not ((a['timeout_ms'] > 0) and (a['timeout_ms'] <= a['max_timeout_ms']))))
 
 def _assumes_1(s, a):
     return (a['max_timeout_ms'] > 0)
+
+def _local_1(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['timeout_ms'] > 0) and (a['timeout_ms'] <= a['max_timeout_ms'])))
 
 def _guard_2(s, a):  # spec/transaction.sm:67
     return ((((a['expected_producer_id'] == -1) == (a['expected_epoch'] == -1)) and ((a['timeout_ms'] > 0) and (a['timeout_ms'] <= a['max_timeout_ms']))) and a['pending'])
@@ -87,11 +93,17 @@ def _guard_2(s, a):  # spec/transaction.sm:67
 def _assumes_2(s, a):
     return (a['max_timeout_ms'] > 0)
 
+def _local_2(s, a):  # the row's own condition (its event's checks already passed)
+    return a['pending']
+
 def _guard_3(s, a):  # spec/transaction.sm:68
     return (((((a['expected_producer_id'] == -1) == (a['expected_epoch'] == -1)) and ((a['timeout_ms'] > 0) and (a['timeout_ms'] <= a['max_timeout_ms']))) and (not a['pending'])) and (not (((((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) or (s['producer_epoch'] == -1)) or (a['expected_producer_id'] == s['producer_id'])) or ((a['expected_producer_id'] == s['previous_producer_id']) and (a['expected_epoch'] >= 32766)))))
 
 def _assumes_3(s, a):
     return (a['max_timeout_ms'] > 0)
+
+def _local_3(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (((((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) or (s['producer_epoch'] == -1)) or (a['expected_producer_id'] == s['producer_id'])) or ((a['expected_producer_id'] == s['previous_producer_id']) and (a['expected_epoch'] >= 32766))))
 
 def _guard_4(s, a):  # spec/transaction.sm:71
     return (((((a['expected_producer_id'] == -1) == (a['expected_epoch'] == -1)) and ((a['timeout_ms'] > 0) and (a['timeout_ms'] <= a['max_timeout_ms']))) and (not a['pending'])) and (((((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) or (s['producer_epoch'] == -1)) or (a['expected_producer_id'] == s['producer_id'])) or ((a['expected_producer_id'] == s['previous_producer_id']) and (a['expected_epoch'] >= 32766))))
@@ -99,11 +111,17 @@ def _guard_4(s, a):  # spec/transaction.sm:71
 def _assumes_4(s, a):
     return (a['max_timeout_ms'] > 0)
 
+def _local_4(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _guard_5(s, a):  # spec/transaction.sm:73
     return ((((((a['expected_producer_id'] == -1) == (a['expected_epoch'] == -1)) and ((a['timeout_ms'] > 0) and (a['timeout_ms'] <= a['max_timeout_ms']))) and (not a['pending'])) and (((((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) or (s['producer_epoch'] == -1)) or (a['expected_producer_id'] == s['producer_id'])) or ((a['expected_producer_id'] == s['previous_producer_id']) and (a['expected_epoch'] >= 32766)))) and (not (s['producer_id'] != -1)))
 
 def _assumes_5(s, a):
     return (((((a['new_producer_id'] >= 0) and (a['new_producer_id'] != s['producer_id'])) and (a['new_producer_id'] != s['previous_producer_id'])) and (a['now_ms'] >= 0)) and (a['max_timeout_ms'] > 0))
+
+def _local_5(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['producer_id'] != -1))
 
 def _effect_5(s, a):
     return {'producer_id': a['new_producer_id'], 'previous_producer_id': a['new_producer_id'], 'producer_epoch': 0, 'last_producer_epoch': -1, 'txn_timeout_ms': a['timeout_ms'], 'txn_start_timestamp_ms': -1, 'txn_last_update_timestamp_ms': a['now_ms']}
@@ -114,6 +132,9 @@ def _guard_6(s, a):  # spec/transaction.sm:78
 def _assumes_6(s, a):
     return (((((a['new_producer_id'] >= 0) and (a['new_producer_id'] != s['producer_id'])) and (a['new_producer_id'] != s['previous_producer_id'])) and (a['now_ms'] >= 0)) and (a['max_timeout_ms'] > 0))
 
+def _local_6(s, a):  # the row's own condition (its event's checks already passed)
+    return (((s['producer_id'] != -1) and (s['producer_epoch'] >= 32766)) and (((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) or (a['expected_epoch'] == s['producer_epoch'])))
+
 def _effect_6(s, a):
     return {'producer_id': a['new_producer_id'], 'previous_producer_id': s['producer_id'], 'producer_epoch': 0, 'last_producer_epoch': (-1 if ((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) else s['producer_epoch']), 'txn_timeout_ms': a['timeout_ms'], 'partitions': frozenset(), 'txn_start_timestamp_ms': -1, 'txn_last_update_timestamp_ms': a['now_ms']}
 
@@ -123,11 +144,17 @@ def _guard_7(s, a):  # spec/transaction.sm:83
 def _assumes_7(s, a):
     return (a['max_timeout_ms'] > 0)
 
+def _local_7(s, a):  # the row's own condition (its event's checks already passed)
+    return ((((s['producer_id'] != -1) and (s['producer_epoch'] >= 32766)) and (not ((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)))) and (a['expected_epoch'] != s['producer_epoch']))
+
 def _guard_8(s, a):  # spec/transaction.sm:88
     return ((((((a['expected_producer_id'] == -1) == (a['expected_epoch'] == -1)) and ((a['timeout_ms'] > 0) and (a['timeout_ms'] <= a['max_timeout_ms']))) and (not a['pending'])) and (((((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) or (s['producer_epoch'] == -1)) or (a['expected_producer_id'] == s['producer_id'])) or ((a['expected_producer_id'] == s['previous_producer_id']) and (a['expected_epoch'] >= 32766)))) and (((s['producer_id'] != -1) and (not (s['producer_epoch'] >= 32766))) and (((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) or (a['expected_epoch'] == s['producer_epoch']))))
 
 def _assumes_8(s, a):
     return ((a['now_ms'] >= 0) and (a['max_timeout_ms'] > 0))
+
+def _local_8(s, a):  # the row's own condition (its event's checks already passed)
+    return (((s['producer_id'] != -1) and (not (s['producer_epoch'] >= 32766))) and (((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) or (a['expected_epoch'] == s['producer_epoch'])))
 
 def _effect_8(s, a):
     return {'producer_epoch': (s['producer_epoch'] + 1), 'last_producer_epoch': (-1 if ((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) else s['producer_epoch']), 'previous_producer_id': s['producer_id'], 'txn_timeout_ms': a['timeout_ms'], 'partitions': frozenset(), 'txn_start_timestamp_ms': -1, 'txn_last_update_timestamp_ms': a['now_ms']}
@@ -138,6 +165,9 @@ def _guard_9(s, a):  # spec/transaction.sm:93
 def _assumes_9(s, a):
     return ((a['now_ms'] >= 0) and (a['max_timeout_ms'] > 0))
 
+def _local_9(s, a):  # the row's own condition (its event's checks already passed)
+    return (((((s['producer_id'] != -1) and (not (s['producer_epoch'] >= 32766))) and (not ((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)))) and (a['expected_epoch'] != s['producer_epoch'])) and (a['expected_epoch'] == s['last_producer_epoch']))
+
 def _effect_9(s, a):
     return {'previous_producer_id': s['producer_id'], 'txn_timeout_ms': a['timeout_ms'], 'partitions': frozenset(), 'txn_start_timestamp_ms': -1, 'txn_last_update_timestamp_ms': a['now_ms']}
 
@@ -147,11 +177,17 @@ def _guard_10(s, a):  # spec/transaction.sm:99
 def _assumes_10(s, a):
     return (a['max_timeout_ms'] > 0)
 
+def _local_10(s, a):  # the row's own condition (its event's checks already passed)
+    return (((((s['producer_id'] != -1) and (not (s['producer_epoch'] >= 32766))) and (not ((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)))) and (a['expected_epoch'] != s['producer_epoch'])) and (a['expected_epoch'] != s['last_producer_epoch']))
+
 def _guard_11(s, a):  # spec/transaction.sm:103
     return (((((a['expected_producer_id'] == -1) == (a['expected_epoch'] == -1)) and ((a['timeout_ms'] > 0) and (a['timeout_ms'] <= a['max_timeout_ms']))) and (not a['pending'])) and (((((a['expected_producer_id'] == -1) and (a['expected_epoch'] == -1)) or (s['producer_epoch'] == -1)) or (a['expected_producer_id'] == s['producer_id'])) or ((a['expected_producer_id'] == s['previous_producer_id']) and (a['expected_epoch'] >= 32766))))
 
 def _assumes_11(s, a):
     return (a['max_timeout_ms'] > 0)
+
+def _local_11(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_11(s, a):
     return {'producer_epoch': (s['producer_epoch'] if (s['has_failed_epoch_fence'] or (s['producer_epoch'] == 32767)) else (s['producer_epoch'] + 1)), 'last_producer_epoch': -1, 'previous_producer_id': s['producer_id']}
@@ -162,11 +198,17 @@ def _guard_12(s, a):  # spec/transaction.sm:114
 def _assumes_12(s, a):
     return True
 
+def _local_12(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])))
+
 def _guard_13(s, a):  # spec/transaction.sm:115
     return (((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (not (a['epoch'] == s['producer_epoch'])))
 
 def _assumes_13(s, a):
     return True
+
+def _local_13(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['epoch'] == s['producer_epoch']))
 
 def _guard_14(s, a):  # spec/transaction.sm:116
     return ((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and a['pending'])
@@ -174,10 +216,16 @@ def _guard_14(s, a):  # spec/transaction.sm:116
 def _assumes_14(s, a):
     return True
 
+def _local_14(s, a):  # the row's own condition (its event's checks already passed)
+    return a['pending']
+
 def _guard_15(s, a):  # spec/transaction.sm:117
     return ((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending']))
 
 def _assumes_15(s, a):
+    return True
+
+def _local_15(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _guard_16(s, a):  # spec/transaction.sm:118
@@ -186,17 +234,26 @@ def _guard_16(s, a):  # spec/transaction.sm:118
 def _assumes_16(s, a):
     return True
 
+def _local_16(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['parts'] <= s['partitions'])
+
 def _guard_17(s, a):  # spec/transaction.sm:119
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['parts'] == frozenset()))
 
 def _assumes_17(s, a):
     return True
 
+def _local_17(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['parts'] == frozenset())
+
 def _guard_18(s, a):  # spec/transaction.sm:121
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['parts'] != frozenset()))
 
 def _assumes_18(s, a):
     return (a['now_ms'] >= 0)
+
+def _local_18(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['parts'] != frozenset())
 
 def _effect_18(s, a):
     return {'partitions': (s['partitions'] | a['parts']), 'txn_start_timestamp_ms': a['now_ms'], 'txn_last_update_timestamp_ms': a['now_ms'], 'client_txn_version': a['txn_version'], 'previous_producer_id': s['producer_id']}
@@ -207,6 +264,9 @@ def _guard_19(s, a):  # spec/transaction.sm:126
 def _assumes_19(s, a):
     return (a['now_ms'] >= 0)
 
+def _local_19(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['parts'] <= s['partitions']))
+
 def _effect_19(s, a):
     return {'partitions': (s['partitions'] | a['parts']), 'txn_last_update_timestamp_ms': a['now_ms'], 'client_txn_version': a['txn_version'], 'previous_producer_id': s['producer_id']}
 
@@ -216,16 +276,25 @@ def _guard_20(s, a):  # spec/transaction.sm:134
 def _assumes_20(s, a):
     return True
 
+def _local_20(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])))
+
 def _guard_21(s, a):  # spec/transaction.sm:135
     return (((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (not (a['epoch'] == s['producer_epoch'])))
 
 def _assumes_21(s, a):
     return True
 
+def _local_21(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['epoch'] == s['producer_epoch']))
+
 def _guard_22(s, a):  # spec/transaction.sm:136
     return (((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch']))
 
 def _assumes_22(s, a):
+    return True
+
+def _local_22(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _guard_23(s, a):  # spec/transaction.sm:137
@@ -234,11 +303,17 @@ def _guard_23(s, a):  # spec/transaction.sm:137
 def _assumes_23(s, a):
     return True
 
+def _local_23(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['p'] in s['partitions'])
+
 def _guard_24(s, a):  # spec/transaction.sm:138
     return ((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not (a['p'] in s['partitions'])))
 
 def _assumes_24(s, a):
     return True
+
+def _local_24(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['p'] in s['partitions']))
 
 def _guard_25(s, a):  # spec/transaction.sm:146
     return (not ((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])))
@@ -246,11 +321,17 @@ def _guard_25(s, a):  # spec/transaction.sm:146
 def _assumes_25(s, a):
     return True
 
+def _local_25(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])))
+
 def _guard_26(s, a):  # spec/transaction.sm:147
     return (((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (not (a['epoch'] == s['producer_epoch'])))
 
 def _assumes_26(s, a):
     return True
+
+def _local_26(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (a['epoch'] == s['producer_epoch']))
 
 def _guard_27(s, a):  # spec/transaction.sm:148
     return ((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and a['pending'])
@@ -258,11 +339,17 @@ def _guard_27(s, a):  # spec/transaction.sm:148
 def _assumes_27(s, a):
     return True
 
+def _local_27(s, a):  # the row's own condition (its event's checks already passed)
+    return a['pending']
+
 def _guard_28(s, a):  # spec/transaction.sm:149
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['result'] == 'COMMIT'))
 
 def _assumes_28(s, a):
     return (a['now_ms'] >= 0)
+
+def _local_28(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
 
 def _effect_28(s, a):
     return {'client_txn_version': 0, 'next_producer_id': -1, 'txn_last_update_timestamp_ms': a['now_ms'], 'previous_producer_id': s['producer_id']}
@@ -273,6 +360,9 @@ def _guard_29(s, a):  # spec/transaction.sm:152
 def _assumes_29(s, a):
     return (a['now_ms'] >= 0)
 
+def _local_29(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'ABORT')
+
 def _effect_29(s, a):
     return {'client_txn_version': 0, 'next_producer_id': -1, 'txn_last_update_timestamp_ms': a['now_ms'], 'previous_producer_id': s['producer_id']}
 
@@ -282,11 +372,17 @@ def _guard_30(s, a):  # spec/transaction.sm:155
 def _assumes_30(s, a):
     return True
 
+def _local_30(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
+
 def _guard_31(s, a):  # spec/transaction.sm:156
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['result'] == 'ABORT'))
 
 def _assumes_31(s, a):
     return True
+
+def _local_31(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'ABORT')
 
 def _guard_32(s, a):  # spec/transaction.sm:157
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['result'] == 'ABORT'))
@@ -294,11 +390,17 @@ def _guard_32(s, a):  # spec/transaction.sm:157
 def _assumes_32(s, a):
     return True
 
+def _local_32(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'ABORT')
+
 def _guard_33(s, a):  # spec/transaction.sm:158
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['result'] == 'COMMIT'))
 
 def _assumes_33(s, a):
     return True
+
+def _local_33(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
 
 def _guard_34(s, a):  # spec/transaction.sm:159
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['result'] == 'COMMIT'))
@@ -306,11 +408,17 @@ def _guard_34(s, a):  # spec/transaction.sm:159
 def _assumes_34(s, a):
     return True
 
+def _local_34(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
+
 def _guard_35(s, a):  # spec/transaction.sm:160
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['result'] == 'ABORT'))
 
 def _assumes_35(s, a):
     return True
+
+def _local_35(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'ABORT')
 
 def _guard_36(s, a):  # spec/transaction.sm:161
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['result'] == 'ABORT'))
@@ -318,16 +426,25 @@ def _guard_36(s, a):  # spec/transaction.sm:161
 def _assumes_36(s, a):
     return True
 
+def _local_36(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'ABORT')
+
 def _guard_37(s, a):  # spec/transaction.sm:162
     return (((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending'])) and (a['result'] == 'COMMIT'))
 
 def _assumes_37(s, a):
     return True
 
+def _local_37(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
+
 def _guard_38(s, a):  # spec/transaction.sm:163
     return ((((s['producer_id'] != -1) and (a['pid'] == s['producer_id'])) and (a['epoch'] == s['producer_epoch'])) and (not a['pending']))
 
 def _assumes_38(s, a):
+    return True
+
+def _local_38(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _guard_39(s, a):  # spec/transaction.sm:177
@@ -336,11 +453,17 @@ def _guard_39(s, a):  # spec/transaction.sm:177
 def _assumes_39(s, a):
     return True
 
+def _local_39(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))))
+
 def _guard_40(s, a):  # spec/transaction.sm:178
     return (((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and (not ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))))
 
 def _assumes_40(s, a):
     return True
+
+def _local_40(s, a):  # the row's own condition (its event's checks already passed)
+    return (not ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch'])))))
 
 def _guard_41(s, a):  # spec/transaction.sm:183
     return ((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and a['pending'])
@@ -348,11 +471,17 @@ def _guard_41(s, a):  # spec/transaction.sm:183
 def _assumes_41(s, a):
     return True
 
+def _local_41(s, a):  # the row's own condition (its event's checks already passed)
+    return a['pending']
+
 def _guard_42(s, a):  # spec/transaction.sm:184
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and (a['result'] == 'COMMIT'))
 
 def _assumes_42(s, a):
     return ((((a['new_producer_id'] >= 0) and (a['new_producer_id'] != s['producer_id'])) and (a['new_producer_id'] != s['previous_producer_id'])) and (a['now_ms'] >= 0))
+
+def _local_42(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
 
 def _effect_42(s, a):
     return {'producer_epoch': (s['producer_epoch'] if (s['producer_epoch'] == 32767) else (s['producer_epoch'] + 1)), 'last_producer_epoch': s['producer_epoch'], 'next_producer_id': (a['new_producer_id'] if (s['producer_epoch'] >= 32766) else -1), 'client_txn_version': 2, 'txn_last_update_timestamp_ms': a['now_ms'], 'previous_producer_id': s['producer_id']}
@@ -363,6 +492,9 @@ def _guard_43(s, a):  # spec/transaction.sm:187
 def _assumes_43(s, a):
     return ((((a['new_producer_id'] >= 0) and (a['new_producer_id'] != s['producer_id'])) and (a['new_producer_id'] != s['previous_producer_id'])) and (a['now_ms'] >= 0))
 
+def _local_43(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'ABORT')
+
 def _effect_43(s, a):
     return {'producer_epoch': (s['producer_epoch'] if (s['producer_epoch'] == 32767) else (s['producer_epoch'] + 1)), 'last_producer_epoch': s['producer_epoch'], 'next_producer_id': (a['new_producer_id'] if (s['producer_epoch'] >= 32766) else -1), 'client_txn_version': 2, 'txn_last_update_timestamp_ms': a['now_ms'], 'previous_producer_id': s['producer_id']}
 
@@ -372,11 +504,17 @@ def _guard_44(s, a):  # spec/transaction.sm:190
 def _assumes_44(s, a):
     return True
 
+def _local_44(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
+
 def _guard_45(s, a):  # spec/transaction.sm:191
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and (a['result'] == 'ABORT'))
 
 def _assumes_45(s, a):
     return True
+
+def _local_45(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'ABORT')
 
 def _guard_46(s, a):  # spec/transaction.sm:192
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and (a['result'] == 'ABORT'))
@@ -384,11 +522,17 @@ def _guard_46(s, a):  # spec/transaction.sm:192
 def _assumes_46(s, a):
     return True
 
+def _local_46(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'ABORT')
+
 def _guard_47(s, a):  # spec/transaction.sm:193
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and (a['result'] == 'COMMIT'))
 
 def _assumes_47(s, a):
     return True
+
+def _local_47(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
 
 def _guard_48(s, a):  # spec/transaction.sm:194
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and (((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) and (a['result'] == 'COMMIT')))
@@ -396,11 +540,17 @@ def _guard_48(s, a):  # spec/transaction.sm:194
 def _assumes_48(s, a):
     return True
 
+def _local_48(s, a):  # the row's own condition (its event's checks already passed)
+    return (((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) and (a['result'] == 'COMMIT'))
+
 def _guard_49(s, a):  # spec/transaction.sm:195
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and ((a['epoch'] == s['producer_epoch']) and (a['result'] == 'COMMIT')))
 
 def _assumes_49(s, a):
     return True
+
+def _local_49(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['epoch'] == s['producer_epoch']) and (a['result'] == 'COMMIT'))
 
 def _guard_50(s, a):  # spec/transaction.sm:196
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and (((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) and (a['result'] == 'ABORT')))
@@ -408,11 +558,17 @@ def _guard_50(s, a):  # spec/transaction.sm:196
 def _assumes_50(s, a):
     return True
 
+def _local_50(s, a):  # the row's own condition (its event's checks already passed)
+    return (((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) and (a['result'] == 'ABORT'))
+
 def _guard_51(s, a):  # spec/transaction.sm:197
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and (a['result'] == 'COMMIT'))
 
 def _assumes_51(s, a):
     return True
+
+def _local_51(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
 
 def _guard_52(s, a):  # spec/transaction.sm:198
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and (((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) and (a['result'] == 'ABORT')))
@@ -420,17 +576,26 @@ def _guard_52(s, a):  # spec/transaction.sm:198
 def _assumes_52(s, a):
     return True
 
+def _local_52(s, a):  # the row's own condition (its event's checks already passed)
+    return (((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) and (a['result'] == 'ABORT'))
+
 def _guard_53(s, a):  # spec/transaction.sm:199
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and (a['result'] == 'COMMIT'))
 
 def _assumes_53(s, a):
     return True
 
+def _local_53(s, a):  # the row's own condition (its event's checks already passed)
+    return (a['result'] == 'COMMIT')
+
 def _guard_54(s, a):  # spec/transaction.sm:200
     return (((((s['producer_id'] != -1) and ((a['pid'] == s['producer_id']) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0)))) and ((a['epoch'] == s['producer_epoch']) if (s['state'] in {'Empty', 'Ongoing'}) else ((s['producer_epoch'] == (a['epoch'] + 1)) if (s['state'] in {'PrepareAbort', 'PrepareCommit'}) else ((((s['producer_epoch'] == (a['epoch'] + 1)) or (((s['previous_producer_id'] == a['pid']) and (a['epoch'] == 32766)) and (s['producer_epoch'] == 0))) or (a['epoch'] == s['producer_epoch'])) if (s['state'] in {'CompleteAbort', 'CompleteCommit'}) else (a['epoch'] >= s['producer_epoch']))))) and (not a['pending'])) and ((a['epoch'] == s['producer_epoch']) and (a['result'] == 'ABORT')))
 
 def _assumes_54(s, a):
     return ((((a['new_producer_id'] >= 0) and (a['new_producer_id'] != s['producer_id'])) and (a['new_producer_id'] != s['previous_producer_id'])) and (a['now_ms'] >= 0))
+
+def _local_54(s, a):  # the row's own condition (its event's checks already passed)
+    return ((a['epoch'] == s['producer_epoch']) and (a['result'] == 'ABORT'))
 
 def _effect_54(s, a):
     return {'producer_epoch': (s['producer_epoch'] if (s['producer_epoch'] == 32767) else (s['producer_epoch'] + 1)), 'last_producer_epoch': s['producer_epoch'], 'next_producer_id': (a['new_producer_id'] if (s['producer_epoch'] >= 32766) else -1), 'client_txn_version': 2, 'txn_start_timestamp_ms': a['now_ms'], 'txn_last_update_timestamp_ms': a['now_ms'], 'previous_producer_id': s['producer_id']}
@@ -441,6 +606,9 @@ def _guard_55(s, a):  # spec/transaction.sm:213
 def _assumes_55(s, a):
     return (a['now_ms'] >= 0)
 
+def _local_55(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _effect_55(s, a):
     return {'producer_epoch': ((s['producer_epoch'] if (s['producer_epoch'] == 32767) else (s['producer_epoch'] + 1)) if (a['server_txn_version'] >= 2) else s['producer_epoch']), 'last_producer_epoch': (s['producer_epoch'] if (a['server_txn_version'] >= 2) else s['last_producer_epoch']), 'next_producer_id': -1, 'client_txn_version': a['server_txn_version'], 'txn_last_update_timestamp_ms': a['now_ms'], 'previous_producer_id': s['producer_id']}
 
@@ -448,6 +616,9 @@ def _guard_56(s, a):  # spec/transaction.sm:222
     return True
 
 def _assumes_56(s, a):
+    return True
+
+def _local_56(s, a):  # the row's own condition (its event's checks already passed)
     return True
 
 def _effect_56(s, a):
@@ -459,6 +630,9 @@ def _guard_57(s, a):  # spec/transaction.sm:227
 def _assumes_57(s, a):
     return True
 
+def _local_57(s, a):  # the row's own condition (its event's checks already passed)
+    return ((not a['pending']) and ((s['txn_start_timestamp_ms'] + s['txn_timeout_ms']) < a['now_ms']))
+
 def _effect_57(s, a):
     return {'producer_epoch': (s['producer_epoch'] if (s['has_failed_epoch_fence'] or (s['producer_epoch'] == 32767)) else (s['producer_epoch'] + 1)), 'last_producer_epoch': -1, 'previous_producer_id': s['producer_id']}
 
@@ -467,6 +641,9 @@ def _guard_58(s, a):  # spec/transaction.sm:236
 
 def _assumes_58(s, a):
     return (a['now_ms'] >= 0)
+
+def _local_58(s, a):  # the row's own condition (its event's checks already passed)
+    return True
 
 def _effect_58(s, a):
     return {'producer_id': (s['next_producer_id'] if ((s['client_txn_version'] >= 2) and (s['next_producer_id'] != -1)) else s['producer_id']), 'producer_epoch': (0 if ((s['client_txn_version'] >= 2) and (s['next_producer_id'] != -1)) else s['producer_epoch']), 'previous_producer_id': s['producer_id'], 'next_producer_id': -1, 'partitions': frozenset(), 'has_failed_epoch_fence': False, 'txn_last_update_timestamp_ms': a['now_ms']}
@@ -477,6 +654,9 @@ def _guard_59(s, a):  # spec/transaction.sm:241
 def _assumes_59(s, a):
     return (a['now_ms'] >= 0)
 
+def _local_59(s, a):  # the row's own condition (its event's checks already passed)
+    return True
+
 def _effect_59(s, a):
     return {'producer_id': (s['next_producer_id'] if ((s['client_txn_version'] >= 2) and (s['next_producer_id'] != -1)) else s['producer_id']), 'producer_epoch': (0 if ((s['client_txn_version'] >= 2) and (s['next_producer_id'] != -1)) else s['producer_epoch']), 'previous_producer_id': s['producer_id'], 'next_producer_id': -1, 'partitions': frozenset(), 'has_failed_epoch_fence': False, 'txn_last_update_timestamp_ms': a['now_ms']}
 
@@ -485,6 +665,9 @@ def _guard_60(s, a):  # spec/transaction.sm:249
 
 def _assumes_60(s, a):
     return True
+
+def _local_60(s, a):  # the row's own condition (its event's checks already passed)
+    return (((s['producer_id'] != -1) and (not a['pending'])) and (s['txn_last_update_timestamp_ms'] <= (a['now_ms'] - a['expiration_ms'])))
 
 def _effect_60(s, a):
     return {'partitions': frozenset()}
@@ -495,11 +678,17 @@ def _guard_61(s, a):  # spec/transaction.sm:257
 def _assumes_61(s, a):
     return True
 
+def _local_61(s, a):  # the row's own condition (its event's checks already passed)
+    return (not (s['producer_id'] != -1))
+
 def _guard_62(s, a):  # spec/transaction.sm:258
     return (s['producer_id'] != -1)
 
 def _assumes_62(s, a):
     return True
+
+def _local_62(s, a):  # the row's own condition (its event's checks already passed)
+    return (s['producer_id'] != -1)
 
 def _requires_InitProducerId(s, a):
     return (((((a['new_producer_id'] >= 0) and (a['new_producer_id'] != s['producer_id'])) and (a['new_producer_id'] != s['previous_producer_id'])) and (a['now_ms'] >= 0)) and (a['max_timeout_ms'] > 0))
@@ -535,75 +724,76 @@ def _requires_Describe(s, a):
     return True
 
 #: fields of each row in ROWS
-ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin')
+ROW_FIELDS = ('index', 'kind', 'event', 'sources', 'target', 'error', 'error_code', 'guard', 'effect', 'line', 'condition', 'assumes', 'origin', 'local')
 ROWS = (
-    (0, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_REQUEST', 42, _guard_0, None, 64, 'not ((expected_producer_id == -1) == (expected_epoch == -1))', _assumes_0, 'check'),
-    (1, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_TRANSACTION_TIMEOUT', 50, _guard_1, None, 66, 'not (timeout_ms > 0 and timeout_ms <= max_timeout_ms)', _assumes_1, 'check'),
-    (2, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_2, None, 67, 'pending', _assumes_2, 'check'),
-    (3, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_3, None, 68, 'not (no_expected or producer_epoch == NO_EPOCH or expected_producer_id == producer_id or (expected_producer_id == previous_producer_id and expected_epoch >= EPOCH_EXHAUSTED))', _assumes_3, 'check'),
-    (4, 'reject', 'InitProducerId', frozenset({'PrepareAbort', 'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_4, None, 71, 'true', _assumes_4, 'reject'),
-    (5, 'transition', 'InitProducerId', frozenset({'Empty'}), 'Empty', 'NONE', 0, _guard_5, _effect_5, 73, 'not known', _assumes_5, 'transition'),
-    (6, 'transition', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Empty', 'NONE', 0, _guard_6, _effect_6, 78, 'known and epoch_exhausted and (no_expected or expected_epoch == producer_epoch)', _assumes_6, 'transition'),
-    (7, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), None, 'UNKNOWN_SERVER_ERROR', -1, _guard_7, None, 83, 'known and epoch_exhausted and not no_expected and expected_epoch != producer_epoch', _assumes_7, 'reject'),
-    (8, 'transition', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Empty', 'NONE', 0, _guard_8, _effect_8, 88, 'known and not epoch_exhausted and (no_expected or expected_epoch == producer_epoch)', _assumes_8, 'transition'),
-    (9, 'transition', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Empty', 'NONE', 0, _guard_9, _effect_9, 93, 'known and not epoch_exhausted and not no_expected and expected_epoch != producer_epoch and expected_epoch == last_producer_epoch', _assumes_9, 'transition'),
-    (10, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), None, 'PRODUCER_FENCED', 90, _guard_10, None, 99, 'known and not epoch_exhausted and not no_expected and expected_epoch != producer_epoch and expected_epoch != last_producer_epoch', _assumes_10, 'reject'),
-    (11, 'transition', 'InitProducerId', frozenset({'Ongoing'}), 'PrepareEpochFence', 'CONCURRENT_TRANSACTIONS', 51, _guard_11, _effect_11, 103, 'true', _assumes_11, 'transition'),
-    (12, 'reject', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_PRODUCER_ID_MAPPING', 49, _guard_12, None, 114, 'not (known and pid == producer_id)', _assumes_12, 'check'),
-    (13, 'reject', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_13, None, 115, 'not (epoch == producer_epoch)', _assumes_13, 'check'),
-    (14, 'reject', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_14, None, 116, 'pending', _assumes_14, 'check'),
-    (15, 'reject', 'AddPartitions', frozenset({'PrepareAbort', 'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_15, None, 117, 'true', _assumes_15, 'reject'),
-    (16, 'reject', 'AddPartitions', frozenset({'Ongoing'}), None, 'NONE', 0, _guard_16, None, 118, 'parts subset partitions', _assumes_16, 'reject'),
-    (17, 'reject', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), None, 'NONE', 0, _guard_17, None, 119, 'parts == {}', _assumes_17, 'reject'),
-    (18, 'transition', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Ongoing', 'NONE', 0, _guard_18, _effect_18, 121, 'parts != {}', _assumes_18, 'transition'),
-    (19, 'transition', 'AddPartitions', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_19, _effect_19, 126, 'not (parts subset partitions)', _assumes_19, 'transition'),
-    (20, 'reject', 'VerifyPartition', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_PRODUCER_ID_MAPPING', 49, _guard_20, None, 134, 'not (known and pid == producer_id)', _assumes_20, 'check'),
-    (21, 'reject', 'VerifyPartition', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_21, None, 135, 'not (epoch == producer_epoch)', _assumes_21, 'check'),
-    (22, 'reject', 'VerifyPartition', frozenset({'PrepareAbort', 'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_22, None, 136, 'true', _assumes_22, 'reject'),
-    (23, 'reject', 'VerifyPartition', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareEpochFence'}), None, 'NONE', 0, _guard_23, None, 137, 'p in partitions', _assumes_23, 'reject'),
-    (24, 'reject', 'VerifyPartition', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareEpochFence'}), None, 'TRANSACTION_ABORTABLE', 120, _guard_24, None, 138, 'p not in partitions', _assumes_24, 'reject'),
-    (25, 'reject', 'EndTxnV1', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_PRODUCER_ID_MAPPING', 49, _guard_25, None, 146, 'not (known and pid == producer_id)', _assumes_25, 'check'),
-    (26, 'reject', 'EndTxnV1', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_26, None, 147, 'not (epoch == producer_epoch)', _assumes_26, 'check'),
-    (27, 'reject', 'EndTxnV1', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_27, None, 148, 'pending', _assumes_27, 'check'),
-    (28, 'transition', 'EndTxnV1', frozenset({'Ongoing'}), 'PrepareCommit', 'NONE', 0, _guard_28, _effect_28, 149, 'result == COMMIT', _assumes_28, 'transition'),
-    (29, 'transition', 'EndTxnV1', frozenset({'Ongoing'}), 'PrepareAbort', 'NONE', 0, _guard_29, _effect_29, 152, 'result == ABORT', _assumes_29, 'transition'),
-    (30, 'reject', 'EndTxnV1', frozenset({'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_30, None, 155, 'result == COMMIT', _assumes_30, 'reject'),
-    (31, 'reject', 'EndTxnV1', frozenset({'PrepareCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_31, None, 156, 'result == ABORT', _assumes_31, 'reject'),
-    (32, 'reject', 'EndTxnV1', frozenset({'PrepareAbort'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_32, None, 157, 'result == ABORT', _assumes_32, 'reject'),
-    (33, 'reject', 'EndTxnV1', frozenset({'PrepareAbort'}), None, 'INVALID_TXN_STATE', 48, _guard_33, None, 158, 'result == COMMIT', _assumes_33, 'reject'),
-    (34, 'reject', 'EndTxnV1', frozenset({'CompleteCommit'}), None, 'NONE', 0, _guard_34, None, 159, 'result == COMMIT', _assumes_34, 'reject'),
-    (35, 'reject', 'EndTxnV1', frozenset({'CompleteCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_35, None, 160, 'result == ABORT', _assumes_35, 'reject'),
-    (36, 'reject', 'EndTxnV1', frozenset({'CompleteAbort'}), None, 'NONE', 0, _guard_36, None, 161, 'result == ABORT', _assumes_36, 'reject'),
-    (37, 'reject', 'EndTxnV1', frozenset({'CompleteAbort'}), None, 'INVALID_TXN_STATE', 48, _guard_37, None, 162, 'result == COMMIT', _assumes_37, 'reject'),
-    (38, 'reject', 'EndTxnV1', frozenset({'Empty'}), None, 'INVALID_TXN_STATE', 48, _guard_38, None, 163, 'true', _assumes_38, 'reject'),
-    (39, 'reject', 'EndTxnV2', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_PRODUCER_ID_MAPPING', 49, _guard_39, None, 177, 'not (known and (pid == producer_id or retry_on_overflow))', _assumes_39, 'check'),
-    (40, 'reject', 'EndTxnV2', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_40, None, 178, 'not (if state in {Ongoing, Empty} then current else if state in {PrepareCommit, PrepareAbort} then retry_on_bump else if state in {CompleteCommit, CompleteAbort} then retry or current else epoch >= producer_epoch)', _assumes_40, 'check'),
-    (41, 'reject', 'EndTxnV2', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_41, None, 183, 'pending', _assumes_41, 'check'),
-    (42, 'transition', 'EndTxnV2', frozenset({'Ongoing'}), 'PrepareCommit', 'NONE', 0, _guard_42, _effect_42, 184, 'result == COMMIT', _assumes_42, 'transition'),
-    (43, 'transition', 'EndTxnV2', frozenset({'Ongoing'}), 'PrepareAbort', 'NONE', 0, _guard_43, _effect_43, 187, 'result == ABORT', _assumes_43, 'transition'),
-    (44, 'reject', 'EndTxnV2', frozenset({'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_44, None, 190, 'result == COMMIT', _assumes_44, 'reject'),
-    (45, 'reject', 'EndTxnV2', frozenset({'PrepareCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_45, None, 191, 'result == ABORT', _assumes_45, 'reject'),
-    (46, 'reject', 'EndTxnV2', frozenset({'PrepareAbort'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_46, None, 192, 'result == ABORT', _assumes_46, 'reject'),
-    (47, 'reject', 'EndTxnV2', frozenset({'PrepareAbort'}), None, 'INVALID_TXN_STATE', 48, _guard_47, None, 193, 'result == COMMIT', _assumes_47, 'reject'),
-    (48, 'reject', 'EndTxnV2', frozenset({'CompleteCommit'}), None, 'NONE', 0, _guard_48, None, 194, 'retry and result == COMMIT', _assumes_48, 'reject'),
-    (49, 'reject', 'EndTxnV2', frozenset({'CompleteCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_49, None, 195, 'current and result == COMMIT', _assumes_49, 'reject'),
-    (50, 'reject', 'EndTxnV2', frozenset({'CompleteCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_50, None, 196, 'retry and result == ABORT', _assumes_50, 'reject'),
-    (51, 'reject', 'EndTxnV2', frozenset({'CompleteAbort'}), None, 'INVALID_TXN_STATE', 48, _guard_51, None, 197, 'result == COMMIT', _assumes_51, 'reject'),
-    (52, 'reject', 'EndTxnV2', frozenset({'CompleteAbort'}), None, 'NONE', 0, _guard_52, None, 198, 'retry and result == ABORT', _assumes_52, 'reject'),
-    (53, 'reject', 'EndTxnV2', frozenset({'Empty'}), None, 'INVALID_TXN_STATE', 48, _guard_53, None, 199, 'result == COMMIT', _assumes_53, 'reject'),
-    (54, 'transition', 'EndTxnV2', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'PrepareAbort', 'NONE', 0, _guard_54, _effect_54, 200, 'current and result == ABORT', _assumes_54, 'transition'),
-    (55, 'transition', 'FenceAbort', frozenset({'PrepareEpochFence'}), 'PrepareAbort', 'NONE', 0, _guard_55, _effect_55, 213, 'true', _assumes_55, 'transition'),
-    (56, 'transition', 'FenceFailed', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_56, _effect_56, 222, 'true', _assumes_56, 'transition'),
-    (57, 'transition', 'TimeoutExpired', frozenset({'Ongoing'}), 'PrepareEpochFence', 'NONE', 0, _guard_57, _effect_57, 227, 'not pending and txn_start_timestamp_ms + txn_timeout_ms < now_ms', _assumes_57, 'transition'),
-    (58, 'transition', 'CompleteTxn', frozenset({'PrepareCommit'}), 'CompleteCommit', 'NONE', 0, _guard_58, _effect_58, 236, 'true', _assumes_58, 'transition'),
-    (59, 'transition', 'CompleteTxn', frozenset({'PrepareAbort'}), 'CompleteAbort', 'NONE', 0, _guard_59, _effect_59, 241, 'true', _assumes_59, 'transition'),
-    (60, 'transition', 'Expire', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Dead', 'NONE', 0, _guard_60, _effect_60, 249, 'known and not pending and txn_last_update_timestamp_ms <= now_ms - expiration_ms', _assumes_60, 'transition'),
-    (61, 'reject', 'Describe', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'TRANSACTIONAL_ID_NOT_FOUND', 105, _guard_61, None, 257, 'not known', _assumes_61, 'reject'),
-    (62, 'reject', 'Describe', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'NONE', 0, _guard_62, None, 258, 'known', _assumes_62, 'reject'),
+    (0, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_REQUEST', 42, _guard_0, None, 64, 'not ((expected_producer_id == -1) == (expected_epoch == -1))', _assumes_0, 'check', _local_0),
+    (1, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_TRANSACTION_TIMEOUT', 50, _guard_1, None, 66, 'not (timeout_ms > 0 and timeout_ms <= max_timeout_ms)', _assumes_1, 'check', _local_1),
+    (2, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_2, None, 67, 'pending', _assumes_2, 'check', _local_2),
+    (3, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_3, None, 68, 'not (no_expected or producer_epoch == NO_EPOCH or expected_producer_id == producer_id or (expected_producer_id == previous_producer_id and expected_epoch >= EPOCH_EXHAUSTED))', _assumes_3, 'check', _local_3),
+    (4, 'reject', 'InitProducerId', frozenset({'PrepareAbort', 'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_4, None, 71, 'true', _assumes_4, 'reject', _local_4),
+    (5, 'transition', 'InitProducerId', frozenset({'Empty'}), 'Empty', 'NONE', 0, _guard_5, _effect_5, 73, 'not known', _assumes_5, 'transition', _local_5),
+    (6, 'transition', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Empty', 'NONE', 0, _guard_6, _effect_6, 78, 'known and epoch_exhausted and (no_expected or expected_epoch == producer_epoch)', _assumes_6, 'transition', _local_6),
+    (7, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), None, 'UNKNOWN_SERVER_ERROR', -1, _guard_7, None, 83, 'known and epoch_exhausted and not no_expected and expected_epoch != producer_epoch', _assumes_7, 'reject', _local_7),
+    (8, 'transition', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Empty', 'NONE', 0, _guard_8, _effect_8, 88, 'known and not epoch_exhausted and (no_expected or expected_epoch == producer_epoch)', _assumes_8, 'transition', _local_8),
+    (9, 'transition', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Empty', 'NONE', 0, _guard_9, _effect_9, 93, 'known and not epoch_exhausted and not no_expected and expected_epoch != producer_epoch and expected_epoch == last_producer_epoch', _assumes_9, 'transition', _local_9),
+    (10, 'reject', 'InitProducerId', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), None, 'PRODUCER_FENCED', 90, _guard_10, None, 99, 'known and not epoch_exhausted and not no_expected and expected_epoch != producer_epoch and expected_epoch != last_producer_epoch', _assumes_10, 'reject', _local_10),
+    (11, 'transition', 'InitProducerId', frozenset({'Ongoing'}), 'PrepareEpochFence', 'CONCURRENT_TRANSACTIONS', 51, _guard_11, _effect_11, 103, 'true', _assumes_11, 'transition', _local_11),
+    (12, 'reject', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_PRODUCER_ID_MAPPING', 49, _guard_12, None, 114, 'not (known and pid == producer_id)', _assumes_12, 'check', _local_12),
+    (13, 'reject', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_13, None, 115, 'not (epoch == producer_epoch)', _assumes_13, 'check', _local_13),
+    (14, 'reject', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_14, None, 116, 'pending', _assumes_14, 'check', _local_14),
+    (15, 'reject', 'AddPartitions', frozenset({'PrepareAbort', 'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_15, None, 117, 'true', _assumes_15, 'reject', _local_15),
+    (16, 'reject', 'AddPartitions', frozenset({'Ongoing'}), None, 'NONE', 0, _guard_16, None, 118, 'parts subset partitions', _assumes_16, 'reject', _local_16),
+    (17, 'reject', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), None, 'NONE', 0, _guard_17, None, 119, 'parts == {}', _assumes_17, 'reject', _local_17),
+    (18, 'transition', 'AddPartitions', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Ongoing', 'NONE', 0, _guard_18, _effect_18, 121, 'parts != {}', _assumes_18, 'transition', _local_18),
+    (19, 'transition', 'AddPartitions', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_19, _effect_19, 126, 'not (parts subset partitions)', _assumes_19, 'transition', _local_19),
+    (20, 'reject', 'VerifyPartition', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_PRODUCER_ID_MAPPING', 49, _guard_20, None, 134, 'not (known and pid == producer_id)', _assumes_20, 'check', _local_20),
+    (21, 'reject', 'VerifyPartition', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_21, None, 135, 'not (epoch == producer_epoch)', _assumes_21, 'check', _local_21),
+    (22, 'reject', 'VerifyPartition', frozenset({'PrepareAbort', 'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_22, None, 136, 'true', _assumes_22, 'reject', _local_22),
+    (23, 'reject', 'VerifyPartition', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareEpochFence'}), None, 'NONE', 0, _guard_23, None, 137, 'p in partitions', _assumes_23, 'reject', _local_23),
+    (24, 'reject', 'VerifyPartition', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareEpochFence'}), None, 'TRANSACTION_ABORTABLE', 120, _guard_24, None, 138, 'p not in partitions', _assumes_24, 'reject', _local_24),
+    (25, 'reject', 'EndTxnV1', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_PRODUCER_ID_MAPPING', 49, _guard_25, None, 146, 'not (known and pid == producer_id)', _assumes_25, 'check', _local_25),
+    (26, 'reject', 'EndTxnV1', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_26, None, 147, 'not (epoch == producer_epoch)', _assumes_26, 'check', _local_26),
+    (27, 'reject', 'EndTxnV1', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_27, None, 148, 'pending', _assumes_27, 'check', _local_27),
+    (28, 'transition', 'EndTxnV1', frozenset({'Ongoing'}), 'PrepareCommit', 'NONE', 0, _guard_28, _effect_28, 149, 'result == COMMIT', _assumes_28, 'transition', _local_28),
+    (29, 'transition', 'EndTxnV1', frozenset({'Ongoing'}), 'PrepareAbort', 'NONE', 0, _guard_29, _effect_29, 152, 'result == ABORT', _assumes_29, 'transition', _local_29),
+    (30, 'reject', 'EndTxnV1', frozenset({'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_30, None, 155, 'result == COMMIT', _assumes_30, 'reject', _local_30),
+    (31, 'reject', 'EndTxnV1', frozenset({'PrepareCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_31, None, 156, 'result == ABORT', _assumes_31, 'reject', _local_31),
+    (32, 'reject', 'EndTxnV1', frozenset({'PrepareAbort'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_32, None, 157, 'result == ABORT', _assumes_32, 'reject', _local_32),
+    (33, 'reject', 'EndTxnV1', frozenset({'PrepareAbort'}), None, 'INVALID_TXN_STATE', 48, _guard_33, None, 158, 'result == COMMIT', _assumes_33, 'reject', _local_33),
+    (34, 'reject', 'EndTxnV1', frozenset({'CompleteCommit'}), None, 'NONE', 0, _guard_34, None, 159, 'result == COMMIT', _assumes_34, 'reject', _local_34),
+    (35, 'reject', 'EndTxnV1', frozenset({'CompleteCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_35, None, 160, 'result == ABORT', _assumes_35, 'reject', _local_35),
+    (36, 'reject', 'EndTxnV1', frozenset({'CompleteAbort'}), None, 'NONE', 0, _guard_36, None, 161, 'result == ABORT', _assumes_36, 'reject', _local_36),
+    (37, 'reject', 'EndTxnV1', frozenset({'CompleteAbort'}), None, 'INVALID_TXN_STATE', 48, _guard_37, None, 162, 'result == COMMIT', _assumes_37, 'reject', _local_37),
+    (38, 'reject', 'EndTxnV1', frozenset({'Empty'}), None, 'INVALID_TXN_STATE', 48, _guard_38, None, 163, 'true', _assumes_38, 'reject', _local_38),
+    (39, 'reject', 'EndTxnV2', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'INVALID_PRODUCER_ID_MAPPING', 49, _guard_39, None, 177, 'not (known and (pid == producer_id or retry_on_overflow))', _assumes_39, 'check', _local_39),
+    (40, 'reject', 'EndTxnV2', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'PRODUCER_FENCED', 90, _guard_40, None, 178, 'not (if state in {Ongoing, Empty} then current else if state in {PrepareCommit, PrepareAbort} then retry_on_bump else if state in {CompleteCommit, CompleteAbort} then retry or current else epoch >= producer_epoch)', _assumes_40, 'check', _local_40),
+    (41, 'reject', 'EndTxnV2', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_41, None, 183, 'pending', _assumes_41, 'check', _local_41),
+    (42, 'transition', 'EndTxnV2', frozenset({'Ongoing'}), 'PrepareCommit', 'NONE', 0, _guard_42, _effect_42, 184, 'result == COMMIT', _assumes_42, 'transition', _local_42),
+    (43, 'transition', 'EndTxnV2', frozenset({'Ongoing'}), 'PrepareAbort', 'NONE', 0, _guard_43, _effect_43, 187, 'result == ABORT', _assumes_43, 'transition', _local_43),
+    (44, 'reject', 'EndTxnV2', frozenset({'PrepareCommit'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_44, None, 190, 'result == COMMIT', _assumes_44, 'reject', _local_44),
+    (45, 'reject', 'EndTxnV2', frozenset({'PrepareCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_45, None, 191, 'result == ABORT', _assumes_45, 'reject', _local_45),
+    (46, 'reject', 'EndTxnV2', frozenset({'PrepareAbort'}), None, 'CONCURRENT_TRANSACTIONS', 51, _guard_46, None, 192, 'result == ABORT', _assumes_46, 'reject', _local_46),
+    (47, 'reject', 'EndTxnV2', frozenset({'PrepareAbort'}), None, 'INVALID_TXN_STATE', 48, _guard_47, None, 193, 'result == COMMIT', _assumes_47, 'reject', _local_47),
+    (48, 'reject', 'EndTxnV2', frozenset({'CompleteCommit'}), None, 'NONE', 0, _guard_48, None, 194, 'retry and result == COMMIT', _assumes_48, 'reject', _local_48),
+    (49, 'reject', 'EndTxnV2', frozenset({'CompleteCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_49, None, 195, 'current and result == COMMIT', _assumes_49, 'reject', _local_49),
+    (50, 'reject', 'EndTxnV2', frozenset({'CompleteCommit'}), None, 'INVALID_TXN_STATE', 48, _guard_50, None, 196, 'retry and result == ABORT', _assumes_50, 'reject', _local_50),
+    (51, 'reject', 'EndTxnV2', frozenset({'CompleteAbort'}), None, 'INVALID_TXN_STATE', 48, _guard_51, None, 197, 'result == COMMIT', _assumes_51, 'reject', _local_51),
+    (52, 'reject', 'EndTxnV2', frozenset({'CompleteAbort'}), None, 'NONE', 0, _guard_52, None, 198, 'retry and result == ABORT', _assumes_52, 'reject', _local_52),
+    (53, 'reject', 'EndTxnV2', frozenset({'Empty'}), None, 'INVALID_TXN_STATE', 48, _guard_53, None, 199, 'result == COMMIT', _assumes_53, 'reject', _local_53),
+    (54, 'transition', 'EndTxnV2', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'PrepareAbort', 'NONE', 0, _guard_54, _effect_54, 200, 'current and result == ABORT', _assumes_54, 'transition', _local_54),
+    (55, 'transition', 'FenceAbort', frozenset({'PrepareEpochFence'}), 'PrepareAbort', 'NONE', 0, _guard_55, _effect_55, 213, 'true', _assumes_55, 'transition', _local_55),
+    (56, 'transition', 'FenceFailed', frozenset({'Ongoing'}), 'Ongoing', 'NONE', 0, _guard_56, _effect_56, 222, 'true', _assumes_56, 'transition', _local_56),
+    (57, 'transition', 'TimeoutExpired', frozenset({'Ongoing'}), 'PrepareEpochFence', 'NONE', 0, _guard_57, _effect_57, 227, 'not pending and txn_start_timestamp_ms + txn_timeout_ms < now_ms', _assumes_57, 'transition', _local_57),
+    (58, 'transition', 'CompleteTxn', frozenset({'PrepareCommit'}), 'CompleteCommit', 'NONE', 0, _guard_58, _effect_58, 236, 'true', _assumes_58, 'transition', _local_58),
+    (59, 'transition', 'CompleteTxn', frozenset({'PrepareAbort'}), 'CompleteAbort', 'NONE', 0, _guard_59, _effect_59, 241, 'true', _assumes_59, 'transition', _local_59),
+    (60, 'transition', 'Expire', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty'}), 'Dead', 'NONE', 0, _guard_60, _effect_60, 249, 'known and not pending and txn_last_update_timestamp_ms <= now_ms - expiration_ms', _assumes_60, 'transition', _local_60),
+    (61, 'reject', 'Describe', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'TRANSACTIONAL_ID_NOT_FOUND', 105, _guard_61, None, 257, 'not known', _assumes_61, 'reject', _local_61),
+    (62, 'reject', 'Describe', frozenset({'CompleteAbort', 'CompleteCommit', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'}), None, 'NONE', 0, _guard_62, None, 258, 'known', _assumes_62, 'reject', _local_62),
 )
 REQUIRES = {'InitProducerId': _requires_InitProducerId, 'AddPartitions': _requires_AddPartitions, 'VerifyPartition': _requires_VerifyPartition, 'EndTxnV1': _requires_EndTxnV1, 'EndTxnV2': _requires_EndTxnV2, 'FenceAbort': _requires_FenceAbort, 'FenceFailed': _requires_FenceFailed, 'TimeoutExpired': _requires_TimeoutExpired, 'CompleteTxn': _requires_CompleteTxn, 'Expire': _requires_Expire, 'Describe': _requires_Describe}
 
-#: (state, event) -> indexes of the rows to try, in declaration order
+#: (state, event) -> indexes of the rows to try, in declaration order (an event's checks come first:
+#: a row's `local` condition decides once every earlier row of the same (state, event) has not matched)
 INDEX = {
     ('CompleteAbort', 'AddPartitions'): (12, 13, 14, 17, 18),
     ('CompleteAbort', 'Describe'): (61, 62),
@@ -758,8 +948,8 @@ TRACE_COLUMNS = (
 )
 
 
-# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),
-# for runtime self-checks.
+# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's
+# arguments), for runtime self-checks.
 def _invariant_0(s):  # fresh_is_empty
     return (not (not (s['producer_id'] != -1)) or (((((s['state'] == 'Empty') and (s['producer_epoch'] == -1)) and (s['partitions'] == frozenset())) and (s['previous_producer_id'] == -1)) and (s['next_producer_id'] == -1)))
 

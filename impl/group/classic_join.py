@@ -51,10 +51,9 @@ def _failed(out: Completion[JoinGroupResponse]) -> Plan:
 def _common_args(t: ClassicTxn, req: JoinGroupRequest) -> dict[str, Any]:
     inst = t.inst
     cfg = t.ctx.config
-    capacity = inst["awaiting_join"] if inst["state"] == "PreparingRebalance" else inst["members"]
-    return {"req_protocol_type": req.protocol_type or "",
-            "common_protocol": common_protocol(t.data, req.protocols, group_empty=inst["state"] == "Empty"),
-            "at_capacity": len(capacity) >= cfg.max_size, "session_timeout_ms": req.session_timeout_ms,
+    return {"req_protocol_type": req.protocol_type or "", "common_protocol": common_protocol(t.data, req.protocols),
+            "join_phase_full": len(inst["awaiting_join"]) >= cfg.max_size,
+            "group_full": len(inst["members"]) >= cfg.max_size, "session_timeout_ms": req.session_timeout_ms,
             "min_session_timeout_ms": cfg.min_session_timeout_ms, "max_session_timeout_ms": cfg.max_session_timeout_ms}
 
 
@@ -166,8 +165,9 @@ def _join_known(t: ClassicTxn, req: JoinGroupRequest, out: Completion[JoinGroupR
                 t.cancel(hb_key(t.group_id, member_id))
         t.reply(out, JoinGroupResponse("GROUP_MAX_SIZE_REACHED"))
     elif not d.accepted and d.error == "NONE":
-        # a retried JoinGroup (CompletingRebalance) or a follower without changes (Stable): the current generation
-        with_members = inst["state"] == "CompletingRebalance" and member_id == inst["leader"]
+        # a retried JoinGroup (CompletingRebalance) or a follower without changes (Stable): the current generation;
+        # the leader gets the member list (the spec answers a leader NONE only in CompletingRebalance)
+        with_members = member_id == inst["leader"]
         t.reply(out, lambda: t.join_response(member_id, inst, with_members=with_members))
     elif d.error != "NONE":
         t.reply(out, JoinGroupResponse(d.error, member_id=member_id))

@@ -16,12 +16,12 @@ from .state import ClassicGroupData
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
-def common_protocol(data: ClassicGroupData, protocols: Protocols, *, group_empty: bool) -> bool:
-    """The request lists a protocol and, unless the group is Empty, one every current member supports (a group
-    without members supports anything, as Kafka's counting does)."""
+def common_protocol(data: ClassicGroupData, protocols: Protocols) -> bool:
+    """The request lists a protocol and one every current member supports (a group without members — an Empty one,
+    say — supports anything, as Kafka's counting does)."""
     if not protocols:
         return False
-    if group_empty or not data.members:
+    if not data.members:
         return True
     candidates = data.candidate_protocols()
     return any(name in candidates for name, _ in protocols)
@@ -59,10 +59,3 @@ def subscribed_topics(protocol_type: str, protocol: str, data: ClassicGroupData)
     except (ConsumerProtocolError, ValueError):
         return None
     return frozenset(topics)
-
-
-def is_subscribed(protocol_type: str, subscribed: frozenset[str] | None, topic: str) -> bool:
-    """ClassicGroup.isSubscribedToTopic: unknown subscriptions count as subscribed for consumer-protocol groups."""
-    if subscribed is not None:
-        return topic in subscribed
-    return protocol_type == CONSUMER_PROTOCOL_TYPE

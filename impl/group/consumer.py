@@ -5,7 +5,7 @@ authors' `Coordinator` shows: Heartbeat → MemberJoined | StaticMemberReplaced 
 TargetAssignmentComputed → the member's event → MemberReconciled.
 
 Owns: `consumer_heartbeat`, the session and rebalance timers (`session_expired`, `rebalance_expired`),
-`expire_consumer_group`, `delete_consumer_group`, `unload_consumer_group`, `describe_consumer_group`.
+`delete_consumer_group`, `delete_empty_consumer_group`, `describe_consumer_group` (offset expiration is `offsets`').
 Must not import: `kcoord.model`.
 """
 
@@ -30,6 +30,10 @@ from .planning import PlanBuilder
 from .shard_state import GroupShardState
 from .state import ConsumerMember
 
+#: UpgradeToConsumerGroup's `online_upgrade`: kcoord never converts a live classic group (as Kafka with
+#: group.consumer.migration.policy=disabled), so only an Empty classic group gives its id to a consumer group.
+ONLINE_UPGRADE = False
+
 
 class _NeedsTarget(Exception):
     """The member's decision reads the target: the group stage must run first (not a rejection by a check)."""
@@ -43,7 +47,11 @@ def consumer_heartbeat(ctx: Context, shard: Shard, state: GroupShardState, r: Co
                        out: Completion[ConsumerGroupHeartbeatResponse]) -> Plan:
     t = ConsumerTxn(ctx, shard, state, r.group_id)
     classic = shard.get("ClassicGroup", (r.group_id,))
-    upgrade = classic is not None and classic["exists"] and classic["state"] == "Empty" and r.member_epoch == 0
+    # a classic group holds the id: an epoch-0 heartbeat takes it over where the spec allows (kcoord: no online
+    # conversion), otherwise the id belongs to a group of another type
+    upgrade = (classic is not None and r.member_epoch == 0
+               and t.b.enabled(ctx.tables.classic, (r.group_id,), "UpgradeToConsumerGroup",
+                                   {"online_upgrade": ONLINE_UPGRADE}))
     foreign = classic is not None and classic["exists"] and not upgrade
     owned = ctx.names.to_set(dict(r.topic_partitions or ()))
     gate = t.decide_group("Heartbeat", _gate_args(ctx, t, r, foreign, owned))
@@ -72,7 +80,8 @@ def _gate_args(ctx: Context, t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, f
 
 def _delete_empty_classic_group(ctx: Context, t: ConsumerTxn) -> None:
     """An Empty classic group with this id is deleted before the consumer group takes it (§3.9)."""
-    t.b.decide(ctx.tables.classic, (t.group_id,), "UpgradeToConsumerGroup", {})
+    t.b.decide(ctx.tables.classic, (t.group_id,), "UpgradeToConsumerGroup",
+                                   {"online_upgrade": ONLINE_UPGRADE})
     t.b.write_for_last(records.group_tombstone(t.group_id))
     state, shard, group_id = t.state, t.shard, t.group_id
     t.then(lambda: (state.classic.pop(group_id, None), shard.instances["ClassicGroup"].pop((group_id,), None)))
@@ -305,27 +314,6 @@ def delete_consumer_group(t: ConsumerTxn) -> str:
         t.b.write_for_last(tombstones[-1])
         t.forget = True
     return d.error
-
-
-def expire_consumer_group(ctx: Context, shard: Shard, state: GroupShardState, group_id: str) -> Plan:
-    """cleanupExpiredOffsets for a consumer group (by commit time, unsubscribed topics only), then Expire."""
-    t = ConsumerTxn(ctx, shard, state, group_id)
-    store = state.offsets
-    subscribed = t.current.subscribed_topic_names()
-    expired, all_expired = store.expired(group_id, t.now_ms, ctx.config.offsets_retention_ms,
-                                         lambda e: e.commit_timestamp_ms, subscribed.__contains__)
-    for topic, partition in expired:
-        t.b.write(records.offset_tombstone(group_id, topic, partition))
-        t.then(lambda tp=(topic, partition): store.remove(group_id, *tp))  # type: ignore[misc]
-    if all_expired:
-        d = t.decide_group("Expire", {"all_offsets_expired": True, "open_transactions": group_id in store.open_txns})
-        if d.accepted:
-            tombstones = records.consumer_group_tombstones(group_id, list(t.current.members))
-            for rec in tombstones[:-1]:
-                t.b.write(rec)
-            t.b.write_for_last(tombstones[-1])
-            t.forget = True
-    return t.plan()
 
 
 def delete_empty_consumer_group(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBuilder,

@@ -4,13 +4,14 @@ Owns: `OffsetEntry` (an OffsetCommitValue plus the offset of the record that wro
 committed view, the pending transactional offsets per producer id and the open transactions per group — and the
 operations replay and the live path share: `put`, `remove` (a tombstone also drops pending offsets of the
 partition), `put_pending`, `complete` (a marker: COMMIT moves a producer's pending offsets to the committed view,
-each only if its record offset is above the committed one's; ABORT drops them) and `expired` (§2.8).
+each only if its record offset is above the committed one's; ABORT drops them). Which offsets expire is the group
+specs' (ExpireOffset, §2.8); the store only answers what they are asked about (`has_pending`, `group_offsets`).
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..storage.group_log_schema import OffsetCommitValue
@@ -66,9 +67,6 @@ class OffsetStore:
         for pid in self.open_txns.get(group, ()):
             out.update(self.pending.get(pid, {}).get(group, {}))
         return out
-
-    def has_offsets(self, group: str) -> bool:
-        return bool(self.committed.get(group)) or group in self.open_txns
 
     def groups(self) -> Iterator[str]:
         yield from sorted(set(self.committed) | set(self.open_txns))
@@ -132,28 +130,6 @@ class OffsetStore:
                 by_group.pop(group, None)
                 if not by_group:
                     del self.pending[pid]
-
-    # ------------------------------------------------------------ expiration (§2.8)
-
-    def expired(self, group: str, now_ms: int, retention_ms: int, base: Callable[[OffsetEntry], int],
-                subscribed: Callable[[str], bool]) -> tuple[list[TopicPartitionKey], bool]:
-        """The partitions whose offset expired, and whether every offset of the group did (cleanupExpiredOffsets:
-        an offset of a subscribed topic, or with a pending transactional offset, never expires)."""
-        expired: list[TopicPartitionKey] = []
-        all_expired = True
-        for (topic, partition), entry in sorted(self.group_offsets(group).items()):
-            if subscribed(topic):
-                all_expired = False
-                continue
-            if entry.expire_timestamp_ms != -1:
-                gone = now_ms >= entry.expire_timestamp_ms
-            else:
-                gone = now_ms - base(entry) >= retention_ms
-            if gone and not self.has_pending(group, topic, partition):
-                expired.append((topic, partition))
-            else:
-                all_expired = False
-        return expired, all_expired and group not in self.open_txns
 
     def snapshot(self) -> tuple[object, ...]:
         """Everything, as comparable values (failover tests)."""

@@ -1,10 +1,15 @@
 """Offsets (kafka-reference.md §2.8, §3.8, §8): OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete, offset
 expiration, and the `__consumer_offsets` side of WriteTxnMarkers.
 
-Owns: the handlers. Member/generation validation is the specs' (ClassicGroup.OffsetCommit / TxnOffsetCommit,
-ConsumerGroup.OffsetCommit then ConsumerGroupMember.OffsetCommit / OffsetFetch); the producer epoch check of a
-transactional write and of a marker is PartitionProducer's (CoordinatorAppend, WriteMarker). The per-partition
-metadata size limit, retention, the committed/pending views and expiration are this module's.
+Owns: the handlers. Every group-state-dependent answer is the specs': member/generation validation
+(ClassicGroup.OffsetCommit / TxnOffsetCommit, ConsumerGroup.OffsetCommit then ConsumerGroupMember.OffsetCommit /
+OffsetFetch), whether the group is found for a fetch (ClassicGroup.OffsetFetch), UNSTABLE_OFFSET_COMMIT
+(OffsetFetchPartition), OffsetDelete's group and partition answers (OffsetDelete, OffsetDeletePartition), which
+offsets expire and whether the group goes with them (ExpireOffset, ExpireGroup / Expire); the producer epoch check of
+a transactional write and of a marker is PartitionProducer's (CoordinatorAppend, WriteMarker). This module computes
+their parameters from the offset store (pending offsets, stored offsets, timestamps) and the members' subscriptions,
+and writes the records. The per-partition metadata size limit (OFFSET_METADATA_TOO_LARGE, request validation that
+no group state decides) and the committed/pending views are this module's.
 KAFKA-17507: a marker's answer is given only after the producer's pending offsets are materialised (COMMIT) or
 dropped (ABORT); `Context.bug_kafka_17507` restores the old order (answer first, materialise later, every pending
 offset of the producer) so that trace checkers can be shown to catch it.
@@ -19,11 +24,12 @@ from typing import Any
 from ..interfaces import TxnMarker
 from ..runtime.completion import Completion
 from ..runtime.shard import Change, Plan, Shard
+from ..statemachine import MachineTable
 from ..storage.batch import ControlType, end_txn_marker_entry
 from ..storage.group_log_schema import OffsetCommitValue
 from . import records
 from .classic_ops import ClassicTxn, hb_key
-from .classic_protocol import is_subscribed
+from .consumer_ops import ConsumerTxn
 from .context import Context
 from .messages import (
     FetchedOffset,
@@ -38,7 +44,7 @@ from .messages import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
-from .offset_store import OffsetEntry
+from .offset_store import OffsetEntry, OffsetStore
 from .planning import PlanBuilder
 from .shard_state import GroupShardState
 
@@ -138,13 +144,12 @@ def offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: Offse
 
 def _maybe_extend_session(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBuilder,
                           req: OffsetCommitRequest) -> None:
-    """A classic member's commit in Stable or PreparingRebalance resets its session timer (commitOffset)."""
-    inst = shard.get("ClassicGroup", (req.group_id,))
+    """commitOffset: a classic member's accepted commit resets its session timer. Kafka does it in Stable and
+    PreparingRebalance, which are exactly the states where the ClassicGroup spec answers a member's OffsetCommit with
+    NONE (CompletingRebalance answers REBALANCE_IN_PROGRESS; an Empty group has no members)."""
     data = state.classic.get(req.group_id)
-    if inst is None or data is None or inst["state"] not in ("Stable", "PreparingRebalance"):
-        return
-    member = data.members.get(req.member_id)
-    if member is None:
+    member = data.members.get(req.member_id) if data is not None else None
+    if member is None or is_consumer_group(shard, req.group_id):
         return
     timeout_ms = member.session_timeout_ms
 
@@ -192,25 +197,29 @@ def txn_offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: T
 
 def offset_fetch(ctx: Context, shard: Shard, state: GroupShardState, req: OffsetFetchRequest,
                  out: Completion[OffsetFetchResponse]) -> Plan:
+    """OffsetMetadataManager.fetchOffsets / fetchAllOffsets: the group's answer (a consumer group's member validates
+    the request; a classic group answers OffsetFetch), then one OffsetFetchPartition answer per partition."""
     b = PlanBuilder(shard)
     group_id = req.group_id
     if is_consumer_group(shard, group_id):
+        table = ctx.tables.consumer
         d = b.decide(ctx.tables.member, (group_id, req.member_id or ""), "OffsetFetch",
                      {"epoch": req.member_epoch, "member_given": req.member_id is not None})
-        if d.error != "NONE":
-            b.then(lambda: _set(out, OffsetFetchResponse(d.error)))
-            return b.plan()
-        found = True
     else:
-        # ClassicGroup.validateOffsetFetch has no spec event: an unknown or Dead group reads as "not found"
-        inst = shard.get("ClassicGroup", (group_id,))
-        found = inst is not None and inst["state"] != "Dead"
-    b.then(lambda: _set(out, _fetch(state, req, found)))
+        table = ctx.tables.classic
+        d = b.decide(table, (group_id,), "OffsetFetch", {})
+    found = d.error == "NONE"
+    if not found and d.error != "GROUP_ID_NOT_FOUND":
+        b.then(lambda: _set(out, OffsetFetchResponse(d.error)))
+        return b.plan()
+    # GROUP_ID_NOT_FOUND is caught by fetchOffsets: every partition reads "no offset", without an error
+    answer = _fetch(b, table, state.offsets, req, found)
+    b.then(lambda: _set(out, answer))
     return b.plan()
 
 
-def _fetch(state: GroupShardState, req: OffsetFetchRequest, found: bool) -> OffsetFetchResponse:
-    store = state.offsets
+def _fetch(b: PlanBuilder, table: MachineTable, store: OffsetStore, req: OffsetFetchRequest,
+           found: bool) -> OffsetFetchResponse:
     offsets = store.group_offsets(req.group_id) if found else {}
     wanted = req.topics
     if wanted is None:  # fetchAllOffsets: every committed offset of the group
@@ -218,13 +227,17 @@ def _fetch(state: GroupShardState, req: OffsetFetchRequest, found: bool) -> Offs
         for topic, partition in sorted(offsets):
             by_topic.setdefault(topic, []).append(partition)
         wanted = tuple((t, tuple(ps)) for t, ps in by_topic.items())
+    key = (req.group_id,)
     topics = []
     for topic, partitions in wanted:
         fetched = []
         for partition in partitions:
+            args = {"topic": topic, "partition": partition, "require_stable": req.require_stable,
+                    "pending_offset": store.has_pending(req.group_id, topic, partition)}
+            error = b.decide(table, key, "OffsetFetchPartition", args).error
             entry = offsets.get((topic, partition))
-            if req.require_stable and store.has_pending(req.group_id, topic, partition):
-                fetched.append(FetchedOffset(partition, error="UNSTABLE_OFFSET_COMMIT"))
+            if error != "NONE":
+                fetched.append(FetchedOffset(partition, error=error))
             elif entry is None:
                 fetched.append(FetchedOffset(partition))
             else:
@@ -238,95 +251,104 @@ def _fetch(state: GroupShardState, req: OffsetFetchRequest, found: bool) -> Offs
 
 def offset_delete(ctx: Context, shard: Shard, state: GroupShardState, req: OffsetDeleteRequest,
                   out: Completion[OffsetDeleteResponse]) -> Plan:
-    """OffsetMetadataManager.deleteOffsets. No spec machine has an OffsetDelete event, so the group-level checks
-    (validateOffsetDelete) are restated here: an unknown or Dead group is GROUP_ID_NOT_FOUND; a classic group that
-    is not Empty and does not use the consumer protocol is NON_EMPTY_GROUP; a topic the group subscribes to is
-    GROUP_SUBSCRIBED_TO_TOPIC per partition."""
+    """OffsetMetadataManager.deleteOffsets: the group's OffsetDelete answer is the top-level error; then each
+    partition's OffsetDeletePartition answer, and a tombstone for each partition the spec deletes."""
     b = PlanBuilder(shard)
-    error, subscribed = _offset_delete_group(shard, state, req.group_id)
-    if error != "NONE":
-        b.then(lambda: _set(out, OffsetDeleteResponse(error)))
+    group_id = req.group_id
+    table, subscription = _subscription_facts(ctx, shard, state, group_id)
+    d = b.decide(table, (group_id,), "OffsetDelete", {})
+    if d.error != "NONE":
+        b.then(lambda: _set(out, OffsetDeleteResponse(d.error)))
         return b.plan()
     store = state.offsets
     topics = []
     for topic, partitions in req.topics:
-        if subscribed(topic):
-            topics.append((topic, tuple((p, "GROUP_SUBSCRIBED_TO_TOPIC") for p in partitions)))
-            continue
+        answers = []
         for p in partitions:
-            if store.get(req.group_id, topic, p) is not None or store.has_pending(req.group_id, topic, p):
-                b.write(records.offset_tombstone(req.group_id, topic, p))
-                b.then(lambda t=topic, n=p: store.remove(req.group_id, t, n))  # type: ignore[misc]
-        topics.append((topic, tuple((p, "NONE") for p in partitions)))
+            has_offset = store.get(group_id, topic, p) is not None or store.has_pending(group_id, topic, p)
+            args = {"topic": topic, "partition": p, "has_offset": has_offset, **subscription(topic)}
+            pd = b.decide(table, (group_id,), "OffsetDeletePartition", args)
+            if pd.accepted:
+                b.write_for_last(records.offset_tombstone(group_id, topic, p))
+                b.then(lambda t=topic, n=p: store.remove(group_id, t, n))  # type: ignore[misc]
+            answers.append((p, pd.error))
+        topics.append((topic, tuple(answers)))
     answer = OffsetDeleteResponse("NONE", tuple(topics))
     b.then(lambda: _set(out, answer))
     return b.plan()
 
 
-def _offset_delete_group(shard: Shard, state: GroupShardState, group_id: str) -> tuple[str, Callable[[str], bool]]:
-    consumer = state.consumer.get(group_id)
-    if is_consumer_group(shard, group_id) and consumer is not None:
-        names = consumer.subscribed_topic_names()
-        return "NONE", names.__contains__
-    inst = shard.get("ClassicGroup", (group_id,))
-    if inst is None or inst["state"] == "Dead":
-        return "GROUP_ID_NOT_FOUND", lambda topic: False
-    protocol_type = inst["protocol_type"]
-    if inst["state"] != "Empty" and protocol_type != "consumer":
-        return "NON_EMPTY_GROUP", lambda topic: False
+def _subscription_facts(ctx: Context, shard: Shard, state: GroupShardState,
+                        group_id: str) -> tuple[MachineTable, Callable[[str], dict[str, bool]]]:
+    """The machine that answers for the group, and what it is told about a topic: a consumer group whether a member
+    subscribes to it; a classic group whether its members' subscriptions are known and include it (the spec decides
+    what unknown subscriptions mean)."""
+    if is_consumer_group(shard, group_id):
+        consumer = state.consumer.get(group_id)
+        names = consumer.subscribed_topic_names() if consumer is not None else set()
+        return ctx.tables.consumer, lambda topic: {"subscribed": topic in names}
     data = state.classic.get(group_id)
-    subscribed = data.subscribed_topics if data is not None else None
-    return "NONE", lambda topic: is_subscribed(protocol_type, subscribed, topic)
+    known = data.subscribed_topics if data is not None else None
+    return ctx.tables.classic, lambda topic: {"subscriptions_known": known is not None,
+                                              "in_subscriptions": known is not None and topic in known}
 
 
 # ---------------------------------------------------------------------------------------------- expiration
 
 
 def expire_group_offsets(ctx: Context, shard: Shard, state: GroupShardState, group_id: str) -> Plan:
-    """cleanupExpiredOffsets then maybeDeleteGroup, for one group (offsets.retention.check.interval.ms job)."""
+    """cleanupExpiredOffsets then maybeDeleteGroup, for one group (offsets.retention.check.interval.ms job): the spec
+    decides each committed offset (ExpireOffset) and then the group (ExpireGroup / Expire)."""
     if is_consumer_group(shard, group_id):
-        from .consumer import expire_consumer_group
-
-        return expire_consumer_group(ctx, shard, state, group_id)
+        return _expire_consumer_group(ctx, shard, state, group_id)
     t = ClassicTxn(ctx, shard, state, group_id)
-    inst = t.inst
-    store = state.offsets
-    condition = _classic_expiration_base(inst, t.current)
-    expired: list[tuple[str, int]] = []
-    if not store.has_offsets(group_id):
-        all_expired = True  # a group without offsets counts as all expired
-    elif condition is None:
-        return t.plan()
-    else:
-        base, subscribed = condition
-        expired, all_expired = store.expired(group_id, ctx.now_ms(), ctx.config.offsets_retention_ms, base,
-                                             subscribed)
-    for topic, partition in expired:
-        t.b.write(records.offset_tombstone(group_id, topic, partition))
-        t.then(lambda tp=(topic, partition): store.remove(group_id, *tp))  # type: ignore[misc]
-    if all_expired and t.enabled("ExpireGroup", {}):
-        t.decide("ExpireGroup", {})
+    _, subscription = _subscription_facts(ctx, shard, state, group_id)
+    since = t.current.state_timestamp_ms
+    state_timestamp_ms = -1 if since is None else since
+    all_expired = _expire_offsets(ctx, t.b, ctx.tables.classic, state, group_id,
+                                  lambda topic: {**subscription(topic), "state_timestamp_ms": state_timestamp_ms})
+    d = t.decide("ExpireGroup", {"all_offsets_expired": all_expired,
+                                 "open_transactions": group_id in state.offsets.open_txns})
+    if d.accepted:
         t.b.write_for_last(records.group_tombstone(group_id))
         t.forget = True
     return t.plan()
 
 
-def _classic_expiration_base(inst: dict[str, Any], data: Any) -> tuple[Callable[[OffsetEntry], int],
-                                                                        Callable[[str], bool]] | None:
-    """ClassicGroup.offsetExpirationCondition: (retention base per offset, topics that never expire), or None when
-    nothing of the group expires now."""
-    def commit_time(e: OffsetEntry) -> int:
-        return e.commit_timestamp_ms
+def _expire_consumer_group(ctx: Context, shard: Shard, state: GroupShardState, group_id: str) -> Plan:
+    t = ConsumerTxn(ctx, shard, state, group_id)
+    _, subscription = _subscription_facts(ctx, shard, state, group_id)
+    all_expired = _expire_offsets(ctx, t.b, ctx.tables.consumer, state, group_id, subscription)
+    d = t.decide_group("Expire", {"all_offsets_expired": all_expired,
+                                  "open_transactions": group_id in state.offsets.open_txns})
+    if d.accepted:
+        tombstones = records.consumer_group_tombstones(group_id, list(t.current.members))
+        for rec in tombstones[:-1]:
+            t.b.write(rec)
+        t.b.write_for_last(tombstones[-1])
+        t.forget = True
+    return t.plan()
 
-    if not inst["protocol_type"]:
-        return commit_time, lambda topic: False  # a simple group: by commit time
-    if inst["state"] == "Empty":
-        since = data.state_timestamp_ms
-        return (lambda e: since if since is not None else e.commit_timestamp_ms), lambda topic: False
-    if inst["protocol_type"] == "consumer" and data.subscribed_topics is not None and inst["state"] == "Stable":
-        subscribed = data.subscribed_topics
-        return commit_time, subscribed.__contains__
-    return None
+
+def _expire_offsets(ctx: Context, b: PlanBuilder, table: MachineTable, state: GroupShardState, group_id: str,
+                    facts: Callable[[str], dict[str, Any]]) -> bool:
+    """ExpireOffset for every committed offset of the group, a tombstone for each the spec expires; returns whether
+    all of them expired (cleanupExpiredOffsets' answer; true for a group without committed offsets)."""
+    store = state.offsets
+    now_ms = ctx.now_ms()
+    all_expired = True
+    for (topic, partition), entry in sorted(store.group_offsets(group_id).items()):
+        args = {"topic": topic, "partition": partition, "now_ms": now_ms,
+                "retention_ms": ctx.config.offsets_retention_ms, "commit_timestamp_ms": entry.commit_timestamp_ms,
+                "expire_timestamp_ms": entry.expire_timestamp_ms,
+                "pending_offset": store.has_pending(group_id, topic, partition), **facts(topic)}
+        d = b.decide(table, (group_id,), "ExpireOffset", args)
+        if d.accepted:
+            b.write_for_last(records.offset_tombstone(group_id, topic, partition))
+            b.then(lambda tp=(topic, partition): store.remove(group_id, *tp))  # type: ignore[misc]
+        else:
+            all_expired = False
+    return all_expired
 
 
 # ---------------------------------------------------------------------------------------------- markers

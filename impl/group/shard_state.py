@@ -240,7 +240,9 @@ class GroupShardState:
         assert raw_key is not None, "every __consumer_offsets record has a key"
         key, value = schema.decode_record(raw_key, raw_value)
         name = change.table.name
-        if name == "ClassicGroup":
+        if name in ("ClassicGroup", "ConsumerGroup") and isinstance(key, schema.OffsetCommitKey):
+            _check_offset_tombstone(change, key, value)
+        elif name == "ClassicGroup":
             _check_classic(post, key, value)
         elif name == "ConsumerGroup":
             _check_consumer_group(post, key, value)
@@ -372,6 +374,17 @@ def _check_classic(post: Instance, key: schema.GroupKey, value: schema.GroupValu
     expected = (post["generation"], post["protocol"], post["leader"], post["members"])
     if seen != expected:
         raise IllegalStateError(f"ClassicGroup {key.group}: record says {seen}, the decision {expected}")
+
+
+def _check_offset_tombstone(change: Change, key: schema.OffsetCommitKey, value: schema.GroupValue | None) -> None:
+    """A group decision described by an offset record (OffsetDeletePartition, ExpireOffset): the tombstone of the
+    partition the decision was about, and the group itself unchanged."""
+    d = change.decision
+    args = change.args
+    seen = (key.group, key.topic, key.partition, value)
+    expected = (d.pre["group_id"], args.get("topic"), args.get("partition"), None)
+    if seen != expected or d.post != d.pre:
+        raise IllegalStateError(f"{d.machine}.{d.event} {dict(args)} described by {key!r} = {value!r}")
 
 
 def _check_consumer_group(post: Instance, key: schema.GroupKey, value: schema.GroupValue | None) -> None:

@@ -75,9 +75,9 @@ class CoordinatorRuntime:
         if partition in self.shards or partition in self.loading:
             raise KafkaError("NOT_COORDINATOR", f"{self.topic}-{partition} is already owned or loading")
         path = self.data_dir / partition_dir_name(self.topic, partition)
+        batches: list[RecordBatch] = []  # recovery validates and decodes every batch once; the load replays them
         log = PartitionLog.open(path, segment_bytes=self.segment_bytes, durability=self.durability,
-                                clock_ms=self.clock.now_ms)
-        batches = list(log.read())
+                                clock_ms=self.clock.now_ms, on_batch=batches.append)
         epoch = max((b.partition_leader_epoch for b in batches), default=-1) + 1
         shard = Shard(partition, log, self.spec_factory(partition), clock=self.clock, tracer=self.tracer,
                       coordinator_epoch=max(epoch, 0))

@@ -14,7 +14,7 @@ from ..pyexpr import effects_to_python, to_python
 from .common import GeneratedFile, header, module_name
 
 ROW_FIELDS = ("index", "kind", "event", "sources", "target", "error", "error_code", "guard", "effect", "line",
-              "condition", "assumes", "origin")
+              "condition", "assumes", "origin", "local")
 
 
 def table_file(machine: ir.Machine) -> GeneratedFile:
@@ -113,6 +113,9 @@ def _functions(m: ir.Machine) -> str:
         out.append(f"def _assumes_{row.index}(s, a):")
         out.append(f"    return {to_python(row.assumes)}")
         out.append("")
+        out.append(f"def _local_{row.index}(s, a):  # the row's own condition (its event's checks already passed)")
+        out.append(f"    return {to_python(row.local_guard)}")
+        out.append("")
         if isinstance(row, ir.Transition):
             out.append(f"def _effect_{row.index}(s, a):")
             out.append(f"    return {effects_to_python(row.effects)}")
@@ -134,7 +137,7 @@ def _rows(m: ir.Machine) -> str:
             kind, target, error, code, effect = "reject", "None", repr(row.error), row.error_code, "None"
         out.append(f"    ({row.index}, {kind!r}, {row.event!r}, {_set(row.sources)}, {target}, {error}, {code}, "
                    f"_guard_{row.index}, {effect}, {row.span.line}, {row.condition_text!r}, _assumes_{row.index}, "
-                   f"{_origin(row)!r}),")
+                   f"{_origin(row)!r}, _local_{row.index}),")
     out.append(")")
     out.append("REQUIRES = {" + ", ".join(f"{e.name!r}: _requires_{e.name}" for e in m.events) + "}")
     return "\n".join(out) + "\n\n"
@@ -154,7 +157,9 @@ def _derived(m: ir.Machine) -> str:
     for rej in m.rejections:
         for src in rej.sources:
             errors.setdefault((src, rej.event), set()).add(rej.error)
-    out = ["#: (state, event) -> indexes of the rows to try, in declaration order", "INDEX = {"]
+    out = ["#: (state, event) -> indexes of the rows to try, in declaration order (an event's checks come first:",
+           "#: a row's `local` condition decides once every earlier row of the same (state, event) has not matched)",
+           "INDEX = {"]
     out += [f"    ({s!r}, {e!r}): {tuple(ix)!r}," for (s, e), ix in sorted(index.items())]
     out.append("}")
     out.append("#: target state -> every state with a transition into it (Kafka's validPreviousStates)")
@@ -178,8 +183,8 @@ def _trace_columns(m: ir.Machine) -> str:
 
 
 def _properties(m: ir.Machine) -> str:
-    out = ["# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's arguments),",
-           "# for runtime self-checks."]
+    out = ["# Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's",
+           "# arguments), for runtime self-checks."]
     for i, inv in enumerate(m.invariants):
         out.append(f"def _invariant_{i}(s):  # {inv.name}")
         out.append(f"    return {to_python(inv.expr)}")

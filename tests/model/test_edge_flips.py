@@ -47,7 +47,7 @@ def caught_by(machine_name: str, path: str, text: str) -> str:
     if diags.has_errors:
         return "checker"
     (mutant,) = machines
-    (reference,) = [r for r in reference_tables() if r.MACHINE == machine_name]
+    (reference,) = [r for r in reference_tables() if machine_name == r.MACHINE]
     if table_diff(mutant, reference):
         return "kafka-table"
     results = verify_machine(mutant, Options(timeout_ms=5_000))

@@ -52,6 +52,11 @@ def marker(h: Harness, pid: int, result: str, *, epoch: int = 0, coordinator_epo
     return answer[tp]
 
 
+def decisions(h: Harness, machine: str, group_id: str, event: str) -> list[tuple[str, str, str]]:
+    """The traced decisions of `event` on the group: (row kind, answer, state after)."""
+    return [(r["kind"], r["error"], r["to_state"]) for r in h.rows(machine, group_id) if r["event"] == event]
+
+
 # ---------------------------------------------------------------------------------------------- OffsetCommit
 
 
@@ -220,12 +225,20 @@ def test_1_10_markers_for_partitions_not_owned_or_other_topics(h: Harness) -> No
 
 
 def test_2_8_fetch_unknown_or_dead_group_reads_nothing(h: Harness) -> None:
+    """ClassicGroup.OffsetFetch answers GROUP_ID_NOT_FOUND; fetchOffsets turns it into -1 offsets, no error."""
+    mark = h.mark()
     assert h.fetched("nope", ("orders", 0)) == {("orders", 0): -1}
+    assert h.fetched("nope") == {}, "fetchAllOffsets of a group that is not found: no partitions"
+    assert decisions(h, "ClassicGroup", "nope", "OffsetFetch") == [("reject", "GROUP_ID_NOT_FOUND", "Empty")] * 2
+    assert decisions(h, "ClassicGroup", "nope", "OffsetFetchPartition") == [("reject", "NONE", "Empty")]
+    assert h.mark() == mark and h.shard("nope").get("ClassicGroup", ("nope",)) is None, "a read writes nothing"
     (a,) = h.stable_group("g", 1)
     h.commit("g", {("orders", 0): 4}, member_id=a, generation=1)
     assert h.fetched("g", ("orders", 0)) == {("orders", 0): 4}
+    assert decisions(h, "ClassicGroup", "g", "OffsetFetch") == [("reject", "NONE", "Stable")]
     make_dead(h, "g")
     assert h.fetched("g", ("orders", 0)) == {("orders", 0): -1}
+    assert decisions(h, "ClassicGroup", "g", "OffsetFetch")[-1] == ("reject", "GROUP_ID_NOT_FOUND", "Dead")
 
 
 def test_2_8_fetch_all_and_unstable_without_a_committed_offset(tmp_path: Path) -> None:
@@ -235,28 +248,95 @@ def test_2_8_fetch_all_and_unstable_without_a_committed_offset(tmp_path: Path) -
     assert h.fetched("g") == {("orders", 0): 4, ("payments", 2): 8}
     assert h.fetched("g", ("orders", 5), require_stable=True) == {("orders", 5): "UNSTABLE_OFFSET_COMMIT"}
     assert h.fetched("g", ("orders", 5)) == {("orders", 5): -1}
+    assert decisions(h, "ClassicGroup", "g", "OffsetFetchPartition")[-2:] == [
+        ("reject", "UNSTABLE_OFFSET_COMMIT", "Empty"), ("reject", "NONE", "Empty")]
+    assert h.fetched("nope", ("orders", 5), require_stable=True) == {("orders", 5): -1}
+
+
+def test_2_8_unstable_fetch_of_a_consumer_group(tmp_path: Path) -> None:
+    """A consumer group's member validates the fetch (ConsumerGroupMember.OffsetFetch), the group answers each
+    partition (ConsumerGroup.OffsetFetchPartition)."""
+    h = Harness(tmp_path, verifier=FakeVerifier())
+    r = h.cg("cg", "a", 0)
+    txn_commit(h, "cg", {("orders", 1): 5}, member_id="a", generation=r.member_epoch)
+    assert h.fetched("cg", ("orders", 1), require_stable=True, member_id="a", epoch=r.member_epoch) == \
+        {("orders", 1): "UNSTABLE_OFFSET_COMMIT"}
+    assert h.fetch("cg", ("orders", 1), member_id="a", epoch=r.member_epoch + 1).error == "STALE_MEMBER_EPOCH"
+    assert decisions(h, "ConsumerGroup", "cg", "OffsetFetchPartition") == [
+        ("reject", "UNSTABLE_OFFSET_COMMIT", "Stable")]
+    marker(h, 7, "COMMIT")
+    assert h.fetched("cg", ("orders", 1), require_stable=True) == {("orders", 1): 5}
 
 
 # ---------------------------------------------------------------------------------------------- OffsetDelete
 
 
+def delete(h: Harness, group_id: str, *topics: tuple[str, tuple[int, ...]]) -> tuple[str, object]:
+    r = h.c.offset_delete(OffsetDeleteRequest(group_id, topics)).result()
+    return r.error, r.topics
+
+
 def test_offset_delete(h: Harness) -> None:
+    """A tombstone for each partition with an offset (an accepted OffsetDeletePartition `stay`), none for a partition
+    without one; both answered NONE."""
     h.commit("simple", {("orders", 0): 1, ("payments", 0): 2})
-    r = h.c.offset_delete(OffsetDeleteRequest("simple", (("orders", (0, 1)),))).result()
-    assert (r.error, r.topics) == ("NONE", (("orders", ((0, "NONE"), (1, "NONE"))),))
+    mark = h.mark()
+    assert delete(h, "simple", ("orders", (0, 1))) == ("NONE", (("orders", ((0, "NONE"), (1, "NONE"))),))
     assert h.fetched("simple") == {("payments", 0): 2}
-    assert h.records()[-1] == (schema.OffsetCommitKey("simple", "orders", 0), None)
-    assert h.c.offset_delete(OffsetDeleteRequest("nope", ())).result().error == "GROUP_ID_NOT_FOUND"
-    (_a,) = h.stable_group("g", 1)  # consumer protocol, subscribed to "orders"
-    r = h.c.offset_delete(OffsetDeleteRequest("g", (("orders", (0,)), ("payments", (0,))))).result()
-    assert r.topics == (("orders", ((0, "GROUP_SUBSCRIBED_TO_TOPIC"),)), ("payments", ((0, "NONE"),)))
+    assert h.records_since(mark) == [(schema.OffsetCommitKey("simple", "orders", 0), None)]
+    assert decisions(h, "ClassicGroup", "simple", "OffsetDelete") == [("reject", "NONE", "Empty")]
+    assert decisions(h, "ClassicGroup", "simple", "OffsetDeletePartition") == [("stay", "NONE", "Empty"),
+                                                                              ("reject", "NONE", "Empty")]
+    mark = h.mark()
+    assert delete(h, "nope") == ("GROUP_ID_NOT_FOUND", ())
+    assert delete(h, "nope", ("orders", (0,))) == ("GROUP_ID_NOT_FOUND", ())
+    assert decisions(h, "ClassicGroup", "nope", "OffsetDeletePartition") == [], "the group's answer comes first"
+    (a,) = h.stable_group("g", 1)  # consumer protocol, subscribed to "orders"
+    h.commit("g", {("orders", 0): 1, ("payments", 0): 2}, member_id=a, generation=1)
+    mark = h.mark()
+    assert delete(h, "g", ("orders", (0,)), ("payments", (0,))) == \
+        ("NONE", (("orders", ((0, "GROUP_SUBSCRIBED_TO_TOPIC"),)), ("payments", ((0, "NONE"),))))
+    assert h.records_since(mark) == [(schema.OffsetCommitKey("g", "payments", 0), None)]
+    assert h.fetched("g") == {("orders", 0): 1}
+    assert decisions(h, "ClassicGroup", "g", "OffsetDeletePartition") == [
+        ("reject", "GROUP_SUBSCRIBED_TO_TOPIC", "Stable"), ("stay", "NONE", "Stable")]
+    assert h.group("g")["state"] == "Stable"
+
+
+def test_offset_delete_of_a_pending_offset_writes_a_tombstone(tmp_path: Path) -> None:
+    h = Harness(tmp_path, verifier=FakeVerifier())
+    h.commit("simple", {("orders", 0): 1})
+    txn_commit(h, "simple", {("orders", 1): 9})
+    mark = h.mark()
+    assert delete(h, "simple", ("orders", (1,))) == ("NONE", (("orders", ((1, "NONE"),)),))
+    assert h.records_since(mark) == [(schema.OffsetCommitKey("simple", "orders", 1), None)]
+    assert h.fetched("simple", ("orders", 1), require_stable=True) == {("orders", 1): -1}, "no longer pending"
 
 
 def test_offset_delete_non_consumer_protocol_group_must_be_empty(h: Harness) -> None:
     _, j = h.join_new("c", protocol_type="connect")
     h.advance(3_100)
     assert j.result().error == "NONE"
-    assert h.c.offset_delete(OffsetDeleteRequest("c", ())).result().error == "NON_EMPTY_GROUP"
+    mark = h.mark()
+    assert delete(h, "c", ("orders", (0,))) == ("NON_EMPTY_GROUP", ())
+    assert h.mark() == mark
+    assert decisions(h, "ClassicGroup", "c", "OffsetDelete") == [("reject", "NON_EMPTY_GROUP", "CompletingRebalance")]
+    make_dead(h, "c")
+    assert delete(h, "c", ("orders", (0,))) == ("GROUP_ID_NOT_FOUND", ())
+
+
+def test_offset_delete_of_a_consumer_group(h: Harness) -> None:
+    """ConsumerGroup.OffsetDelete accepts in every state; a topic some member subscribes to is protected."""
+    r = h.cg("cg", "a", 0, topics=("orders",))
+    assert h.commit("cg", {("orders", 0): 1, ("payments", 0): 2}, member_id="a", generation=r.member_epoch).topics == \
+        (("orders", ((0, "NONE"),)), ("payments", ((0, "NONE"),)))
+    mark = h.mark()
+    assert delete(h, "cg", ("orders", (0,)), ("payments", (0, 3))) == \
+        ("NONE", (("orders", ((0, "GROUP_SUBSCRIBED_TO_TOPIC"),)), ("payments", ((0, "NONE"), (3, "NONE")))))
+    assert h.records_since(mark) == [(schema.OffsetCommitKey("cg", "payments", 0), None)]
+    assert decisions(h, "ConsumerGroup", "cg", "OffsetDeletePartition") == [
+        ("reject", "GROUP_SUBSCRIBED_TO_TOPIC", "Stable"), ("stay", "NONE", "Stable"), ("reject", "NONE", "Stable")]
+    assert h.fetched("cg") == {("orders", 0): 1}
 
 
 # ---------------------------------------------------------------------------------------------- expiration
@@ -316,3 +396,54 @@ def test_2_8_pending_transactional_offsets_never_expire(tmp_path: Path) -> None:
     h.clock.advance(2 * DAY_MS)
     h.c.poll()
     assert h.fetched("simple") == {}
+
+
+def test_2_8_expiration_decisions_are_the_specs(tmp_path: Path) -> None:
+    """Each committed offset is an ExpireOffset decision (a `stay` that writes its tombstone, or a rejection that
+    keeps it), then ExpireGroup decides the group: a group in CompletingRebalance keeps everything, however old."""
+    config = GroupConfig(num_partitions=1, offsets_retention_ms=1_000, offsets_retention_check_interval_ms=1_000)
+    h = Harness(tmp_path, config=config)
+    (a,) = h.stable_group("g", 1)
+    h.commit("g", {("payments", 0): 1}, member_id=a, generation=1)
+    h.join("g", a)  # the leader rejoins: a new generation, waiting for its SyncGroup
+    mark = h.mark()
+    h.advance(2_500)
+    assert h.group("g")["state"] == "CompletingRebalance" and h.records_since(mark) == []
+    assert set(decisions(h, "ClassicGroup", "g", "ExpireOffset")) == {("reject", "NONE", "CompletingRebalance")}
+    assert decisions(h, "ClassicGroup", "g", "ExpireGroup")[-1] == ("reject", "NONE", "CompletingRebalance")
+    assert h.fetched("g") == {("payments", 0): 1}
+
+
+def test_2_8_simple_group_expiration_trace(tmp_path: Path) -> None:
+    h = expiring_harness(tmp_path)
+    h.commit("simple", {("orders", 0): 1, ("orders", 1): 2})
+    h.clock.advance(DAY_MS + 60_000)
+    mark = h.mark()
+    h.c.poll()
+    assert h.records_since(mark) == [(schema.OffsetCommitKey("simple", "orders", 0), None),
+                                     (schema.OffsetCommitKey("simple", "orders", 1), None),
+                                     (schema.GroupMetadataKey("simple"), None)]
+    assert decisions(h, "ClassicGroup", "simple", "ExpireOffset") == [("stay", "NONE", "Empty")] * 2
+    assert decisions(h, "ClassicGroup", "simple", "ExpireGroup") == [("transition", "NONE", "Dead")]
+
+
+def test_2_8_consumer_group_offsets_expire_by_commit_time_for_unsubscribed_topics(tmp_path: Path) -> None:
+    h = expiring_harness(tmp_path)
+    r = h.cg("cg", "a", 0, topics=("orders",))
+    assert h.commit("cg", {("orders", 0): 1, ("payments", 0): 2}, member_id="a", generation=r.member_epoch).topics == \
+        (("orders", ((0, "NONE"),)), ("payments", ((0, "NONE"),)))
+    for _ in range(25):  # a day and a bit, the member heartbeating
+        h.clock.advance(DAY_MS // 24)
+        r = h.cg("cg", "a", r.member_epoch, owned=r.assignment or ())
+        h.c.poll()
+    assert h.fetched("cg") == {("orders", 0): 1}
+    assert ("stay", "NONE", "Stable") in decisions(h, "ConsumerGroup", "cg", "ExpireOffset")
+    assert decisions(h, "ConsumerGroup", "cg", "Expire")[-1] == ("reject", "NONE", "Stable")
+    assert h.cg("cg", "a", -1).error == "NONE"
+    assert h.consumer_group("cg")["state"] == "Empty"
+    h.clock.advance(60_000)
+    h.c.poll()
+    assert h.fetched("cg") == {}
+    assert h.shard("cg").get("ConsumerGroup", ("cg",)) is None, "the empty group went with its last offset"
+    assert decisions(h, "ConsumerGroup", "cg", "Expire")[-1] == ("transition", "NONE", "Dead")
+    assert h.records()[-1] == (schema.ConsumerGroupMetadataKey("cg"), None)

@@ -30,7 +30,7 @@ GEN_OLD = 0  # the generation a fresh group starts at
 DEFAULTS: dict[str, Any] = {
     "instance_id": "", "mapped_member": "", "next_leader": "", "joined_leader": "",
     "req_protocol_type": "consumer", "req_protocol": "", "common_protocol": True, "same_metadata": True,
-    "protocol_unchanged": True, "at_capacity": False, "requires_known_member_id": True,
+    "protocol_unchanged": True, "join_phase_full": False, "group_full": False, "requires_known_member_id": True,
     "session_timeout_ms": 10_000, "min_session_timeout_ms": 6_000, "max_session_timeout_ms": 1_800_000,
     "selected_protocol": "range", "delay_exhausted": False, "group_rebalance_timeout_ms": 300_000, "api_version": 9,
 }
@@ -341,13 +341,17 @@ def test_failed_assignment_write_rebalances(machine: ir.Machine) -> None:
 
 def test_group_max_size(machine: ir.Machine) -> None:
     g = stable_group(machine, "m1", "m2")
-    assert g.send("JoinNewDynamicMember", new_member_id="m3", at_capacity=True) == "GROUP_MAX_SIZE_REACHED"
-    assert g.send("JoinKnownMember", member_id="m1", at_capacity=True) == "NONE", "a member is always admitted"
+    assert g.send("JoinNewDynamicMember", new_member_id="m3", join_phase_full=True) == "MEMBER_ID_REQUIRED", \
+        "Stable counts the members, not the join phase"
+    assert g.send("JoinNewDynamicMember", new_member_id="m5", group_full=True) == "GROUP_MAX_SIZE_REACHED"
+    assert g.send("JoinKnownMember", member_id="m1", group_full=True) == "NONE", "a member is always admitted"
     assert g["state"] == "PreparingRebalance"
+    assert g.send("JoinNewDynamicMember", new_member_id="m4", group_full=True) == "MEMBER_ID_REQUIRED", \
+        "PreparingRebalance counts the members awaiting join"
     # m1 is parked; m2 has not rejoined and the join phase is full: m2 is kicked out
-    assert g.send("JoinKnownMember", member_id="m2", at_capacity=True, next_leader="m1") == "GROUP_MAX_SIZE_REACHED"
+    assert g.send("JoinKnownMember", member_id="m2", join_phase_full=True, next_leader="m1") == "GROUP_MAX_SIZE_REACHED"
     assert g["members"] == {"m1"}
-    assert g.send("JoinKnownMember", member_id="m1", at_capacity=True) == "NONE"
+    assert g.send("JoinKnownMember", member_id="m1", join_phase_full=True) == "NONE"
 
 
 def test_dead_group_answers_coordinator_not_available(machine: ir.Machine) -> None:
@@ -452,6 +456,160 @@ def test_pending_member_leaving_a_stable_group_rebalances(machine: ir.Machine) -
     assert g["state"] == "PreparingRebalance" and g["pending_members"] == set() and g["members"] == {"m1"}
 
 
+# ---------------------------------------------------------------- offsets: fetch, delete, expiration
+
+
+def accepted(g: Group) -> bool:
+    """The last event was taken by a transition (a `stay` for the offset events: a tombstone is written)."""
+    return isinstance(g.last, ir.Transition)
+
+
+def empty_consumer_group(m: ir.Machine) -> Group:
+    """A consumer-protocol group whose last member left: Empty, protocol type still "consumer"."""
+    g = stable_group(m, "m1")
+    g.send("LeaveGroupMember", member_id="m1")
+    g.send("CompleteJoin", trigger="ALL_JOINED")
+    assert g["state"] == "Empty" and g["protocol_type"] == "consumer"
+    return g
+
+
+def connect_group(m: ir.Machine) -> Group:
+    """A group of another protocol type (Kafka Connect workers) in CompletingRebalance."""
+    g = fresh(m)
+    g.send("JoinNewDynamicMember", new_member_id="w1", req_protocol_type="connect")
+    g.send("JoinKnownMember", member_id="w1", req_protocol_type="connect")
+    g.send("CompleteJoin", trigger="INITIAL_DELAY", joined_leader="w1")
+    assert g["state"] == "CompletingRebalance" and g["protocol_type"] == "connect"
+    return g
+
+
+def test_offset_fetch_finds_live_groups_only(machine: ir.Machine) -> None:
+    """validateOffsetFetch: unknown and Dead are GROUP_ID_NOT_FOUND (fetchOffsets turns it into -1 offsets); the
+    per-partition UNSTABLE_OFFSET_COMMIT does not depend on the group at all."""
+    g = fresh(machine)
+    assert g.send("OffsetFetch") == "GROUP_ID_NOT_FOUND" and not g["exists"]
+    stable = {"topic": "orders", "partition": 0, "require_stable": True}
+    assert g.send("OffsetFetchPartition", **stable, pending_offset=True) == "UNSTABLE_OFFSET_COMMIT"
+    assert g.send("OffsetFetchPartition", **stable, pending_offset=False) == "NONE"
+    assert g.send("OffsetFetchPartition", **{**stable, "require_stable": False}, pending_offset=True) == "NONE"
+    g.send("OffsetCommit", member_id="", generation_id=-1)  # a simple group
+    assert g.send("OffsetFetch") == "NONE"
+    g = stable_group(machine, "m1")
+    assert g.send("OffsetFetch") == "NONE"
+    g.send("JoinKnownMember", member_id="m1")
+    assert g["state"] == "PreparingRebalance" and g.send("OffsetFetch") == "NONE"
+    g.send("Unload")
+    assert g.send("OffsetFetch") == "GROUP_ID_NOT_FOUND"
+    assert g.send("OffsetFetchPartition", **stable, pending_offset=True) == "UNSTABLE_OFFSET_COMMIT"
+    assert g["state"] == "Dead"
+
+
+def test_offset_delete_group_answers(machine: ir.Machine) -> None:
+    """validateOffsetDelete: not found, NON_EMPTY_GROUP for a live group of another protocol, else accepted; each
+    partition repeats the group's answer."""
+    part = {"topic": "orders", "partition": 0, "subscriptions_known": False, "in_subscriptions": False,
+            "has_offset": True}
+    g = fresh(machine)
+    assert g.send("OffsetDelete") == "GROUP_ID_NOT_FOUND"
+    assert g.send("OffsetDeletePartition", **part) == "GROUP_ID_NOT_FOUND" and not accepted(g)
+    g = connect_group(machine)
+    assert g.send("OffsetDelete") == "NON_EMPTY_GROUP"
+    assert g.send("OffsetDeletePartition", **part) == "NON_EMPTY_GROUP" and not accepted(g)
+    g.send("Unload")
+    assert g.send("OffsetDelete") == "GROUP_ID_NOT_FOUND"
+    assert g.send("OffsetDeletePartition", **part) == "GROUP_ID_NOT_FOUND"
+    g = stable_group(machine, "m1")
+    assert g.send("OffsetDelete") == "NONE", "a live consumer-protocol group only protects its topics"
+    assert g["state"] == "Stable" and not accepted(g)
+
+
+def test_offset_delete_partitions(machine: ir.Machine) -> None:
+    """isSubscribedToTopic decides GROUP_SUBSCRIBED_TO_TOPIC; unknown subscriptions count as subscribed only for the
+    consumer protocol; a stored offset is deleted (a `stay`: the tombstone), a missing one answered NONE."""
+    def delete(g: Group, *, known: bool, listed: bool = False, has_offset: bool = True) -> str:
+        return g.send("OffsetDeletePartition", topic="orders", partition=0, subscriptions_known=known,
+                      in_subscriptions=listed, has_offset=has_offset)
+
+    g = stable_group(machine, "m1")
+    assert delete(g, known=True, listed=True) == "GROUP_SUBSCRIBED_TO_TOPIC" and not accepted(g)
+    assert delete(g, known=False) == "GROUP_SUBSCRIBED_TO_TOPIC", "unknown subscriptions protect every topic"
+    before = dict(g.state)
+    assert delete(g, known=True, listed=False) == "NONE" and accepted(g)
+    assert g.state == before, "the tombstone is the offset's: the group does not change"
+    assert delete(g, known=True, listed=False, has_offset=False) == "NONE" and not accepted(g)
+    simple = fresh(machine)
+    simple.send("OffsetCommit", member_id="", generation_id=-1)
+    assert delete(simple, known=False) == "NONE" and accepted(simple), "a simple group subscribes to nothing"
+    assert simple["state"] == "Empty" and simple["exists"]
+
+
+def expire(g: Group, *, commit_ms: int = 0, expire_ms: int = -1, state_ms: int = -1, known: bool = True,
+           listed: bool = False, pending: bool = False) -> bool:
+    """ExpireOffset at 10 s with a 1 s retention; returns whether the offset expires."""
+    assert g.send("ExpireOffset", topic="orders", partition=0, now_ms=10_000, retention_ms=1_000,
+                  commit_timestamp_ms=commit_ms, expire_timestamp_ms=expire_ms, state_timestamp_ms=state_ms,
+                  subscriptions_known=known, in_subscriptions=listed, pending_offset=pending) == "NONE"
+    return accepted(g)
+
+
+def test_offset_expiration_simple_group_counts_from_the_commit(machine: ir.Machine) -> None:
+    g = fresh(machine)
+    g.send("OffsetCommit", member_id="", generation_id=-1)
+    assert expire(g, commit_ms=0) and g["state"] == "Empty"
+    assert not expire(g, commit_ms=9_500), "committed 0.5 s ago"
+    assert not expire(g, commit_ms=0, expire_ms=20_000), "an explicit expire timestamp wins over the retention"
+    assert expire(g, commit_ms=9_500, expire_ms=5_000)
+    assert expire(g, commit_ms=0, state_ms=9_500), "a simple group ignores when it became Empty"
+    assert not expire(g, commit_ms=0, pending=True), "surprise §9.21: a pending transactional offset keeps it"
+
+
+def test_offset_expiration_empty_group_counts_from_when_it_became_empty(machine: ir.Machine) -> None:
+    g = empty_consumer_group(machine)
+    assert not expire(g, commit_ms=0, state_ms=9_500), "surprise §9.21: Empty since 0.5 s"
+    assert expire(g, commit_ms=9_500, state_ms=0)
+    assert expire(g, commit_ms=0, state_ms=-1), "no state timestamp (old record): from the commit"
+    assert not expire(g, commit_ms=0, known=False), "unknown subscriptions of a consumer group protect every topic"
+
+
+def test_offset_expiration_live_groups(machine: ir.Machine) -> None:
+    """Only a Stable consumer-protocol group with known subscriptions expires offsets, of the topics it does not
+    consume, by commit time; other live groups expire nothing."""
+    g = stable_group(machine, "m1")
+    assert expire(g, commit_ms=0, state_ms=9_500) and g["state"] == "Stable"
+    assert not expire(g, commit_ms=0, listed=True)
+    assert not expire(g, commit_ms=0, known=False), "no known subscriptions: no expiration condition"
+    g.send("JoinKnownMember", member_id="m1")
+    assert g["state"] == "PreparingRebalance" and not expire(g, commit_ms=0, expire_ms=5_000)
+    assert not expire(connect_group(machine), commit_ms=0, expire_ms=5_000)
+    g.send("Unload")
+    assert not expire(g, commit_ms=0), "a Dead group expires nothing"
+
+
+def test_expire_group(machine: ir.Machine) -> None:
+    """maybeDeleteGroup: Empty, every offset expired, no open transaction."""
+    g = stable_group(machine, "m1")
+    assert g.send("ExpireGroup", all_offsets_expired=True, open_transactions=False) == "NONE"
+    assert g["state"] == "Stable"
+    g = empty_consumer_group(machine)
+    assert g.send("ExpireGroup", all_offsets_expired=False, open_transactions=False) == "NONE"
+    assert g.send("ExpireGroup", all_offsets_expired=True, open_transactions=True) == "NONE"
+    assert g["state"] == "Empty"
+    assert g.send("ExpireGroup", all_offsets_expired=True, open_transactions=False) == "NONE"
+    assert accepted(g) and g["state"] == "Dead"
+
+
+def test_upgrade_to_a_consumer_group(machine: ir.Machine) -> None:
+    """getOrMaybeCreateConsumerGroup: an Empty classic group gives its id away; a live one only by an online
+    conversion (validateOnlineUpgrade), and only when it uses the consumer protocol."""
+    g = stable_group(machine, "m1")
+    g.no_row("UpgradeToConsumerGroup", online_upgrade=False)  # kcoord: GROUP_ID_NOT_FOUND for the heartbeat
+    assert g.send("UpgradeToConsumerGroup", online_upgrade=True) == "NONE" and g["state"] == "Dead"
+    connect_group(machine).no_row("UpgradeToConsumerGroup", online_upgrade=True)
+    g = empty_consumer_group(machine)
+    assert g.send("UpgradeToConsumerGroup", online_upgrade=False) == "NONE" and g["state"] == "Dead"
+    fresh(machine).no_row("UpgradeToConsumerGroup", online_upgrade=True)  # no classic group holds the id
+
+
 # ---------------------------------------------------------------- seeded exploration (stands in for the verifier)
 
 SEED = 20_241_025
@@ -474,7 +632,8 @@ EVENT_WEIGHTS = {
     "LeaveGroupMember": 2, "OffsetCommit": 1, "TxnOffsetCommit": 1, "DeleteGroup": 1, "CompleteJoin": 6,
     "ExtendInitialDelay": 2, "MemberExpired": 2, "PendingSyncExpired": 2, "AssignmentWritten": 4,
     "AssignmentWriteFailed": 1, "RebalanceOverCapacity": 1, "ExpireGroup": 1, "UpgradeToConsumerGroup": 1,
-    "Unload": 1,
+    "Unload": 1, "OffsetFetch": 1, "OffsetFetchPartition": 1, "OffsetDelete": 1, "OffsetDeletePartition": 1,
+    "ExpireOffset": 2,
 }
 
 
@@ -500,11 +659,20 @@ def _arg_choices(rng: random.Random, s: State) -> dict[str, Callable[[], Any]]:
         "max_session_timeout_ms": lambda: 1_800_000,
         "group_rebalance_timeout_ms": lambda: rng.choice((500, 300_000)),
         "api_version": lambda: rng.choice((8, 9)),
-        "at_capacity": lambda: rng.random() < 0.25,
+        "join_phase_full": lambda: rng.random() < 0.25,
+        "group_full": lambda: rng.random() < 0.25,
         "requires_known_member_id": lambda: rng.random() < 0.6,
         "common_protocol": lambda: rng.random() < 0.9,
         "same_metadata": lambda: rng.random() < 0.8,
         "protocol_unchanged": lambda: rng.random() < 0.7,
+        "topic": lambda: "orders",
+        "partition": lambda: rng.choice((0, 1)),
+        # offset expiration at now 10 s with a 1 s retention: old commits and states expire, recent ones do not
+        "now_ms": lambda: 10_000,
+        "retention_ms": lambda: 1_000,
+        "commit_timestamp_ms": lambda: rng.choice((0, 9_500)),
+        "expire_timestamp_ms": lambda: rng.choice((-1, -1, 5_000, 20_000)),
+        "state_timestamp_ms": lambda: rng.choice((-1, 0, 9_500)),
     }
 
 

@@ -607,6 +607,53 @@ def test_offset_commit_checks(coordinator: Coordinator, cg: ir.Machine, cm: ir.M
     reject(cm, a, "OffsetFetch", "STALE_MEMBER_EPOCH", epoch=2, member_given=True)
 
 
+def test_offset_fetch_and_delete_partitions(coordinator: Coordinator, cg: ir.Machine) -> None:
+    """fetchOffsets' UNSTABLE_OFFSET_COMMIT and deleteOffsets' per-partition answers; a deleted offset is a `stay`
+    (its tombstone is written, the group does not change)."""
+    c = coordinator
+    where = {"topic": "t", "partition": 0}
+    reject(cg, c.group, "OffsetDelete", "GROUP_ID_NOT_FOUND")
+    reject(cg, c.group, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", **where, subscribed=False, has_offset=True)
+    c.join("a")
+    live = [c.group]
+    c.join("b")
+    live.append(c.group)
+    assert [g["state"] for g in live] == ["Stable", "Reconciling"]
+    for group in live:
+        reject(cg, group, "OffsetFetchPartition", "UNSTABLE_OFFSET_COMMIT", **where, require_stable=True,
+               pending_offset=True)
+        reject(cg, group, "OffsetFetchPartition", "NONE", **where, require_stable=True, pending_offset=False)
+        reject(cg, group, "OffsetFetchPartition", "NONE", **where, require_stable=False, pending_offset=True)
+        reject(cg, group, "OffsetDelete", "NONE")
+        reject(cg, group, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", **where, subscribed=True,
+               has_offset=True)
+        reject(cg, group, "OffsetDeletePartition", "NONE", **where, subscribed=False, has_offset=False)
+        row, post = step(cg, group, "OffsetDeletePartition", **where, subscribed=False, has_offset=True)
+        assert isinstance(row, ir.Transition) and row.answer == "NONE" and post == group
+
+
+def test_offset_expiration_counts_from_the_commit(coordinator: Coordinator, cg: ir.Machine) -> None:
+    """ConsumerGroup.offsetExpirationCondition: always by commit time, for the topics nobody subscribes to."""
+    c = coordinator
+    c.join("a")
+
+    def expires(*, commit_ms: int = 0, expire_ms: int = -1, subscribed: bool = False, pending: bool = False) -> bool:
+        row, post = step(cg, c.group, "ExpireOffset", topic="t", partition=0, now_ms=10_000, retention_ms=1_000,
+                         commit_timestamp_ms=commit_ms, expire_timestamp_ms=expire_ms, subscribed=subscribed,
+                         pending_offset=pending)
+        assert post == c.group and (isinstance(row, ir.Transition) or row.error == "NONE")
+        return isinstance(row, ir.Transition)
+
+    assert c.group["state"] == "Stable"
+    assert expires(commit_ms=0) and not expires(commit_ms=9_500)
+    assert not expires(commit_ms=0, subscribed=True), "a member consumes the topic"
+    assert not expires(commit_ms=0, pending=True), "a pending transactional offset keeps it"
+    assert expires(commit_ms=9_500, expire_ms=5_000) and not expires(commit_ms=0, expire_ms=20_000)
+    c.leave("a")
+    assert c.group["state"] == "Empty" and expires(commit_ms=0)
+    reject(cg, c.group, "Expire", "NONE", all_offsets_expired=False, open_transactions=False)
+
+
 # ---------------------------------------------------------------- many clients at random
 
 

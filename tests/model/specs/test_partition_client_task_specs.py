@@ -84,7 +84,8 @@ def reject(machine: ir.Machine, pre: State, event: str, error: str, /, **args: A
 
 
 def no_row(machine: ir.Machine, pre: State, event: str, /, **args: Any) -> None:
-    """A call Kafka answers with IllegalStateException: no row of the spec matches."""
+    """An internal event the client or task never fires now: no row of the spec matches."""
+    assert machine.event(event).internal, f"{event} is a call: every state answers it (with an exception, say)"
     assert EV.enabled_rows(machine, pre, event, {**args, "pending": False}) == []
 
 
@@ -279,7 +280,7 @@ def test_client_happy_path(pc: ir.Machine) -> None:
     reject(pc, s, "InitProducerIdResponse", "NONE", **init_pid("CONCURRENT_TRANSACTIONS"))
     s = accept(pc, s, "InitProducerIdResponse", "Ready", **init_pid("NONE", 7, 0))
     assert (s["producer_id"], s["producer_epoch"], s["last_error"]) == (7, 0, "NONE")
-    no_row(pc, s, "Send", p="orders-0")  # only inside a transaction
+    reject(pc, s, "Send", "IllegalStateException", p="orders-0")  # only inside a transaction
     s = accept(pc, s, "BeginTransaction", "InTransaction")
     reject(pc, s, "Send", "NONE", p="orders-0")
     reject(pc, s, "AddPartitionsResponse", "NONE", error="CONCURRENT_TRANSACTIONS", can_bump_epoch=True)
@@ -299,8 +300,10 @@ def test_client_abortable_error_recovers_with_an_epoch_bump(pc: ir.Machine) -> N
     s = accept(pc, s, "AddPartitionsResponse", "AbortableError", error="UNKNOWN_PRODUCER_ID", can_bump_epoch=True)
     assert s["last_error"] == "UNKNOWN_PRODUCER_ID"
     s = accept(pc, s, "TransitionToAbortableError", "AbortableError", error="OTHER")  # a second error: self-edge
-    no_row(pc, s, "CommitTransaction")  # the application must abort
-    no_row(pc, s, "BeginTransaction")
+    reject(pc, s, "CommitTransaction", "KafkaException")  # maybeFailWithError: the application must abort
+    reject(pc, s, "BeginTransaction", "KafkaException")
+    reject(pc, s, "Send", "KafkaException", p="orders-0")
+    reject(pc, s, "InitTransactions", "KafkaException")
     no_row(pc, s, "ResetAfterAuthorizationError")  # only for authorisation errors
     s = accept(pc, s, "AbortTransaction", "AbortingTransaction")
     assert s["last_error"] == "NONE"
@@ -347,16 +350,76 @@ def test_client_authorization_error_resets_to_uninitialized(pc: ir.Machine) -> N
 
 def test_idempotent_producer_resets_its_id_when_the_epoch_is_exhausted(pc: ir.Machine) -> None:
     s = fresh_client(pc, "")
-    no_row(pc, s, "InitTransactions")  # transactional only
+    reject(pc, s, "InitTransactions", "IllegalStateException")  # ensureTransactional: transactional only
     s = accept(pc, s, "InitIdempotentProducerId", "Initializing")
     s = accept(pc, s, "InitProducerIdResponse", "Ready", **init_pid("NONE", 12, 0))
-    no_row(pc, s, "BeginTransaction")
+    for call in ("BeginTransaction", "CommitTransaction", "AbortTransaction", "InitTransactions"):
+        reject(pc, s, call, "IllegalStateException")
     reject(pc, s, "Send", "NONE", p="orders-3")
     reject(pc, s, "BumpIdempotentEpoch", "NONE", epoch=41)  # a local bump, no state change
     s = accept(pc, s, "BumpIdempotentEpoch", "Uninitialized", epoch=32767)
     assert (s["producer_id"], s["producer_epoch"]) == (-1, -1)
     accept(pc, s, "InitIdempotentProducerId", "Initializing")
     no_row(pc, ready_client(pc), "BumpIdempotentEpoch", epoch=32767)  # never for a transactional producer
+
+
+def test_client_misuse_throws_illegal_state_and_changes_nothing(pc: ir.Machine) -> None:
+    """KAFKA-14831: an application call with an invalid transition throws IllegalStateException, not poisoning."""
+    s = fresh_client(pc)
+    for call in ("BeginTransaction", "CommitTransaction", "AbortTransaction"):
+        reject(pc, s, call, "IllegalStateException")
+    reject(pc, s, "Send", "IllegalStateException", p="orders-0")  # before initTransactions completed
+    s = accept(pc, s, "InitTransactions", "Initializing")
+    reject(pc, s, "Send", "IllegalStateException", p="orders-0")
+    s = ready_client(pc)
+    reject(pc, s, "InitTransactions", "IllegalStateException")  # initTransactions is called once
+    reject(pc, s, "CommitTransaction", "IllegalStateException")
+    s = accept(pc, s, "BeginTransaction", "InTransaction")
+    reject(pc, s, "BeginTransaction", "IllegalStateException")  # no nested transactions
+    committing = accept(pc, s, "CommitTransaction", "CommittingTransaction")
+    reject(pc, committing, "AbortTransaction", "IllegalStateException")  # the pending commit must be retried
+    reject(pc, committing, "Send", "IllegalStateException", p="orders-0")
+    aborting = accept(pc, s, "AbortTransaction", "AbortingTransaction")
+    reject(pc, aborting, "CommitTransaction", "IllegalStateException")
+    reject(pc, aborting, "InitTransactions", "IllegalStateException")
+
+
+def test_client_abortable_error_rethrows_an_old_epoch_as_itself(pc: ir.Machine) -> None:
+    s = accept(pc, ready_client(pc), "BeginTransaction", "InTransaction")
+    s = accept(pc, s, "TransitionToAbortableError", "AbortableError", error="INVALID_PRODUCER_EPOCH")
+    for call in ("BeginTransaction", "CommitTransaction", "InitTransactions"):
+        reject(pc, s, call, "InvalidProducerEpochException")
+    reject(pc, s, "Send", "InvalidProducerEpochException", p="orders-0")  # the send's future fails with it
+    accept(pc, s, "AbortTransaction", "AbortingTransaction")
+
+
+def test_client_late_responses(pc: ir.Machine) -> None:
+    """Responses handled on the Sender thread: no-ops are NONE anywhere; an invalid transition poisons the client."""
+    s = accept(pc, fresh_client(pc), "InitTransactions", "Initializing")
+    s = accept(pc, s, "TransitionToAbortableError", "AbortableError", error="OTHER")  # while InitProducerId in flight
+    aborting = accept(pc, s, "AbortTransaction", "AbortingTransaction")
+    late = accept(pc, aborting, "InitProducerIdResponse", "Ready", **init_pid("NONE", 9, 0))  # READY is valid
+    assert (late["producer_id"], late["producer_epoch"], late["last_error"]) == (9, 0, "NONE")
+    poisoned = accept(pc, s, "InitProducerIdResponse", "FatalError", **init_pid("NONE", 9, 0))
+    assert poisoned["last_error"] == "OTHER", "an IllegalStateException: no error code"
+    ready = ready_client(pc)
+    reject(pc, ready, "AddPartitionsResponse", "NONE", error="NONE", can_bump_epoch=True)
+    reject(pc, ready, "AddPartitionsResponse", "NONE", error="NOT_COORDINATOR", can_bump_epoch=True)
+    poisoned = accept(pc, ready, "AddPartitionsResponse", "FatalError", error="TOPIC_AUTHORIZATION_FAILED",
+                      can_bump_epoch=True)
+    assert poisoned["last_error"] == "OTHER"
+    reject(pc, ready, "EndTxnResponse", "NONE", **end_txn("CONCURRENT_TRANSACTIONS"))
+    assert accept(pc, ready, "EndTxnResponse", "FatalError", **end_txn("NONE"))["last_error"] == "OTHER"
+    fenced = accept(pc, ready, "EndTxnResponse", "FatalError", **end_txn("PRODUCER_FENCED"))
+    assert fenced["last_error"] == "PRODUCER_FENCED"
+    s = accept(pc, ready, "BeginTransaction", "InTransaction")
+    s = accept(pc, s, "CommitTransaction", "CommittingTransaction")
+    # completeTransaction cannot go to Initializing from CommittingTransaction
+    assert accept(pc, s, "EndTxnResponse", "FatalError", **end_txn("NONE", epoch_bump_required=True))["last_error"] \
+        == "OTHER"
+    s = accept(pc, s, "AddPartitionsResponse", "AbortableError", error="TRANSACTION_ABORTABLE", can_bump_epoch=True)
+    s = accept(pc, s, "EndTxnResponse", "AbortableError", **end_txn("TRANSACTION_ABORTABLE"))  # the self-edge
+    assert s["last_error"] == "TRANSACTION_ABORTABLE"
 
 
 # ---------------------------------------------------------------- StreamsTask scenarios
@@ -368,33 +431,40 @@ def test_task_lifecycle_with_revive(st: ir.Machine) -> None:
     reject(st, s, "InitializeIfNeeded", "NONE")
     s = accept(st, s, "CompleteRestoration", "Running")
     reject(st, s, "CompleteRestoration", "NONE")
-    no_row(st, s, "CloseClean", commit_needed=False)  # RUNNING cannot go straight to CLOSED
-    no_row(st, s, "CloseDirty")
-    no_row(st, s, "PrepareRecycle", commit_needed=False)
+    reject(st, s, "CloseClean", "IllegalStateException", commit_needed=False)  # RUNNING cannot go straight to CLOSED
+    reject(st, s, "CloseDirty", "IllegalStateException")
+    reject(st, s, "PrepareRecycle", "IllegalStateException", commit_needed=False)
+    reject(st, s, "Revive", "IllegalStateException")  # only a closed task is revived
     s = accept(st, s, "Suspend", "Suspended")
     reject(st, s, "Suspend", "NONE")
     s = accept(st, s, "Resume", "Restoring")
-    no_row(st, s, "CloseDirty")  # nor RESTORING
+    reject(st, s, "CloseDirty", "IllegalStateException")  # nor RESTORING
     s = accept(st, s, "Suspend", "Suspended")
     s = accept(st, s, "CloseDirty", "Closed")
     assert s["closed_as"] == "DIRTY"
     reject(st, s, "CloseDirty", "NONE")
-    no_row(st, s, "Resume")
+    reject(st, s, "CloseClean", "NONE", commit_needed=False)  # close() skips a closed task
+    for call in ("Resume", "Suspend", "CompleteRestoration"):
+        reject(st, s, call, "IllegalStateException")
+    reject(st, s, "InitializeIfNeeded", "NONE")  # only a Created task initialises
     s = accept(st, s, "Revive", "Created")  # CLOSED -> CREATED: a corrupted task starts over
     assert s["closed_as"] == "OPEN"
     s = accept(st, s, "Suspend", "Suspended")  # CREATED -> SUSPENDED
-    no_row(st, s, "CloseClean", commit_needed=True)  # TaskMigratedException: the caller closes dirty
+    reject(st, s, "CompleteRestoration", "IllegalStateException")  # not restoring
+    reject(st, s, "CloseClean", "TaskMigratedException", commit_needed=True)  # validateClean: the caller closes dirty
     s = accept(st, s, "CloseClean", "Closed", commit_needed=False)
     assert s["closed_as"] == "CLEAN"
 
 
 def test_task_recycle(st: ir.Machine) -> None:
     s = accept(st, initial_state(st, {"task_id": "1_0"}), "InitializeIfNeeded", "Restoring")
-    no_row(st, s, "PrepareRecycle", commit_needed=False)
+    reject(st, s, "PrepareRecycle", "IllegalStateException", commit_needed=False)
     s = accept(st, s, "Suspend", "Suspended")
+    reject(st, s, "PrepareRecycle", "TaskMigratedException", commit_needed=True)  # validateClean comes first
     s = accept(st, s, "PrepareRecycle", "Closed", commit_needed=False)
     assert s["closed_as"] == "RECYCLED"
-    no_row(st, s, "PrepareRecycle", commit_needed=False)
+    reject(st, s, "PrepareRecycle", "IllegalStateException", commit_needed=False)
+    reject(st, s, "CloseClean", "TaskMigratedException", commit_needed=True)  # even when closed: validateClean first
 
 
 # ---------------------------------------------------------------- small-domain exploration
@@ -453,15 +523,17 @@ def test_partition_producer_rows_are_disjoint_total_and_safe(pp: ir.Machine) -> 
     assert explore(pp, var_domains, arg_domains, key, total) > 10_000
 
 
-def test_producer_client_rows_are_disjoint_and_safe(pc: ir.Machine) -> None:
+def test_producer_client_rows_are_disjoint_total_and_safe(pc: ir.Machine) -> None:
     errors = tuple(pc.enums[0].members)
     var_domains = {"producer_id": (-1, 7), "producer_epoch": (-1, 0, 32767), "last_error": errors}
     arg_domains = {"error": errors, "new_producer_id": (-1, 7), "new_epoch": (-1, 3), "can_bump_epoch": (False, True),
                    "epoch_bump_required": (False, True), "p": ("t-0",), "epoch": (5, 32767)}
+    calls = frozenset(e.name for e in pc.events if not e.internal)
     for key in ({"transactional_id": "payments"}, {"transactional_id": ""}):
-        assert explore(pc, var_domains, arg_domains, key, frozenset()) > 1_000
+        assert explore(pc, var_domains, arg_domains, key, calls) > 1_000
 
 
-def test_streams_task_rows_are_disjoint_and_safe(st: ir.Machine) -> None:
+def test_streams_task_rows_are_disjoint_total_and_safe(st: ir.Machine) -> None:
     modes = tuple(st.enums[0].members)
-    assert explore(st, {"closed_as": modes}, {"commit_needed": (False, True)}, {"task_id": "0_0"}, frozenset()) > 20
+    calls = frozenset(e.name for e in st.events)
+    assert explore(st, {"closed_as": modes}, {"commit_needed": (False, True)}, {"task_id": "0_0"}, calls) > 20

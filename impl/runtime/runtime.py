@@ -29,7 +29,7 @@ LOAD_BATCHES_PER_POLL = 2_000
 class _Loading:
     shard: Shard
     batches: Iterator[RecordBatch]
-    epoch: int
+    replay_control: Callable[[Shard, RecordBatch], None] | None
 
 
 class CoordinatorRuntime:
@@ -71,21 +71,36 @@ class CoordinatorRuntime:
     # ------------------------------------------------------------ load / unload
 
     def load(self, partition: int, *, wait: bool = True) -> Shard:
-        """Start owning `partition`: open its log and replay it (all at once, or step by step in `poll`)."""
+        """Start owning `partition`: open its log and replay it, while recovery reads it (`wait`), or step by step
+        in `poll` (requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS). The coordinator epoch is one above every
+        epoch in the log."""
         if partition in self.shards or partition in self.loading:
             raise KafkaError("NOT_COORDINATOR", f"{self.topic}-{partition} is already owned or loading")
         path = self.data_dir / partition_dir_name(self.topic, partition)
-        batches: list[RecordBatch] = []  # recovery validates and decodes every batch once; the load replays them
+        shard = Shard(partition, self.spec_factory(partition), clock=self.clock, tracer=self.tracer)
+        replay_control = getattr(shard.spec, "replay_control", None)  # optional (ControlReplay)
+        top_epoch = -1
+        batches: list[RecordBatch] = []
+
+        def on_batch(batch: RecordBatch) -> None:
+            nonlocal top_epoch
+            top_epoch = max(top_epoch, batch.partition_leader_epoch)
+            if not wait:
+                batches.append(batch)
+            elif not batch.is_control:
+                shard.replay_batch(batch)
+            elif replay_control is not None:
+                replay_control(shard, batch)
+
+        # Replaying while recovery decodes keeps one batch alive at a time: a big log loads in bounded memory.
         log = PartitionLog.open(path, segment_bytes=self.segment_bytes, durability=self.durability,
-                                clock_ms=self.clock.now_ms, on_batch=batches.append)
-        epoch = max((b.partition_leader_epoch for b in batches), default=-1) + 1
-        shard = Shard(partition, log, self.spec_factory(partition), clock=self.clock, tracer=self.tracer,
-                      coordinator_epoch=max(epoch, 0))
-        self.loading[partition] = _Loading(shard, iter(batches), shard.coordinator_epoch)
+                                clock_ms=self.clock.now_ms, on_batch=on_batch)
+        shard.attach(log, top_epoch + 1)
         self.shards[partition] = shard
         if wait:
-            while partition in self.loading:
-                self._advance_load(partition, budget=1 << 30)
+            shard.spec.on_loaded(shard)
+        else:
+            self.loading[partition] = _Loading(shard, iter(batches), replay_control)
         return shard
 
     def _advance_load(self, partition: int, budget: int) -> None:
@@ -98,10 +113,8 @@ class CoordinatorRuntime:
                 return
             if not batch.is_control:
                 state.shard.replay_batch(batch)
-            else:
-                replay_control = getattr(state.shard.spec, "replay_control", None)  # optional (ControlReplay)
-                if replay_control is not None:
-                    replay_control(state.shard, batch)
+            elif state.replay_control is not None:
+                state.replay_control(state.shard, batch)
 
     def unload(self, partition: int) -> None:
         """Stop owning `partition`: pending requests get NOT_COORDINATOR, timers stop, the log is closed."""

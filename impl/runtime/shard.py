@@ -85,13 +85,14 @@ class ShardSpec(Protocol):
     tables: Mapping[str, MachineTable]
 
     def replay(self, shard: Shard, batch: RecordBatch, key: bytes | None, value: bytes | None, offset: int) -> None:
-        """Install the state one record of the log describes (on load)."""
+        """Take in one record of the log (on load). Replay runs while recovery still reads the log, before the shard
+        has its log and coordinator epoch: gather here, `install` in `on_loaded`."""
 
     def check_record(self, change: Change, record: RecordBytes) -> None:
         """Assert that a record written on the live path describes `change`'s post-state."""
 
     def on_loaded(self, shard: Shard) -> None:
-        """After a load: restart what the log implies (re-send markers, schedule timers)."""
+        """After a load: `install` what the log left, restart what it implies (re-send markers, schedule timers)."""
 
 
 class ControlReplay(Protocol):
@@ -114,14 +115,15 @@ def key_text(key: Key) -> str:
 
 
 class Shard:
-    def __init__(self, partition: int, log: PartitionLog, spec: ShardSpec, *, clock: Clock, tracer: Tracer,
-                 coordinator_epoch: int) -> None:
+    def __init__(self, partition: int, spec: ShardSpec, *, clock: Clock, tracer: Tracer) -> None:
+        """A shard replays its log before it has it (recovery feeds the replay); `attach` then gives it the log
+        and the coordinator epoch it writes with."""
         self.partition = partition
-        self.log = log
+        self.log: PartitionLog
         self.spec = spec
         self.clock = clock
         self.tracer = tracer
-        self.coordinator_epoch = coordinator_epoch
+        self.coordinator_epoch = -1
         self.timers = Timers()
         self.instances: dict[str, dict[Key, Instance]] = {name: {} for name in spec.tables}
         self._seq: dict[tuple[str, Key], int] = {}
@@ -129,6 +131,10 @@ class Shard:
         self._pending: dict[tuple[str, Key], int] = {}
         self._waiting: dict[tuple[str, Key], deque[Callable[[], None]]] = {}
         self.failed: BaseException | None = None
+
+    def attach(self, log: PartitionLog, coordinator_epoch: int) -> None:
+        self.log = log
+        self.coordinator_epoch = coordinator_epoch
 
     # ------------------------------------------------------------ reading state
 
@@ -299,6 +305,8 @@ class Shard:
         keeps only the last value; Kafka rebuilds a group with members as Stable), so no edge is required. The value
         must still be one of the machine's states; the trace row (kind `load`) lets the trace checker test it
         against the invariants."""
+        if self.coordinator_epoch < 0:
+            raise RuntimeError("install is for on_loaded: while replaying, the shard has no coordinator epoch yet")
         instances = self.instances[table.name]
         before = instances.get(key)
         if instance is None:

@@ -51,7 +51,13 @@ def usage_error(message: str) -> NoReturn:
 
 
 def _register() -> None:
-    from . import cmd_demo, cmd_spec, cmd_verify  # noqa: F401 - importing registers the commands
+    """Import every `kcoord.cmd_*` module; importing one registers its commands on `app`."""
+    import importlib
+    import pkgutil
+
+    package = importlib.import_module("kcoord")
+    for module in sorted(m.name for m in pkgutil.iter_modules(package.__path__) if m.name.startswith("cmd_")):
+        importlib.import_module(f"kcoord.{module}")
 
 
 def main() -> None:

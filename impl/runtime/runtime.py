@@ -11,6 +11,7 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,29 @@ from .shard import Shard, ShardSpec
 from .trace import Tracer
 
 LOAD_BATCHES_PER_POLL = 2_000
+FSYNC_THREADS = 8  # fsyncs of different partitions' logs run side by side (the syscall releases the GIL)
+
+_fsync_pool: ThreadPoolExecutor | None = None
+
+
+def _flush_all(due: list[tuple[int, Shard]]) -> list[tuple[int, OSError]]:
+    """Flush every due log, concurrently when there are several; returns the partitions whose flush failed."""
+    global _fsync_pool
+
+    def flush(item: tuple[int, Shard]) -> tuple[int, OSError] | None:
+        try:
+            item[1].log.flush()
+        except OSError as e:
+            return item[0], e
+        return None
+
+    if len(due) <= 1:
+        results = [flush(item) for item in due]
+    else:
+        if _fsync_pool is None:
+            _fsync_pool = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="kcoord-fsync")
+        results = list(_fsync_pool.map(flush, due))
+    return [r for r in results if r is not None]
 
 
 @dataclass(slots=True)
@@ -137,16 +161,15 @@ class CoordinatorRuntime:
             self._advance_load(partition, LOAD_BATCHES_PER_POLL)
             work += 1
         now = self.clock.now_ms()
-        for partition, shard in list(self.shards.items()):
-            if partition in self.loading:
+        active = [(p, s) for p, s in self.shards.items() if p not in self.loading]
+        due = [(p, s) for p, s in active if s.in_flight and s.log.flush_due(now)]
+        for partition, error in _flush_all(due):
+            self.shards[partition].failed = error
+            self.unload(partition)
+        for partition, shard in active:
+            if partition not in self.shards:
                 continue
             if shard.in_flight:
-                try:
-                    shard.log.flush_if_due(now)
-                except OSError as e:
-                    shard.failed = e
-                    self.unload(partition)
-                    continue
                 work += shard.complete_durable()
             work += shard.timers.fire_due(now)
         return work

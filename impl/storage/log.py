@@ -368,12 +368,16 @@ class PartitionLog:
         self._durable_offset = self.log_end_offset
         self._pending_since_ms, self._pending_bytes = None, 0
 
-    def flush_if_due(self, now_ms: int) -> bool:
-        """Group commit: flush if the oldest pending append is ``max_delay_ms`` old or ``max_bytes`` are pending."""
+    def flush_due(self, now_ms: int) -> bool:
+        """Group commit: the oldest pending append is ``max_delay_ms`` old or ``max_bytes`` are pending."""
         since = self._pending_since_ms
         if since is None:
             return False
-        if now_ms - since < self._durability.max_delay_ms and self._pending_bytes < self._durability.max_bytes:
+        return now_ms - since >= self._durability.max_delay_ms or self._pending_bytes >= self._durability.max_bytes
+
+    def flush_if_due(self, now_ms: int) -> bool:
+        """Group commit: ``flush`` when ``flush_due``; returns whether it flushed."""
+        if not self.flush_due(now_ms):
             return False
         self.flush()
         return True

@@ -102,6 +102,13 @@ class ControlReplay(Protocol):
     def replay_control(self, shard: Shard, batch: RecordBatch) -> None: ...
 
 
+class BatchReplay(Protocol):
+    """Optional part of a `ShardSpec`: take in a whole data batch in one call (the same as `replay` per record,
+    minus a call per record on the load path)."""
+
+    def replay_records(self, shard: Shard, batch: RecordBatch) -> None: ...
+
+
 @dataclass(slots=True)
 class _InFlight:
     plan: Plan
@@ -325,6 +332,10 @@ class Shard:
                              ts_ms=self.clock.now_ms(), coordinator_epoch=self.coordinator_epoch)
 
     def replay_batch(self, batch: RecordBatch) -> None:
+        whole = getattr(self.spec, "replay_records", None)  # optional (BatchReplay): one call for the whole batch
+        if whole is not None:
+            whole(self, batch)
+            return
         for record in batch.records:
             self.spec.replay(self, batch, record.key, record.value, record.offset)
 

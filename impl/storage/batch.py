@@ -540,12 +540,22 @@ class BatchDecoder:
                     record_end = p + (b >> 1)
                     if b & 1 or record_end > end:
                         raise _Malformed(f"record length {(b >> 1) ^ -(b & 1)} at {base + p} does not fit the batch")
-                    t = buf[p + 1]  # p is at the unused attributes byte
-                    o = buf[p + 2]
-                    if t < 0x80 and o < 0x80:
-                        p += 3
+                    p += 1  # the unused attributes byte
+                    t = buf[p]  # timestamp delta
+                    if t < 0x80:
+                        p += 1
+                    elif buf[p + 1] < 0x80:
+                        t = (t & 0x7F) | (buf[p + 1] << 7)
+                        p += 2
                     else:
-                        t, p = read_uvarint(buf, p + 1)
+                        t, p = read_uvarint(buf, p)
+                    o = buf[p]  # offset delta (zigzag: two bytes from delta 64 on)
+                    if o < 0x80:
+                        p += 1
+                    elif buf[p + 1] < 0x80:
+                        o = (o & 0x7F) | (buf[p + 1] << 7)
+                        p += 2
+                    else:
                         o, p = read_uvarint(buf, p)
                     b = buf[p]
                     if b < 0x80:

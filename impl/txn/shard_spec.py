@@ -41,6 +41,17 @@ class TransactionShardSpec:
         self._latest[key] = (value, offset)
         self.replayed_records += 1
 
+    def replay_records(self, shard: Shard, batch: RecordBatch) -> None:
+        """`replay` for every record of `batch` (the load's hot path: the last value per key wins)."""
+        latest = self._latest
+        for record in batch.records:
+            key = record.key
+            if key is None:
+                raise SchemaError(f"__transaction_state-{shard.partition} offset {record.offset}: a record without a "
+                                  "key")
+            latest[key] = (record.value, record.offset)
+        self.replayed_records += len(batch.records)
+
     def _install_latest(self, shard: Shard) -> None:
         latest, self._latest = self._latest, {}
         for key, (value, offset) in latest.items():

@@ -16,6 +16,7 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,8 @@ from .txn.coordinator import TransactionCoordinator
 OFFSETS_TOPIC = "__consumer_offsets"
 TXN_TOPIC = "__transaction_state"
 CoordinatorKind = Literal["transaction", "group"]
+#: told of every coordinator partition load: (kind, partition, node id, seconds it took) — the server's metrics
+LoadListener = Callable[[CoordinatorKind, int, int, float], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +105,14 @@ class Cluster:
             **{("transaction", p): p % self.config.nodes for p in range(n_txn)},
             **{("group", p): p % self.config.nodes for p in range(n_groups)},
         }
+        self.load_listener: LoadListener | None = None
 
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Every node loads the coordinator partitions it owns."""
         for (kind, p), node_id in sorted(self.owner.items()):
-            self.nodes[node_id].coordinator(kind).load(p)
+            self._load(kind, p, node_id)
 
     def poll(self) -> int:
         """One turn of every node's loop; returns the coordinators' work done (0: nothing was due)."""
@@ -161,7 +165,7 @@ class Cluster:
         if self.nodes[current].alive:
             self.nodes[current].coordinator(kind).unload(partition)
         self.owner[(kind, partition)] = to_node
-        self.nodes[to_node].coordinator(kind).load(partition)
+        self._load(kind, partition, to_node)
 
     def stop_node(self, node_id: int) -> None:
         """A node crashes or stops: its coordinator partitions fail over to the next live nodes."""
@@ -177,13 +181,25 @@ class Cluster:
         for i, (kind, p) in enumerate(moved):
             target = live[i % len(live)]
             self.owner[(kind, p)] = target
-            self.nodes[target].coordinator(kind).load(p)
+            self._load(kind, p, target)
+
+    def _load(self, kind: CoordinatorKind, partition: int, node_id: int) -> None:
+        started = time.perf_counter()
+        self.nodes[node_id].coordinator(kind).load(partition)
+        if self.load_listener is not None:
+            self.load_listener(kind, partition, node_id, time.perf_counter() - started)
 
     # ------------------------------------------------------------ routing (PartitionRouter, TxnVerifier)
 
     def data_leader(self, tp: TopicPartition) -> int:
-        """The node leading a data partition (data partitions are spread over the nodes and do not move)."""
-        return tp.partition % len(self.nodes)
+        """The node leading a data partition: node `partition % N`, or the next live node after it when that node
+        is stopped (the partition's log is shared, so leadership moves without moving data)."""
+        n = len(self.nodes)
+        for step in range(n):
+            node_id = (tp.partition + step) % n
+            if self.nodes[node_id].alive:
+                return node_id
+        return tp.partition % n
 
     def leader_of(self, partition: TopicPartition) -> MarkerTarget | None:
         if partition.topic == OFFSETS_TOPIC:

@@ -126,6 +126,20 @@ class DataPartition:
         found = [epoch for epoch, start in self._leader_epochs if start <= offset]
         return found[-1] if found else self.leader_epoch
 
+    def end_offset_for_epoch(self, requested_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch (KIP-320), as Kafka's `LeaderEpochFileCache.endOffsetFor`: (epoch, end offset) — the
+        latest epoch at or below the requested one and where the next epoch starts (the log end offset for the
+        current epoch); (-1, -1) for an undefined or a future epoch."""
+        if requested_epoch < 0 or requested_epoch > self.leader_epoch:
+            return -1, -1
+        if requested_epoch == self.leader_epoch:
+            return requested_epoch, self.log_end_offset
+        higher = next(((e, start) for e, start in self._leader_epochs if e > requested_epoch), None)
+        if higher is None:
+            return requested_epoch, self.log_end_offset
+        floor = [e for e, _ in self._leader_epochs if e <= requested_epoch]
+        return (floor[-1] if floor else requested_epoch), higher[1]
+
     # ------------------------------------------------------------------------------------------ produce
 
     def produce(self, batch: RecordBatch, origin: AppendOrigin, verification: Verification) -> Appended:

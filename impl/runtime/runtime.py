@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import KafkaError
+from ..storage._files import atomic_write
 from ..storage.batch import RecordBatch
 from ..storage.log import Durability, PartitionLog, partition_dir_name
 from ..storage.partitioning import partition_for
@@ -119,7 +120,7 @@ class CoordinatorRuntime:
         # Replaying while recovery decodes keeps one batch alive at a time: a big log loads in bounded memory.
         log = PartitionLog.open(path, segment_bytes=self.segment_bytes, durability=self.durability,
                                 clock_ms=self.clock.now_ms, on_batch=on_batch)
-        shard.attach(log, top_epoch + 1)
+        shard.attach(log, _begin_coordinator_epoch(path, top_epoch))
         self.shards[partition] = shard
         if wait:
             shard.spec.on_loaded(shard)
@@ -188,3 +189,20 @@ class CoordinatorRuntime:
         deadlines = [d for s in self.shards.values() for d in (s.timers.next_deadline_ms(), s.log.next_flush_due_ms)
                      if d is not None]
         return min(deadlines) if deadlines else None
+
+
+_COORDINATOR_EPOCH_FILE = "coordinator-epoch"
+
+
+def _begin_coordinator_epoch(path: Path, top_log_epoch: int) -> int:
+    """The epoch of a new load: above every epoch in the log and above the last load's (persisted next to the log).
+    Like Kafka's leader epoch, it grows with every load even when a load writes nothing, so two loads never share
+    an epoch (their trace rows would share (coordinator_epoch, seq))."""
+    file = path / _COORDINATOR_EPOCH_FILE
+    try:
+        last = int(file.read_text(encoding="utf-8").strip())
+    except FileNotFoundError:
+        last = -1
+    epoch = max(top_log_epoch, last) + 1
+    atomic_write(file, f"{epoch}\n".encode())
+    return epoch

@@ -32,6 +32,7 @@ from .errors import (
     UnknownApiKey,
     UnsupportedVersion,
 )
+from .lengths import LengthError, check_body
 
 __all__ = (
     "API_VERSIONS_KEY",
@@ -151,6 +152,11 @@ def decode_request(frame: bytes) -> DecodedRequest:
     except Exception as e:
         message = f"request header does not decode: {type(e).__name__}: {e}"
         raise _decode_error(MalformedHeader, message, start) from None
+    try:
+        check_body(schema, frame, header_bytes)  # before kio allocates what a length claims (see lengths.py)
+    except LengthError as e:
+        message = f"{schema.__name__} v{start.request_api_version} body does not decode: {e}"
+        raise _decode_error(MalformedBody, message, start, header_parsed=True) from None
     try:
         # kio readers return (value, bytes consumed), not the end offset.
         body, body_bytes = entity_reader(schema)(frame, header_bytes)

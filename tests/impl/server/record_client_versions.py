@@ -68,6 +68,16 @@ def running_broker(corpus: dict[tuple[int, int], bytes] | None = None) -> Iterat
             corpus.update(capturing.frames)
 
 
+def wait_for_assignment(poll: Callable[[], object], assignment: Callable[[], object], who: str,
+                        timeout_s: float = 10.0) -> None:
+    """Poll until the consumer has partitions; a flow that never gets any must fail, not be recorded as ok."""
+    deadline = time.monotonic() + timeout_s
+    while not assignment():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{who}: no partitions assigned after {timeout_s:.0f}s")
+        poll()
+
+
 # --- kafka-python --------------------------------------------------------------------------------------------
 
 
@@ -91,17 +101,22 @@ def kafka_python_flows(bootstrap: str) -> dict[str, Callable[[], None]]:
         p.close(timeout=5)
 
     def consumer() -> None:
-        c = kafka.KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, client_id="kp-consumer", group_id=GROUP,
+        c = kafka.KafkaConsumer(bootstrap_servers=bootstrap, client_id="kp-consumer", group_id=GROUP,
                                 isolation_level="read_committed", enable_auto_commit=False,
                                 auto_offset_reset="earliest", fetch_max_wait_ms=100, heartbeat_interval_ms=200)
         try:
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                c.poll(timeout_ms=200)
-                if c.assignment():
-                    with contextlib.suppress(kafka.errors.RebalanceInProgressError):
-                        c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "", -1)})
-                        break
+            # Subscribe, then learn the topic's partitions, then poll: a metadata update after `subscribe` puts the
+            # topic into kafka-python's metadata snapshot before the first JoinGroup, so the leader's first
+            # assignment is complete. Otherwise (polling at once, or fetching metadata *before* subscribing) the
+            # leader rejoins when the snapshot changes, and kafka-python 3.0.12 drops that rejoin's assignment if a
+            # poll times out while its SyncGroup is in flight (see conformance/wire/members.py).
+            c.subscribe([TOPIC])
+            if not c.partitions_for_topic(TOPIC):
+                raise RuntimeError(f"no metadata for topic {TOPIC}")
+            wait_for_assignment(lambda: c.poll(timeout_ms=200), c.assignment, "kafka-python consumer")
+            for tp in sorted(c.assignment()):
+                c.position(tp)  # resolves the reset offset now: ListOffsets (no committed offset in the fake)
+            c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "", -1)})
             c.poll(timeout_ms=500)
         finally:
             c.close()
@@ -148,9 +163,13 @@ def aiokafka_flows(bootstrap: str) -> dict[str, Callable[[], None]]:
                                       isolation_level="read_committed", enable_auto_commit=False,
                                       auto_offset_reset="earliest", fetch_max_wait_ms=100)
         await c.start()
-        deadline = time.monotonic() + 6
-        while time.monotonic() < deadline and not c.assignment():
+        deadline = time.monotonic() + 10
+        while not c.assignment():
+            if time.monotonic() > deadline:
+                raise RuntimeError("aiokafka consumer: no partitions assigned after 10s")
             await c.getmany(timeout_ms=200)
+        for tp in sorted(c.assignment()):
+            await c.position(tp)  # resolves the reset offset: ListOffsets
         await c.getmany(timeout_ms=300)
         await c.commit({TopicPartition(TOPIC, 0): 1})
         await c.stop()
@@ -184,13 +203,16 @@ def confluent_flows(bootstrap: str) -> dict[str, Callable[[], None]]:
         p.produce(TOPIC, b"v")
         p.flush(10)
 
-    def consume(client_id: str, extra: dict[str, object]) -> ck.Consumer:
+    def consume(client_id: str, extra: dict[str, object], *, require_assignment: bool = True) -> ck.Consumer:
         c = ck.Consumer({**base, "client.id": client_id, "group.id": GROUP, "isolation.level": "read_committed",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest", **extra})
         c.subscribe([TOPIC])
-        deadline = time.monotonic() + 8
-        while time.monotonic() < deadline and not c.assignment():
-            c.poll(0.2)
+        if require_assignment:
+            wait_for_assignment(lambda: c.poll(0.2), c.assignment, f"librdkafka {client_id}")
+        else:  # the fake's ConsumerGroupHeartbeat is too simple to complete KIP-848 reconciliation
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and not c.assignment():
+                c.poll(0.2)
         c.poll(0.3)
         return c
 
@@ -211,7 +233,7 @@ def confluent_flows(bootstrap: str) -> dict[str, Callable[[], None]]:
         c.close()
 
     def kip848() -> None:
-        c = consume("ck-consumer-848", {"group.protocol": "consumer"})
+        c = consume("ck-consumer-848", {"group.protocol": "consumer"}, require_assignment=False)
         with contextlib.suppress(ck.KafkaException):
             c.commit(offsets=[ck.TopicPartition(TOPIC, 0, 1)], asynchronous=False)
         c.close()

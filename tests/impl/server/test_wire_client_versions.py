@@ -34,6 +34,9 @@ def test_advertised_ranges_are_inside_kio() -> None:
 
 def test_clients_send_exactly_the_recorded_versions() -> None:
     rows = run_all(list(CLIENTS), corpus=[])
+    # A flow that stopped early sent fewer APIs; say so instead of failing below on a narrower version range.
+    failed = [f"{row['client']} / {row['flow']}: {row['error']}" for row in rows if row["error"]]
+    assert not failed, "client flows failed against the fake broker:\n" + "\n".join(failed)
     seen: dict[int, set[int]] = defaultdict(set)
     name_to_key = {name: key for key, name in api_key_map.items()}
     for row in rows:

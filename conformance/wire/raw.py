@@ -1,0 +1,97 @@
+"""Hand-built wire requests: what the client libraries cannot be made to send (or not precisely enough).
+
+Owns: `RawConnection` (a blocking socket speaking length-prefixed frames, with kio request encoding and response
+decoding from the wire codec) and the few requests the scenarios need: ApiVersions, FindCoordinator.
+Must not import: `kcoord.impl` beyond the wire codec (`kcoord.impl.server.codec` / `frames`), which is plain Kafka.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from types import TracebackType
+from typing import Any
+
+from kcoord.impl.server.codec import decode_response, encode_request
+from kcoord.impl.server.frames import FrameSplitter, encode_frame
+
+
+def split_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
+    out = []
+    for item in bootstrap.split(","):
+        host, _, port = item.strip().rpartition(":")
+        out.append((host or "127.0.0.1", int(port)))
+    return out
+
+
+class RawConnection:
+    def __init__(self, address: tuple[str, int], timeout_s: float = 10.0) -> None:
+        self.sock = socket.create_connection(address, timeout=timeout_s)
+        self.splitter = FrameSplitter()
+        self.pending: list[bytes] = []
+        self.correlation_id = 0
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def read_frame(self) -> bytes | None:
+        """The next response payload, or None once the broker closed the connection."""
+        while not self.pending:
+            try:
+                data = self.sock.recv(65536)
+            except (ConnectionResetError, TimeoutError):
+                return None
+            if not data:
+                return None
+            self.pending.extend(self.splitter.feed(data))
+        return self.pending.pop(0)
+
+    def request(self, body: Any, client_id: str = "kcoord-conformance") -> Any:
+        """Send one kio request body and return the decoded response body."""
+        self.correlation_id += 1
+        self.sock.sendall(encode_frame(encode_request(body, correlation_id=self.correlation_id, client_id=client_id)))
+        frame = self.read_frame()
+        if frame is None:
+            raise ConnectionError(f"the broker closed the connection instead of answering {type(body).__name__}")
+        correlation_id, response = decode_response(body.__api_key__, body.__version__, frame)
+        if correlation_id != self.correlation_id:
+            raise ConnectionError(f"answer to correlation id {correlation_id}, expected {self.correlation_id}")
+        return response
+
+    def closed_by_peer(self) -> bool:
+        """True once the broker closed the connection (reads end of stream)."""
+        return self.read_frame() is None
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> RawConnection:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def api_versions(address: tuple[str, int]) -> dict[int, tuple[int, int]]:
+    """api key -> (min, max) as the broker advertises them (ApiVersions v3)."""
+    from kio.schema.api_versions.v3 import ApiVersionsRequest
+
+    with RawConnection(address) as conn:
+        response = conn.request(ApiVersionsRequest(client_software_name="kcoord-conformance",
+                                                   client_software_version="1"))
+    return {int(k.api_key): (int(k.min_version), int(k.max_version)) for k in response.api_keys}
+
+
+def find_coordinator(address: tuple[str, int], key: str, key_type: int) -> tuple[int, int]:
+    """(error code, node id) of FindCoordinator v1 for `key` (key type 0: group, 1: transaction)."""
+    from kio.schema.find_coordinator.v1 import FindCoordinatorRequest
+
+    with RawConnection(address) as conn:
+        response = conn.request(FindCoordinatorRequest(key=key, key_type=key_type))
+    return int(response.error_code.value), int(response.node_id)
+
+
+def unknown_api_frame(correlation_id: int) -> bytes:
+    """A request header naming api key 32767, which no broker has."""
+    return encode_frame(struct.pack(">hhih", 32_767, 0, correlation_id, -1))

@@ -1,0 +1,151 @@
+"""Cluster and wire scenarios: the APIs the clients need are advertised, FindCoordinator spreads coordinators over
+the brokers, a coordinator's broker stops and the clients carry on, and bad bytes on the wire are answered with an
+error or a closed connection while the broker keeps serving.
+
+Owns the scenario bodies (see `scenarios_groups` for the conventions).
+Must not import: `kcoord.impl` beyond the wire codec.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from kio.schema.metadata.v9 import MetadataRequest
+
+from .members import MemberFactory, wait_settled
+from .ownership import OwnershipLog
+from .producers import make_txn_client
+from .raw import RawConnection, api_versions, find_coordinator, split_bootstrap, unknown_api_frame
+from .scenarios_txn import _commit_one, _committed_values
+from .target import ScenarioFailed, ScenarioSkipped, Target, wait_until
+
+#: what kafka-python, aiokafka and confluent-kafka need for groups, offsets and transactions
+CLIENT_APIS = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCommit", 9: "OffsetFetch",
+               10: "FindCoordinator", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup",
+               15: "DescribeGroups", 16: "ListGroups", 18: "ApiVersions", 22: "InitProducerId",
+               24: "AddPartitionsToTxn", 25: "AddOffsetsToTxn", 26: "EndTxn", 28: "TxnOffsetCommit"}
+
+
+def _addresses(target: Target) -> dict[int, tuple[str, int]]:
+    brokers = target.admin().describe_cluster()["brokers"]
+    return {b["broker_id"]: (b["host"], b["port"]) for b in brokers}
+
+
+def advertised_apis(target: Target) -> str:
+    """ApiVersions lists every API the three clients use for groups, offsets and transactions."""
+    address = split_bootstrap(target.bootstrap)[0]
+    advertised = api_versions(address)
+    missing = [f"{name} ({key})" for key, name in CLIENT_APIS.items() if key not in advertised]
+    if missing:
+        raise ScenarioFailed(f"not advertised: {', '.join(missing)}")
+    return f"{len(advertised)} APIs advertised, all {len(CLIENT_APIS)} the clients need among them"
+
+
+def coordinator_spread(target: Target) -> str:
+    """FindCoordinator names more than one broker for 30 group ids and 30 transactional ids."""
+    addresses = _addresses(target)
+    if len(addresses) < 2:
+        raise ScenarioSkipped("one broker: nothing to spread over")
+    address = next(iter(addresses.values()))
+    nodes: dict[int, set[int]] = {0: set(), 1: set()}
+    for key_type in (0, 1):
+        for i in range(30):
+            error, node = find_coordinator(address, target.name("spread", str(i)), key_type)
+            if error != 0:
+                raise ScenarioFailed(f"FindCoordinator({key_type}, spread-{i}) answered error {error}")
+            if node not in addresses:
+                raise ScenarioFailed(f"FindCoordinator named node {node}, not one of the brokers {sorted(addresses)}")
+            nodes[key_type].add(node)
+    if len(nodes[0]) < 2 or len(nodes[1]) < 2:
+        raise ScenarioFailed(f"coordinators are not spread: groups on {sorted(nodes[0])}, transactions on "
+                             f"{sorted(nodes[1])}")
+    return f"groups on nodes {sorted(nodes[0])}, transactions on nodes {sorted(nodes[1])}"
+
+
+def coordinator_failover(target: Target) -> str:
+    """The broker coordinating a live group stops: members and a transactional producer rediscover their
+    coordinators (NOT_COORDINATOR or a disconnect, then FindCoordinator) and carry on."""
+    if target.stop_node is None:
+        raise ScenarioSkipped("needs --stop-node-command (a way to stop one broker)")
+    addresses = _addresses(target)
+    if len(addresses) < 2:
+        raise ScenarioSkipped("one broker: no failover possible")
+    topic, sink = target.name("kp", "fo"), target.name("kp", "fo-out")
+    group, txn_id = target.name("kp", "fo-group"), target.name("kp", "fo-txn")
+    partitions = set(range(6))
+    target.create_topic(topic, len(partitions))
+    target.create_topic(sink, 1)
+    target.produce(topic, [(i % 6, f"f{i}".encode()) for i in range(30)])
+    log = OwnershipLog()
+    committed: list[bytes] = []
+    maybe: list[bytes] = []
+    with MemberFactory("kafka-python", target, log) as factory:
+        members = [factory.make("m1", group, topic), factory.make("m2", group, topic)]
+        wait_settled(members, partitions, target.timeout_s, log)
+        producer = make_txn_client("kafka-python", target, txn_id)
+        try:
+            producer.init()
+            producer = _commit_one(target, producer, txn_id, sink, b"t0", committed, maybe)
+            _, stopped = find_coordinator(next(iter(addresses.values())), group, 0)
+            target.stop_node(stopped)
+            target.reset_admin()
+            target.produce(topic, [(i % 6, f"g{i}".encode()) for i in range(30)])
+            everything = {f"{c}{i}".encode() for c in "fg" for i in range(30)}
+            wait_until(lambda: set().union(*({v for _, _, v in m.consumed()} for m in members)) >= everything,
+                       target.timeout_s, "the members consumed the records written after the failover")
+            wait_settled(members, partitions, target.timeout_s, log)
+            producer = _commit_one(target, producer, txn_id, sink, b"t1", committed, maybe)
+        finally:
+            producer.close()
+    live = {n: a for n, a in _addresses(target).items() if n != stopped}
+    _, now = find_coordinator(next(iter(live.values())), group, 0)
+    if now == stopped or now not in live:
+        raise ScenarioFailed(f"after node {stopped} stopped, FindCoordinator names node {now}")
+    seen = _committed_values(target, sink)
+    if [v for v in seen if v in (b"t0", b"t1")] != [b"t0", b"t1"]:
+        raise ScenarioFailed(f"read_committed saw {seen}, expected t0 then t1")
+    if log.violations():
+        raise ScenarioFailed(f"ownership violated: {log.violations()[:3]}")
+    return f"group coordinator moved from node {stopped} to node {now}; members and producer carried on"
+
+
+def bad_input(target: Target) -> str:
+    """Unknown api keys, malformed bodies, lying size prefixes and mid-request disconnects get an error response
+    or a closed connection, and the broker keeps answering."""
+    address = split_bootstrap(target.bootstrap)[0]
+    outcomes = []
+    with RawConnection(address) as conn:
+        conn.send_raw(unknown_api_frame(7))
+        outcomes.append(("unknown api key", _answered_or_closed(conn, 7)))
+    with RawConnection(address) as conn:
+        # a Metadata v9 header (client id "kcbd", no tags), then a body whose topic array length overflows
+        header = struct.pack(">hhih", 3, 9, 8, 4) + b"kcbd" + b"\x00"
+        body = b"\xff\xff\xff\xff\x0f"
+        conn.send_raw(struct.pack(">i", len(header) + len(body)) + header + body)
+        outcomes.append(("malformed body", _answered_or_closed(conn, 8)))
+    for name, prefix in (("negative size", -5), ("oversize", 2**31 - 1)):
+        with RawConnection(address) as conn:
+            conn.send_raw(struct.pack(">i", prefix) + b"\x00" * 16)
+            if not conn.closed_by_peer():
+                raise ScenarioFailed(f"{name} prefix: the broker kept the connection open")
+            outcomes.append((name, "closed"))
+    with RawConnection(address) as conn:
+        conn.send_raw(struct.pack(">i", 100) + b"\x00\x03\x00\x09")  # 4 of 100 bytes, then gone
+    with RawConnection(address) as conn:
+        response = conn.request(MetadataRequest(topics=(), allow_auto_topic_creation=False,
+                                                include_cluster_authorized_operations=False,
+                                                include_topic_authorized_operations=False))
+        if not response.brokers:
+            raise ScenarioFailed("after bad input, Metadata lists no brokers")
+    advertised_apis(target)
+    return "; ".join(f"{name}: {outcome}" for name, outcome in outcomes) + "; the broker still answers"
+
+
+def _answered_or_closed(conn: RawConnection, correlation_id: int) -> str:
+    frame = conn.read_frame()
+    if frame is None:
+        return "closed"
+    (got,) = struct.unpack_from(">i", frame, 0)
+    if got != correlation_id:
+        raise ScenarioFailed(f"answered correlation id {got}, expected {correlation_id}")
+    return "error response"

@@ -1,0 +1,152 @@
+"""Consumer-group scenarios: classic groups of each client, static membership, KIP-848's consumer protocol.
+
+Owns the scenario bodies; each takes a `Target`, raises `ScenarioFailed`/`ScenarioSkipped`, and returns one line of
+detail for the table. Every scenario checks the client-side ownership log: no partition is ever assigned to a member
+while another member still owns it.
+Must not import: `kcoord.impl`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from .members import Member, MemberFactory, wait_settled
+from .ownership import OwnershipLog
+from .raw import api_versions, split_bootstrap
+from .target import Record, ScenarioFailed, ScenarioSkipped, Target, wait_until
+
+CONSUMER_GROUP_HEARTBEAT_KEY = 68
+
+
+def _tag(client: str) -> str:
+    return {"kafka-python": "kp", "aiokafka": "ak", "confluent-kafka": "ck"}[client]
+
+
+def _values(records: list[Record]) -> set[bytes]:
+    return {value for _, _, value in records}
+
+
+def _consumed(members: list[Member]) -> set[bytes]:
+    return set().union(*(_values(m.consumed()) for m in members))
+
+
+def _check_log(log: OwnershipLog) -> None:
+    problems = log.violations()
+    if problems:
+        raise ScenarioFailed(f"a partition was owned by two members at once: {problems[:3]}")
+
+
+def classic_group(client: str, target: Target) -> str:
+    """A group of 3 rebalances as members join and leave, commits, and a restarted member resumes from the
+    committed offsets (after a broker restart too, when the target can restart the broker)."""
+    tag = _tag(client)
+    topic, group = target.name(tag, "cg"), target.name(tag, "cg-group")
+    partitions = set(range(6))
+    target.create_topic(topic, len(partitions))
+    first = [(i % 6, f"a{i}".encode()) for i in range(60)]
+    target.produce(topic, first)
+    log = OwnershipLog()
+    timeout = target.timeout_s
+    with MemberFactory(client, target, log) as factory:
+        m1 = factory.make("m1", group, topic)
+        wait_settled([m1], partitions, timeout, log)
+        m2 = factory.make("m2", group, topic)
+        wait_settled([m1, m2], partitions, timeout, log)
+        m3 = factory.make("m3", group, topic)
+        wait_settled([m1, m2, m3], partitions, timeout, log)
+        members = [m1, m2, m3]
+        wait_until(lambda: _consumed(members) >= _values([(0, 0, v) for _, v in first]), timeout,
+                   "the group consumed all 60 records")
+        m1.stop()
+        wait_settled([m2, m3], partitions, timeout, log)
+        m2.stop()
+        wait_settled([m3], partitions, timeout, log)
+        wait_until(lambda: target.committed(group, topic) == dict.fromkeys(partitions, 10), timeout,
+                   "the group committed offset 10 on every partition")
+        m3.stop()
+    _check_log(log)
+    committed = target.committed(group, topic)
+    restarted = ""
+    if target.restart is not None:
+        target.restart()
+        target.reset_admin()
+        restarted = " across a broker restart"
+    second = [(i % 6, f"b{i}".encode()) for i in range(30)]
+    target.produce(topic, second)
+    with MemberFactory(client, target, log) as factory:
+        m4 = factory.make("m4", group, topic)
+        wait_until(lambda: _values(m4.consumed()) >= {v for _, v in second}, timeout,
+                   "a restarted member consumed the 30 new records")
+        m4.stop()
+    _resumed_at(m4.consumed(), committed)
+    _check_log(log)
+    return (f"{sum(1 for e in log.events if e.kind == 'assign' and e.partitions)} assignments over 4 members, "
+            f"resumed at offset 10 on 6 partitions{restarted}")
+
+
+def _resumed_at(records: list[Record], committed: dict[int, int]) -> None:
+    first: dict[int, int] = defaultdict(lambda: 1 << 62)
+    for p, offset, _ in records:
+        first[p] = min(first[p], offset)
+    wrong = {p: (first[p], committed.get(p)) for p in first if first[p] != committed.get(p)}
+    if wrong:
+        raise ScenarioFailed(f"the restarted member did not resume at the committed offsets: (first read, "
+                             f"committed) per partition {wrong}")
+
+
+def static_membership(target: Target) -> str:
+    """kafka-python members with `group_instance_id`: a member restarted within the session timeout gets its
+    partitions back, and the other member sees no rebalance (no revocation, no new assignment)."""
+    client = "kafka-python"
+    topic, group = target.name("kp", "static"), target.name("kp", "static-group")
+    partitions = set(range(4))
+    target.create_topic(topic, len(partitions))
+    log = OwnershipLog()
+    with MemberFactory(client, target, log) as factory:
+        s1 = factory.make("s1", group, topic, instance_id=target.name("i1"))
+        wait_settled([s1], partitions, target.timeout_s, log)
+        s2 = factory.make("s2", group, topic, instance_id=target.name("i2"))
+        wait_settled([s1, s2], partitions, target.timeout_s, log)
+        time.sleep(1.0)  # let the group stay Stable for a few heartbeats
+        before, other_events = s1.assignment(), log.count(s2.name)
+        s1.stop()  # a static member sends no LeaveGroup
+        s1b = factory.make("s1b", group, topic, instance_id=target.name("i1"))
+        wait_until(lambda: bool(s1b.assignment()), target.tuning.session_timeout_ms / 1000 + target.timeout_s,
+                   "the restarted static member got an assignment")
+        time.sleep(1.0)
+        if s1b.assignment() != before:
+            raise ScenarioFailed(f"the restarted static member got {sorted(s1b.assignment())}, not its "
+                                 f"partitions {sorted(before)}")
+        if log.count(s2.name) != other_events:
+            raise ScenarioFailed("the other member was rebalanced when a static member restarted")
+    _check_log(log)
+    return f"partitions {sorted(before)} returned to instance i1 without a rebalance"
+
+
+def consumer_protocol(target: Target) -> str:
+    """confluent-kafka with group.protocol=consumer (KIP-848): members join, the broker reconciles the assignment
+    (revoke before assign), and members leave."""
+    address = split_bootstrap(target.bootstrap)[0]
+    if CONSUMER_GROUP_HEARTBEAT_KEY not in api_versions(address):
+        raise ScenarioSkipped("the broker does not advertise ConsumerGroupHeartbeat (KIP-848)")
+    topic, group = target.name("ck", "848"), target.name("ck", "848-group")
+    partitions = set(range(4))
+    target.create_topic(topic, len(partitions))
+    target.produce(topic, [(i % 4, f"k{i}".encode()) for i in range(20)])
+    log = OwnershipLog()
+    with MemberFactory("confluent-kafka", target, log) as factory:
+        c1 = factory.make("c1", group, topic, group_protocol="consumer")
+        wait_settled([c1], partitions, target.timeout_s, log)
+        c2 = factory.make("c2", group, topic, group_protocol="consumer")
+        wait_settled([c1, c2], partitions, target.timeout_s, log)
+        c3 = factory.make("c3", group, topic, group_protocol="consumer")
+        wait_settled([c1, c2, c3], partitions, target.timeout_s, log)
+        wait_until(lambda: len(_consumed([c1, c2, c3])) == 20, target.timeout_s, "the group consumed 20 records")
+        c1.stop()
+        wait_settled([c2, c3], partitions, target.timeout_s, log)
+        c2.stop()
+        wait_settled([c3], partitions, target.timeout_s, log)
+        c3.stop()
+    _check_log(log)
+    return f"3 members joined and left; {sum(1 for e in log.events if e.partitions)} reconciliation steps"

@@ -1,0 +1,151 @@
+"""Where the wire scenarios run, and the client-side helpers every scenario needs.
+
+Owns: `Target` (bootstrap servers, a run id that prefixes every topic, group and transactional id so runs never
+collide, timeouts, the client tuning, and two optional hooks the broker's operator can provide: `restart` the whole
+broker, `stop_node` one broker), `ScenarioFailed`/`ScenarioSkipped`, `wait_until`, and helpers built on kafka-python
+(topic creation, producing, reading a topic to its end at an isolation level, a group's committed offsets).
+Must not import: `kcoord.impl` (the broker is reached only through Kafka clients).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+_log = logging.getLogger(__name__)
+
+Record = tuple[int, int, bytes]  # (partition, offset, value)
+
+
+class ScenarioFailed(AssertionError):
+    """The broker did something a Kafka broker must not (or the clients could not make progress)."""
+
+
+class ScenarioSkipped(Exception):
+    """The scenario cannot run here (a client library is missing, a hook is not provided, one broker only)."""
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str, interval_s: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise ScenarioFailed(f"timed out after {timeout_s:.0f}s waiting until {what}")
+        time.sleep(interval_s)
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    """Client settings that make rebalances quick; the broker's own limits still apply."""
+
+    heartbeat_interval_ms: int = 200
+    session_timeout_ms: int = 6_000  # Kafka's default group.min.session.timeout.ms
+    max_poll_interval_ms: int = 30_000  # the rebalance timeout: how long a join waits for a silent member
+    request_timeout_ms: int = 15_000
+
+
+@dataclass(slots=True)
+class Target:
+    bootstrap: str
+    run_id: str = field(default_factory=lambda: f"kc{uuid.uuid4().hex[:8]}")
+    timeout_s: float = 60.0
+    tuning: Tuning = field(default_factory=Tuning)
+    restart: Callable[[], None] | None = None  # restart the broker; returns once it answers again
+    stop_node: Callable[[int], None] | None = None  # stop one broker (node id), for failover scenarios
+    _admin: Any = None
+    _admin_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def name(self, *parts: str) -> str:
+        return "-".join((self.run_id, *parts))
+
+    # ------------------------------------------------------------------ admin
+
+    def admin(self) -> Any:
+        from kafka.admin import KafkaAdminClient
+
+        with self._admin_lock:
+            if self._admin is None:
+                self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, client_id=self.name("admin"),
+                                               request_timeout_ms=self.tuning.request_timeout_ms)
+            return self._admin
+
+    def reset_admin(self) -> None:
+        """Forget the admin client (after a broker restart its connections are stale)."""
+        with self._admin_lock:
+            if self._admin is not None:
+                with contextlib.suppress(Exception):
+                    self._admin.close()
+            self._admin = None
+
+    def close(self) -> None:
+        self.reset_admin()
+
+    def create_topic(self, name: str, partitions: int) -> None:
+        from kafka.admin import NewTopic
+        from kafka.errors import TopicAlreadyExistsError
+
+        with contextlib.suppress(TopicAlreadyExistsError):
+            self.admin().create_topics([NewTopic(name, partitions, 1)])
+        wait_until(lambda: len(self.partitions_of(name)) == partitions, self.timeout_s,
+                   f"topic {name} shows {partitions} partitions in Metadata")
+
+    def partitions_of(self, topic: str) -> set[int]:
+        meta = self.admin().describe_topics([topic])
+        return {p["partition_index"] for t in meta if t["name"] == topic and not t["error_code"]
+                for p in t["partitions"]}
+
+    def brokers(self) -> list[int]:
+        return sorted(b["broker_id"] for b in self.admin().describe_cluster()["brokers"])
+
+    def committed(self, group: str, topic: str) -> dict[int, int]:
+        """The group's committed offset per partition of `topic` (partitions without one are left out)."""
+        from kafka.structs import TopicPartition
+
+        parts = sorted(self.partitions_of(topic))
+        found = self.admin().list_group_offsets({group: [TopicPartition(topic, p) for p in parts]}).get(group, {})
+        return {tp.partition: om.offset for tp, om in found.items() if om.offset >= 0}
+
+    # ------------------------------------------------------------------ data
+
+    def produce(self, topic: str, items: Iterable[tuple[int, bytes]]) -> None:
+        """Write each (partition, value) with an idempotent producer, acks=all; raise if any write fails."""
+        import kafka
+
+        producer = kafka.KafkaProducer(bootstrap_servers=self.bootstrap, client_id=self.name("setup-producer"),
+                                       acks="all", enable_idempotence=True, linger_ms=5,
+                                       request_timeout_ms=self.tuning.request_timeout_ms)
+        try:
+            futures = [producer.send(topic, value, partition=p) for p, value in items]
+            for f in futures:
+                f.get(timeout=self.timeout_s)
+        finally:
+            producer.close(timeout=10)
+
+    def read(self, topic: str, isolation: str = "read_committed") -> list[Record]:
+        """Every record of `topic` up to its end (the LSO under read_committed), without a group."""
+        import kafka
+        from kafka.structs import TopicPartition
+
+        consumer = kafka.KafkaConsumer(bootstrap_servers=self.bootstrap, client_id=self.name("reader"),
+                                       isolation_level=isolation, enable_auto_commit=False,
+                                       request_timeout_ms=self.tuning.request_timeout_ms, fetch_max_wait_ms=100)
+        try:
+            tps = [TopicPartition(topic, p) for p in sorted(self.partitions_of(topic))]
+            consumer.assign(tps)
+            consumer.seek_to_beginning(*tps)
+            end = consumer.end_offsets(tps)
+            out: list[Record] = []
+            deadline = time.monotonic() + self.timeout_s
+            while any(consumer.position(tp) < end[tp] for tp in tps):
+                if time.monotonic() > deadline:
+                    raise ScenarioFailed(f"could not read {topic} to its end {end} in {self.timeout_s:.0f}s")
+                for tp, records in consumer.poll(timeout_ms=200).items():
+                    out.extend((tp.partition, r.offset, r.value) for r in records)
+            return sorted(out)
+        finally:
+            consumer.close()

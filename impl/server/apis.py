@@ -1,0 +1,88 @@
+"""The APIs `kcoord serve` implements, at which versions, and the handler registry of one node.
+
+Owns: `SERVED` (api key → versions: exactly what the handlers implement and ApiVersions advertises) and
+`node_registry` (a `HandlerRegistry` wired to one node's handlers, each timed for the metrics). The client-facing
+ranges are the hull of what kafka-python 3.0.12, aiokafka 0.14 and confluent-kafka 2.16 send (`versions.py`, from
+`CLIENT_VERSIONS.md`), widened only where one handler serves the extra versions unchanged; the APIs no client flow
+sent (CreateTopics, DeleteGroups, OffsetDelete, DescribeCluster, WriteTxnMarkers) take the versions their admin
+calls and Kafka's brokers use.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any, Final
+
+from kio.schema.index import api_key_map
+
+from .api_versions import VersionRange
+from .broker import BrokerContext
+from .dispatch import Handler, HandlerRegistry
+from .handlers_cluster import ClusterHandlers
+from .handlers_data import DataHandlers
+from .handlers_groups import GroupHandlers
+from .handlers_offsets import OffsetHandlers
+from .handlers_txn import TxnHandlers
+
+__all__ = ("SERVED", "node_registry")
+
+#: api key -> the versions served (ApiVersions, key 18, is the wire layer's and serves 0..4)
+SERVED: Final[types.MappingProxyType[int, VersionRange]] = types.MappingProxyType({
+    0: VersionRange(3, 10),  # Produce (aiokafka 7, kafka-python 9, librdkafka 10)
+    1: VersionRange(4, 16),  # Fetch (aiokafka 11, kafka-python 12, librdkafka 16)
+    2: VersionRange(1, 11),  # ListOffsets (aiokafka 3, librdkafka 7, kafka-python 11)
+    3: VersionRange(1, 13),  # Metadata (aiokafka 5, kafka-python 13, librdkafka 13)
+    8: VersionRange(2, 9),  # OffsetCommit (aiokafka 3, kafka-python 8, librdkafka 9)
+    9: VersionRange(1, 9),  # OffsetFetch (aiokafka 3, kafka-python 8, librdkafka 9; v8+ batched groups)
+    10: VersionRange(0, 6),  # FindCoordinator (aiokafka 1, librdkafka 2, kafka-python 6; v4+ batched keys)
+    11: VersionRange(2, 7),  # JoinGroup (aiokafka 5, librdkafka 5, kafka-python 7)
+    12: VersionRange(0, 4),  # Heartbeat (aiokafka 1, librdkafka 3, kafka-python 4)
+    13: VersionRange(0, 5),  # LeaveGroup (aiokafka 1, librdkafka 1, kafka-python 5; v3+ batched members)
+    14: VersionRange(0, 5),  # SyncGroup (aiokafka 3, librdkafka 3, kafka-python 5)
+    15: VersionRange(0, 6),  # DescribeGroups (aiokafka 3, librdkafka 5, kafka-python 6)
+    16: VersionRange(0, 5),  # ListGroups (aiokafka 1, librdkafka 5, kafka-python 5)
+    19: VersionRange(2, 7),  # CreateTopics (admin clients)
+    22: VersionRange(0, 4),  # InitProducerId (aiokafka 0, kafka-python 4, librdkafka 4)
+    23: VersionRange(2, 4),  # OffsetForLeaderEpoch (KIP-320 position validation; kafka-python 4, librdkafka)
+    24: VersionRange(0, 3),  # AddPartitionsToTxn (v4+ is broker-to-broker, KIP-890)
+    25: VersionRange(0, 3),  # AddOffsetsToTxn
+    26: VersionRange(0, 3),  # EndTxn (v4 adds no field; v5 is transactions V2, which no client sends)
+    27: VersionRange(1, 1),  # WriteTxnMarkers (the coordinators' internal path, over the wire for other brokers)
+    28: VersionRange(0, 3),  # TxnOffsetCommit (aiokafka 0, kafka-python 3, librdkafka 3)
+    42: VersionRange(0, 2),  # DeleteGroups (admin clients)
+    47: VersionRange(0, 0),  # OffsetDelete (admin clients)
+    60: VersionRange(0, 1),  # DescribeCluster (admin clients)
+    65: VersionRange(0, 0),  # DescribeTransactions (kafka-python admin)
+    66: VersionRange(0, 2),  # ListTransactions (kafka-python admin 2)
+    68: VersionRange(0, 1),  # ConsumerGroupHeartbeat (librdkafka group.protocol=consumer 1)
+    69: VersionRange(0, 0),  # ConsumerGroupDescribe (librdkafka admin 0)
+})
+
+
+def _handlers(ctx: BrokerContext) -> dict[int, Callable[..., Any]]:
+    cluster, data, groups = ClusterHandlers(ctx), DataHandlers(ctx), GroupHandlers(ctx)
+    offsets, txn = OffsetHandlers(ctx), TxnHandlers(ctx)
+    return {
+        0: data.produce, 1: data.fetch, 2: data.list_offsets, 3: cluster.metadata, 8: offsets.offset_commit,
+        9: offsets.offset_fetch, 10: cluster.find_coordinator, 11: groups.join_group, 12: groups.heartbeat,
+        13: groups.leave_group, 14: groups.sync_group, 15: groups.describe_groups, 16: groups.list_groups,
+        19: cluster.create_topics, 22: txn.init_producer_id, 23: data.offset_for_leader_epoch,
+        24: txn.add_partitions_to_txn, 25: txn.add_offsets_to_txn, 26: txn.end_txn, 27: data.write_txn_markers,
+        28: offsets.txn_offset_commit,
+        42: groups.delete_groups, 47: offsets.offset_delete, 60: cluster.describe_cluster,
+        65: txn.describe_transactions, 66: txn.list_transactions, 68: groups.consumer_group_heartbeat,
+        69: groups.consumer_group_describe,
+    }
+
+
+def node_registry(ctx: BrokerContext) -> HandlerRegistry:
+    """Every served API of one node, each handler timed under its kio name (`join_group`, ...)."""
+    handlers = _handlers(ctx)
+    assert set(handlers) == set(SERVED), sorted(set(handlers) ^ set(SERVED))
+    registry = HandlerRegistry()
+    for api_key, versions in sorted(SERVED.items()):
+        handler: Handler = ctx.metrics.timed(api_key_map[api_key], handlers[api_key])
+        registry.register(api_key, handler, versions)
+    return registry

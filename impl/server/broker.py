@@ -1,0 +1,147 @@
+"""What the API handlers of one served node share: the cluster, this node's id, where every node listens, and the
+server's loop services (waking the cluster loop, waking Fetch long-polls, metrics).
+
+Owns: `Endpoint`, `Progress` (a broadcast "the logs may have moved" signal for Fetch's max_wait), `ServedCluster`
+(one per server: the cluster, the endpoints, the topic-id cache, the pump's wake-up) and `BrokerContext` (one per
+node: leadership checks, topic creation that tells the group coordinators, awaiting a `Completion` from a handler).
+Every method runs on the server's event loop thread: the cluster is single-threaded by design.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
+
+from ..cluster import Cluster, Node
+from ..interfaces import TopicPartition
+from ..runtime.completion import Completion
+
+if TYPE_CHECKING:
+    from .metrics import ServerMetrics
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where a node listens, as Metadata and FindCoordinator tell clients."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+async def wait_for_event(event: asyncio.Event, timeout_s: float) -> None:
+    """Return once `event` is set or `timeout_s` passed. Unlike Python 3.11's `asyncio.wait_for`, a cancellation
+    that arrives as the event is set is never swallowed (the connection's task must stop when the server stops)."""
+    if event.is_set() or timeout_s <= 0:
+        return
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait((waiter,), timeout=timeout_s)
+    finally:
+        waiter.cancel()
+
+
+class Progress:
+    """Fetch long-polls wait here; the server notifies after every turn of the cluster loop and every append."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event: asyncio.Event | None = None
+
+    def notify(self) -> None:
+        if self._event is not None:
+            self._event.set()
+            self._event = None
+
+    async def wait(self, timeout_s: float) -> None:
+        """Return after the next notification, or after `timeout_s`."""
+        if timeout_s <= 0:
+            return
+        if self._event is None:
+            self._event = asyncio.Event()
+        await wait_for_event(self._event, timeout_s)
+
+
+@dataclass(slots=True)
+class ServedCluster:
+    """The server-wide part: one per `kcoord serve` process."""
+
+    cluster: Cluster
+    cluster_id: str
+    kick: Callable[[], None]  # wake the cluster loop: new work was submitted
+    metrics: ServerMetrics
+    endpoints: dict[int, Endpoint] = field(default_factory=dict)
+    progress: Progress = field(default_factory=Progress)
+    stopped_nodes: set[int] = field(default_factory=set)
+    _topic_ids: dict[uuid.UUID, str] = field(default_factory=dict)
+    _topic_count: int = -1
+
+    def live_endpoints(self) -> list[Endpoint]:
+        return [e for node_id, e in sorted(self.endpoints.items())
+                if node_id not in self.stopped_nodes and self.cluster.nodes[node_id].alive]
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The data topic with this id (topics are never deleted, so the map only grows)."""
+        names = self.cluster.partitions.topic_names()
+        if len(names) != self._topic_count:
+            self._topic_ids = {m.topic_id: m.name for m in self.cluster.partitions.describe_topics(names)
+                               if m.topic_id is not None}
+            self._topic_count = len(names)
+        return self._topic_ids.get(topic_id)
+
+    def create_topic(self, name: str, num_partitions: int | None) -> str:
+        """CreateTopics for one topic; on success every group coordinator refreshes its topic metadata."""
+        error = self.cluster.partitions.create_topic(name, num_partitions)
+        if error == "NONE":
+            self.topics_changed()
+        return error
+
+    def topics_changed(self) -> None:
+        for node in self.cluster.nodes:
+            if node.alive:
+                node.groups.topics_changed()
+
+
+@dataclass(slots=True)
+class BrokerContext:
+    """One node as its handlers see it."""
+
+    shared: ServedCluster
+    node_id: int
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.shared.cluster
+
+    @property
+    def node(self) -> Node:
+        return self.shared.cluster.nodes[self.node_id]
+
+    @property
+    def metrics(self) -> ServerMetrics:
+        return self.shared.metrics
+
+    def leads(self, tp: TopicPartition) -> bool:
+        """This node leads the data partition (Produce, Fetch and ListOffsets are answered by leaders only)."""
+        return self.cluster.data_leader(tp) == self.node_id
+
+    def shown_leader_epoch(self, tp: TopicPartition, log_epoch: int) -> int:
+        """The leader epoch Metadata shows: the log's epoch plus how far leadership moved past the partition's
+        first-choice node, so clients see a newer epoch after a failover (which truncates nothing: the log is
+        shared)."""
+        leader = self.cluster.data_leader(tp)
+        return log_epoch + (leader - tp.partition) % len(self.cluster.nodes)
+
+    async def wait(self, completion: Completion[T]) -> T:
+        """The completion's value: at once if it is done, else after the cluster loop (kicked now) completes it."""
+        self.shared.kick()
+        if completion.done:
+            return completion.result()
+        return await completion.as_future()

@@ -1,0 +1,170 @@
+"""A bounds pre-check of a request body: no array may claim more elements than there are bytes left.
+
+Why: kio's native reader allocates an array's storage from the length the peer claims before reading a single
+element. A 9-byte request whose compact array claims 4,294,967,294 elements makes it ask for 34 GB, which the Rust
+allocator cannot satisfy — and a failed allocation aborts the whole process (found by `kcoord conformance`'s
+bad-input scenario against `kcoord serve`). Every element takes at least one byte, so `length <= remaining bytes`
+is a sound bound, and after this walk accepts a body, kio never allocates more than 8 bytes per body byte.
+
+Owns: `check_body(schema, frame, offset)`, a walk of the body driven by kio's schema (field order, `kafka_type`,
+flexible encodings, tagged fields) that reads only lengths and skips content. It raises `LengthError` on the first
+impossible length or overrun; it does not otherwise judge the body (kio's decoding still does that).
+Schemas without any array skip the walk. Must not import: `kcoord.model`, the dispatcher, the connection layer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import struct
+import types
+import typing
+from typing import Any, Final
+
+__all__ = ("LengthError", "check_body")
+
+_FIXED_BYTES: Final = {"bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8,
+                       "uint64": 8, "float64": 8, "uuid": 16, "error_code": 2, "timedelta_i32": 4,
+                       "timedelta_i64": 8, "datetime_i64": 8}
+_INT16: Final = struct.Struct(">h")
+_INT32: Final = struct.Struct(">i")
+
+
+class LengthError(ValueError):
+    """A length in the body is negative (other than null), or larger than the bytes that remain."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Field:
+    name: str
+    kafka_type: str | None  # None: a struct
+    entity: type[Any] | None  # the struct type (of the field or of the array's elements)
+    is_array: bool
+    nullable: bool
+
+
+def _is_nullable(field_type: object) -> bool:
+    return isinstance(field_type, types.UnionType) and type(None) in typing.get_args(field_type)
+
+
+def _describe(field: dataclasses.Field[Any]) -> _Field:
+    kafka_type = field.metadata.get("kafka_type")
+    entity, is_array = None, False
+    for candidate in (field.type, *typing.get_args(field.type)):
+        if typing.get_origin(candidate) is tuple:
+            is_array = True
+            element = typing.get_args(candidate)[0]
+            if dataclasses.is_dataclass(element):
+                entity = element
+        elif isinstance(candidate, type) and dataclasses.is_dataclass(candidate):
+            entity = candidate
+    return _Field(field.name, kafka_type, entity, is_array, _is_nullable(field.type))
+
+
+@functools.cache
+def _layout(entity_type: type[Any]) -> tuple[tuple[_Field, ...], dict[int, _Field]]:
+    """(regular fields in wire order, tagged fields by tag)."""
+    regular, tagged = [], {}
+    for field in dataclasses.fields(entity_type):
+        described = _describe(field)
+        if "tag" in field.metadata:
+            tagged[int(field.metadata["tag"])] = described
+        else:
+            regular.append(described)
+    return tuple(regular), tagged
+
+
+@functools.cache
+def _has_array(entity_type: type[Any]) -> bool:
+    regular, tagged = _layout(entity_type)
+    return any(f.is_array or (f.entity is not None and _has_array(f.entity)) for f in (*regular, *tagged.values()))
+
+
+def check_body(schema: type[Any], frame: bytes, offset: int) -> None:
+    """Raise `LengthError` if the body of `schema` at `frame[offset:]` claims an impossible length."""
+    if _has_array(schema):
+        _Walk(frame, len(frame)).entity(schema, offset)
+
+
+class _Walk:
+    __slots__ = ("buf", "end")
+
+    def __init__(self, buf: bytes, end: int) -> None:
+        self.buf = buf
+        self.end = end
+
+    def need(self, pos: int, size: int) -> int:
+        if size < 0 or pos + size > self.end:
+            raise LengthError(f"{size} bytes claimed at byte {pos}, {self.end - pos} left")
+        return pos + size
+
+    def uvarint(self, pos: int) -> tuple[int, int]:
+        value, shift = 0, 0
+        while True:
+            self.need(pos, 1)
+            byte = self.buf[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value, pos
+            shift += 7
+            if shift > 35:
+                raise LengthError(f"unsigned varint longer than 5 bytes at byte {pos}")
+
+    def length(self, pos: int, flexible: bool, legacy: struct.Struct) -> tuple[int, int]:
+        """(length, next position); -1 is null."""
+        if flexible:
+            raw, pos = self.uvarint(pos)
+            return raw - 1, pos
+        self.need(pos, legacy.size)
+        return legacy.unpack_from(self.buf, pos)[0], pos + legacy.size
+
+    def entity(self, entity_type: type[Any], pos: int) -> int:
+        flexible = bool(getattr(entity_type, "__flexible__", False))
+        regular, tagged = _layout(entity_type)
+        for field in regular:
+            pos = self.field(field, flexible, pos)
+        if flexible:
+            pos = self.tags(tagged, pos)
+        return pos
+
+    def tags(self, tagged: dict[int, _Field], pos: int) -> int:
+        count, pos = self.uvarint(pos)
+        for _ in range(count):
+            tag, pos = self.uvarint(pos)
+            size, pos = self.uvarint(pos)
+            end = self.need(pos, size)
+            known = tagged.get(tag)
+            if known is not None:
+                inner = _Walk(self.buf, end)
+                inner.field(known, True, pos)
+            pos = end
+        return pos
+
+    def field(self, field: _Field, flexible: bool, pos: int) -> int:
+        if not field.is_array:
+            return self.value(field, flexible, pos)
+        count, pos = self.length(pos, flexible, _INT32)
+        if count < -1 or count > self.end - pos:
+            raise LengthError(f"array {field.name} claims {count} elements with {self.end - pos} bytes left")
+        for _ in range(max(count, 0)):
+            pos = self.value(field, flexible, pos)
+        return pos
+
+    def value(self, field: _Field, flexible: bool, pos: int) -> int:
+        if field.entity is not None:
+            if field.nullable and not field.is_array:
+                self.need(pos, 1)
+                if self.buf[pos] == 0xFF:  # int8 -1: a null struct
+                    return pos + 1
+                pos += 1
+            return self.entity(field.entity, pos)
+        kafka_type = field.kafka_type or ""
+        fixed = _FIXED_BYTES.get(kafka_type)
+        if fixed is not None:
+            return self.need(pos, fixed)
+        legacy = _INT16 if kafka_type == "string" else _INT32  # string: int16; bytes and records: int32
+        size, pos = self.length(pos, flexible, legacy)
+        if size < -1:
+            raise LengthError(f"{field.name}: length {size} at byte {pos}")
+        return self.need(pos, max(size, 0))

@@ -1,0 +1,250 @@
+"""The server's Prometheus metrics, and the HTTP endpoint that serves them from the server's own event loop.
+
+Owns: `ServerMetrics` (one `CollectorRegistry` per server — no module-level registry), fed three ways:
+- by the handlers: request latency per API, heartbeats, JoinGroups, committed offsets;
+- by the trace rows the coordinators emit (`MetricsTap`, a `TraceSink` that forwards to the real sink if any):
+  rebalances and their duration (a classic group from PreparingRebalance to Stable; a consumer group from
+  Assigning/Reconciling to Stable), transactions completed per result and timed out;
+- by a snapshot of the cluster taken at scrape time on the event loop (`Snapshot`): groups per type and state,
+  members, transactions per state (ongoing = Ongoing), marker queues and the marker channel's counters,
+  connections, coordinator partitions owned; and the coordinator partition load times (`Cluster.load_listener`).
+`MetricsHttpServer` answers `GET /metrics` on the event loop, so a scrape never races the cluster's thread.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeVar
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from ..runtime.trace import Row, TraceSink
+
+__all__ = ("MetricsHttpServer", "MetricsTap", "ServerMetrics", "Snapshot")
+
+_log = logging.getLogger(__name__)
+_LATENCY_BUCKETS_S: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+                             30.0)
+_REBALANCE_BUCKETS_S: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+_LOAD_BUCKETS_S: Final = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0)
+_ACCEPTED: Final = frozenset({"transition", "stay"})
+_REBALANCING: Final = {"ClassicGroup": ("classic", frozenset({"PreparingRebalance"})),
+                       "ConsumerGroup": ("consumer", frozenset({"Assigning", "Reconciling"}))}
+_IDLE: Final = frozenset({"Empty", "Dead"})
+H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """Gauges read from the cluster at scrape time (built by the server on its loop)."""
+
+    groups: dict[tuple[str, str], int] = field(default_factory=dict)  # (group type, state) -> groups
+    members: dict[str, int] = field(default_factory=dict)  # group type -> members
+    transactions: dict[str, int] = field(default_factory=dict)  # state -> transactional ids
+    marker_queue: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, destination) -> partitions
+    marker_stats: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, counter) -> value
+    connections: dict[str, int] = field(default_factory=dict)  # node -> open connections
+    closed_for_bad_input: dict[str, int] = field(default_factory=dict)  # node -> connections closed
+    owned_partitions: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, coordinator) -> partitions
+
+
+class _SnapshotCollector(Collector):
+    def __init__(self, snapshot: Callable[[], Snapshot]) -> None:
+        self._snapshot = snapshot
+
+    def collect(self) -> Iterator[Metric]:
+        s = self._snapshot()
+        yield _gauge("kcoord_groups", "Groups by type and state.", ["group_type", "state"], s.groups)
+        yield _gauge("kcoord_group_members", "Members of all groups, by group type.", ["group_type"],
+                     {(k,): v for k, v in s.members.items()})
+        yield _gauge("kcoord_transactions", "Transactional ids by state.", ["state"],
+                     {(k,): v for k, v in s.transactions.items()})
+        ongoing = GaugeMetricFamily("kcoord_transactions_ongoing", "Open transactions (state Ongoing).")
+        ongoing.add_metric([], s.transactions.get("Ongoing", 0))
+        yield ongoing
+        yield _gauge("kcoord_marker_queue_partitions", "Partitions waiting for a transaction marker, per node and "
+                     "destination ('delayed': waiting for a retry back-off).", ["node", "destination"], s.marker_queue)
+        counters = CounterMetricFamily("kcoord_marker_channel", "The marker channel's counters per node "
+                                       "(requests, markers_sent, partition_retries, complete_retries, gave_up, ...).",
+                                       labels=["node", "counter"])
+        for (node, name), value in sorted(s.marker_stats.items()):
+            counters.add_metric([node, name], value)
+        yield counters
+        yield _gauge("kcoord_connections_open", "Open client connections per node.", ["node"],
+                     {(k,): v for k, v in s.connections.items()})
+        yield _gauge("kcoord_connections_closed_for_bad_input", "Connections closed for bad input per node.",
+                     ["node"], {(k,): v for k, v in s.closed_for_bad_input.items()})
+        yield _gauge("kcoord_coordinator_partitions_owned", "Coordinator partitions loaded per node.",
+                     ["node", "coordinator"], s.owned_partitions)
+
+
+def _gauge(name: str, documentation: str, labels: list[str], values: dict[Any, int]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, documentation, labels=labels)
+    for key, value in sorted(values.items()):
+        family.add_metric(list(key), value)
+    return family
+
+
+class ServerMetrics:
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        self.request_seconds = Histogram("kcoord_request_duration_seconds", "Time from a decoded request to its "
+                                         "answer, per API.", ["api"], registry=r, buckets=_LATENCY_BUCKETS_S)
+        self.heartbeats = Counter("kcoord_heartbeats", "Heartbeats answered, per group protocol and error.",
+                                  ["protocol", "error"], registry=r)
+        self.joins = Counter("kcoord_join_group_requests", "JoinGroup requests received.", registry=r)
+        self.offset_commits = Counter("kcoord_offset_commits", "Partition offsets committed (error NONE), "
+                                      "per kind (commit | transactional).", ["kind"], registry=r)
+        self.rebalances = Counter("kcoord_rebalances", "Rebalances completed, per group type.", ["group_type"],
+                                  registry=r)
+        self.rebalance_seconds = Histogram("kcoord_rebalance_duration_seconds", "Rebalance duration, from the "
+                                           "group leaving a settled state to Stable.", ["group_type"], registry=r,
+                                           buckets=_REBALANCE_BUCKETS_S)
+        self.transactions = Counter("kcoord_transactions_completed", "Transactions completed, per result "
+                                    "(commit | abort).", ["result"], registry=r)
+        self.timed_out = Counter("kcoord_transactions_timed_out", "Transactions aborted by the coordinator's "
+                                 "timeout.", registry=r)
+        self.load_seconds = Histogram("kcoord_partition_load_duration_seconds", "Coordinator partition load time.",
+                                      ["coordinator"], registry=r, buckets=_LOAD_BUCKETS_S)
+        self._rebalance_started_ms: dict[tuple[str, str], int] = {}
+
+    def attach_snapshot(self, snapshot: Callable[[], Snapshot]) -> None:
+        self.registry.register(_SnapshotCollector(snapshot))
+
+    # ------------------------------------------------------------------ from the handlers
+
+    def timed(self, api: str, handler: H) -> H:
+        """`handler`, with its latency recorded under `api`."""
+        child = self.request_seconds.labels(api)
+
+        async def run(*args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await handler(*args)
+            finally:
+                child.observe(time.perf_counter() - start)
+
+        return run  # type: ignore[return-value]
+
+    def count_heartbeat(self, protocol: str, error: str) -> None:
+        self.heartbeats.labels(protocol, error).inc()
+
+    def count_join(self, api_version: int) -> None:
+        self.joins.inc()
+
+    def count_offset_commits(self, kind: str, partitions: int) -> None:
+        if partitions:
+            self.offset_commits.labels(kind).inc(partitions)
+
+    def partition_loaded(self, kind: str, partition: int, node_id: int, seconds: float) -> None:
+        self.load_seconds.labels(kind).observe(seconds)
+
+    # ------------------------------------------------------------------ from trace rows
+
+    def observe_row(self, machine: str, row: Row) -> None:
+        if row["kind"] not in _ACCEPTED:
+            return
+        if machine == "Transaction":
+            self._transaction(row)
+        elif machine in _REBALANCING:
+            self._rebalance(machine, row)
+
+    def _transaction(self, row: Row) -> None:
+        to_state = row["to_state"]
+        if to_state == "CompleteCommit" and row["from_state"] == "PrepareCommit":
+            self.transactions.labels("commit").inc()
+        elif to_state == "CompleteAbort" and row["from_state"] == "PrepareAbort":
+            self.transactions.labels("abort").inc()
+        if row["event"] == "TimeoutExpired":
+            self.timed_out.inc()
+
+    def _rebalance(self, machine: str, row: Row) -> None:
+        group_type, rebalancing = _REBALANCING[machine]
+        key = (group_type, str(row["key"]))
+        to_state = row["to_state"]
+        if to_state in rebalancing:
+            self._rebalance_started_ms.setdefault(key, int(row["ts_ms"]))
+        elif to_state == "Stable":
+            started = self._rebalance_started_ms.pop(key, None)
+            if started is not None:
+                self.rebalances.labels(group_type).inc()
+                self.rebalance_seconds.labels(group_type).observe(max(int(row["ts_ms"]) - started, 0) / 1000)
+        elif to_state in _IDLE:
+            self._rebalance_started_ms.pop(key, None)
+
+
+class MetricsTap:
+    """A `TraceSink` that shows every row to the metrics, then hands it to `inner` (the file sink), if any."""
+
+    def __init__(self, metrics: ServerMetrics, inner: TraceSink | None) -> None:
+        self.metrics = metrics
+        self.inner = inner
+
+    def write(self, machine: str, row: Row) -> None:
+        self.metrics.observe_row(machine, row)
+        if self.inner is not None:
+            self.inner.write(machine, row)
+
+    def flush(self) -> None:
+        if self.inner is not None:
+            self.inner.flush()
+
+    def close(self) -> None:
+        if self.inner is not None:
+            self.inner.close()
+
+
+class MetricsHttpServer:
+    """`GET /metrics` (anything else: 404) on the server's event loop."""
+
+    def __init__(self, registry: CollectorRegistry, host: str, port: int) -> None:
+        self.registry = registry
+        self.host = host
+        self.port = port
+        self._server: asyncio.Server | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        assert self._server is not None and self._server.sockets, "metrics server is not started"
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return str(host), int(port)
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request_line = await asyncio.wait_for(reader.readline(), 10)
+            while (await asyncio.wait_for(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
+                pass  # headers are not needed
+            parts = request_line.decode("latin-1").split()
+            if len(parts) >= 2 and parts[0] == "GET" and parts[1].split("?")[0] in ("/metrics", "/"):
+                body, status, content_type = generate_latest(self.registry), "200 OK", CONTENT_TYPE_LATEST
+            else:
+                body, status, content_type = b"not found\n", "404 Not Found", "text/plain"
+            head = (f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+                    "Connection: close\r\n\r\n")
+            writer.write(head.encode("latin-1") + body)
+            await writer.drain()
+        except (TimeoutError, ConnectionError, OSError) as e:
+            _log.debug("metrics request failed: %s", e)
+        except Exception:
+            _log.exception("metrics request failed")
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()

@@ -1,0 +1,256 @@
+"""`kcoord serve`: an in-process cluster behind one Kafka listener per node, on one asyncio event loop.
+
+Owns: `ServeOptions` (what the command line configures), `KcoordServer` (start: open the data directory, reload every
+coordinator partition, bind node i to `port + i`, serve metrics; stop: close the listeners, flush and close the
+cluster, the traces and the metrics endpoint; `stop_node`: a node crashes — its listener closes and its
+coordinator partitions fail over), and the cluster loop ("pump"): poll the cluster until it has no work left, then
+sleep until `cluster.next_deadline_ms()` (real `SystemClock` time) or until a handler submits work (`kick`).
+Every cluster call happens on the loop's thread; handlers and the pump interleave only at `await` points.
+Durability: `ClusterConfig.durability` — fsync of every batch (default: nothing is acknowledged before it is on
+disk) or group commit.
+Must not import: `kcoord.model`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections import Counter as Tally
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+from ..cluster import Cluster, ClusterConfig
+from ..runtime.clock import Clock, SystemClock
+from ..runtime.trace import JsonlSink, ParquetSink, TraceSink
+from ..statemachine import MachineTable
+from .apis import node_registry
+from .broker import BrokerContext, Endpoint, ServedCluster, wait_for_event
+from .connection import ServerOptions, WireServer
+from .dispatch import Dispatcher
+from .frames import DEFAULT_MAX_FRAME_BYTES
+from .metrics import MetricsHttpServer, MetricsTap, ServerMetrics, Snapshot
+
+__all__ = ("KcoordServer", "ServeOptions", "TraceFormat")
+
+_log = logging.getLogger(__name__)
+TraceFormat = Literal["jsonl", "parquet"]
+_TRACED_MACHINES: Final = ("transaction", "classic_group", "consumer_group", "consumer_group_member",
+                           "partition_producer")
+_POLLS_PER_TURN: Final = 64  # cluster polls before the pump yields to the handlers
+_IDLE_SLEEP_MAX_S: Final = 1.0
+_BUSY_SLEEP_S: Final = 0.001  # a deadline that is due but gives no work: do not spin
+_TRACE_FLUSH_INTERVAL_S: Final = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 9092  # node i listens on port + i; 0: every node on a free port
+    nodes: int = 1
+    advertised_host: str | None = None  # what Metadata names (default: host)
+    trace_out: Path | None = None
+    trace_format: TraceFormat = "jsonl"
+    metrics_port: int | None = None  # None: no metrics endpoint; 0: a free port
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)  # `nodes` above wins over cluster.nodes
+    cluster_id: str = "kcoord"
+
+    def __post_init__(self) -> None:
+        if self.nodes < 1:
+            raise ValueError(f"nodes must be >= 1, got {self.nodes}")
+        if self.trace_format not in ("jsonl", "parquet"):
+            raise ValueError(f"trace format {self.trace_format!r}: expected jsonl or parquet")
+
+
+def _trace_sink(options: ServeOptions) -> TraceSink | None:
+    if options.trace_out is None:
+        return None
+    if options.trace_format == "jsonl":
+        return JsonlSink(options.trace_out)
+    columns = {}
+    for module in _TRACED_MACHINES:
+        table = MachineTable.load(module)
+        columns[table.name] = table.module.TRACE_COLUMNS
+    return ParquetSink(options.trace_out, columns)
+
+
+class KcoordServer:
+    """The whole served cluster. `await start()`, then `await stop()`; or `await run(stop_event)`."""
+
+    def __init__(self, options: ServeOptions, clock: Clock | None = None) -> None:
+        self.options = options
+        self.clock = clock or SystemClock()
+        self.metrics = ServerMetrics()
+        self.cluster: Cluster | None = None
+        self.shared: ServedCluster | None = None
+        self.listeners: dict[int, WireServer] = {}
+        self.metrics_server: MetricsHttpServer | None = None
+        self._sink: MetricsTap | None = None
+        self._pump_task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._last_trace_flush_s = 0.0
+        self.metrics.attach_snapshot(self.snapshot)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        options = self.options
+        self._wake = asyncio.Event()
+        self._sink = MetricsTap(self.metrics, _trace_sink(options))
+        config = dataclasses.replace(options.cluster, nodes=options.nodes)
+        cluster = self.cluster = Cluster(options.data_dir, self.clock, config=config, sink=self._sink)
+        cluster.load_listener = self.metrics.partition_loaded
+        started = time.perf_counter()
+        cluster.start()
+        _log.info("loaded %d coordinator partitions on %d node(s) in %.2fs from %s", len(cluster.owner),
+                  options.nodes, time.perf_counter() - started, options.data_dir)
+        self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics)
+        advertised = options.advertised_host or options.host
+        for node_id in range(options.nodes):
+            port = options.port + node_id if options.port else 0
+            registry = node_registry(BrokerContext(self.shared, node_id))
+            server = WireServer(Dispatcher(registry), ServerOptions(host=options.host, port=port,
+                                                                    max_frame_bytes=options.max_frame_bytes))
+            await server.start()
+            self.listeners[node_id] = server
+            self.shared.endpoints[node_id] = Endpoint(node_id, advertised, server.address[1])
+        if options.metrics_port is not None:
+            self.metrics_server = MetricsHttpServer(self.metrics.registry, options.host, options.metrics_port)
+            await self.metrics_server.start()
+        self._pump_task = asyncio.create_task(self._pump(), name="kcoord-cluster-loop")
+
+    async def stop(self) -> None:
+        """Close the listeners, stop the loop, flush and close the cluster, the traces and the metrics endpoint."""
+        for server in self.listeners.values():
+            await server.stop()
+        self.listeners.clear()
+        if self._pump_task is not None:
+            self._pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump_task
+            self._pump_task = None
+        if self.metrics_server is not None:
+            await self.metrics_server.stop()
+            self.metrics_server = None
+        if self.cluster is not None:
+            self.cluster.flush()
+            self.cluster.close()
+        if self._sink is not None:
+            self._sink.close()
+        _log.info("stopped; logs and traces flushed")
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await self.start()
+        try:
+            await stop.wait()
+        finally:
+            await self.stop()
+
+    async def stop_node(self, node_id: int) -> None:
+        """Node `node_id` goes away: its listener closes (clients see the disconnect) and its coordinator partitions
+        fail over to the live nodes (`Cluster.stop_node`); its data partitions are then led by the next live node."""
+        assert self.cluster is not None and self.shared is not None, "server is not started"
+        self.shared.stopped_nodes.add(node_id)
+        server = self.listeners.pop(node_id, None)
+        if server is not None:
+            await server.stop()
+        self.cluster.stop_node(node_id)
+        _log.info("node %d stopped; its coordinator partitions moved to the live nodes", node_id)
+        self.kick()
+
+    # ------------------------------------------------------------------ addresses
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        assert self.shared is not None, "server is not started"
+        return self.shared.live_endpoints()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"{e.host}:{e.port}" for e in self.endpoints)
+
+    @property
+    def metrics_address(self) -> tuple[str, int] | None:
+        return self.metrics_server.address if self.metrics_server is not None else None
+
+    # ------------------------------------------------------------------ the cluster loop
+
+    def kick(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _pump(self) -> None:
+        cluster, wake = self.cluster, self._wake
+        assert cluster is not None and wake is not None and self.shared is not None
+        while True:
+            wake.clear()
+            work = 0
+            try:
+                for _ in range(_POLLS_PER_TURN):
+                    done = cluster.poll()
+                    work += done
+                    if done == 0:
+                        break
+            except Exception:
+                _log.exception("cluster poll failed")  # a coordinator bug; the server keeps answering
+            self.shared.progress.notify()
+            self._maybe_flush_traces()
+            await self._sleep(wake, work)
+
+    async def _sleep(self, wake: asyncio.Event, work: int) -> None:
+        assert self.cluster is not None
+        if work:
+            await asyncio.sleep(0)
+            return
+        deadline = self.cluster.next_deadline_ms()
+        delay_s = _IDLE_SLEEP_MAX_S if deadline is None else (deadline - self.clock.now_ms()) / 1000
+        delay_s = min(max(delay_s, _BUSY_SLEEP_S), _IDLE_SLEEP_MAX_S)
+        await wait_for_event(wake, delay_s)
+
+    def _maybe_flush_traces(self) -> None:
+        now = time.monotonic()
+        if self._sink is not None and self._sink.inner is not None and \
+                now - self._last_trace_flush_s >= _TRACE_FLUSH_INTERVAL_S:
+            self._last_trace_flush_s = now
+            self._sink.flush()
+
+    # ------------------------------------------------------------------ metrics snapshot (on the loop)
+
+    def snapshot(self) -> Snapshot:
+        s = Snapshot()
+        if self.cluster is None:
+            return s
+        groups: Tally[tuple[str, str]] = Tally()
+        members: Tally[str] = Tally()
+        txns: Tally[str] = Tally()
+        for node in self.cluster.nodes:
+            label = str(node.node_id)
+            server = self.listeners.get(node.node_id)
+            s.connections[label] = server.stats.connections_open if server is not None else 0
+            s.closed_for_bad_input[label] = server.stats.closed_for_bad_input if server is not None else 0
+            if not node.alive:
+                continue
+            for shard in node.groups.runtime.shards.values():
+                for inst in shard.instances["ClassicGroup"].values():
+                    if inst["exists"] and inst["state"] != "Dead":
+                        groups["classic", inst["state"]] += 1
+                        members["classic"] += len(inst["members"])
+                for inst in shard.instances["ConsumerGroup"].values():
+                    groups["consumer", inst["state"]] += 1
+                    members["consumer"] += len(inst["members"])
+            for shard in node.txn.runtime.shards.values():
+                for inst in shard.instances["Transaction"].values():
+                    txns[inst["state"]] += 1
+            for destination, size in node.txn.channel.queue_sizes().items():
+                s.marker_queue[label, destination] = size
+            for name, value in dataclasses.asdict(node.txn.channel.stats).items():
+                s.marker_stats[label, name] = value
+            s.owned_partitions[label, "group"] = len(node.groups.runtime.shards)
+            s.owned_partitions[label, "transaction"] = len(node.txn.runtime.shards)
+        s.groups, s.members, s.transactions = dict(groups), dict(members), dict(txns)
+        return s

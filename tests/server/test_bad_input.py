@@ -1,0 +1,264 @@
+"""Bad input against the whole `kcoord serve` request path: never a crash, never a state change.
+
+The served node holds real state first (a classic group with committed offsets, a committed and an open transaction,
+records). Then:
+- 100,000+ malformed frames — real client frames (tests/impl/server/corpus) bit-flipped, truncated, spliced,
+  re-tagged to unknown keys or versions, or random — go through the node's full request path in process (the
+  `Dispatcher` over the node's real handlers, on the server's own loop); each must be answered with an error or
+  close the connection, and the coordinators, the data partitions and the producer states must be unchanged;
+- on real sockets: a malformed body, an unknown API key, an unadvertised version, a frame above the configured
+  `max_frame_bytes`, a negative size and a client that disconnects mid-request, each followed by a check that the
+  server still answers and the state is unchanged.
+Only frames that do not decode to an advertised request are sent: a mutation that happens to decode is a valid
+request, and a valid request may change state.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import socket
+import struct
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kio.schema.api_versions.v3 import ApiVersionsRequest
+from kio.schema.errors import ErrorCode
+from kio.schema.index import api_key_map
+from served_cluster import ServedCluster
+
+from kcoord.conformance.wire.members import await_topic_metadata
+from kcoord.impl.server.apis import SERVED, node_registry
+from kcoord.impl.server.broker import BrokerContext
+from kcoord.impl.server.codec import decode_request, decode_response, encode_request
+from kcoord.impl.server.dispatch import CloseConnection, ConnectionInfo, Dispatcher, Reply
+from kcoord.impl.server.errors import RequestDecodeError
+from kcoord.impl.server.frames import encode_frame
+
+pytestmark = [pytest.mark.wire, pytest.mark.slow]
+
+CORPUS_PATH = Path(__file__).parents[1] / "impl" / "server" / "corpus" / "client_frames.json"
+MAX_FRAME_BYTES = 64 * 1024
+FUZZ_FRAMES = 100_000
+BATCH = 5_000
+SEED = int(os.environ.get("KCOORD_FUZZ_SEED", "20261121"))
+TOPIC, GROUP, TXN = "bad-input-t", "bad-input-g", "bad-input-tx"
+
+
+def load_corpus() -> list[bytes]:
+    frames = [bytes.fromhex(e["frame_hex"]) for e in json.loads(CORPUS_PATH.read_text())]
+    assert len(frames) >= 50
+    return frames
+
+
+def mutate(rnd: random.Random, corpus: list[bytes]) -> bytes:
+    base = rnd.choice(corpus)
+    kind = rnd.choices(["flip", "truncate", "retag", "splice", "random", "lengths"], weights=[35, 25, 10, 10, 5, 15])[0]
+    if kind == "flip":
+        data = bytearray(base)
+        for _ in range(rnd.randint(1, 4)):
+            bit = rnd.randrange(64, len(data) * 8) if len(data) > 8 else rnd.randrange(len(data) * 8)
+            data[bit // 8] ^= 1 << (bit % 8)
+        return bytes(data)
+    if kind == "truncate":
+        return base[: rnd.randrange(len(base))]
+    if kind == "retag":
+        key = rnd.choice([rnd.randint(-5, 120), rnd.choice(sorted(api_key_map))])
+        return struct.pack(">hh", key, rnd.randint(-3, 30)) + base[4:]
+    if kind == "splice":
+        other = rnd.choice(corpus)
+        return base[: rnd.randrange(len(base) + 1)] + other[rnd.randrange(len(other) + 1):]
+    if kind == "random":
+        return rnd.randbytes(rnd.randint(0, 64))
+    # a length or count field made to lie: overwrite 1-4 bytes past the header with 0xff / 0x7f runs
+    data = bytearray(base)
+    at = rnd.randrange(8, max(len(data) - 1, 9)) if len(data) > 9 else 0
+    for i in range(rnd.randint(1, 4)):
+        if at + i < len(data):
+            data[at + i] = rnd.choice([0xFF, 0x7F, 0x80])
+    return bytes(data)
+
+
+def is_malformed(frame: bytes) -> bool:
+    """Not a request the server would act on: undecodable, unknown key, or a version it does not serve."""
+    try:
+        decoded = decode_request(frame)
+    except RequestDecodeError:
+        return True
+    served = SERVED.get(decoded.api_key)
+    return decoded.api_key != 18 and (served is None or decoded.api_version not in served)
+
+
+def malformed_frames(count: int, seed: int) -> Iterator[bytes]:
+    rnd, corpus, made = random.Random(seed), load_corpus(), 0
+    while made < count:
+        frame = mutate(rnd, corpus)
+        if is_malformed(frame):
+            made += 1
+            yield frame
+
+
+# --- the served node and its state -------------------------------------------------------------------------
+
+
+def make_state(bootstrap: str) -> Any:
+    """A classic group with committed offsets, one committed and one open transaction, records; returns the producer
+    whose transaction is open (the caller closes it once the tests are done)."""
+    import kafka
+    from kafka.structs import OffsetAndMetadata, TopicPartition
+
+    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
+    for i in range(20):
+        producer.send(TOPIC, b"v%d" % i, partition=0)
+    producer.flush()
+    producer.close()
+    consumer = kafka.KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=GROUP, enable_auto_commit=False,
+                                   auto_offset_reset="earliest", session_timeout_ms=30_000)
+    await_topic_metadata(consumer, TOPIC, 30)  # before the first poll: a kafka-python 3.0.12 bug (see there)
+    seen = 0
+    deadline = time.monotonic() + 30
+    while seen < 20 and time.monotonic() < deadline:
+        seen += sum(len(rs) for rs in consumer.poll(200).values())
+    assert seen == 20
+    consumer.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(20, "", -1)})
+    consumer.close(autocommit=False)  # the group stays with its offsets
+    txn = kafka.KafkaProducer(bootstrap_servers=bootstrap, transactional_id=TXN, transaction_timeout_ms=600_000)
+    txn.init_transactions()
+    txn.begin_transaction()
+    txn.send(TOPIC, b"committed", partition=0).get(10)
+    txn.commit_transaction()
+    txn.begin_transaction()
+    txn.send(TOPIC, b"open", partition=0).get(10)  # left open: the server must not end it because of garbage
+    return txn
+
+
+def snapshot(served: ServedCluster) -> dict[str, Any]:
+    """Everything the coordinators and the partition side hold, read on the server's loop."""
+    def read() -> dict[str, Any]:
+        cluster = served.server.cluster
+        out: dict[str, Any] = {"topics": cluster.partitions.topic_names()}
+        for node in cluster.nodes:
+            for kind, runtime in (("groups", node.groups.runtime), ("txn", node.txn.runtime)):
+                for p, shard in sorted(runtime.shards.items()):
+                    out[f"{kind}-{node.node_id}-{p}"] = copy.deepcopy(shard.instances)
+        for part in cluster.partitions.partitions():
+            out[f"log-{part.tp}"] = (part.log_end_offset, part.high_watermark, part.last_stable_offset)
+            out[f"producers-{part.tp}"] = copy.deepcopy(dict(part.states.instances()))
+        return out
+
+    return served.call(read)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedCluster]:
+    with ServedCluster(tmp_path_factory.mktemp("bad-input"), 1, trace=False, max_frame_bytes=MAX_FRAME_BYTES) as s:
+        open_txn = make_state(s.bootstrap)
+        yield s
+        open_txn.close(timeout=5)
+
+
+def api_versions_answer(address: tuple[str, int]) -> int:
+    """The error code of an ApiVersions v3 round trip on a new connection."""
+    body = ApiVersionsRequest(client_software_name="kcoord-test", client_software_version="1")
+    with socket.create_connection(address, timeout=10) as sock:
+        sock.sendall(encode_frame(encode_request(body, correlation_id=7, client_id="t")))
+        _, response = decode_response(18, 3, read_frame(sock))
+    return int(response.error_code)  # type: ignore[attr-defined]
+
+
+def read_frame(sock: socket.socket) -> bytes:
+    def exactly(n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("closed")
+            data += chunk
+        return data
+
+    (size,) = struct.unpack(">i", exactly(4))
+    return exactly(size)
+
+
+def closed(sock: socket.socket) -> bool:
+    sock.settimeout(10)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+# --- tests ---------------------------------------------------------------------------------------------------
+
+
+def test_fuzz_100k_malformed_frames_change_nothing(served: ServedCluster) -> None:
+    print(f"fuzz seed {SEED} (set KCOORD_FUZZ_SEED to replay)")
+    before = snapshot(served)
+    assert any(k.startswith("groups-") and v["ClassicGroup"] for k, v in before.items() if k.startswith("groups-"))
+    dispatcher = served.call(lambda: Dispatcher(node_registry(BrokerContext(served.server.shared, 0))))
+    connection = ConnectionInfo(connection_id=10**6, client_host="127.0.0.1", client_port=1)
+    frames = malformed_frames(FUZZ_FRAMES, SEED)
+    outcomes = {"reply": 0, "close": 0}
+
+    async def batch(chunk: list[bytes]) -> None:
+        for frame in chunk:
+            outcome = await dispatcher.dispatch(frame, connection)
+            assert isinstance(outcome, Reply | CloseConnection), (frame.hex(), outcome)
+            outcomes["reply" if isinstance(outcome, Reply) else "close"] += 1
+
+    sent = 0
+    while sent < FUZZ_FRAMES:
+        chunk = [next(frames) for _ in range(min(BATCH, FUZZ_FRAMES - sent))]
+        served.thread.run(batch(chunk), 120)  # type: ignore[union-attr]
+        sent += len(chunk)
+    assert sum(outcomes.values()) == FUZZ_FRAMES and outcomes["reply"] > 1000 and outcomes["close"] > 1000, outcomes
+    assert snapshot(served) == before
+    assert api_versions_answer(("127.0.0.1", served.port)) == 0
+
+
+def _raw_cases() -> dict[str, bytes]:
+    corpus = load_corpus()
+    join = next(f for f in corpus if struct.unpack(">h", f[:2])[0] == 11)
+    return {
+        "malformed body": join[: len(join) // 2],
+        "unknown api key": struct.pack(">hhi", 999, 0, 5) + b"\x00\x01x",
+        "unadvertised version": struct.pack(">hh", 11, 1) + join[4:],
+        "oversize": b"",  # handled below: only a size prefix above max_frame_bytes
+        "negative size": b"",
+        "disconnect mid-request": b"",
+    }
+
+
+@pytest.mark.parametrize("case", list(_raw_cases()))
+def test_bad_input_on_a_socket(served: ServedCluster, case: str) -> None:
+    before = snapshot(served)
+    address = ("127.0.0.1", served.port)
+    payload = _raw_cases()[case]
+    with socket.create_connection(address, timeout=10) as sock:
+        if case == "oversize":
+            sock.sendall(struct.pack(">i", MAX_FRAME_BYTES + 1) + b"\x00" * 64)
+            assert closed(sock)
+        elif case == "negative size":
+            sock.sendall(struct.pack(">i", -5) + b"\x00" * 8)
+            assert closed(sock)
+        elif case == "disconnect mid-request":
+            frame = encode_frame(load_corpus()[0])
+            sock.sendall(frame[: len(frame) // 2])
+        elif case == "unknown api key":
+            sock.sendall(encode_frame(payload))
+            assert closed(sock)
+        else:  # answered with an error response carrying the correlation id, and the connection stays usable
+            sock.sendall(encode_frame(payload))
+            api_key, version, correlation_id = struct.unpack(">hhi", payload[:8])
+            answered_id, response = decode_response(api_key, version, read_frame(sock))
+            assert answered_id == correlation_id
+            expected = {"malformed body": ErrorCode.invalid_request,
+                        "unadvertised version": ErrorCode.unsupported_version}
+            assert response.error_code == expected[case]  # type: ignore[attr-defined]
+    assert api_versions_answer(address) == 0
+    assert snapshot(served) == before

@@ -1,0 +1,102 @@
+"""The command line end to end: `kcoord serve` as a process, `kcoord conformance --bootstrap` against it, SIGTERM
+(clean exit after flushing), a restart on the same data directory that keeps what was committed, and the demo stage.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from served_cluster import free_port_block
+
+from kcoord.cmd_serve import demo_stage
+
+pytestmark = [pytest.mark.wire, pytest.mark.slow]
+
+KCOORD = [str(Path(sys.executable).parent / "kcoord")]  # the installed entry point
+
+
+def start_serve(data_dir: Path, port: int, trace_dir: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [*KCOORD, "serve", "--data-dir", str(data_dir), "--port", str(port), "--nodes", "2", "--trace-out",
+         str(trace_dir), "--set", "groups.initial_rebalance_delay_ms=0", "--log-level", "warning"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    deadline = time.monotonic() + 60
+    listening = 0
+    while listening < 2:
+        line = process.stdout.readline()
+        assert line and time.monotonic() < deadline, f"kcoord serve did not start: {process.stderr.read()}"
+        listening += "listening on" in line
+    return process
+
+
+def stop_serve(process: subprocess.Popen[str]) -> str:
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    return out
+
+
+@pytest.fixture()
+def serve(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    port = free_port_block(2)
+    process = start_serve(tmp_path / "data", port, tmp_path / "traces")
+    yield process, port
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def test_conformance_command_passes_against_serve_and_restart_keeps_commits(
+        serve: tuple[subprocess.Popen[str], int], tmp_path: Path) -> None:
+    process, port = serve
+    bootstrap = f"127.0.0.1:{port},127.0.0.1:{port + 1}"
+    run = subprocess.run(
+        [*KCOORD, "conformance", "--bootstrap", bootstrap, "-s", "advertised-apis", "-s", "bad-input",
+         "-s", "coordinator-spread", "-s", "transactions[kafka-python]"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "4 passed, 0 failed, 0 skipped" in run.stdout
+    for name in ("advertised-apis", "bad-input", "coordinator-spread", "transactions[kafka-python]"):
+        assert name in run.stdout
+    assert "kcoord serve: stopped" in stop_serve(process)
+    assert any((tmp_path / "traces" / "Transaction").glob("*.jsonl"))
+
+    restarted = start_serve(tmp_path / "data", port, tmp_path / "traces")
+    try:
+        import kafka
+        from kafka.structs import TopicPartition
+
+        consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_committed")
+        topics = sorted(consumer.topics())
+        tps = [TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())]
+        ends = consumer.end_offsets(tps)  # read_committed: the last stable offsets
+        consumer.close()
+        assert topics and sum(ends.values()) > 0, ends  # the scenarios' committed records survived the restart
+    finally:
+        stop_serve(restarted)
+
+
+def test_conformance_command_usage_errors() -> None:
+    run = subprocess.run([*KCOORD, "conformance", "--bootstrap", "nohostport"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 2 and "expected HOST:PORT" in run.stderr
+    run = subprocess.run([*KCOORD, "conformance", "--bootstrap", "127.0.0.1:1", "-s", "no-such-scenario"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "no scenario matches" in run.stderr
+
+
+def test_demo_stage(tmp_path: Path) -> None:
+    console = Console(record=True, width=200)
+    assert demo_stage(console, tmp_path)
+    text = console.export_text()
+    assert "consumed 6 records" in text and str(tmp_path / "traces") in text
+    assert {p.name for p in (tmp_path / "traces").iterdir()} >= {"ClassicGroup", "Transaction", "PartitionProducer"}

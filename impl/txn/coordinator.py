@@ -81,7 +81,8 @@ class TransactionCoordinator:
         self.ctx = plans.TxnContext(
             table=self.table, clock=clock, codec=self.codec,
             server_txn_version=self.config.server_txn_version, max_timeout_ms=self.config.max_timeout_ms,
-            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers)
+            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers,
+            bugs=self.config.seeded_bugs())
 
     # ------------------------------------------------------------ lifecycle
 

@@ -177,7 +177,7 @@ class MarkerChannel:
     # ------------------------------------------------------------ routing and sending
 
     def _route(self, txn: PendingTxn, partitions: set[TopicPartition]) -> None:
-        for tp in partitions:
+        for tp in sorted(partitions):  # sorted: the send order must not depend on string hashing (simulation)
             target = self._router.leader_of(tp)
             if target is None:  # no leader: the partition was deleted, nothing to mark (Kafka removes it)
                 txn.remaining.discard(tp)

@@ -1,0 +1,183 @@
+"""Seeded bugs are caught: for each bug of the catalogue, a short simulation on its documented seed with the bug
+switched on makes it fire, and the Python reference checker reports the expected check with a short witness; the
+same seed with the fixed coordinators gives no violation at all.
+
+The checker's API is used in one place (`reference_check`), so that a change to it touches one function.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kcoord.conformance.bugs import BUGS, SeededBug, bug, enable
+from kcoord.impl.cluster import ClusterConfig
+from kcoord.impl.sim import SimConfig, default_cluster_config, simulate
+
+WITNESS_ROWS_MAX = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    violations: list[Any]
+    quarantined: int
+
+
+def reference_check(traces: Path, out: Path, machines: dict[str, Any] | None = None) -> Checked:
+    """The adapter: what the Python reference checker finds in `traces` (bundled specs unless `machines`)."""
+    from kcoord.conformance.traces.pycheck import check_paths
+    from kcoord.model.loader import bundled_machines
+
+    result = check_paths([str(traces)], machines or bundled_machines(), str(out))
+    return Checked(result.violations, result.quarantine.total)
+
+
+def lazy_rows(traces: Path) -> set[tuple[str, str, int]]:
+    """Rows whose lazily supplied argument was never computed (the runtime writes null: `new_producer_id` when the
+    chosen row took no new producer id)."""
+    return {(r["machine"], r["key"], r["seq"]) for r in _rows(traces)
+            if r["event"] in ("InitProducerId", "EndTxnV2") and r.get("arg_new_producer_id", 0) is None}
+
+
+def xfail_if_lazy_arguments_unsupported(checked: Checked, lazy: set[tuple[str, str, int]]) -> None:
+    """The reference checker must read a null lazy argument as "not computed" (findings: from the simulator). Until
+    it does, exactly those rows are quarantined (or reported): then the test cannot judge the rest and says why."""
+    on_lazy = [v for v in checked.violations if (v.machine, v.key, v.seq) in lazy]
+    if lazy and (checked.quarantined == len(lazy) or (on_lazy and len(on_lazy) == len(checked.violations))):
+        pytest.xfail(f"the reference checker does not accept null lazy arguments yet: {len(lazy)} such rows, "
+                     f"{checked.quarantined} rows quarantined, {len(on_lazy)} violations on them")
+
+
+def witness_rows(violation: Any) -> int:
+    data = json.loads(violation.witness_rows)
+    return sum(len(segment["rows"]) for segment in data["segments"])
+
+
+def run(b: SeededBug, tmp_path: Path, name: str, *, with_bug: bool) -> Path:
+    config = SimConfig(seed=b.seed, events=b.events, **b.workload)
+    cluster = default_cluster_config(config)
+    traces = tmp_path / name / "traces"
+    simulate(config, traces, tmp_path / name / "data", cluster_config=b.enable(cluster) if with_bug else cluster)
+    return traces
+
+
+def digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*.jsonl")):
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def matches(v: Any, b: SeededBug) -> bool:
+    return v.machine == b.machine and any(v.check == check and (not name or v.name == name)
+                                          for check, name in b.checks)
+
+
+# ---------------------------------------------------------------- the catalogue
+
+
+def test_catalogue_names_and_switches() -> None:
+    assert set(BUGS) == {"KAFKA-17507", "KAFKA-16147", "KAFKA-9666", "fence-without-bump",
+                         "endtxn-retry-commits-later", "epoch-overflow-no-rotation"}
+    assert bug("kafka-16147") is BUGS["KAFKA-16147"]
+    with pytest.raises(ValueError, match="unknown bug 'KAFKA-1'; known: KAFKA-17507"):
+        bug("KAFKA-1")
+    plain = ClusterConfig()
+    assert not plain.bug_kafka_17507 and not plain.groups.bug_kafka_16147 and plain.txn.seeded_bugs() == frozenset()
+    turned_on = enable("KAFKA-9666", plain)
+    assert turned_on.txn.seeded_bugs() == {"kafka_9666"} and turned_on.groups == plain.groups
+    assert enable("KAFKA-17507", plain).bug_kafka_17507
+    assert enable("KAFKA-16147", plain).groups.bug_kafka_16147
+
+
+# ---------------------------------------------------------------- each bug fires and is caught
+
+
+def _rows(traces: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for p in sorted(traces.rglob("*.jsonl")) for line in p.read_text().splitlines()]
+
+
+def _offsets_completed_before_materialised(traces: Path) -> list[tuple[str, int]]:
+    """KAFKA-17507's symptom, read straight off the rows: a transaction reached CompleteCommit/CompleteAbort at a
+    time before its `__consumer_offsets` partition's marker was applied (materialised)."""
+    rows = _rows(traces)
+    markers: dict[tuple[str, int, int], int] = {}
+    for r in rows:
+        if r["machine"] == "PartitionProducer" and r["event"] == "WriteMarker" and r["kind"] == "transition":
+            key = (r["partition"], r["producer_id"], r["arg_epoch"])
+            markers[key] = min(markers.get(key, r["ts_ms"]), r["ts_ms"])
+    txns = sorted((r for r in rows if r["machine"] == "Transaction"), key=lambda r: (r["key"], r["seq"]))
+    late = []
+    for before, r in itertools.pairwise(txns):
+        if r["key"] != before["key"] or r["event"] != "CompleteTxn" or r["kind"] != "transition":
+            continue
+        for p in before["partitions"]:
+            written = markers.get((p, before["producer_id"], before["producer_epoch"]))
+            if p.startswith("__consumer_offsets-") and (written is None or written > r["ts_ms"]):
+                late.append((r["key"], r["seq"]))
+    return late
+
+
+#: the bundled specs declare no KAFKA-17507 ordering property yet (see ORDERING_PROPERTY below)
+_NO_17507_PROPERTY = pytest.mark.xfail(strict=True, reason="spec/transaction.sm has no KAFKA-17507 ordering property")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_NO_17507_PROPERTY) if n == "KAFKA-17507" else n
+                                  for n in BUGS])
+def test_seeded_bug_is_caught_and_the_fixed_coordinator_is_clean(name: str, tmp_path: Path) -> None:
+    b = BUGS[name]
+    buggy = run(b, tmp_path, "bug", with_bug=True)
+    fixed = run(b, tmp_path, "fixed", with_bug=False)
+    assert digest(buggy) != digest(fixed), f"{name} did not change a single row on seed {b.seed}: it never fired"
+    if name == "KAFKA-17507":
+        assert _offsets_completed_before_materialised(buggy) and not _offsets_completed_before_materialised(fixed)
+    clean = reference_check(fixed, tmp_path / "fixed-check")
+    xfail_if_lazy_arguments_unsupported(clean, lazy_rows(fixed))
+    assert clean.quarantined == 0
+    assert clean.violations == [], [(v.machine, v.key, v.check, v.name, v.message) for v in clean.violations[:5]]
+    found = reference_check(buggy, tmp_path / "bug-check")
+    caught = [v for v in found.violations if matches(v, b)]
+    assert caught, f"{name}: expected one of {b.checks} on {b.machine}, got " \
+                   f"{sorted({(v.machine, v.check, v.name) for v in found.violations})}"
+    assert min(witness_rows(v) for v in caught) <= WITNESS_ROWS_MAX
+
+
+ORDERING_PROPERTY = """
+  trace offsets_before_complete "KAFKA-17507: a transaction completes only after the markers of this transaction were
+                                 written (on __consumer_offsets: after its offsets were materialised)":
+    before Transaction.CompleteCommit requires PartitionProducer.WriteMarker on producer_id, producer_epoch
+"""
+
+
+@pytest.mark.slow
+def test_kafka_17507_with_the_ordering_property(tmp_path: Path) -> None:
+    """The property the specs lack, added to a copy of them: it reports the bug's run and not the fixed run (on
+    offsets-only transactions, which the Streams-like tasks run; see findings)."""
+    from kcoord.model.loader import bundled_spec_files, load
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for f in bundled_spec_files():
+        text = Path(f).read_text()
+        if Path(f).name == "transaction.sm":
+            text = text.rstrip("\n") + "\n" + ORDERING_PROPERTY
+        (specs / Path(f).name).write_text(text)
+    machines = {m.name: m for m in load(sorted(specs.iterdir()))}
+    b = BUGS["KAFKA-17507"]
+
+    def ordering_violations(with_bug: bool) -> list[Any]:
+        traces = run(b, tmp_path, f"run-{with_bug}", with_bug=with_bug)
+        found = reference_check(traces, tmp_path / f"check-{with_bug}", machines).violations
+        wanted = ("Transaction", "before", "offsets_before_complete")
+        return [v for v in found if (v.machine, v.check, v.name) == wanted]
+
+    caught = ordering_violations(True)
+    assert caught and min(witness_rows(v) for v in caught) <= WITNESS_ROWS_MAX
+    assert ordering_violations(False) == []

@@ -1,0 +1,219 @@
+"""Trace checking throughput: Spark and the Python reference checker on the same Parquet traces.
+
+    .venv/bin/python -m benchmarks.bench_traces [--sizes 1e6,1e7,5e7] [--runs 3] [--python-max 1e6] [--json F]
+
+Data: random valid traces of the Transaction machine (the largest guards and effects with a cross-key `monotonic`
+and a `within` property), generated once in Python (`--base` rows), then tiled with pyarrow to each size: every tile
+renames its keys and moves its producer ids (values >= 0 of the columns that hold producer ids) to a range of its
+own, so tiles are independent traces and the whole stays valid (the script checks a small tiled sample with the
+reference checker first). Each measurement runs in a fresh process, so peak memory is per size: the driver JVM's
+peak resident set (VmHWM) and the Python process's (ru_maxrss). Spark's start-up (JVM + session) is reported
+separately; checked events/s exclude it. Prints a markdown table; `run(quick)` returns the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+MACHINE = "Transaction"
+ID_COLUMNS = ("producer_id", "previous_producer_id", "next_producer_id", "arg_new_producer_id", "arg_pid",
+              "arg_expected_producer_id")
+ID_STRIDE = 10**12
+
+
+def make_base(folder: Path, rows: int, seed: int) -> Path:
+    from kcoord.conformance.traces.generate import Options, generate, write_parquet
+    from kcoord.model.loader import bundled_machines
+
+    machines = {MACHINE: bundled_machines()[MACHINE]}
+    traces, _ = generate(machines, seed, Options(keys=max(10, rows // 200), rows=rows))
+    write_parquet(traces, machines, str(folder))
+    return folder / MACHINE / "part-0.parquet"
+
+
+def tile(base: Path, root: Path, events: int, rows_per_file: int = 1_000_000) -> Path:
+    """`events` rows made of copies of `base` with renamed keys and disjoint producer ids, streamed into files of
+    about `rows_per_file` rows (one row group per copy): only one copy is in memory at a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(base)
+    folder = root / MACHINE
+    folder.mkdir(parents=True, exist_ok=True)
+    copies, rest = divmod(events, table.num_rows)
+    writer, in_file, files = None, 0, 0
+    try:
+        for t in range(copies + (1 if rest else 0)):
+            part = table if t < copies else table.slice(0, rest)
+            suffix = pa.scalar(f"#{t}")
+            cols = {}
+            for name in part.column_names:
+                col = part[name]
+                if name in ("key", "transactional_id"):
+                    col = pc.binary_join_element_wise(col, suffix, "")
+                elif name in ID_COLUMNS:
+                    col = pc.if_else(pc.greater_equal(col, 0), pc.add(col, t * ID_STRIDE), col)
+                cols[name] = col
+            if writer is None or in_file >= rows_per_file:
+                if writer is not None:
+                    writer.close()
+                writer = pq.ParquetWriter(folder / f"part-{files:05d}.parquet", table.schema)
+                files, in_file = files + 1, 0
+            writer.write_table(pa.table(cols, schema=table.schema))
+            in_file += part.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return root
+
+
+def validate_tiling(base: Path, scratch: Path) -> None:
+    from kcoord.conformance.traces.pycheck import check_paths
+    from kcoord.model.loader import bundled_machines
+
+    pq_rows = __import__("pyarrow.parquet", fromlist=["x"]).read_metadata(base).num_rows
+    sample = tile(base, scratch / "sample", pq_rows * 2)
+    result = check_paths([str(sample)], {MACHINE: bundled_machines()[MACHINE]})
+    assert not result.violations, f"tiled traces are not clean: {result.violations[:3]}"
+
+
+# ---------------------------------------------------------------- one measurement (in its own process)
+
+
+def measure(engine: str, path: str, out: str) -> dict[str, float]:
+    from kcoord.conformance.traces.job import Config, run
+    from kcoord.model.loader import bundled_machines
+
+    machines = {MACHINE: bundled_machines()[MACHINE]}
+    result: dict[str, float] = {}
+    spark = None
+    if engine == "spark":
+        from kcoord.conformance.traces.session import local_session
+
+        started = time.monotonic()
+        spark = local_session("local[*]", driver_memory="8g")
+        spark.range(1).count()
+        result["startup_s"] = time.monotonic() - started
+    started = time.monotonic()
+    outcome = run(Config([path], out, engine=engine, max_witnesses=10), machines, spark=spark)
+    result["check_s"] = time.monotonic() - started
+    result["rows"] = float(sum(outcome.summary.rows_read.values()))
+    result["violations"] = float(outcome.summary.violations_total)
+    result["python_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if spark is not None:
+        pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()  # type: ignore[union-attr]
+        result["jvm_peak_mb"] = _peak_rss_mb(int(pid))
+        spark.stop()
+    return result
+
+
+def _peak_rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_child(engine: str, path: Path, scratch: Path) -> dict[str, float]:
+    out = scratch / f"out-{engine}"
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, __file__, "--child", engine, str(path), str(out)]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- the table
+
+
+def bench(sizes: list[int], runs: int = 3, python_max: float = 1e6, base_rows: int = 20_000, seed: int = 1,
+          scratch: Path | None = None, log: bool = True) -> dict[str, Any]:
+    """Measure both engines at each size; returns the figures (one record per size and engine)."""
+    scratch = scratch or Path(tempfile.mkdtemp(prefix="bench-traces-"))
+    say = (lambda text: print(text, file=sys.stderr)) if log else (lambda text: None)
+    say(f"seed {seed}; scratch {scratch}")
+    started = time.monotonic()
+    base = make_base(scratch / "base", base_rows, seed)
+    validate_tiling(base, scratch)
+    say(f"base traces: {base_rows} rows in {time.monotonic() - started:.1f} s")
+    results: list[dict[str, Any]] = []
+    for size in sizes:
+        data = scratch / f"data-{size}"
+        shutil.rmtree(data, ignore_errors=True)
+        tile(base, data, size)
+        for engine in ("spark", "python"):
+            if engine == "python" and size > python_max:
+                results.append({"events": size, "engine": engine, "skipped": "above python_max"})
+                continue
+            measured = [run_child(engine, data, scratch) for _ in range(runs if engine == "spark" else 1)]
+            check_s = statistics.median(r["check_s"] for r in measured)
+            record = {"events": size, "engine": engine, "runs": len(measured), "check_s": check_s,
+                      "events_per_s": measured[0]["rows"] / check_s,
+                      "startup_s": statistics.median(r.get("startup_s", 0.0) for r in measured),
+                      "jvm_peak_mb": max(r.get("jvm_peak_mb", 0.0) for r in measured),
+                      "python_peak_mb": max(r["python_peak_mb"] for r in measured),
+                      "violations": int(measured[0]["violations"]), "rows": int(measured[0]["rows"])}
+            results.append(record)
+            say(table_row(record))
+        shutil.rmtree(data, ignore_errors=True)
+    return {"machine": MACHINE, "cores": os.cpu_count(), "spark_runs": runs, "results": results}
+
+
+HEADER = ["| events | engine | check s (median) | events/s | Spark start-up s | driver JVM peak MB | Python peak MB | "
+          "violations |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+
+
+def table_row(r: dict[str, Any]) -> str:
+    if "skipped" in r:
+        return f"| {r['events']:,} | {r['engine']} | not run ({r['skipped']}) | | | | | |"
+    startup = f"{r['startup_s']:.1f}" if r["engine"] == "spark" else ""
+    jvm = f"{r['jvm_peak_mb']:,.0f}" if r["engine"] == "spark" else ""
+    return (f"| {r['events']:,} | {r['engine']} | {r['check_s']:.1f} | {r['events_per_s']:,.0f} | {startup} | "
+            f"{jvm} | {r['python_peak_mb']:,.0f} | {r['violations']} |")
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """The figures for `benchmarks/__main__.py`: quick = 50k events, one Spark run; else 1M, 10M and 50M events."""
+    if quick:
+        return bench([50_000], runs=1, python_max=5e4, base_rows=2_000, log=False)
+    return bench([1_000_000, 10_000_000, 50_000_000], runs=3, python_max=1e6)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1e6,1e7,5e7")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--python-max", type=float, default=1e6, help="largest size the Python checker runs on")
+    parser.add_argument("--base", type=int, default=20_000, help="rows generated in Python, then tiled")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--scratch", default=None)
+    parser.add_argument("--json", default=None, help="also write the figures here")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(*args.child)))
+        return
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    figures = bench(sizes, args.runs, args.python_max, args.base, args.seed,
+                    Path(args.scratch) if args.scratch else None)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    print(f"\nTrace checking, {MACHINE} traces, {figures['cores']} cores (median of {args.runs} Spark runs; "
+          f"Python checker once):\n")
+    print("\n".join([*HEADER, *(table_row(r) for r in figures["results"])]))
+
+
+if __name__ == "__main__":
+    main()

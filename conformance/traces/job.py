@@ -1,0 +1,298 @@
+"""The trace-checking job: trace files → violations table, summary and report, on Spark or in pure Python.
+
+Owns: `Config`, `run` (both engines, the same outputs), the Spark run (`run_spark`: read and quarantine per machine,
+one plan per machine, violations materialised once under `<out>/violations_raw/`, witnesses for the first ones, the
+final table under `<out>/violations/`) and `main`, so that the module is the job `spark-submit` runs:
+
+    spark-submit conformance/traces/job.py PATH... [--out DIR] [--format text|json|junit]
+
+Exit status: 0 no violation, 1 violations, 2 usage error. Progress goes to the `progress` callback (the CLI draws a
+bar from it). The run never stops on a malformed row: those are counted and written to `<out>/quarantine/`.
+Must not import: kcoord.cli.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kcoord.conformance.traces import output
+from kcoord.conformance.traces import witness as W
+from kcoord.conformance.traces.checks import CHECKS, Spec, Violation
+from kcoord.conformance.traces.output import Summary
+from kcoord.model import ir
+
+Progress = Callable[[str, int, int], None]  # stage, done, total
+
+
+@dataclass(slots=True)
+class Config:
+    paths: list[str]
+    out: str | None = None
+    engine: str = "spark"  # spark | python
+    master: str = "local[*]"
+    fmt: str = "text"
+    max_witnesses: int = 1000
+    shuffle_partitions: int | None = None
+    spec_files: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Outcome:
+    summary: Summary
+    shown: list[Violation]  # the first violations, with witnesses
+    report: str
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.summary.violations_total else 0
+
+
+def load_machines(spec_files: Sequence[str]) -> dict[str, ir.Machine]:
+    from kcoord.model.loader import bundled_machines, load
+
+    if spec_files:
+        return {m.name: m for m in load([Path(p) for p in spec_files])}
+    return dict(bundled_machines())
+
+
+def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progress: Progress | None = None,
+        spark: Any = None) -> Outcome:
+    machines = machines if machines is not None else load_machines(config.spec_files)
+    started = time.monotonic()
+    if config.out:
+        shutil.rmtree(os.path.join(config.out, "quarantine"), ignore_errors=True)
+    converted, scratch = _convert_logs(config, machines)
+    try:
+        if config.engine == "python":
+            summary, shown = run_python(config, machines, progress)
+        else:
+            summary, shown = run_spark(config, machines, progress, spark)
+    finally:
+        config.paths = [p for p in config.paths if p != (converted.root if converted else None)]
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if converted is not None:
+        for code, n in converted.bad.items():
+            summary.quarantined[code] = summary.quarantined.get(code, 0) + n
+        summary.not_checked += converted.notes()
+    summary.seconds = time.monotonic() - started
+    if config.out:
+        output.write_summary(summary, config.out)
+    report = output.render(config.fmt, summary, shown[:output.SHOWN])
+    if config.out:
+        suffix = {"text": "txt", "json": "json", "junit": "xml"}[config.fmt]
+        with open(os.path.join(config.out, f"report.{suffix}"), "w", encoding="utf-8") as f:
+            f.write(report + "\n")
+    return Outcome(summary, shown, report)
+
+
+def _convert_logs(config: Config, machines: Mapping[str, ir.Machine]) -> tuple[Any, str | None]:
+    """Coordinator log folders among the paths → a JSON Lines trace folder (in a scratch folder, added to the paths
+    for the run); bad records go to `<out>/quarantine/part-logs.jsonl`."""
+    from kcoord.conformance.traces.logs import convert, find_log_dirs
+
+    log_dirs = find_log_dirs(config.paths)
+    if not log_dirs:
+        return None, None
+    scratch = tempfile.mkdtemp(prefix="kcoord-logs-")
+    quarantine = os.path.join(config.out, "quarantine") if config.out else None
+    converted = convert(log_dirs, machines, os.path.join(scratch, "traces"), quarantine)
+    if converted.rows:
+        config.paths = [*config.paths, converted.root]
+    return converted, scratch
+
+
+# ---------------------------------------------------------------- pure Python
+
+
+def run_python(config: Config, machines: Mapping[str, ir.Machine], progress: Progress | None) -> tuple[
+        Summary, list[Violation]]:
+    from kcoord.conformance.traces.pycheck import Options, check_paths
+    from kcoord.conformance.traces.readers import discover
+
+    names = sorted({s.machine for s in discover(config.paths, machines, [config.out or ""])})
+    done = [0]
+
+    def step(name: str) -> None:
+        if progress:
+            progress(f"checking {name}", done[0], len(names))
+        done[0] += 1
+
+    result = check_paths(config.paths, machines, config.out, Options(config.max_witnesses), step)
+    if progress:
+        progress("writing", len(names), len(names))
+    if config.out:
+        output.write_violations(result.violations, config.out)
+    summary = Summary("python", result.rows_read, dict(result.quarantine.counts), output.count(result.violations),
+                      result.not_checked)
+    return summary, result.violations[:config.max_witnesses]
+
+
+# ---------------------------------------------------------------- Spark
+
+
+def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Progress | None,
+              spark: Any = None) -> tuple[Summary, list[Violation]]:
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    from kcoord.conformance.traces.readers import discover
+    from kcoord.conformance.traces.session import active_session, local_session, tune
+    from kcoord.conformance.traces.sparkcheck import MachinePlan, not_checked
+    from kcoord.conformance.traces.sparkread import read_machine, read_unknown
+
+    spark = spark or active_session() or local_session(config.master,
+                                                        shuffle_partitions=config.shuffle_partitions)
+    tune(spark)
+    out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
+    sources = discover(config.paths, machines, [config.out or ""])
+    folders = sorted({s.machine for s in sources})
+    specs = {n: Spec.of(m) for n, m in machines.items()}
+    summary = Summary("spark")
+    total = len(folders) * 2 + 1
+    tick = _ticker(progress, total)
+
+    reads = {}
+    quarantine_dir = os.path.join(out, "quarantine")
+    for name in folders:
+        tick(f"reading {name or '(no machine folder)'}")
+        mine = [s for s in sources if s.machine == name]
+        if name not in machines:
+            _count_quarantine(read_unknown(spark, name, mine), quarantine_dir, summary)
+            continue
+        read = read_machine(spark, machines[name], mine)
+        _count_quarantine(read.quarantine, quarantine_dir, summary)
+        reads[name] = read
+    valid = {n: r.valid for n, r in reads.items()}
+    raw_dir = os.path.join(out, "violations_raw")
+    shutil.rmtree(raw_dir, ignore_errors=True)
+    plans = {}
+    for name in sorted(reads):
+        tick(f"checking {name}")
+        others = {n: df for n, df in valid.items() if n != name}
+        plan = MachinePlan(spark, specs[name], valid[name], others)
+        counted = Observation(f"valid_{name}")
+        plan.rows = plan.rows.observe(counted, F.count(F.lit(1)).alias("n"))
+        plan.violations().write.mode("append").parquet(raw_dir)
+        summary.rows_read[name] = int(counted.get.get("n", 0))
+        summary.not_checked += not_checked(specs[name], others)
+        plan.rows = valid[name]
+        plans[name] = plan
+    tick("writing")
+    shown = _finish(spark, plans, specs, raw_dir, out, config.max_witnesses, summary)
+    if not config.out:
+        shutil.rmtree(out, ignore_errors=True)
+    return summary, shown
+
+
+def _ticker(progress: Progress | None, total: int) -> Callable[[str], None]:
+    done = [0]
+
+    def tick(stage: str) -> None:
+        if progress:
+            progress(stage, done[0], total)
+        done[0] += 1
+
+    return tick
+
+
+def _count_quarantine(df: Any, folder: str, summary: Summary) -> None:
+    """Write the quarantined rows (JSON lines) and add their counts per reason code to the summary."""
+    from pyspark.sql import functions as F
+
+    cached = df.cache()
+    cached.write.mode("append").json(folder)
+    for r in cached.groupBy(F.split("reason", ":").getItem(0).alias("code")).count().collect():
+        summary.quarantined[r["code"]] = summary.quarantined.get(r["code"], 0) + int(r["count"])
+    cached.unpersist()
+
+
+def _finish(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Spec], raw_dir: str, out: str,
+            max_witnesses: int, summary: Summary) -> list[Violation]:
+    """Counts per check, witnesses for the first violations, the final violations table."""
+    from pyspark.sql import functions as F
+
+    if not os.path.isdir(raw_dir):
+        return []
+    raw = spark.read.parquet(raw_dir)
+    for r in raw.groupBy("machine", "check").count().collect():
+        summary.violations.setdefault(r["machine"], {})[r["check"]] = int(r["count"])
+    summary.violations = {m: dict(sorted(c.items(), key=lambda kv: CHECKS.index(kv[0])))
+                          for m, c in sorted(summary.violations.items())}
+    order = F.expr("array_position(array(" + ", ".join(f"'{c}'" for c in CHECKS) + "), `check`)")
+    first = raw.orderBy("machine", order, "key", "seq", "name").limit(max_witnesses).collect()
+    shown = _with_witnesses(spark, plans, specs, [r.asDict() for r in first])
+    ids = spark.createDataFrame([(v.id, v.witness, v.witness_rows) for v in shown],
+                                "id string, witness string, witness_rows string")
+    vid = F.substring(F.sha1(F.concat_ws("|", "machine", "key", "check", "name", F.col("seq").cast("string"))), 1, 12)
+    final = raw.withColumn("id", vid).join(F.broadcast(ids), "id", "left")
+    final = final.select(*[F.col(n) for n, _ in output.VIOLATION_FIELDS])
+    final.write.mode("overwrite").parquet(os.path.join(out, "violations"))
+    shutil.rmtree(raw_dir, ignore_errors=True)
+    return shown
+
+
+def _with_witnesses(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Spec],
+                    records: list[dict[str, Any]]) -> list[Violation]:
+    """The violations with their witness (JSON and text), built from the rows around them, as `pycheck` does."""
+    import json
+
+    from kcoord.conformance.traces.sparkcheck import witness_rows
+
+    wanted: dict[str, list[tuple[str, int, int]]] = {}
+    for r in records:
+        if r["pos"] >= 0:
+            wanted.setdefault(r["machine"], []).append((r["key"], r["pos"] - W.BEFORE - 1, r["pos"] + W.AFTER))
+    fetched = {m: witness_rows(plans[m], spans) for m, spans in wanted.items()}
+    out = []
+    for r in records:
+        spec = specs[r["machine"]]
+        if r["pos"] < 0:
+            row = json.loads(r["row_json"])
+            segments = [W.Segment(r["key"], r["seq"], None, (row,))]
+        else:
+            by_pos = fetched[r["machine"]][r["key"]]
+            p = r["pos"]
+            lo = max(0, p - W.BEFORE)
+            shown = tuple(by_pos[i] for i in range(lo, p + W.AFTER + 1) if i in by_pos)
+            segments = [W.Segment(r["key"], r["seq"], W.base_state(spec, by_pos.get(lo - 1) if lo > 0 else None),
+                                  shown)]
+        doc = W.to_json(spec.name, segments)
+        v = Violation(r["machine"], r["key"], r["check"], r["name"], int(r["seq"]), int(r["seq_from"]),
+                      int(r["seq_to"]), r["location"], r["message"], W.render(spec, segments, r["message"]), doc)
+        out.append(v)
+    return out
+
+
+# ---------------------------------------------------------------- spark-submit
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kcoord-check-traces", description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--out")
+    parser.add_argument("--format", default="text", choices=output.FORMATS)
+    parser.add_argument("--master", default="local[*]")
+    parser.add_argument("--engine", default="spark", choices=("spark", "python"))
+    parser.add_argument("--spec", action="append", default=[])
+    args = parser.parse_args(argv)
+    try:
+        outcome = run(Config(args.paths, args.out, args.engine, args.master, args.format, spec_files=args.spec))
+    except FileNotFoundError as e:
+        print(f"kcoord-check-traces: no such path: {e}", file=sys.stderr)
+        return 2
+    print(outcome.report)
+    return outcome.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,547 @@
+"""The pure-Python reference checker: every check of `checks` on small traces, the oracle for the Spark checker.
+
+Owns: `check_paths` (files → violations, quarantine counts) and one function per check, named as in `checks.CHECKS`
+and in `sparkcheck` (which computes the same things with Spark SQL): `illegal_transition`, `discontinuity`,
+`guard_false`, `effect_mismatch`, `frame_mismatch`, `reject_changed_state`, `wrong_error`, `invariant`, `step`, and
+`exclusive`, `monotonic`, `within`, `before`, `fenced` for the trace properties. Expressions are evaluated by the
+model's Python evaluator (`kcoord.model.pyexpr`), the code the runtime tables run.
+
+Memory: readers stream rows file by file, but the checker holds the rows of one machine at a time (grouped by key,
+as compactly as dicts go) — it is meant for traces of up to about a million rows; Spark is for the rest. A `before`
+or `fenced` property re-reads the other machine's files and keeps only the projection it needs.
+Must not import: pyspark, kcoord.cli.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kcoord.model import ir
+from kcoord.model.pyexpr import PythonEvaluator
+
+from . import witness as W
+from .checks import ACCEPTED_KINDS, NEVER, TRACE_FORMS, Spec, Violation, location, row_check_location
+from .readers import Quarantine, Source, columns, discover, read_rows
+
+Row = dict[str, Any]
+Found = tuple[str, str, str]  # check, name, message
+
+
+@dataclass(slots=True)
+class Options:
+    max_witnesses: int = 1000  # violations beyond this many (per run) get no witness
+
+
+@dataclass(slots=True)
+class Result:
+    violations: list[Violation] = field(default_factory=list)
+    rows_read: dict[str, int] = field(default_factory=dict)
+    quarantine: Quarantine = field(default_factory=Quarantine)
+    not_checked: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def check_paths(paths: Sequence[str], machines: Mapping[str, ir.Machine], out_dir: str | None = None,
+                options: Options | None = None, progress: Callable[[str], None] | None = None) -> Result:
+    """Check every trace file under `paths` against `machines`; malformed rows go to `<out_dir>/quarantine/`."""
+    options = options or Options()
+    sources = discover(paths, machines, [out_dir or ""])
+    by_machine: dict[str, list[Source]] = defaultdict(list)
+    for s in sources:
+        by_machine[s.machine].append(s)
+    result = Result(quarantine=Quarantine(out_dir))
+    specs = {name: Spec.of(m) for name, m in machines.items()}
+    try:
+        for name in sorted(by_machine):
+            if progress:
+                progress(name)
+            spec = specs.get(name)
+            rows = list(read_rows(spec, name, by_machine[name], result.quarantine))
+            if spec is None:
+                continue
+            result.rows_read[name] = len(rows)
+            other = _OtherRows(specs, by_machine)
+            checker = MachineChecker(spec, rows, other)
+            result.violations += checker.run()
+            result.not_checked += checker.not_checked
+    finally:
+        result.quarantine.close()
+    result.violations.sort(key=sort_key)
+    _attach_witnesses(result.violations, options.max_witnesses, specs)
+    return result
+
+
+def sort_key(v: Violation) -> tuple[str, int, str, int, str]:
+    return v.machine, _CHECK_ORDER[v.check], v.key, v.seq, v.name
+
+
+_CHECK_ORDER = {c: i for i, c in enumerate((
+    "illegal_transition", "discontinuity", "guard_false", "effect_mismatch", "frame_mismatch",
+    "reject_changed_state", "wrong_error", "invariant", "step", *TRACE_FORMS))}
+
+
+@dataclass(slots=True)
+class _OtherRows:
+    """Another machine's rows, re-read on demand (for `before` and `fenced`)."""
+
+    specs: dict[str, Spec]
+    sources: dict[str, list[Source]]
+
+    def rows(self, machine: str) -> Iterator[Row] | None:
+        if machine not in self.sources or machine not in self.specs:
+            return None
+        return read_rows(self.specs[machine], machine, self.sources[machine], Quarantine())
+
+
+# ---------------------------------------------------------------- per-machine state
+
+
+@dataclass(slots=True)
+class Ctx:
+    """One row with what the checks need: its pre-state (None when unknown), the previous row of its key."""
+
+    row: Row
+    pre: dict[str, Any] | None
+    prev: Row | None
+    fresh: bool
+    pos: int  # position in the key's sequence (-1 for seq -1 rows)
+
+    @property
+    def pre_state(self) -> str | None:
+        return None if self.pre is None else str(self.pre["state"])
+
+
+class MachineChecker:
+    def __init__(self, spec: Spec, rows: list[Row], other: _OtherRows) -> None:
+        self.spec = spec
+        self.m = spec.machine
+        self.ev = PythonEvaluator()
+        self.other = other
+        self.not_checked: list[str] = []
+        self.names = [name for name, _ in columns(self.m)]
+        self.sequences: dict[str, list[Row]] = defaultdict(list)
+        self.orphans: list[Row] = []
+        for r in rows:
+            (self.orphans if r["seq"] == -1 else self.sequences[r["key"]]).append(r)
+        for seq in self.sequences.values():
+            seq.sort(key=self._order)
+        self.trace_end = max((r["ts_ms"] for r in rows), default=None)
+        self.ctx: dict[str, list[Ctx]] = {}
+        self.found: list[tuple[Ctx, Found]] = []
+
+    def _order(self, r: Row) -> tuple[Any, ...]:
+        return (r["seq"], *(_orderable(r[n]) for n in self.names))
+
+    def run(self) -> list[Violation]:
+        for key, seq in sorted(self.sequences.items()):
+            self.ctx[key] = self._contexts(seq)
+            for c in self.ctx[key]:
+                self._row_checks(c)
+        for r in self.orphans:
+            self._row_checks(Ctx(r, self._fresh(r), None, True, -1))
+        for prop in self.m.traces:
+            for c, found in _TRACE_CHECKS[prop.form](self, prop):
+                self.found.append((c, found))
+        return [self._violation(c, f) for c, f in self.found]
+
+    def _contexts(self, seq: list[Row]) -> list[Ctx]:
+        out = []
+        prev: Row | None = None
+        for i, r in enumerate(seq):
+            fresh = self.starts_fresh(prev, r)
+            if fresh:
+                pre = None if r["kind"] == "load" else self._fresh(r)
+            else:
+                assert prev is not None
+                pre = self._post(prev)
+            out.append(Ctx(r, pre, prev, fresh, i))
+            prev = r
+        return out
+
+    def starts_fresh(self, prev: Row | None, r: Row) -> bool:
+        """The row starts a new instance: the first row, the first after a final state, or a row from the initial
+        state after a terminal one (see `checks`)."""
+        if prev is None or prev["to_state"] in self.spec.final_states:
+            return True
+        return prev["to_state"] in self.spec.terminal_states and r["from_state"] == self.spec.initial
+
+    def _fresh(self, r: Row) -> dict[str, Any]:
+        pre = dict(self.spec.defaults)
+        pre.update({k.name: r[k.name] for k in self.m.keys})
+        pre["state"] = self.spec.initial
+        return pre
+
+    def _post(self, r: Row) -> dict[str, Any]:
+        post = {v.name: r[v.name] for v in self.m.variables}
+        post.update({k.name: r[k.name] for k in self.m.keys})
+        post["state"] = r["to_state"]
+        return post
+
+    def args(self, c: Ctx) -> dict[str, Any]:
+        r = c.row
+        out = {p.name: r[f"arg_{p.name}"] for p in self.spec.event_params(r["event"])}
+        out["pending"] = bool(r["pending"]) or c.pre_state in self.spec.pending_states
+        return out
+
+    def holds(self, e: ir.Expr, pre: Mapping[str, Any], args: Mapping[str, Any] | None = None,
+              post: Mapping[str, Any] | None = None) -> bool:
+        """`e` on concrete values; an evaluation that fails (a value of the wrong shape) counts as false."""
+        try:
+            return self.ev.eval(e, pre, args, post) is True
+        except (TypeError, KeyError, ValueError):
+            return False
+
+    def value(self, e: ir.Expr, pre: Mapping[str, Any], args: Mapping[str, Any]) -> Any:
+        try:
+            return self.ev.eval(e, pre, args)
+        except (TypeError, KeyError, ValueError):
+            return _NO_VALUE
+
+    def spec_row(self, r: Row) -> ir.Row | None:
+        """The spec row the row's index names, when it has the row's event and kind."""
+        sr = self.spec.rows.get(r["row"])
+        if sr is None or sr.event != r["event"] or sr.kind != r["kind"]:
+            return None
+        return next(x for x in self.m.rows if x.index == sr.index)
+
+    def _row_checks(self, c: Ctx) -> None:
+        orphan = c.row["seq"] == -1
+        for check in (illegal_transition, discontinuity, guard_false, effect_mismatch, frame_mismatch,
+                      reject_changed_state, wrong_error, invariant, step):
+            if orphan and check.__name__ not in ORPHAN_CHECKS:
+                continue
+            self.found += [(c, f) for f in check(self, c)]
+
+    def _violation(self, c: Ctx, f: Found) -> Violation:
+        check, name, message = f
+        r = c.row
+        if check in TRACE_FORMS:
+            prop = next(p for p in self.m.traces if p.name == name)
+            where = location(prop.span)
+        elif check in ("invariant", "step"):
+            spans = {x.name: x.span for x in self.m.invariants} | {x.name: x.span for x in self.m.steps}
+            where = location(spans[name])
+        else:
+            where = row_check_location(self.spec, check, r["row"], r["event"])
+        seq_from = c.prev["seq"] if (c.prev is not None and check == "discontinuity") else r["seq"]
+        return Violation(self.m.name, r["key"], check, name, r["seq"], seq_from, r["seq"], where, message,
+                         witness_rows=_segments_ref(self, c, check, name))
+
+
+_NO_VALUE = object()
+ORPHAN_CHECKS = ("illegal_transition", "discontinuity", "reject_changed_state", "wrong_error")
+
+
+def _orderable(v: Any) -> tuple[int, Any]:
+    """Spark's ascending order: nulls first; sets as their sorted elements."""
+    if v is None:
+        return (0, 0)
+    if isinstance(v, frozenset):
+        return (1, sorted(v))
+    return (1, v)
+
+
+# ---------------------------------------------------------------- row checks
+
+
+def illegal_transition(k: MachineChecker, c: Ctx) -> list[Found]:
+    r = c.row
+    if (r["from_state"], r["event"], r["to_state"], r["row"], r["kind"]) in k.spec.table:
+        return []
+    return [("illegal_transition", "", f"{r['from_state']} --{r['event']}#{r['row']} ({r['kind']})--> "
+                                       f"{r['to_state']} is not in the table")]
+
+
+def discontinuity(k: MachineChecker, c: Ctx) -> list[Found]:
+    r, prev, reasons = c.row, c.prev, []
+    if r["seq"] == -1:
+        if r["kind"] != "reject" or r["from_state"] != k.spec.initial:
+            reasons.append(f"a seq -1 row must be a rejection from {k.spec.initial}")
+    else:
+        snapshot_from_scratch = r["kind"] == "load" and r["from_state"] == k.spec.initial
+        if prev is not None and not c.fresh and r["from_state"] != prev["to_state"] and not snapshot_from_scratch:
+            reasons.append(f"from_state {r['from_state']} but the previous row ended in {prev['to_state']}")
+        if c.fresh and r["kind"] != "load" and r["from_state"] != k.spec.initial:
+            reasons.append(f"a first row starts from {r['from_state']}, not {k.spec.initial}")
+        if prev is not None and prev["coordinator_epoch"] == r["coordinator_epoch"] and r["seq"] != prev["seq"] + 1:
+            reasons.append(f"seq {r['seq']} follows {prev['seq']} in coordinator epoch {r['coordinator_epoch']}")
+    return [("discontinuity", "", "; ".join(reasons))] if reasons else []
+
+
+def guard_false(k: MachineChecker, c: Ctx) -> list[Found]:
+    sr = k.spec_row(c.row)
+    if not isinstance(sr, ir.Transition) or c.pre is None:
+        return []
+    if k.holds(sr.guard, c.pre, k.args(c)) and k.holds(sr.assumes, c.pre, k.args(c)):
+        return []
+    return [("guard_false", sr.label, f"the guard of {sr.label} is false on the pre-state")]
+
+
+def _changed(k: MachineChecker, c: Ctx, names: Iterable[str], expected: Callable[[str], Any]) -> list[str]:
+    return [n for n in names if expected(n) is _NO_VALUE or expected(n) != c.row[n]]
+
+
+def effect_mismatch(k: MachineChecker, c: Ctx) -> list[Found]:
+    sr = k.spec_row(c.row)
+    if not isinstance(sr, ir.Transition) or c.pre is None:
+        return []
+    pre, args = c.pre, k.args(c)
+    effects = {ef.var: ef.value for ef in sr.effects}
+    values = {v: k.value(e, pre, args) for v, e in effects.items()}
+    bad = _changed(k, c, [v.name for v in k.m.variables if v.name in effects], values.__getitem__)
+    return [("effect_mismatch", ",".join(bad), f"{sr.label} assigns {', '.join(bad)} otherwise")] if bad else []
+
+
+def frame_mismatch(k: MachineChecker, c: Ctx) -> list[Found]:
+    sr = k.spec_row(c.row)
+    if not isinstance(sr, ir.Transition) or c.pre is None:
+        return []
+    assigned = {ef.var for ef in sr.effects}
+    pre = c.pre
+    bad = _changed(k, c, [v.name for v in k.m.variables if v.name not in assigned], pre.__getitem__)
+    return [("frame_mismatch", ",".join(bad), f"{sr.label} does not assign {', '.join(bad)}, yet they changed")] \
+        if bad else []
+
+
+def reject_changed_state(k: MachineChecker, c: Ctx) -> list[Found]:
+    if c.row["kind"] != "reject" or c.pre is None:
+        return []
+    pre = c.pre
+    bad = _changed(k, c, [v.name for v in k.m.variables], pre.__getitem__)
+    return [("reject_changed_state", ",".join(bad), f"a rejection changed {', '.join(bad)}")] if bad else []
+
+
+def wrong_error(k: MachineChecker, c: Ctx) -> list[Found]:
+    sr = k.spec_row(c.row)
+    if sr is None or c.pre is None:
+        return []
+    expected = sr.error if isinstance(sr, ir.Rejection) else sr.answer
+    reasons = []
+    if c.row["error"] != expected:
+        reasons.append(f"error {c.row['error']}, but {sr.label} answers {expected}")
+    if isinstance(sr, ir.Rejection) and not (k.holds(sr.guard, c.pre, k.args(c))
+                                             and k.holds(sr.assumes, c.pre, k.args(c))):
+        reasons.append(f"the condition of {sr.label} is false on the pre-state")
+    return [("wrong_error", sr.label, "; ".join(reasons))] if reasons else []
+
+
+def invariant(k: MachineChecker, c: Ctx) -> list[Found]:
+    post = k._post(c.row)
+    return [("invariant", i.name, f"invariant {i.name} is false after the row")
+            for i in k.m.invariants if not k.holds(i.expr, post)]
+
+
+def step(k: MachineChecker, c: Ctx) -> list[Found]:
+    if c.row["kind"] in ("reject", "load") or c.pre is None:
+        return []
+    post, args = k._post(c.row), k.args(c)
+    return [("step", s.name, f"step property {s.name} is false on this row")
+            for s in k.m.steps if s.event in (None, c.row["event"]) and not k.holds(s.expr, c.pre, args, post)]
+
+
+# ---------------------------------------------------------------- trace properties
+
+
+def _all(k: MachineChecker) -> Iterator[Ctx]:
+    for key in sorted(k.ctx):
+        yield from k.ctx[key]
+
+
+def _fields(r: Row, names: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(_orderable(r[n]) for n in names)
+
+
+def exclusive(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
+    (var,) = prop.subject
+    intervals: dict[tuple[Any, ...], list[tuple[int, str, int, int, Ctx]]] = defaultdict(list)
+    for key in sorted(k.ctx):
+        cs = k.ctx[key]
+        starts = _running_max([c.row["ts_ms"] for c in cs])
+        for i, c in enumerate(cs):
+            end = starts[i + 1] if i + 1 < len(cs) else NEVER
+            if c.row["to_state"] in k.spec.final_states or end <= starts[i]:
+                continue
+            for x in c.row[var]:
+                intervals[(*_fields(c.row, prop.per), x)].append((starts[i], key, c.row["seq"], end, c))
+    hits: dict[int, tuple[Ctx, Any]] = {}
+    for group, items in intervals.items():
+        items.sort(key=lambda t: t[:4])
+        latest = -1
+        for start, _, _, end, c in items:
+            if start < latest:
+                x = group[-1]
+                old = hits.get(id(c))
+                hits[id(c)] = (c, x if old is None else min(old[1], x))
+            latest = max(latest, end)
+    per = ", ".join(prop.per)
+    return [(c, ("exclusive", prop.name, f"{var} element {x} is also held by another instance with equal {per}"))
+            for c, x in hits.values()]
+
+
+def _running_max(values: list[int]) -> list[int]:
+    out, top = [], None
+    for v in values:
+        top = v if top is None else max(top, v)
+        out.append(top)
+    return out
+
+
+def monotonic(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
+    (var,) = prop.subject
+    groups: dict[tuple[Any, ...], list[Ctx]] = defaultdict(list)
+    for c in _all(k):
+        groups[_fields(c.row, prop.per)].append(c)
+    out = []
+    for cs in groups.values():
+        cs.sort(key=lambda c: (c.row["ts_ms"], c.row["seq"], c.row["key"], c.row[var]))
+        top = None
+        for c in cs:
+            v = c.row[var]
+            if top is not None and v < top:
+                out.append((c, ("monotonic", prop.name, f"{var} = {v} is below {top}, seen before for equal "
+                                                        f"{', '.join(prop.per)}")))
+            top = v if top is None else max(top, v)
+    return out
+
+
+def _entering(k: MachineChecker, c: Ctx, states: Sequence[str]) -> bool:
+    return c.row["to_state"] in states and (c.pre is None or c.pre_state not in states)
+
+
+def within(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
+    assert prop.bound is not None
+    out = []
+    for key in sorted(k.ctx):
+        cs = k.ctx[key]
+        next_b: list[tuple[int, int] | None] = [None] * len(cs)
+        following: tuple[int, int] | None = None
+        for i in range(len(cs) - 1, -1, -1):
+            if cs[i].row["to_state"] in prop.states_to:
+                following = (cs[i].row["ts_ms"], cs[i].row["seq"])
+            next_b[i] = following
+        for i, c in enumerate(cs):
+            if not _entering(k, c, prop.states_from):
+                continue
+            bound = k.value(prop.bound, k._post(c.row), {})
+            deadline = c.row["ts_ms"] + bound if isinstance(bound, int) else None
+            reached = next_b[i]
+            if deadline is None:
+                message = "the bound cannot be evaluated"
+            elif reached is not None and reached[0] > deadline:
+                message = f"entered {c.row['to_state']} at ts {c.row['ts_ms']}, deadline {deadline}, reached " \
+                          f"{', '.join(prop.states_to)} at {reached[0]}"
+            elif reached is None and k.trace_end is not None and k.trace_end > deadline:
+                message = f"entered {c.row['to_state']} at ts {c.row['ts_ms']}, deadline {deadline}, not reached " \
+                          f"by the end of the trace ({k.trace_end})"
+            else:
+                continue
+            out.append((c, ("within", prop.name, message)))
+    return out
+
+
+def before(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
+    _, state, other, event = prop.subject
+    rows = (c.row for c in _all(k)) if other == k.m.name else k.other.rows(other)
+    if rows is None:
+        k.not_checked.append(f"{k.m.name}.{prop.name}: no {other} rows in the input")
+        return []
+    times: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for r in rows:
+        if r["event"] == event and r["kind"] in ACCEPTED_KINDS and r["seq"] != -1:
+            times[_fields(r, prop.per)].append(r["ts_ms"])
+    for ts in times.values():
+        ts.sort()
+    out = []
+    for key in sorted(k.ctx):
+        cs = k.ctx[key]
+        entered = _state_entered(cs)
+        for i, c in enumerate(cs):
+            if not _entering(k, c, (state,)):
+                continue
+            since = entered[i - 1] if i > 0 else None
+            found = times.get(_fields(c.pre if c.pre is not None else c.row, prop.per), [])
+            j = bisect_left(found, since) if since is not None else 0
+            if j >= len(found) or found[j] > c.row["ts_ms"]:
+                window = f"since ts {since}" if since is not None else "before it"
+                out.append((c, ("before", prop.name, f"entered {state} at ts {c.row['ts_ms']} without a "
+                                                     f"{other}.{event} on {', '.join(prop.per)} {window}")))
+    return out
+
+
+def _state_entered(cs: list[Ctx]) -> list[int]:
+    """Per row of a key's sequence: the `ts_ms` of the row that entered its `to_state` (the first row of the run of
+    consecutive rows ending in that state)."""
+    out: list[int] = []
+    for i, c in enumerate(cs):
+        same = i > 0 and cs[i - 1].row["to_state"] == c.row["to_state"]
+        out.append(out[-1] if same else c.row["ts_ms"])
+    return out
+
+
+def fenced(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
+    _, event, param, other, var = prop.subject
+    rows = (c.row for c in _all(k)) if other == k.m.name else k.other.rows(other)
+    if rows is None:
+        k.not_checked.append(f"{k.m.name}.{prop.name}: no {other} rows in the input")
+        return []
+    merged: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
+    for r in rows:
+        if r["seq"] != -1:
+            merged[_fields(r, prop.per)].append((r["ts_ms"], 1, r["seq"], r["key"], r[var], None))
+    for c in _all(k):
+        r = c.row
+        if r["event"] == event and r["kind"] in ACCEPTED_KINDS:
+            merged[_fields(r, prop.per)].append((r["ts_ms"], 0, r["seq"], r["key"], r[f"arg_{param}"], c))
+    out = []
+    for items in merged.values():
+        items.sort(key=lambda t: t[:5])
+        latest = None
+        for _, flag, _, _, value, c in items:
+            if flag == 1:
+                latest = value
+            elif latest is not None and value < latest:
+                out.append((c, ("fenced", prop.name, f"{event}.{param} = {value} is below the latest "
+                                                     f"{other}.{var} = {latest}")))
+    return out
+
+
+_TRACE_CHECKS: dict[str, Callable[[MachineChecker, ir.TraceProperty], list[tuple[Ctx, Found]]]] = {
+    "exclusive": exclusive, "monotonic": monotonic, "within": within, "before": before, "fenced": fenced}
+
+
+# ---------------------------------------------------------------- witnesses
+
+
+def _segments_ref(k: MachineChecker, c: Ctx, check: str, name: str) -> str:
+    """The witness as JSON (rendered later, for the violations that get one)."""
+    spec = k.spec
+    if c.pos < 0:
+        segments = [W.Segment(c.row["key"], c.row["seq"], None, (c.row,))]
+    else:
+        rows = [x.row for x in k.ctx[c.row["key"]]]
+        row_before, shown = W.window(rows, c.pos)
+        segments = [W.Segment(c.row["key"], c.row["seq"], W.base_state(spec, row_before), tuple(shown))]
+    return W.to_json(spec.name, segments)
+
+
+def _attach_witnesses(violations: list[Violation], limit: int, specs: Mapping[str, Spec]) -> None:
+    """Render the witness of the first `limit` violations; the others keep neither text nor rows."""
+    for i, v in enumerate(violations):
+        if i >= limit:
+            violations[i] = replace(v, witness_rows="")
+        else:
+            violations[i] = replace(v, witness=render_witness_json(v.witness_rows, v.message, specs))
+
+
+def render_witness_json(doc: str, message: str, specs: Mapping[str, Spec]) -> str:
+    data = json.loads(doc)
+    spec = specs[data["machine"]]
+    segments = [W.Segment(s["key"], s["at"], s["base"], tuple(s["rows"])) for s in data["segments"]]
+    return W.render(spec, segments, message)

@@ -1,0 +1,423 @@
+"""Trace files → validated rows, for the Python checker (streaming) — and the validation rules the Spark reader
+compiles too, so that both engines quarantine exactly the same rows for the same reason.
+
+Owns: the on-disk layout (`discover`: a folder per machine, `<dir>/<Machine>/`, holding `*.jsonl`/`*.json` or
+`*.parquet` files, possibly in partitioned sub-folders; a path may also be one machine folder or one file), the
+columns of a machine's rows (`columns`: `traceschema.trace_columns` with a name given twice kept once — see below),
+the ordered validation `rules`, the JSON value conversions (mirroring Spark's JSON reader: a string column takes any
+JSON value as its text, integer and boolean columns take only JSON integers and booleans, a list column takes a JSON
+array whose scalars become their text), `read_rows` (one machine's rows, streamed file by file, batch by batch) and
+`Quarantine` (malformed rows, with the reason, to `<out>/quarantine/`). Malformed rows are counted and set aside;
+they never stop a run.
+
+A row is malformed, with the first reason that applies, in this order: the line is not a JSON object or a value has
+the wrong type (`malformed`), the Parquet file's schema does not fit (`bad_file_schema`), the folder is not a loaded
+machine (`unknown_machine`), `machine` differs from the folder (`wrong_machine`), a required column is null or
+absent (`missing:<column>`: every common column, key field and variable, and the arguments of the row's own event),
+an unknown `kind`, event or state, a set with a null element, an enum value that is not a member, an integer outside
+its declared type.
+
+A variable named like a common column (PartitionProducer's `coordinator_epoch`) gives `trace_columns` one name twice;
+a row has one value per name, so the variable reads the common column (its type must agree).
+
+Coordinator log directories (`__transaction_state-N`, `__consumer_offsets-N`) hold no trace files: `discover` finds
+nothing in them, and `kcoord.conformance.traces.logs` turns their records into rows of this schema first.
+Must not import: pyspark, kcoord.cli.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kcoord.model import ir
+from kcoord.model.traceschema import KINDS, arg_column, column_type, trace_columns
+
+from .checks import LOAD_EVENT, Spec
+
+JSON_SUFFIXES = (".jsonl", ".json")
+PARQUET_SUFFIXES = (".parquet",)
+INT_BOUNDS = {"int64": (-(2**63), 2**63 - 1), "int32": (-(2**31), 2**31 - 1)}
+
+
+# ---------------------------------------------------------------- layout
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One data file: the machine folder it belongs to (its name) and its format."""
+
+    machine: str
+    path: str
+    format: str  # "json" | "parquet"
+
+
+def _data_format(name: str) -> str | None:
+    if name.startswith(("_", ".")):
+        return None
+    if name.endswith(JSON_SUFFIXES):
+        return "json"
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    return None
+
+
+def _files_under(folder: str) -> list[str]:
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+        out += [os.path.join(root, f) for f in sorted(files) if _data_format(f)]
+    return out
+
+
+def discover(paths: Sequence[str | Path], machines: Iterable[str], exclude: Sequence[str] = ()) -> list[Source]:
+    """Every data file under `paths`, with its machine. A path is a root of machine folders, a machine folder (its
+    name is a loaded machine) or a single file (its machine is its nearest ancestor named after a machine).
+    Folders in `exclude` (the run's own output) are skipped."""
+    found = _discover(paths, set(machines))
+    skip = [os.path.abspath(e) + os.sep for e in exclude if e]
+    return [s for s in found if not any(os.path.abspath(s.path).startswith(x) for x in skip)]
+
+
+def _discover(paths: Sequence[str | Path], known: set[str]) -> list[Source]:
+    out: list[Source] = []
+    for raw in paths:
+        p = os.path.normpath(str(raw))
+        if os.path.isfile(p):
+            fmt = _data_format(os.path.basename(p))
+            if fmt:
+                out.append(Source(_machine_of_file(p, known), p, fmt))
+        elif os.path.basename(p) in known:
+            out += [Source(os.path.basename(p), f, _data_format(f) or "") for f in _files_under(p)]
+        elif os.path.isdir(p):
+            for name in sorted(os.listdir(p)):
+                sub = os.path.join(p, name)
+                if os.path.isdir(sub) and not name.startswith(("_", ".", "quarantine")):
+                    out += [Source(name, f, _data_format(f) or "") for f in _files_under(sub)]
+                elif os.path.isfile(sub) and _data_format(name):
+                    out.append(Source("", sub, _data_format(name) or ""))
+        else:
+            raise FileNotFoundError(p)
+    return out
+
+
+def _machine_of_file(path: str, known: set[str]) -> str:
+    parts = Path(path).parts[:-1]
+    return next((part for part in reversed(parts) if part in known), parts[-1] if parts else "")
+
+
+# ---------------------------------------------------------------- columns and rules
+
+
+def columns(m: ir.Machine) -> list[tuple[str, str]]:
+    """The machine's trace columns, each name once (the first occurrence wins)."""
+    seen: set[str] = set()
+    out = []
+    for name, typ in trace_columns(m):
+        if name not in seen:
+            seen.add(name)
+            out.append((name, typ))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One validation rule: the row is malformed (reason `code:column...`) when the rule fails.
+
+    kind: `missing` (null), `not_in` (value not among `allowed`), `null_element` (a list holds null), `member`
+    (an enum value, or each element of an enum set, among `allowed`), `range` (an int, or each element of an int
+    set, within lo..hi). `events`: the rule only applies to rows of these events (arguments); empty = every row.
+    """
+
+    kind: str
+    column: str
+    allowed: tuple[str, ...] = ()
+    lo: int = 0
+    hi: int = 0
+    events: tuple[str, ...] = ()
+    is_set: bool = False
+
+    @property
+    def code(self) -> str:
+        return {"missing": "missing", "not_in": "unknown", "null_element": "null_element", "member": "unknown_member",
+                "range": "out_of_range"}[self.kind]
+
+
+def rules(m: ir.Machine) -> list[Rule]:
+    """The ordered validation rules of a machine's rows (after the JSON/Parquet type checks)."""
+    out: list[Rule] = []
+    key_and_vars = [(f.name, f.type, ()) for f in (*m.keys, *m.variables)]
+    args = _arg_fields(m)
+    common = [name for name, _ in columns(m)[:13]]
+    out += [Rule("missing", c) for c in common]
+    out.append(Rule("not_in", "kind", KINDS))
+    out.append(Rule("not_in", "event", (*(e.name for e in m.events), LOAD_EVENT)))
+    states = tuple(s.name for s in m.states)
+    out += [Rule("not_in", "from_state", states), Rule("not_in", "to_state", states)]
+    out += [Rule("missing", name) for name, _, _ in key_and_vars if name not in common]
+    out += [Rule("missing", arg_column(name), events=evs) for name, _, evs in args]
+    fields = [*key_and_vars, *((arg_column(n), t, evs) for n, t, evs in args)]
+    out += [Rule("null_element", name, events=evs) for name, t, evs in fields if isinstance(t, ir.SetType)]
+    for name, t, evs in fields:
+        element = t.element if isinstance(t, ir.SetType) else t
+        is_set = isinstance(t, ir.SetType)
+        if isinstance(element, ir.EnumType):
+            out.append(Rule("member", name, element.members, events=evs, is_set=is_set))
+        elif isinstance(element, ir.IntType):
+            lo, hi = INT_BOUNDS.get(column_type(element), (element.lo, element.hi))
+            if (element.lo, element.hi) != (lo, hi) or is_set:
+                out.append(Rule("range", name, lo=element.lo, hi=element.hi, events=evs, is_set=is_set))
+    return out
+
+
+def _arg_fields(m: ir.Machine) -> list[tuple[str, ir.Type, tuple[str, ...]]]:
+    """(parameter, type, events declaring it with that type), grouped by type, sorted by name."""
+    groups: dict[tuple[str, str], tuple[ir.Type, list[str]]] = {}
+    for e in m.events:
+        for p in e.params:
+            groups.setdefault((p.name, str(p.type)), (p.type, []))[1].append(e.name)
+    return [(name, t, tuple(evs)) for (name, _), (t, evs) in sorted(groups.items())]
+
+
+def check_rules(row: dict[str, Any], rule_list: list[Rule]) -> str | None:
+    """The first failing rule's reason for a type-correct row, or None."""
+    event = row.get("event")
+    for r in rule_list:
+        if r.events and event not in r.events:
+            continue
+        value = row.get(r.column)
+        reason = _rule_failure(r, value)
+        if reason:
+            return reason
+    return None
+
+
+def _rule_failure(r: Rule, value: Any) -> str | None:
+    if r.kind == "missing":
+        return f"missing:{r.column}" if value is None else None
+    if value is None:
+        return None
+    if r.kind == "not_in":
+        return None if value in r.allowed else f"unknown:{r.column}"
+    if r.kind == "null_element":
+        return f"null_element:{r.column}" if any(x is None for x in value) else None
+    items = value if r.is_set else [value]
+    if r.kind == "member":
+        return None if all(x in r.allowed for x in items) else f"unknown_member:{r.column}"
+    ok = all(_int_text(x) is not None and r.lo <= int(x) <= r.hi for x in items)
+    return None if ok else f"out_of_range:{r.column}"
+
+
+def _int_text(x: Any) -> int | None:
+    if isinstance(x, int) and not isinstance(x, bool):
+        return x
+    return int(x) if isinstance(x, str) and re.fullmatch(r"-?[0-9]+", x) else None
+
+
+# ---------------------------------------------------------------- JSON values (as Spark's JSON reader takes them)
+
+
+class Malformed(Exception):
+    """A line or value the JSON/Parquet layer cannot take (reason `malformed`)."""
+
+
+def json_text(value: Any) -> str:
+    """A JSON value as the text Spark's reader gives a string column."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def convert(value: Any, typ: str) -> Any:
+    """A decoded JSON value for a column of trace type `typ` (None stays None); raises Malformed."""
+    if value is None:
+        return None
+    if typ == "string":
+        return json_text(value)
+    if typ in INT_BOUNDS:
+        lo, hi = INT_BOUNDS[typ]
+        if isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi:
+            return value
+        raise Malformed
+    if typ == "bool":
+        if isinstance(value, bool):
+            return value
+        raise Malformed
+    if isinstance(value, list):
+        return [None if x is None else json_text(x) for x in value]
+    raise Malformed
+
+
+def parse_json_line(line: str, cols: list[tuple[str, str]]) -> dict[str, Any]:
+    obj = json.loads(line)
+    if not isinstance(obj, dict):
+        raise Malformed
+    return {name: convert(obj.get(name), typ) for name, typ in cols}
+
+
+# ---------------------------------------------------------------- typed rows
+
+
+@dataclass(slots=True)
+class RowShape:
+    """How a validated row's values become the Python checker's values (sets → frozensets of their element type)."""
+
+    sets: dict[str, ir.Type] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, m: ir.Machine) -> RowShape:
+        fields: list[tuple[str, ir.Type]] = [(f.name, f.type) for f in (*m.keys, *m.variables)]
+        fields += [(arg_column(p.name), p.type) for e in m.events for p in e.params]
+        return cls({name: t.element for name, t in fields if isinstance(t, ir.SetType)})
+
+    def typed(self, row: dict[str, Any]) -> dict[str, Any]:
+        for name, element in self.sets.items():
+            value = row.get(name)
+            if value is not None:
+                row[name] = frozenset(_element(x, element) for x in value)
+        return row
+
+
+def _element(x: Any, t: ir.Type) -> Any:
+    if isinstance(t, ir.IntType):
+        return int(x)
+    if isinstance(t, ir.BoolType):
+        return x in (True, "true")
+    return x
+
+
+# ---------------------------------------------------------------- quarantine
+
+
+@dataclass(slots=True)
+class Quarantine:
+    """Malformed rows: counted per reason code, and written as JSON lines to `<out>/quarantine/part-python.jsonl`."""
+
+    out_dir: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    _file: Any = None
+
+    def add(self, machine: str, source: str, line: int, reason: str, raw: str) -> None:
+        code = reason.split(":", 1)[0]
+        self.counts[code] = self.counts.get(code, 0) + 1
+        if self.out_dir is None:
+            return
+        if self._file is None:
+            folder = os.path.join(self.out_dir, "quarantine")
+            os.makedirs(folder, exist_ok=True)
+            self._file = open(os.path.join(folder, "part-python.jsonl"), "w", encoding="utf-8")  # noqa: SIM115
+        record = {"machine": machine, "source": source, "line": line, "reason": reason, "raw": raw}
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_rows(spec: Spec | None, machine: str, sources: Iterable[Source], quarantine: Quarantine,
+              batch_rows: int = 65_536) -> Iterator[dict[str, Any]]:
+    """Validated rows of one machine folder, file by file (Parquet batch by batch); the rest to `quarantine`.
+
+    `spec` is None when the folder is not a loaded machine: every row is quarantined (`unknown_machine`).
+    """
+    if spec is None:
+        for src in sources:
+            for line, raw in _raw_records(src):
+                quarantine.add(machine, src.path, line, f"unknown_machine:{machine or '(no machine folder)'}", raw)
+        return
+    cols = columns(spec.machine)
+    rule_list = rules(spec.machine)
+    shape = RowShape.of(spec.machine)
+    for src in sources:
+        records = _json_rows(src, cols) if src.format == "json" else _parquet_rows(src, cols, batch_rows)
+        for line, row, raw, reason in records:
+            if reason is None:
+                assert row is not None
+                reason = _row_reason(row, machine, rule_list)
+            if reason is not None:
+                quarantine.add(machine, src.path, line, reason, raw())
+                continue
+            assert row is not None
+            yield shape.typed(row)
+
+
+def _row_reason(row: dict[str, Any], machine: str, rule_list: list[Rule]) -> str | None:
+    if row.get("machine") is not None and row["machine"] != machine:
+        return "wrong_machine:machine"
+    return check_rules(row, rule_list)
+
+
+Record = tuple[int, dict[str, Any] | None, Any, str | None]  # line, row, raw() thunk, reason
+
+
+def _json_rows(src: Source, cols: list[tuple[str, str]]) -> Iterator[Record]:
+    with open(src.path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            text = line.rstrip("\n")
+            if not text.strip():
+                continue
+            try:
+                yield n, parse_json_line(text, cols), (lambda t=text: t), None
+            except (ValueError, Malformed):
+                yield n, None, (lambda t=text: t), "malformed"
+
+
+def _parquet_rows(src: Source, cols: list[tuple[str, str]], batch_rows: int) -> Iterator[Record]:
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(src.path)
+    problem = file_schema_problem(pf.schema_arrow, cols)
+    n = 0
+    for batch in pf.iter_batches(batch_size=batch_rows):
+        for record in batch.to_pylist():
+            n += 1
+            if problem:
+                yield n, None, (lambda r=record: json.dumps(r, default=str)), f"bad_file_schema:{problem}"
+                continue
+            row = {name: record.get(name) for name, _ in cols}
+            yield n, row, (lambda r=row: json.dumps(r, default=str)), None
+
+
+def file_schema_problem(schema: Any, cols: list[tuple[str, str]]) -> str | None:
+    """Why a Parquet file's schema does not fit the machine's columns (an absent column is fine: its rows are then
+    `missing`), or None."""
+    import pyarrow as pa
+
+    accepted = {"string": (pa.string(), pa.large_string()), "int64": (pa.int64(),), "int32": (pa.int32(),),
+                "bool": (pa.bool_(),), "list<string>": (pa.list_(pa.string()), pa.large_list(pa.string()))}
+    for name, typ in cols:
+        idx = schema.get_field_index(name)
+        if idx < 0:
+            continue
+        if schema.field(idx).type not in accepted[typ]:
+            return name
+    return None
+
+
+def _raw_records(src: Source) -> Iterator[tuple[int, str]]:
+    if src.format == "json":
+        with open(src.path, encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    yield n, line.rstrip("\n")
+        return
+    import pyarrow.parquet as pq
+
+    n = 0
+    for batch in pq.ParquetFile(src.path).iter_batches():
+        for record in batch.to_pylist():
+            n += 1
+            yield n, json.dumps(record, default=str)

@@ -1,0 +1,57 @@
+"""Starting the SparkSession the trace checker runs on: embedded and local by default, any master on request.
+
+Owns: the session settings the checker relies on (UI off for local runs, few shuffle partitions for small inputs,
+adaptive execution on, broadcast joins for the small spec tables, the driver's log level). It reads no environment
+variable and no argv: the CLI and `spark-submit` pass the master in.
+Must not import: kcoord.cli.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pyspark.sql import SparkSession
+
+APP_NAME = "kcoord check-traces"
+
+
+def local_session(master: str = "local[*]", *, shuffle_partitions: int | None = None,
+                  app_name: str = APP_NAME, driver_memory: str | None = None) -> SparkSession:
+    """A SparkSession on `master` (`local[*]`, `spark://…`, `yarn`); reuses a running one (`spark-submit`)."""
+    builder = SparkSession.builder.appName(app_name).master(master)
+    if master.startswith("local"):
+        # Python workers (if any are ever started) must be this interpreter (our venv), not `python3` on PATH.
+        builder = (builder.config("spark.pyspark.python", sys.executable)
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false"))
+    if driver_memory:
+        builder = builder.config("spark.driver.memory", driver_memory)
+    if shuffle_partitions is not None:
+        builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+    builder = (builder.config("spark.sql.adaptive.enabled", "true")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.autoBroadcastJoinThreshold", str(64 * 1024 * 1024)))
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    tune(session)
+    return session
+
+
+#: Catalyst rules that copy alias definitions into every use (collapsing projections, pushing filters below them).
+#: The checks compute a few large expressions once per row (all guards of a machine in one CASE) and read them
+#: several times; with these rules on, the optimiser inlines each copy and planning a large machine takes minutes.
+EXCLUDED_RULES = ("org.apache.spark.sql.catalyst.optimizer.CollapseProject",
+                  "org.apache.spark.sql.catalyst.optimizer.PushPredicateThroughNonJoin",
+                  "org.apache.spark.sql.catalyst.optimizer.PushDownPredicates")
+
+
+def tune(session: SparkSession) -> None:
+    """Runtime settings the checker needs on any session (also one `spark-submit` started): no whole-stage code
+    generation (a machine's guards make methods too large to compile quickly; expressions are still compiled one
+    by one) and no alias inlining."""
+    session.conf.set("spark.sql.optimizer.excludedRules", ",".join(EXCLUDED_RULES))
+    session.conf.set("spark.sql.codegen.wholeStage", "false")
+
+
+def active_session() -> SparkSession | None:
+    """The session `spark-submit` (or a caller) already started, if any."""
+    return SparkSession.getActiveSession()

@@ -1,0 +1,182 @@
+"""Trace files → validated Spark DataFrames, with the same validation as `readers` (same rules, same order, same
+reasons), so the Spark and Python checkers quarantine the same rows.
+
+Owns: `read_machine` (one machine folder's JSON Lines and Parquet files → valid rows with normalised sets, and the
+malformed rows with their reason) and `read_unknown` (rows of a folder that is not a loaded machine). JSON goes through
+Spark's reader in PERMISSIVE mode (a bad line or a value of the wrong type lands in the corrupt-record column:
+`malformed`); Parquet files whose schema does not fit are found from their footers and quarantined whole.
+Must not import: kcoord.cli.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from kcoord.model import ir
+from kcoord.model.spark_backend import quote, spark_type, string_literal
+
+from .readers import Rule, Source, columns, file_schema_problem, rules
+
+CORRUPT = "_corrupt_record"
+SOURCE = "_source"
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    valid: DataFrame
+    quarantine: DataFrame  # machine, source, line, reason, raw
+
+
+def schema_of(m: ir.Machine) -> T.StructType:
+    return T.StructType([T.StructField(n, spark_type(t)) for n, t in columns(m)])
+
+
+def read_machine(spark: SparkSession, m: ir.Machine, sources: Sequence[Source]) -> Read:
+    schema = schema_of(m)
+    frames: list[DataFrame] = []
+    bad_files: list[DataFrame] = []
+    json_files = [s.path for s in sources if s.format == "json"]
+    parquet_files = [s.path for s in sources if s.format == "parquet"]
+    if json_files:
+        with_corrupt = T.StructType([*schema.fields, T.StructField(CORRUPT, T.StringType())])
+        df = (spark.read.schema(with_corrupt).option("mode", "PERMISSIVE")
+              .option("columnNameOfCorruptRecord", CORRUPT).json(json_files))
+        frames.append(df.withColumn(SOURCE, F.input_file_name()))
+    good, bad = _split_parquet(parquet_files, m)
+    if good:
+        df = spark.read.schema(schema).parquet(*good)
+        frames.append(df.withColumn(CORRUPT, F.lit(None).cast("string")).withColumn(SOURCE, F.input_file_name()))
+    for path, column in bad:
+        raw = spark.read.parquet(path)
+        bad_files.append(raw.select(F.lit(m.name).alias("machine"), F.lit(path).alias("source"),
+                                    F.lit(None).cast("int").alias("line"),
+                                    F.lit(f"bad_file_schema:{column}").alias("reason"),
+                                    F.to_json(F.struct(*raw.columns)).alias("raw")))
+    if not frames:
+        empty = spark.createDataFrame([], schema)
+        return Read(empty, _empty_quarantine(spark) if not bad_files else _union(bad_files))
+    df = _union(frames)
+    df = df.withColumn("_reason", reason_column(m))
+    valid = df.where(F.col("_reason").isNull()).select(*[normalised(m, n) for n, _ in columns(m)])
+    quarantined = df.where(F.col("_reason").isNotNull()).select(
+        F.lit(m.name).alias("machine"), F.col(SOURCE).alias("source"), F.lit(None).cast("int").alias("line"),
+        F.col("_reason").alias("reason"),
+        F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(n) for n, _ in columns(m)]))).alias("raw"))
+    return Read(valid, _union([quarantined, *bad_files]))
+
+
+def read_unknown(spark: SparkSession, folder: str, sources: Sequence[Source]) -> DataFrame:
+    """Every row of a folder that is not a loaded machine, quarantined as `unknown_machine`."""
+    frames = []
+    reason = f"unknown_machine:{folder or '(no machine folder)'}"
+    json_files = [s.path for s in sources if s.format == "json"]
+    if json_files:
+        text = spark.read.text(json_files).where(F.trim("value") != "")
+        frames.append(text.select(F.lit(folder).alias("machine"), F.input_file_name().alias("source"),
+                                  F.lit(None).cast("int").alias("line"), F.lit(reason).alias("reason"),
+                                  F.col("value").alias("raw")))
+    for s in sources:
+        if s.format == "parquet":
+            raw = spark.read.parquet(s.path)
+            frames.append(raw.select(F.lit(folder).alias("machine"), F.lit(s.path).alias("source"),
+                                     F.lit(None).cast("int").alias("line"), F.lit(reason).alias("reason"),
+                                     F.to_json(F.struct(*raw.columns)).alias("raw")))
+    return _union(frames) if frames else _empty_quarantine(spark)
+
+
+def _split_parquet(paths: list[str], m: ir.Machine) -> tuple[list[str], list[tuple[str, str]]]:
+    """(files whose schema fits, [(file, first column that does not)]), from the Parquet footers."""
+    import pyarrow.parquet as pq
+
+    good, bad = [], []
+    cols = columns(m)
+    for p in paths:
+        problem = file_schema_problem(pq.read_schema(p), cols)
+        if problem:
+            bad.append((p, problem))
+        else:
+            good.append(p)
+    return good, bad
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
+    return out
+
+
+def _empty_quarantine(spark: SparkSession) -> DataFrame:
+    schema = "machine string, source string, line int, reason string, raw string"
+    return spark.createDataFrame([], schema)
+
+
+# ---------------------------------------------------------------- validation as SQL
+
+
+def reason_column(m: ir.Machine) -> Column:
+    """The first failing rule's reason, or null: the same rules, in the same order, as `readers.check_rules`."""
+    cases = [f"WHEN {quote(CORRUPT)} IS NOT NULL THEN 'malformed'",
+             f"WHEN `machine` IS NOT NULL AND `machine` <> {string_literal(m.name)} THEN 'wrong_machine:machine'"]
+    cases += [f"WHEN {_fails(r)} THEN {string_literal(_reason(r))}" for r in rules(m)]
+    return F.expr("CASE " + " ".join(cases) + " END")
+
+
+def _reason(r: Rule) -> str:
+    return f"{r.code}:{r.column}"
+
+
+def _in_list(values: Sequence[str], item: str) -> str:
+    return f"{item} IN ({', '.join(string_literal(v) for v in values)})" if values else "false"
+
+
+def _fails(r: Rule) -> str:
+    c = quote(r.column)
+    if r.kind == "missing":
+        cond = f"{c} IS NULL"
+    elif r.kind == "not_in":
+        cond = f"{c} IS NOT NULL AND NOT ({_in_list(r.allowed, c)})"
+    elif r.kind == "null_element":
+        cond = f"{c} IS NOT NULL AND exists({c}, x -> x IS NULL)"
+    elif r.kind == "member":
+        cond = f"{c} IS NOT NULL AND " + (f"exists({c}, x -> NOT ({_in_list(r.allowed, 'x')}))" if r.is_set
+                                          else f"NOT ({_in_list(r.allowed, c)})")
+    else:
+        if r.is_set:
+            n = "try_cast(x AS BIGINT)"
+            cond = f"{c} IS NOT NULL AND exists({c}, x -> NOT (x RLIKE '^-?[0-9]+$') OR {n} IS NULL OR {n} < {r.lo} " \
+                   f"OR {n} > {r.hi})"
+        else:
+            cond = f"{c} IS NOT NULL AND ({c} < {r.lo} OR {c} > {r.hi})"
+    if r.events:
+        cond = f"`event` IN ({', '.join(string_literal(e) for e in r.events)}) AND {cond}"
+    return f"({cond})"
+
+
+def normalised(m: ir.Machine, name: str) -> Column:
+    """A validated column as the checks read it: sets sorted, without duplicates, of their element type."""
+    t = _set_type(m, name)
+    if t is None:
+        return F.col(name)
+    c = quote(name)
+    if isinstance(t.element, ir.IntType):
+        return F.expr(f"array_sort(array_distinct(transform({c}, x -> CAST(x AS BIGINT))))").alias(name)
+    if isinstance(t.element, ir.BoolType):
+        return F.expr(f"array_sort(array_distinct(transform({c}, x -> x = 'true')))").alias(name)
+    return F.expr(f"array_sort(array_distinct({c}))").alias(name)
+
+
+def _set_type(m: ir.Machine, name: str) -> ir.SetType | None:
+    for f in (*m.keys, *m.variables):
+        if f.name == name and isinstance(f.type, ir.SetType):
+            return f.type
+    for e in m.events:
+        for p in e.params:
+            if f"arg_{p.name}" == name and isinstance(p.type, ir.SetType):
+                return p.type
+    return None

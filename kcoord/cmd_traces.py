@@ -1,0 +1,191 @@
+"""`kcoord check-traces`, `kcoord replay` and `kcoord gen-traces`: recorded executions checked against the spec.
+
+The work is in `kcoord.conformance.traces` (the job, the checkers, the generator, replay); this module parses
+options, draws the progress bar and maps outcomes to exit codes (0 clean, 1 violations, 2 usage error).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .cli import EXIT_USAGE, app, console, err_console, usage_error
+from .specs import load_or_exit
+
+ENGINES = ("spark", "python")
+
+
+@app.command("check-traces")
+def check_traces(
+    paths: Annotated[list[Path], typer.Argument(help="Trace folders (<dir>/<Machine>/*.jsonl|*.parquet), machine "
+                                                     "folders, files, or coordinator log directories "
+                                                     "(__transaction_state-N, __consumer_offsets-N, or a data "
+                                                     "directory holding them).", show_default=False)],
+    master: Annotated[str, typer.Option(help="Spark master: local[*], spark://HOST:PORT, yarn.")] = "local[*]",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write violations (Parquet), quarantine, summary "
+                                                                 "and report here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text, json or junit.")] = "text",
+    engine: Annotated[str, typer.Option(help="spark, or python (the reference checker, for small traces).")] = "spark",
+    spec: Annotated[list[Path] | None, typer.Option("--spec", help="Check against these spec files instead of the "
+                                                    "bundled ones.")] = None,
+    max_witnesses: Annotated[int, typer.Option(help="Violations that get a witness (the first ones).")] = 1000,
+) -> None:
+    """Check recorded traces against the spec: table, continuity, guards, effects and frame, error table,
+    invariants, step and trace properties. Malformed rows are quarantined, never fatal.
+
+    Exit 0 when nothing is violated, 1 when something is, 2 on a usage error.
+
+    \b
+    Examples: kcoord check-traces traces/ --out check-out
+              kcoord check-traces traces/ --engine python --format junit
+              kcoord check-traces /var/lib/kafka/data --master spark://host:7077
+    """
+    from kcoord.conformance.traces.job import Config, run
+    from kcoord.conformance.traces.output import FORMATS
+
+    if fmt not in FORMATS:
+        usage_error(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+    if engine not in ENGINES:
+        usage_error(f"unknown engine '{engine}' (choose from {', '.join(ENGINES)})")
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        usage_error(f"no such path: {', '.join(missing)}")
+    machines = {m.name: m for m in load_or_exit(spec)}
+    config = Config([str(p) for p in paths], str(out) if out else None, engine, master, fmt,
+                    max_witnesses=max_witnesses)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err_console(),
+                  transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+
+        outcome = run(config, machines, progress)
+    console().print(outcome.report, markup=False)
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command("replay")
+def replay(
+    violation: Annotated[str, typer.Argument(help="A violation id (from a report), or a JSON file of one violation.",
+                                             show_default=False)],
+    violations: Annotated[Path, typer.Option("--violations", help="The violations table (a check-traces --out "
+                                             "folder or its violations/).")] = Path("check-out"),
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the test here (default: "
+                                                "test_replay_<id>.py).")] = None,
+) -> None:
+    """Turn a violation's witness into a pytest file that replays its rows against the runtime tables: it fails on
+    the recorded trace and passes on a corrected one.
+
+    Example: kcoord replay 3f2a9c0d11e4 --violations check-out
+    """
+    from kcoord.conformance.traces.output import read_violations
+    from kcoord.conformance.traces.replay import Unsupported, find, render_test
+
+    source = Path(violation)
+    try:
+        if source.suffix == ".json" and source.is_file():
+            items = read_violations(str(source))
+            chosen = items[0]
+        else:
+            table = violations / "violations" if (violations / "violations").is_dir() else violations
+            if not table.exists():
+                usage_error(f"no violations table at {violations} (run check-traces --out first)")
+            chosen = find(read_violations(str(table)), violation)
+        text = render_test(chosen)
+    except Unsupported as e:
+        usage_error(str(e))
+    target = output or Path(f"test_replay_{chosen.id}.py")
+    target.write_text(text, encoding="utf-8")
+    console().print(f"wrote {target}: {chosen.check} on {chosen.machine} key {chosen.key} seq {chosen.seq}")
+
+
+@app.command("gen-traces")
+def gen_traces(
+    out: Annotated[Path, typer.Argument(help="Folder to write <Machine>/part-0.<format> into.", show_default=False)],
+    seed: Annotated[int, typer.Option(help="Random seed (same seed, same traces).")] = 1,
+    keys: Annotated[int, typer.Option(help="Keys per machine.")] = 20,
+    rows: Annotated[int, typer.Option(help="Rows per machine (about).")] = 400,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or parquet.")] = "jsonl",
+    mutate: Annotated[list[str] | None, typer.Option(help="Apply a mutation to every machine's trace (drop_row, "
+                                                          "duplicate_row, swap_rows, corrupt_variable, "
+                                                          "non_edge_target, change_error).")] = None,
+) -> None:
+    """Write random valid traces of every bundled machine (optionally broken by mutations)."""
+    import random
+
+    from kcoord.conformance.traces.checks import Spec
+    from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
+    from kcoord.model.loader import bundled_machines
+
+    unknown = [m for m in mutate or [] if m not in MUTATIONS]
+    if unknown or fmt not in ("jsonl", "parquet"):
+        usage_error(f"unknown mutation or format: {', '.join(unknown) or fmt}")
+    machines = bundled_machines()
+    console().print(f"seed {seed}")
+    traces, stats = generate(machines, seed, Options(keys=keys, rows=rows))
+    rng = random.Random(seed)
+    for name in mutate or []:
+        traces = {m: MUTATIONS[name](rows_, Spec.of(machines[m]), rng) for m, rows_ in traces.items()}
+    if fmt == "jsonl":
+        write_jsonl(traces, str(out))
+    else:
+        write_parquet(traces, machines, str(out))
+    console().print(f"wrote {stats.rows} rows to {out}")
+    if stats.dropped:
+        err_console().print(f"dropped candidates: {stats.dropped}")
+    raise typer.Exit(0 if not unknown else EXIT_USAGE)
+
+
+# ---------------------------------------------------------------- `make demo`
+
+
+def demo_check(out: Console, paths: list[Path], engine: str = "spark", *, report_dir: Path | None = None,
+               shown: int = 3) -> int:
+    """Check trace folders (e.g. the simulator's) on local Spark (or the Python checker), print the report, and
+    return the number of violations."""
+    from kcoord.conformance.traces.job import Config, run
+    from kcoord.model.loader import bundled_machines
+
+    config = Config([str(p) for p in paths], str(report_dir) if report_dir else None, engine, "local[*]", "text",
+                    max_witnesses=shown)
+    with out.status(f"checking {', '.join(str(p) for p in paths)} ({engine})"):
+        outcome = run(config, dict(bundled_machines()))
+    out.print(outcome.report, markup=False)
+    return outcome.summary.violations_total
+
+
+DEMO_MACHINES = ("Transaction", "PartitionProducer")
+
+
+def demo_stage(out: Console, workdir: Path) -> bool:
+    """The trace-checking stage of `make demo`: random valid traces of the transactional machines are clean on local
+    Spark, and the same traces with one illegal edge and one lost row are caught (True when both hold). Two machines
+    only: Spark's cost is mostly fixed per machine (planning the compiled checks), so the simulator's traces of every
+    machine are the lead's `demo_check` call."""
+    import random
+
+    from kcoord.conformance.traces.checks import Spec
+    from kcoord.conformance.traces.generate import Options, drop_row, generate, non_edge_target, write_parquet
+    from kcoord.model.loader import bundled_machines
+
+    machines = {name: m for name, m in bundled_machines().items() if name in DEMO_MACHINES}
+    seed = 7
+    out.print(f"seed {seed}: random valid traces of {', '.join(sorted(machines))} (Parquet)")
+    traces, _ = generate(machines, seed, Options(keys=8, rows=200))
+    clean, broken = workdir / "traces-clean", workdir / "traces-broken"
+    write_parquet(traces, machines, str(clean))
+    rng = random.Random(seed)
+    name = "Transaction"
+    spec = Spec.of(machines[name])
+    mutated = dict(traces) | {name: drop_row(non_edge_target(traces[name], spec, rng), spec, rng)}
+    write_parquet(mutated, machines, str(broken))
+    found_clean = demo_check(out, [clean], report_dir=workdir / "check-clean")
+    out.print(f"clean traces: {found_clean} violations (expected 0)")
+    found_broken = demo_check(out, [broken], report_dir=workdir / "check-broken", shown=1)
+    out.print(f"traces with an illegal edge and a lost row: {found_broken} violations (expected > 0)")
+    return found_clean == 0 and found_broken > 0

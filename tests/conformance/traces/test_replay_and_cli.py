@@ -1,0 +1,97 @@
+"""`kcoord replay` writes a test that fails on the violating witness and passes on the corrected one; the
+`check-traces` command's exit codes and outputs (Python engine; the Spark engine shares `job.run`)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kcoord.cli import _register, app
+from kcoord.conformance.traces.checks import Spec
+from kcoord.conformance.traces.generate import Options, change_error, generate, write_jsonl
+from kcoord.conformance.traces.output import read_violations
+from kcoord.conformance.traces.replay import Unsupported, render_test
+from kcoord.model.loader import bundled_machines
+
+
+def _violations(tmp_path: Path) -> Path:
+    machines = {"Transaction": bundled_machines()["Transaction"]}
+    traces, _ = generate(machines, 4, Options(keys=4, rows=120))
+    traces = {"Transaction": change_error(traces["Transaction"], Spec.of(machines["Transaction"]),
+                                          random.Random(2))}
+    write_jsonl(traces, str(tmp_path / "traces"))
+    return tmp_path / "traces"
+
+
+def _exec(source: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "test_replay.py", "exec"), namespace)
+    return namespace
+
+
+def test_replay_fails_on_the_witness_and_passes_once_corrected(tmp_path: Path) -> None:
+    _register()
+    traces = _violations(tmp_path)
+    result = CliRunner().invoke(app, ["check-traces", str(traces), "--engine", "python", "--out",
+                                      str(tmp_path / "out")])
+    assert result.exit_code == 1, result.output
+    (v,) = [v for v in read_violations(str(tmp_path / "out" / "violations")) if v.check == "wrong_error"]
+    assert v.id in result.output and "<== violation" in result.output
+    replayed = CliRunner().invoke(app, ["replay", v.id, "--violations", str(tmp_path / "out"), "-o",
+                                        str(tmp_path / "test_replay.py")])
+    assert replayed.exit_code == 0, replayed.output
+    namespace = _exec((tmp_path / "test_replay.py").read_text())
+    with pytest.raises(AssertionError, match="the spec answers"):
+        namespace["replay"](namespace["WITNESS"])
+    fixed = json.loads(json.dumps(namespace["WITNESS"]))
+    for seg in fixed["segments"]:
+        for row in seg["rows"]:
+            if row["seq"] == v.seq:
+                row["error"] = _spec_error(row)
+    namespace["replay"](fixed)
+
+
+def _spec_error(row: dict[str, Any]) -> str:
+    m = bundled_machines()["Transaction"]
+    r = next(x for x in m.rows if x.index == row["row"])
+    return str(getattr(r, "error", None) or getattr(r, "answer", "NONE"))
+
+
+def test_trace_properties_are_not_replayed() -> None:
+    from kcoord.conformance.traces.checks import Violation
+
+    with pytest.raises(Unsupported, match="trace property"):
+        render_test(Violation("Transaction", "k", "monotonic", "epochs_monotonic", 3, 3, 3, "x:1", "m", "", "{}"))
+
+
+def test_check_traces_exit_codes(tmp_path: Path) -> None:
+    _register()
+    machines = dict(bundled_machines())
+    traces, _ = generate(machines, 8, Options(keys=3, rows=40))
+    write_jsonl(traces, str(tmp_path / "clean"))
+    runner = CliRunner()
+    ok = runner.invoke(app, ["check-traces", str(tmp_path / "clean"), "--engine", "python", "--format", "junit",
+                             "--out", str(tmp_path / "o")])
+    assert ok.exit_code == 0, ok.output
+    assert "<testsuites" in ok.output and (tmp_path / "o" / "summary.json").is_file()
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["violations_total"] == 0
+    assert runner.invoke(app, ["check-traces", str(tmp_path / "nope"), "--engine", "python"]).exit_code == 2
+    assert runner.invoke(app, ["check-traces", str(tmp_path / "clean"), "--format", "xml"]).exit_code == 2
+
+
+def test_demo_check_prints_the_report_and_counts_violations(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from kcoord.cmd_traces import demo_check
+
+    traces = _violations(tmp_path)
+    console = Console(record=True, width=120)
+    found = demo_check(console, [traces], engine="python", report_dir=tmp_path / "out")
+    text = console.export_text()
+    assert found >= 1 and "wrong_error" in text and f"{found} violations" in text
+    assert read_violations(str(tmp_path / "out" / "violations"))

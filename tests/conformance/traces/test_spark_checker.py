@@ -1,0 +1,144 @@
+"""The Spark checker agrees with the reference checker, violation for violation, on random traces and mutations;
+malformed rows are quarantined the same way by both engines and never stop a run."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from kcoord.conformance.traces.checks import Spec
+from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
+from kcoord.conformance.traces.job import Config, run
+from kcoord.conformance.traces.output import read_violations
+from kcoord.model import ir
+from kcoord.model.loader import bundled_machines
+
+from .helpers import LEASE_WITH_FENCED
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+
+def machines() -> dict[str, ir.Machine]:
+    """Every trace-property form (GroupLease), the largest expressions (Transaction), `exclusive` on a real machine
+    and a variable named like a common column (PartitionProducer); the expression compiler itself is checked on
+    every bundled machine in tests/model/test_spark_backend.py."""
+    bundled = bundled_machines()
+    return {"GroupLease": LEASE_WITH_FENCED, **{n: bundled[n] for n in ("Transaction", "ConsumerGroupMember",
+                                                                          "PartitionProducer")}}
+
+
+def both(spark: Any, root: Path, ms: dict[str, ir.Machine]) -> tuple[Any, Any, dict[Any, Any], dict[Any, Any]]:
+    py = run(Config([str(root)], str(root.parent / "out-python"), engine="python"), ms)
+    sp = run(Config([str(root)], str(root.parent / "out-spark"), engine="spark"), ms, spark=spark)
+    a = {v.identity: v for v in read_violations(str(root.parent / "out-python" / "violations"))}
+    b = {v.identity: v for v in read_violations(str(root.parent / "out-spark" / "violations"))}
+    return py, sp, a, b
+
+
+def py_all(root: Path) -> list[Any]:
+    return read_violations(str(root.parent / "out-python" / "violations"))
+
+
+def _count(violations: list[Any], identity: Any) -> int:
+    return sum(1 for v in violations if v.identity == identity)
+
+
+@settings(max_examples=1, deadline=None, derandomize=True, phases=(Phase.explicit, Phase.generate),
+          suppress_health_check=list(HealthCheck))  # one Spark run costs minutes: one derandomized case, every
+# mutation kind applied in turn (derandomized, hypothesis starts from its simplest case: seed 0, sorted order, JSONL)
+@given(seed=st.integers(0, 10_000), mutations=st.permutations(sorted(MUTATIONS)), parquet=st.booleans())
+def test_spark_and_python_report_the_same_violations(spark: Any, tmp_path_factory: pytest.TempPathFactory,
+                                                      seed: int, mutations: list[str], parquet: bool) -> None:
+    ms = machines()
+    traces, _ = generate(ms, seed, Options(keys=4, rows=60))
+    rng = random.Random(seed)
+    for name in mutations:
+        traces = {m: MUTATIONS[name](rows, Spec.of(ms[m]), rng) for m, rows in traces.items()}
+    root = tmp_path_factory.mktemp("diff") / "traces"
+    (write_parquet(traces, ms, str(root)) if parquet else write_jsonl(traces, str(root), files_per_machine=2))
+    py, sp, a, b = both(spark, root, ms)
+    assert set(a) == set(b)
+    assert a, "the mutations broke nothing"
+    assert {k: v.message for k, v in a.items()} == {k: v.message for k, v in b.items()}
+    assert {k: v.location for k, v in a.items()} == {k: v.location for k, v in b.items()}
+    unique = {k for k in a if _count(py_all(root), k) == 1}  # a duplicated row gives one identity twice
+    shown = {k: v.witness for k, v in b.items() if v.witness and k in unique}
+    assert shown and all(a[k].witness == w for k, w in shown.items())
+    assert py.summary.violations == sp.summary.violations and py.summary.rows_read == sp.summary.rows_read
+    assert py.exit_code == sp.exit_code == 1
+
+
+BAD_LINES = [
+    '{"machine": "GroupLease", "seq": "7"}',  # wrong type
+    '{"machine": "GroupLease"',  # not JSON
+    "[1, 2]",  # not an object
+]
+
+
+def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
+    """Malformed rows of every kind beside the valid ones; returns the quarantine counts they must give."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    variants = [good | {"event": "Nope"}, good | {"to_state": "Gone"}, good | {"machine": "Other"},
+                {k: v for k, v in good.items() if k != "generation"}, good | {"arg_m": None},
+                good | {"last_release": "LATER"}, good | {"owned": ["a", None]}, good | {"generation": 2**40}]
+    lines = [*BAD_LINES, *(json.dumps({k: sorted(v) if isinstance(v, frozenset) else v for k, v in r.items()})
+                           for r in variants)]
+    (root / "GroupLease" / "bad.jsonl").write_text("\n".join(lines) + "\n")
+    pq.write_table(pa.table({"seq": pa.array(["x"])}), root / "GroupLease" / "wrong.parquet")
+    (root / "Unknown").mkdir()
+    (root / "Unknown" / "a.jsonl").write_text('{"machine": "Unknown"}\n')
+    return {"malformed": 3, "unknown": 2, "wrong_machine": 1, "missing": 2, "unknown_member": 1,
+            "null_element": 1, "out_of_range": 1, "bad_file_schema": 1, "unknown_machine": 1}
+
+
+def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) -> None:
+    """One Spark run: unmutated random traces (Parquet, in a partition folder) give nothing; the hand-made cases of
+    test_pycheck beside them (JSON Lines: loads as snapshots, a key starting again after a terminal state, a step of
+    one event, the `before` window) give exactly their violations; malformed rows of every kind are quarantined
+    with the same reasons and never stop the run — the same in both engines."""
+    from .helpers import BOX, acquire, box_rows, lease_rows
+    from .test_pycheck import _load
+
+    gone = box_rows("b1", [("Put", {"k": 3}, 100), ("Delete", {}, 110), ("Poke", {}, 120)])
+    again = box_rows("b1", [("Put", {"k": 2}, 130)], seq=3)
+    carried = box_rows("b2", [("Put", {"k": 3}, 100), ("Delete", {}, 110)])
+    carried += [box_rows("b2", [("Put", {"k": 2}, 130)], seq=2)[0] | {"n": 5}]
+    stepped = box_rows("b3", [("Put", {"k": 3}, 100), ("Put", {"k": 1}, 110), ("Delete", {}, 120)])
+    stepped[1] = stepped[1] | {"n": 2}
+    back = box_rows("b4", [("Put", {"k": 3}, 100), ("Delete", {}, 110)])
+    back.append(_load(back[1], seq=2, ts_ms=120, from_state="Gone", to_state="Open"))
+    held = lease_rows("g1", [acquire("m1", {"p1"}, 100)])
+    held.append(_load(held[0], seq=2**32, coordinator_epoch=1, ts_ms=150, from_state="Free"))
+    window = lease_rows("g2", [acquire("m1", {"q1"}, 100), ("Release", {"m": "m1", "gen": 0}, 200)])
+    window.append(_load(window[0], seq=2, ts_ms=400, from_state="Free"))
+    entered = lease_rows("g3", [acquire("m1", {"r1"}, 100), ("Release", {"m": "m1", "gen": 0}, 200),
+                                ("Release", {"m": "m1", "gen": 0}, 300)])
+    entered.append(_load(entered[0], seq=3, ts_ms=400, from_state="Free"))
+    entered.append(lease_rows("g3", [acquire("m2", {"r2"}, 250)], seq=9)[0] | {"key": "g3-other"})
+    ms = {"Box": BOX, **machines()}
+    root = tmp_path / "traces"
+    clean, _ = generate(machines(), 11, Options(keys=5, rows=80))
+    write_parquet(clean, ms, str(root), partition="day=1")
+    hand_made = {"Box": gone + again + carried + stepped + back, "GroupLease": held + window + entered}
+    write_jsonl(hand_made, str(root))
+    expected = add_malformed(root, next(r for r in clean["GroupLease"] if r["event"] == "Acquire"))
+    py, sp, a, b = both(spark, root, ms)
+    assert py.summary.quarantined == sp.summary.quarantined == expected
+    assert any((root.parent / "out-spark" / "quarantine").glob("*.json"))
+    lines = (root.parent / "out-python" / "quarantine" / "part-python.jsonl").read_text()
+    assert lines.count("\n") == sum(expected.values())
+    rows = sum(len(r) for r in clean.values()) + sum(len(r) for r in hand_made.values())
+    assert sum(sp.summary.rows_read.values()) == sum(py.summary.rows_read.values()) == rows
+    assert set(a) == set(b) and {k: v.message for k, v in a.items()} == {k: v.message for k, v in b.items()}
+    assert {(m, c, k, s) for m, k, c, _, s in a} == {
+        ("Box", "effect_mismatch", "b2", 2), ("Box", "effect_mismatch", "b3", 1), ("Box", "step", "b3", 1),
+        ("Box", "frame_mismatch", "b3", 2), ("Box", "illegal_transition", "b4", 2),
+        ("GroupLease", "before", "g2", 2)}

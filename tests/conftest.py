@@ -1,0 +1,17 @@
+"""Shared fixtures: one local SparkSession for the whole test session (starting one costs 5–10 s)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from kcoord.conformance.traces.session import local_session
+
+    session = local_session("local[2]", shuffle_partitions=2)
+    yield session
+    session.stop()

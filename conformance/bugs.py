@@ -55,7 +55,7 @@ BUGS: dict[str, SeededBug] = {b.name: b for b in (
         "The group coordinator answers a COMMIT marker for __consumer_offsets before the transaction's offsets are "
         "materialised; the transaction coordinator then writes CompleteCommit while the offsets are still pending, and "
         "the producer's next TxnOffsetCommit is not held back (the old marker materialises it too).",
-        "ClusterConfig.bug_kafka_17507", "Transaction", (("before", ""),), 3, 1_500,
+        "ClusterConfig.bug_kafka_17507", "Transaction", (("before", "commit_after_markers"),), 3, 1_500,
         {"producers": 0, "classic_consumers": 0, "consumers": 0, "streams": 2, "veterans": 0, "faults": frozenset()}),
     SeededBug(
         "KAFKA-16147", "https://issues.apache.org/jira/browse/KAFKA-16147",

@@ -1,8 +1,10 @@
 """`kcoord demo`: the main job, as `make demo` runs it.
 
-Checks every spec, regenerates the tables and diagrams, verifies every machine with z3, and prints a summary per
-machine. Later stages (a coordinator workload, Spark trace checking, a real-client run against `kcoord serve`) are
-added here as they land. Exits non-zero if any stage finds a problem.
+Checks every spec, regenerates the tables and diagrams, verifies every machine with z3, prints a summary per machine;
+then runs the coordinators (a transactional workload, a classic and a KIP-848 group), simulates a mixed workload with
+faults and checks its traces on local Spark (clean, then with a seeded Kafka bug that must be caught), serves the
+Kafka protocol to a real client and checks that run's traces, and runs the generated conformance suite. Exits
+non-zero if any stage finds a problem.
 """
 
 from __future__ import annotations
@@ -20,10 +22,17 @@ from kcoord.model.verify import Options
 from kcoord.model.verify_report import exit_code, render_text
 
 from .cli import EXIT_PROBLEMS, app, console
+from .cmd_conformance import demo_stage as conformance_demo
+from .cmd_serve import demo_stage as serve_demo
+from .cmd_simulate import demo_bug_stage
+from .cmd_simulate import demo_stage as simulate_demo
 from .cmd_spec import summary_table
+from .cmd_traces import demo_check
 from .cmd_verify import run_verification
 from .demo_coordinators import group_stage, txn_stage
 from .specs import load_or_exit, repo_root, spec_paths
+
+DEMO_BUG = "KAFKA-16147"
 
 
 @app.command("demo")
@@ -35,9 +44,10 @@ def demo(
     = None,
 ) -> None:
     """Run the main job: check every spec, regenerate tables and diagrams, verify every machine with z3, print a
-    summary per machine.
+    summary per machine; run both coordinators, a simulation with faults checked on Spark (clean, then a seeded bug
+    caught), a real Kafka client against kcoord serve, and the generated conformance suite.
 
-    Example: kcoord demo
+    Example: kcoord demo --workdir /tmp/kcoord-demo
     """
     out = console()
     out.rule("1. check the specs")
@@ -59,8 +69,33 @@ def demo(
     ok &= _stage(out, "transactions", txn_stage(out, work / "transactions"))
     out.rule("5. the group coordinator: a classic group and a KIP-848 group")
     ok &= _stage(out, "groups", group_stage(out, work / "groups"))
+    out.rule("6. simulate a mixed workload with faults, check its traces on local Spark")
+    ok &= _stage(out, "simulation", _simulate_and_check(out, work / "simulation"))
+    out.rule("7. kcoord serve: a real Kafka client (kafka-python) against the server, then its traces checked")
+    ok &= _stage(out, "server", _serve_and_check(out, work / "serve"))
+    out.rule("8. generated conformance tests: every transition and rejection, in lockstep with the reference model")
+    ok &= _stage(out, "conformance", conformance_demo(out, work / "conformance"))
     if not ok:
         raise typer.Exit(EXIT_PROBLEMS)
+
+
+def _simulate_and_check(out: Console, work: Path) -> bool:
+    """The simulator's mixed workload is clean on Spark; the same run with a seeded Kafka bug is caught."""
+    clean = simulate_demo(out, work)
+    found = demo_check(out, [clean], report_dir=work / "report-clean")
+    out.print(f"simulated traces: {found} violations (expected 0)")
+    buggy = demo_bug_stage(out, work, DEMO_BUG)
+    caught = demo_check(out, [buggy], report_dir=work / "report-bug")
+    out.print(f"with the seeded bug {DEMO_BUG}: {caught} violations (expected > 0: the bug is caught)")
+    return found == 0 and caught > 0
+
+
+def _serve_and_check(out: Console, work: Path) -> bool:
+    if not serve_demo(out, work):
+        return False
+    found = demo_check(out, [work / "traces"], engine="python", report_dir=work / "report")
+    out.print(f"the server's traces: {found} violations (expected 0)")
+    return found == 0
 
 
 def _stage(out: Console, name: str, passed: bool) -> bool:

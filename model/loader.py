@@ -90,10 +90,10 @@ def _check_cross_references(machines: list[ir.Machine], diags: Diagnostics) -> l
     by_name = {m.name: m for m in machines}
     clean = []
     for m in machines:
-        problems = [p for prop in m.traces if prop.form in ("before", "fenced")
+        problems = [(prop.span, p) for prop in m.traces if prop.form in ("before", "fenced")
                     for p in _reference_problems(m, prop, by_name)]
-        for message in problems:
-            diags.error(m.span if not m.traces else next(p.span for p in m.traces), message)
+        for span, message in problems:
+            diags.error(span, message)
         if not problems:
             clean.append(m)
     return clean

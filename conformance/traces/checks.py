@@ -16,6 +16,10 @@ same group id may later be created again from Empty; rows in Dead itself continu
 error-table checks apply to them (`illegal_transition`, `discontinuity`, `reject_changed_state`, `wrong_error`).
 `pending` is the row's `pending` column, or true when the pre-state is a pending-only state (as the runtime passes it).
 
+An event argument may be null: the runtime computes some arguments only when the chosen row reads them (a fresh
+producer id is allocated only by the rows that use it) and records null for one it never computed. A precondition
+(`requires`) that reads a null argument is not evaluated, as in the runtime.
+
 `load` rows are snapshots, not transitions. A coordinator that loads a partition installs each key's latest value
 (and a log reader turns every record value into one): the value may summarise several transitions (states that are
 never written, values superseded before a compaction) and the loading coordinator may not have known the key at all
@@ -67,7 +71,8 @@ The trace properties (`trace` declarations; one violation per row and property; 
   the old one) *in the entering row's window*: at or after the time
   the instance entered the state it now leaves (the `ts_ms` of the first row of the run of consecutive rows that
   ended in the pre-state's state; rejections and stays in between do not move it; no lower bound for a key's first
-  row) and at or before the entering row's `ts_ms`. The window is what makes the KAFKA-17507 ordering checkable:
+  row) and at or before the entering row's `ts_ms`; a `load` row never enters a state here (it is a snapshot).
+  The window is what makes the KAFKA-17507 ordering checkable:
   Complete* must follow a marker of *this* transaction, written after its Prepare*; an older event of the same K
   (the previous transaction's) does not count. Rows of different machines in one millisecond are unordered, and a
   property only fails on an order it can prove.

@@ -160,7 +160,9 @@ def rules(m: ir.Machine) -> list[Rule]:
     states = tuple(s.name for s in m.states)
     out += [Rule("not_in", "from_state", states), Rule("not_in", "to_state", states)]
     out += [Rule("missing", name) for name, _, _ in key_and_vars if name not in common]
-    out += [Rule("missing", arg_column(name), events=evs) for name, _, evs in args]
+    # An event argument may be null: the runtime computes some arguments only when the chosen row reads them (a
+    # fresh producer id is allocated only by the rows that use it) and records null for one never computed; the
+    # checks treat an expression over a null argument as not evaluated (never as a violation).
     fields = [*key_and_vars, *((arg_column(n), t, evs) for n, t, evs in args)]
     out += [Rule("null_element", name, events=evs) for name, t, evs in fields if isinstance(t, ir.SetType)]
     for name, t, evs in fields:

@@ -116,7 +116,7 @@ class MachinePlan:
     def condition_ok(self) -> str:
         """The spec row's guard and `assumes`, on the pre-state and arguments."""
         c = SparkCompiler(PRE)
-        cases = " ".join(f"WHEN {r.index} THEN coalesce(({c.sql(r.guard)}) AND ({c.sql(r.assumes)}), false)"
+        cases = " ".join(f"WHEN {r.index} THEN coalesce({c.sql(r.guard)}, false) AND coalesce({c.sql(r.assumes)}, true)"
                          for r in self.m.rows)
         return f"(CASE `row` {cases} ELSE true END)" if cases else "true"
 
@@ -355,7 +355,7 @@ class MachinePlan:
         df = df.select("*", F.last("_run", ignorenulls=True).over(
             w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("_entered"))
         df = df.select("*", F.lag("_entered", 1).over(w).alias("_since"))
-        entering = df.where(self._entering((state,)))
+        entering = df.where(self._entering((state,))).where(F.col("kind") != "load")  # a load row is a snapshot
         variables = {v.name for v in self.m.variables}
         cond = [F.expr(f"CASE WHEN pre_known THEN {quote('pre_' + k)} ELSE {quote(k)} END" if k in variables
                        else quote(k)) == F.col(f"_e_{k}") for k in prop.per]

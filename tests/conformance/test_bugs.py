@@ -38,22 +38,6 @@ def reference_check(traces: Path, out: Path, machines: dict[str, Any] | None = N
     return Checked(result.violations, result.quarantine.total)
 
 
-def lazy_rows(traces: Path) -> set[tuple[str, str, int]]:
-    """Rows whose lazily supplied argument was never computed (the runtime writes null: `new_producer_id` when the
-    chosen row took no new producer id)."""
-    return {(r["machine"], r["key"], r["seq"]) for r in _rows(traces)
-            if r["event"] in ("InitProducerId", "EndTxnV2") and r.get("arg_new_producer_id", 0) is None}
-
-
-def xfail_if_lazy_arguments_unsupported(checked: Checked, lazy: set[tuple[str, str, int]]) -> None:
-    """The reference checker must read a null lazy argument as "not computed" (findings: from the simulator). Until
-    it does, exactly those rows are quarantined (or reported): then the test cannot judge the rest and says why."""
-    on_lazy = [v for v in checked.violations if (v.machine, v.key, v.seq) in lazy]
-    if lazy and (checked.quarantined == len(lazy) or (on_lazy and len(on_lazy) == len(checked.violations))):
-        pytest.xfail(f"the reference checker does not accept null lazy arguments yet: {len(lazy)} such rows, "
-                     f"{checked.quarantined} rows quarantined, {len(on_lazy)} violations on them")
-
-
 def witness_rows(violation: Any) -> int:
     data = json.loads(violation.witness_rows)
     return sum(len(segment["rows"]) for segment in data["segments"])
@@ -124,13 +108,8 @@ def _offsets_completed_before_materialised(traces: Path) -> list[tuple[str, int]
     return late
 
 
-#: the bundled specs declare no KAFKA-17507 ordering property yet (see ORDERING_PROPERTY below)
-_NO_17507_PROPERTY = pytest.mark.xfail(strict=True, reason="spec/transaction.sm has no KAFKA-17507 ordering property")
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_NO_17507_PROPERTY) if n == "KAFKA-17507" else n
-                                  for n in BUGS])
+@pytest.mark.parametrize("name", list(BUGS))
 def test_seeded_bug_is_caught_and_the_fixed_coordinator_is_clean(name: str, tmp_path: Path) -> None:
     b = BUGS[name]
     buggy = run(b, tmp_path, "bug", with_bug=True)
@@ -139,7 +118,6 @@ def test_seeded_bug_is_caught_and_the_fixed_coordinator_is_clean(name: str, tmp_
     if name == "KAFKA-17507":
         assert _offsets_completed_before_materialised(buggy) and not _offsets_completed_before_materialised(fixed)
     clean = reference_check(fixed, tmp_path / "fixed-check")
-    xfail_if_lazy_arguments_unsupported(clean, lazy_rows(fixed))
     assert clean.quarantined == 0
     assert clean.violations == [], [(v.machine, v.key, v.check, v.name, v.message) for v in clean.violations[:5]]
     found = reference_check(buggy, tmp_path / "bug-check")
@@ -147,37 +125,3 @@ def test_seeded_bug_is_caught_and_the_fixed_coordinator_is_clean(name: str, tmp_
     assert caught, f"{name}: expected one of {b.checks} on {b.machine}, got " \
                    f"{sorted({(v.machine, v.check, v.name) for v in found.violations})}"
     assert min(witness_rows(v) for v in caught) <= WITNESS_ROWS_MAX
-
-
-ORDERING_PROPERTY = """
-  trace offsets_before_complete "KAFKA-17507: a transaction completes only after the markers of this transaction were
-                                 written (on __consumer_offsets: after its offsets were materialised)":
-    before Transaction.CompleteCommit requires PartitionProducer.WriteMarker on producer_id, producer_epoch
-"""
-
-
-@pytest.mark.slow
-def test_kafka_17507_with_the_ordering_property(tmp_path: Path) -> None:
-    """The property the specs lack, added to a copy of them: it reports the bug's run and not the fixed run (on
-    offsets-only transactions, which the Streams-like tasks run; see findings)."""
-    from kcoord.model.loader import bundled_spec_files, load
-
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    for f in bundled_spec_files():
-        text = Path(f).read_text()
-        if Path(f).name == "transaction.sm":
-            text = text.rstrip("\n") + "\n" + ORDERING_PROPERTY
-        (specs / Path(f).name).write_text(text)
-    machines = {m.name: m for m in load(sorted(specs.iterdir()))}
-    b = BUGS["KAFKA-17507"]
-
-    def ordering_violations(with_bug: bool) -> list[Any]:
-        traces = run(b, tmp_path, f"run-{with_bug}", with_bug=with_bug)
-        found = reference_check(traces, tmp_path / f"check-{with_bug}", machines).violations
-        wanted = ("Transaction", "before", "offsets_before_complete")
-        return [v for v in found if (v.machine, v.check, v.name) == wanted]
-
-    caught = ordering_violations(True)
-    assert caught and min(witness_rows(v) for v in caught) <= WITNESS_ROWS_MAX
-    assert ordering_violations(False) == []

@@ -1,0 +1,553 @@
+"""Driver for the KIP-848 machines ConsumerGroup and ConsumerGroupMember: spec events → `GroupCoordinator`'s
+ConsumerGroupHeartbeat, DeleteGroups and offset APIs.
+
+One group (`g1`) on a one-node `Cluster` with group.consumer.max.size 3 (so GROUP_MAX_SIZE_REACHED is reachable),
+topics `orders` (3 partitions) and `payments` (2), dynamic members `a`, `b`, `c` (their own member ids) and the
+static instance `i1` (member ids `s` and, for a replacement, `r`). Actions are the requests, in the spec's words:
+- `Heartbeat(member, epoch, ...)`: one ConsumerGroupHeartbeat with the request's fields (`owned` as partition names,
+  `topics`, `instance`, `rebalance_timeout`, and the optional fields the validation rows read: `rack`, `regex`,
+  `assignor`); epoch 0 is the spec's Join, -1 Leave, -2 StaticLeave, others Heartbeat;
+- `Delete`, `OffsetCommit(member, epoch, api_version)`, `TxnOffsetCommit(member, epoch)` (in a transaction of the
+  driver's producer, opened on demand, left open until `EndTxn`), `OffsetFetch(member, epoch, require_stable)`,
+  `OffsetDelete(topic)`.
+Internal events happen the way they happen in the broker: `SessionTimeout` / `RebalanceTimeout` advance the clock
+to the earliest such timer of the group; `ExpireOffsets` advances past offsets.retention.ms to the expiration job
+(ExpireOffset, Expire); `Reload` unloads and loads `__consumer_offsets` (Unload, then the load path);
+`ReplayUnknown(member)` appends a current-assignment record with a MemberState byte this version does not know
+(as a newer coordinator would write it) and reloads — the member is read back in Unknown (the spec's
+ReplayUnknownState; the implementation installs it as a `load` row).
+Checked after every step, beyond the lockstep: the heartbeat's answer (the first error of the rows it fired, else
+NONE with the member's new epoch and, when sent, its assignment), the offset APIs' answers, and that a step whose
+rows are all rejections wrote nothing to `__consumer_offsets`, while every current-assignment record written equals
+the member's spec post-state.
+Must not import: kcoord.cli.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kcoord.impl.cluster import ClusterConfig
+from kcoord.impl.group.config import GroupConfig
+from kcoord.impl.group.consumer_ops import rebalance_key, session_key
+from kcoord.impl.group.coordinator import EXPIRATION_KEY
+from kcoord.impl.group.messages import (
+    ConsumerGroupHeartbeatRequest,
+    JoinGroupRequest,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetDeleteRequest,
+    OffsetFetchRequest,
+    TxnOffsetCommitRequest,
+)
+from kcoord.impl.runtime.completion import Completion
+from kcoord.impl.storage import group_log_schema as schema
+from kcoord.impl.storage.log import PartitionLog, partition_dir_name
+from kcoord.impl.txn.config import TxnConfig
+from kcoord.model import ir
+
+from ..argsolver import Avoid
+from ..explore import Context
+from ..reference import Fired
+from .base import HELD_DURABILITY, Action, ClusterDriver, Key, Outcome, Values
+
+GROUP = "g1"
+TOPICS = (("orders", 3), ("payments", 2))
+MAX_SIZE = 3
+SESSION_MS = 45_000
+REBALANCE_MS = 30_000
+TXN_ID = "txn-cg"
+MACHINES = ("ConsumerGroup", "ConsumerGroupMember")
+DYNAMIC = ("a", "b", "c")
+STATIC = (("s", "i1"), ("r", "i1"))
+UNKNOWN_STATE_BYTE = 99  # not a MemberState id of this version: MemberState.fromValue gives UNKNOWN
+REQUESTS = ("Heartbeat", "Delete", "OffsetCommit", "TxnOffsetCommit", "OffsetFetch", "OffsetDelete")
+
+
+def group_config() -> GroupConfig:
+    return GroupConfig(num_partitions=1, consumer_max_size=MAX_SIZE, consumer_session_timeout_ms=SESSION_MS,
+                       offsets_retention_ms=60_000, offsets_retention_check_interval_ms=10_000)
+
+
+def heartbeat(member: str, epoch: int, **fields: Any) -> Action:
+    """A heartbeat action with the defaults of a well-formed request."""
+    args: dict[str, Any] = {"member": member, "epoch": epoch}
+    if epoch == 0:
+        args.update(topics=["orders"], owned=[], rebalance_timeout=REBALANCE_MS)
+    args.update(fields)
+    return Action("Heartbeat", args)
+
+
+class ConsumerGroupDriver(ClusterDriver):
+    machines = MACHINES
+    main = "ConsumerGroup"
+
+    def __init__(self, *, workdir: Path | None = None, bug_kafka_17507: bool = False) -> None:
+        config = ClusterConfig(nodes=1, txn=TxnConfig(num_partitions=1, offsets_num_partitions=1),
+                               groups=group_config(), durability=HELD_DURABILITY, bug_kafka_17507=bug_kafka_17507)
+        super().__init__(config, workdir=workdir, topics=TOPICS)
+        self.groups = self.node.groups
+        self._txn: tuple[int, int] | None = None
+        self._log_mark = 0
+        self._ids: dict[str, Any] = {}
+
+    # ------------------------------------------------------------ reading the implementation
+
+    @property
+    def shard(self) -> Any:
+        return self.groups.runtime.shards[0]
+
+    def instances(self, machine: str) -> Mapping[Key, Values]:
+        return {k: dict(v) for k, v in self.shard.instances[machine].items()}
+
+    def search_env(self) -> dict[str, Any]:
+        """What the search must tell apart beyond the spec state: whether a classic group holds the id."""
+        classic = self.shard.instances.get("ClassicGroup", {}).get((GROUP,))
+        return {"classic_group": bool(classic is not None and classic["exists"])}
+
+    def topic_id(self, topic: str) -> Any:
+        if topic not in self._ids:
+            (meta,) = self.cluster.partitions.describe_topics([topic])
+            self._ids[topic] = meta.topic_id
+        return self._ids[topic]
+
+    def _owned(self, names: Sequence[str] | None) -> tuple[tuple[Any, tuple[int, ...]], ...] | None:
+        if names is None:
+            return None
+        by_topic: dict[str, list[int]] = {}
+        for text in names:
+            topic, _, p = str(text).rpartition("-")
+            by_topic.setdefault(topic, []).append(int(p))
+        return tuple((self.topic_id(t), tuple(sorted(ps))) for t, ps in sorted(by_topic.items()))
+
+    # ------------------------------------------------------------ performing actions
+
+    def perform(self, action: Action) -> Outcome:
+        self._log_mark = self.shard.log.log_end_offset
+        responses = self._perform(action)
+        return Outcome(responses, self.take_rows())
+
+    def _perform(self, action: Action) -> list[Any]:
+        name, a = action.name, action.args
+        if name in REQUESTS:
+            return [self.wait(self._submit(action))]
+        if name in ("SessionTimeout", "RebalanceTimeout"):
+            self._tick(name)
+        elif name == "ExpireOffsets":
+            self._expire_offsets()
+        elif name == "Reload":
+            self._reload()
+        elif name == "ReplayUnknown":
+            self._replay_unknown(str(a["member"]))
+            self._log_mark = self.shard.log.log_end_offset
+        elif name == "EndTxn":
+            self._end_txn()
+        elif name == "ClassicJoin":
+            req = JoinGroupRequest(GROUP, "", None, "consumer", (("range", b"\x00"),), 10_000, REBALANCE_MS,
+                                   api_version=3)
+            self.groups.join_group(req)  # parked in the join phase: the group now has a classic member
+            self.settle()
+        else:
+            raise ValueError(f"the ConsumerGroup driver has no action {name!r}")
+        return []
+
+    def _submit(self, action: Action) -> Completion[Any]:
+        a, g = action.args, self.groups
+        if action.name == "Heartbeat":
+            return g.consumer_group_heartbeat(ConsumerGroupHeartbeatRequest(
+                a.get("group", GROUP), str(a["member"]), int(a["epoch"]), instance_id=a.get("instance"),
+                rack_id=a.get("rack"), rebalance_timeout_ms=int(a.get("rebalance_timeout", -1)),
+                subscribed_topic_names=tuple(a["topics"]) if a.get("topics") is not None else None,
+                subscribed_topic_regex=a.get("regex"), server_assignor=a.get("assignor"),
+                topic_partitions=self._owned(a.get("owned"))))
+        if action.name == "Delete":
+            return g.delete_groups([GROUP])
+        if action.name == "OffsetCommit":
+            return g.offset_commit(OffsetCommitRequest(
+                GROUP, (("orders", (OffsetCommitPartition(0, 10),)),), str(a["member"]), int(a["epoch"]),
+                api_version=int(a.get("api_version", 9))))
+        if action.name == "TxnOffsetCommit":
+            pid, epoch = self._open_txn()
+            return g.txn_offset_commit(TxnOffsetCommitRequest(
+                TXN_ID, pid, epoch, GROUP, ((str(a.get("topic", "orders")), (OffsetCommitPartition(0, 20),)),),
+                str(a["member"]), int(a["epoch"])))
+        if action.name == "OffsetFetch":
+            member = a.get("member")
+            return g.offset_fetch(OffsetFetchRequest(GROUP, ((str(a.get("topic", "orders")), (0,)),),
+                                                     require_stable=bool(a.get("require_stable", False)),
+                                                     member_id=member, member_epoch=int(a["epoch"])))
+        if action.name == "OffsetDelete":
+            return g.offset_delete(OffsetDeleteRequest(GROUP, ((str(a["topic"]), (0,)),)))
+        raise ValueError(f"{action.name} is not a request")
+
+    def _deadlines(self, kind: str) -> list[int]:
+        timers = self.shard.timers
+        members = sorted(k[1] for k in self.shard.instances["ConsumerGroupMember"] if k[0] == GROUP)
+        key = rebalance_key if kind == "RebalanceTimeout" else session_key
+        return [d for d in (timers.deadline(key(GROUP, m)) for m in members) if d is not None]
+
+    def _tick(self, kind: str) -> None:
+        deadlines = self._deadlines(kind)
+        if not deadlines:
+            return
+        self.clock.advance(max(min(deadlines) - self.clock.now_ms(), 0))
+        self.settle()
+
+    def _expire_offsets(self) -> None:
+        retention = self.config.groups.offsets_retention_ms
+        self.advance(retention, step_ms=self.config.groups.offsets_retention_check_interval_ms)
+        job = self.shard.timers.deadline(EXPIRATION_KEY)
+        if job is not None:
+            self.clock.advance(max(job - self.clock.now_ms(), 0))
+            self.settle()
+
+    def _reload(self) -> None:
+        self.settle()
+        self.groups.unload(0)
+        self.groups.load(0)
+        self.settle()
+
+    def _replay_unknown(self, member: str) -> None:
+        """Append a current-assignment record for `member` with an unknown MemberState byte, then reload."""
+        self.settle()
+        self.groups.unload(0)
+        path = self.workdir / partition_dir_name("__consumer_offsets", 0)
+        log = PartitionLog.open(path)
+        try:
+            value = schema.ConsumerGroupCurrentMemberAssignmentValue(
+                member_epoch=1, previous_member_epoch=0, state=UNKNOWN_STATE_BYTE, assigned_partitions=(),
+                partitions_pending_revocation=())
+            log.append([(schema.encode_key(schema.ConsumerGroupCurrentMemberAssignmentKey(GROUP, member)),
+                         schema.encode_value(value))], timestamp_ms=self.clock.now_ms())
+            log.flush()
+        finally:
+            log.close()
+        self.groups.load(0)
+        self.settle()
+
+    def _open_txn(self) -> tuple[int, int]:
+        """The driver's producer, in a transaction that includes the group's offsets partition. A transaction the
+        coordinator aborted meanwhile (its timeout passed while the clock moved) fences the cached epoch: the
+        producer then initialises again, as a real client would."""
+        txn = self.node.txn
+        for _ in range(5):
+            if self._txn is None:
+                r = self.wait(txn.init_producer_id(TXN_ID, 60_000), markers=True)
+                if r.error != "NONE":  # CONCURRENT_TRANSACTIONS: an abort is completing
+                    self.settle(markers=True)
+                    continue
+                self._txn = (r.producer_id, r.producer_epoch)
+            pid, epoch = self._txn
+            added = self.wait(txn.add_offsets(TXN_ID, pid, epoch, GROUP))
+            if added == "NONE":
+                return pid, epoch
+            self._txn = None
+            self.settle(markers=True)
+        raise AssertionError("the driver's producer could not open a transaction")
+
+    def _end_txn(self) -> None:
+        if self._txn is None:
+            return
+        pid, epoch = self._txn
+        self.wait(self.node.txn.end_txn(TXN_ID, pid, epoch, "COMMIT", 4))
+        self.settle(markers=True)
+
+    # ------------------------------------------------------------ checks
+
+    def check(self, action: Action, fired: Sequence[Fired], outcome: Outcome) -> list[str]:
+        problems: list[str] = []
+        if action.name in REQUESTS and outcome.responses:
+            problems += [f"{action.render()}: {p}" for p in self._answer_problems(action, fired,
+                                                                                  outcome.responses[0])]
+        problems += self._record_problems(action, fired)
+        return problems
+
+    def _answer_problems(self, action: Action, fired: Sequence[Fired], response: Any) -> list[str]:
+        event = {"Heartbeat": "Heartbeat", "Delete": "Delete", "OffsetDelete": "OffsetDelete"}.get(action.name)
+        if event is not None and not any(f.machine == "ConsumerGroup" and f.event == event for f in fired):
+            return []  # another machine decided (no consumer group holds the id: the classic group's rows answer)
+        if action.name == "Heartbeat":
+            errors = [f.answer for f in fired if f.answer != "NONE" and not f.accepted]
+            want = errors[0] if errors else "NONE"
+            if response.error != want:
+                return [f"answered {response.error}, the spec answers {want}"]
+            if want == "NONE":
+                return self._heartbeat_answer(action, fired, response)
+            return []
+        got = _error_of(response)
+        if action.name in ("OffsetFetch", "OffsetDelete"):
+            top = [f.answer for f in fired if f.event in ("OffsetFetch", "OffsetDelete") and f.answer != "NONE"]
+            part = [f.answer for f in fired if f.event.endswith("Partition") and f.answer != "NONE"]
+            member = [f.answer for f in fired if f.machine == "ConsumerGroupMember" and f.answer != "NONE"]
+            want = (top or member or part or ["NONE"])[0]
+        else:
+            errors = [f.answer for f in fired if f.answer != "NONE"]
+            want = errors[0] if errors else "NONE"
+        if action.name in ("OffsetCommit", "TxnOffsetCommit") and not any(f.event == "OffsetCommit" and
+                                                                         f.machine == "ConsumerGroup" for f in fired):
+            return []  # not a consumer group's commit (a classic group takes it): another machine's rows
+        if got is not None and got != want:
+            return [f"answered {got}, the spec answers {want}"]
+        return []
+
+    def _heartbeat_answer(self, action: Action, fired: Sequence[Fired], response: Any) -> list[str]:
+        member_rows = [f for f in fired if f.machine == "ConsumerGroupMember" and f.event in
+                       ("Join", "Heartbeat", "Leave", "StaticLeave")]
+        if not member_rows:
+            return []
+        post = member_rows[-1].post
+        epoch = int(action.args["epoch"])
+        if epoch in (-1, -2):
+            return [] if response.member_epoch == epoch else [f"left with epoch {response.member_epoch}, expected "
+                                                              f"{epoch}"]
+        problems = []
+        if response.member_epoch != post["member_epoch"]:
+            problems.append(f"answered member epoch {response.member_epoch}, the spec's is {post['member_epoch']}")
+        if response.assignment is not None:
+            names = {f"{self._topic_name(t)}-{p}" for t, ps in response.assignment for p in ps}
+            if names != set(post["assigned"]):
+                problems.append(f"answered assignment {sorted(names)}, the spec's is {sorted(post['assigned'])}")
+        return problems
+
+    def _topic_name(self, topic_id: Any) -> str:
+        for name, tid in self._ids.items():
+            if tid == topic_id:
+                return name
+        for name, _ in TOPICS:
+            if self.topic_id(name) == topic_id:
+                return name
+        return str(topic_id)
+
+    def _written(self) -> list[tuple[Any, Any]]:
+        out = []
+        for batch in self.shard.log.read(self._log_mark):
+            if batch.is_control:
+                continue
+            for r in batch.records:
+                if r.offset >= self._log_mark and r.key is not None:
+                    out.append(schema.decode_record(r.key, r.value))
+        return out
+
+    def _record_problems(self, action: Action, fired: Sequence[Fired]) -> list[str]:
+        if action.name not in REQUESTS:
+            return []
+        written = [(k, v) for k, v in self._written() if getattr(k, "group_id", getattr(k, "group", None)) == GROUP]
+        ours = [f for f in fired if f.machine in MACHINES]
+        others = [k for k, _ in written if not isinstance(k, schema.OffsetCommitKey)]
+        if ours and all(not f.accepted for f in ours) and others:
+            return [f"every row rejected, yet {len(written)} records were written to __consumer_offsets"]
+        problems = []
+        posts = {f.key[1]: f.post for f in fired if f.machine == "ConsumerGroupMember" and f.accepted}
+        last: dict[str, Any] = {}  # a member's latest current-assignment record of the step (a static replacement
+        for key, value in written:  # writes the copy at epoch 0 before the reconciled one, as Kafka does)
+            if isinstance(key, schema.ConsumerGroupCurrentMemberAssignmentKey) and key.member_id in posts:
+                last[key.member_id] = value
+        for member_id, value in sorted(last.items()):
+            post = posts[member_id]
+            key = schema.ConsumerGroupCurrentMemberAssignmentKey(GROUP, member_id)
+            if value is None:
+                if post["state"] != "Removed":
+                    problems.append(f"member {key.member_id}'s assignment was tombstoned, the spec has it "
+                                    f"{post['state']}")
+                continue
+            if (value.member_epoch, value.previous_member_epoch) != (post["member_epoch"],
+                                                                     post["previous_member_epoch"]):
+                problems.append(f"member {key.member_id}'s record has epochs ({value.member_epoch}, "
+                                f"{value.previous_member_epoch}), the spec ({post['member_epoch']}, "
+                                f"{post['previous_member_epoch']})")
+        return problems
+
+
+def _error_of(response: Any) -> str | None:
+    if isinstance(response, list):  # DeleteGroups
+        return str(response[0][1]) if response else None
+    error = getattr(response, "error", None)
+    if error is not None and error != "NONE":
+        return str(error)
+    topics = getattr(response, "topics", None)
+    if topics:
+        errors = set()
+        for _, parts in topics:
+            for part in parts:
+                errors.add(str(part[1]) if isinstance(part, tuple) else str(getattr(part, "error", "NONE")))
+        return errors.pop() if len(errors) == 1 else f"mixed {sorted(errors)}"
+    return None if error is None else str(error)
+
+
+# ---------------------------------------------------------------------------------------------- search hooks
+
+
+#: seed programs in abstract steps (resolved against the spec state by `ConsumerGroupSearch.seeds`): deep group
+#: structures the breadth-first search would need many steps to reach
+SEEDS: tuple[tuple[tuple[str, str], ...], ...] = (
+    (("join", "a"), ("join", "b")),  # a Stable, b waiting for a's partitions: the group Reconciling
+    (("join", "a"), ("join", "b"), ("ack-all", "a")),  # a must revoke: UnrevokedPartitions
+    (("join", "a"), ("join", "b"), ("ack-all", "a"), ("ack", "a"), ("ack", "b")),  # two members, group Stable
+    (("join", "s"),),  # a static member, Stable
+    (("join", "s"), ("join", "a")),  # static member holding everything, a dynamic one waiting
+    (("join", "s"), ("join", "a"), ("ack-all", "s")),  # the static member revoking
+    (("join", "s"), ("join", "a"), ("ack-all", "s"), ("ack", "s"), ("ack", "a")),  # static + dynamic, group Stable
+    (("join", "s"), ("static-leave", "s")),  # a static member at -2, the only member
+    (("join", "s"), ("join", "a"), ("ack-all", "s"), ("ack", "s"), ("ack", "a"), ("static-leave", "s")),
+    (("join", "a"), ("unknown", "b")),  # a member read back in Unknown next to a live one
+    (("join", "a"), ("commit", "a"), ("subscribe", "a")),  # an offset of a topic nobody subscribes to any more
+    (("join", "a"), ("join", "b"), ("join", "c")),  # a full group
+)
+
+
+def _concrete(step: tuple[str, str], view: Mapping[str, Any]) -> Action:
+    kind, m = step
+    static = {"instance": dict(STATIC)[m]} if m in dict(STATIC) else {}
+    epoch = int(view["member_epoch"])
+    if kind == "join":
+        return heartbeat(m, 0, **static)
+    if kind == "ack":
+        return heartbeat(m, epoch, owned=sorted(view["assigned"]), **static)
+    if kind == "ack-all":
+        return heartbeat(m, epoch, owned=sorted(view["held"]), **static)
+    if kind == "static-leave":
+        return Action("Heartbeat", {"member": m, "epoch": -2, **static})
+    if kind == "unknown":
+        return Action("ReplayUnknown", {"member": m})
+    if kind == "commit":
+        return Action("OffsetCommit", {"member": m, "epoch": epoch, "api_version": 9})
+    if kind == "subscribe":
+        return heartbeat(m, epoch, owned=sorted(view["assigned"]), topics=["payments"], **static)
+    raise ValueError(f"unknown seed step {kind!r}")
+
+
+class ConsumerGroupSearch:
+    """A fixed alphabet of requests per member, built from the spec state (so programs replay deterministically),
+    plus z3-chosen requests for the group's request-validation rows, and seed programs (`SEEDS`)."""
+
+    def seeds(self, factory: Any, refs: Mapping[str, Any]) -> list[tuple[Action, ...]]:
+        """`SEEDS` as concrete programs: each step is resolved against the spec state the previous ones left."""
+        from ..lockstep import Lockstep
+
+        out = []
+        for seed in SEEDS:
+            driver = factory()
+            try:
+                lock = Lockstep(driver, refs)
+                program: list[Action] = []
+                for step in seed:
+                    action = _concrete(step, refs["ConsumerGroupMember"].view((GROUP, step[1])))
+                    lock.step(action)
+                    program.append(action)
+                out.append(tuple(program))
+            finally:
+                driver.close()
+        return out
+
+    def candidates(self, ctx: Context) -> list[Action]:
+        group = ctx.view("ConsumerGroup", (GROUP,))
+        out = self._invalid(ctx, group)
+        members = {m: ctx.view("ConsumerGroupMember", (GROUP, m)) for m in (*DYNAMIC, *(s for s, _ in STATIC))}
+        for m, view in members.items():
+            instance = dict(STATIC).get(m)
+            out += self._member_actions(m, instance, view, group)
+        out += self._group_actions(group, members)
+        return out
+
+    def _invalid(self, ctx: Context, group: Mapping[str, Any]) -> list[Action]:
+        out = self._requests_for(ctx, group, GROUP)
+        blank = ctx.view("ConsumerGroup", ("",))  # "GroupId can't be empty": asked of the group id "" (z3 finds
+        # nothing else there: every later row's guard says group_id != "")
+        if blank["state"] == group["state"]:
+            out += [Action(a.name, {**a.args, "group": ""}) for a in self._requests_for(ctx, blank, "")]
+        return out
+
+    def _requests_for(self, ctx: Context, group: Mapping[str, Any], group_id: str) -> list[Action]:
+        out = []
+        for row in ctx.rows_from("ConsumerGroup", group["state"]):
+            if row.event != "Heartbeat" or not ctx.worth("ConsumerGroup", row, group["state"], (group_id,)):
+                continue
+            assert isinstance(row, ir.Rejection)
+            size = len(group["members"])
+            pins: dict[str, Any] = {"foreign_group": False, "group_size": size, "max_size": MAX_SIZE}
+            if row.error == "GROUP_MAX_SIZE_REACHED":
+                pins["member_id"] = Avoid(("", *sorted(group["members"])))
+            if row.error != "INVALID_REQUEST":
+                pins.update(owned=frozenset(), topics=frozenset({"orders"}))
+            args = ctx.solve("ConsumerGroup", row, group, pins=pins,
+                             prefer={"epoch": 0, "rebalance_timeout": REBALANCE_MS, "member_id": "a"},
+                             strings=["a", "orders"])
+            if args is None:
+                continue
+            out.append(Action("Heartbeat", {
+                "member": args["member_id"], "epoch": args["epoch"],
+                "instance": args["instance"] if args["instance_given"] else None,
+                "rack": args["rack"] if args["rack_given"] else None, "regex": "o.*" if args["regex_given"] else None,
+                "rebalance_timeout": args["rebalance_timeout"],
+                "owned": sorted(args["owned"]) if args["owned_given"] else None,
+                "topics": sorted(args["topics"]) if args["topics_given"] else None,
+                "assignor": ("range" if args["assignor_known"] else "bogus") if args["assignor_given"] else None}))
+        return out
+
+    def _member_actions(self, m: str, instance: str | None, view: Mapping[str, Any], group: Mapping[str, Any]
+                        ) -> list[Action]:
+        state = view["state"]
+        static = {"instance": instance} if instance else {}
+        if state == "Absent":
+            slow = [heartbeat(m, 0, rebalance_timeout=SESSION_MS * 2)] if m == "c" else []  # session before rebalance
+            return [heartbeat(m, 0, **static), heartbeat(m, 3), *slow,
+                    Action("Heartbeat", {"member": m, "epoch": -1, **static})]
+        epoch = int(view["member_epoch"])
+        assigned = sorted(view["assigned"])
+        held = sorted(view["held"])
+        out = []
+        if state == "StaticLeft":
+            out += [heartbeat(m, 0, **static), heartbeat(m, 0), heartbeat(m, 5, **static, owned=[])]
+            other = next(s for s, i in STATIC if i == instance and s != m)
+            out.append(heartbeat(other, 0, **static))
+        else:
+            out += [heartbeat(m, epoch, owned=assigned, **static),
+                    heartbeat(m, epoch, owned=held, **static),
+                    heartbeat(m, epoch, owned=[], **static),
+                    heartbeat(m, epoch, owned=None, **static),
+                    heartbeat(m, epoch, owned=assigned, topics=["orders", "payments"], **static),
+                    heartbeat(m, epoch, owned=assigned, rebalance_timeout=REBALANCE_MS + 1000, **static),
+                    heartbeat(m, epoch + 7, owned=assigned, **static),
+                    heartbeat(m, 0, **static),
+                    heartbeat(m, 0)]
+            if view["previous_member_epoch"] > 0 and view["previous_member_epoch"] != epoch:
+                out.append(heartbeat(m, int(view["previous_member_epoch"]), owned=assigned, **static))
+            if instance:
+                out.append(Action("Heartbeat", {"member": m, "epoch": -2, "instance": instance}))
+                other = next(s for s, i in STATIC if i == instance and s != m)
+                out.append(heartbeat(other, max(epoch, 1), owned=[], instance=instance))
+                out.append(Action("Heartbeat", {"member": other, "epoch": -1, "instance": instance}))
+        out.append(Action("Heartbeat", {"member": m, "epoch": -1, **static}))
+        out += [Action("OffsetCommit", {"member": m, "epoch": epoch, "api_version": 9}),
+                Action("OffsetCommit", {"member": m, "epoch": epoch, "api_version": 8}),
+                Action("OffsetCommit", {"member": m, "epoch": epoch + 1, "api_version": 9}),
+                Action("TxnOffsetCommit", {"member": m, "epoch": epoch}),
+                Action("TxnOffsetCommit", {"member": m, "epoch": epoch + 1}),
+                Action("OffsetFetch", {"member": m, "epoch": epoch}),
+                Action("OffsetFetch", {"member": m, "epoch": epoch + 1})]
+        return out
+
+    def _group_actions(self, group: Mapping[str, Any], members: Mapping[str, Mapping[str, Any]]) -> list[Action]:
+        out = [Action("Delete"),
+               Action("OffsetCommit", {"member": "", "epoch": -1, "api_version": 9}),
+               Action("OffsetCommit", {"member": "zz", "epoch": 0, "api_version": 9}),
+               Action("OffsetCommit", {"member": "zz", "epoch": 0, "api_version": 8}),
+               Action("TxnOffsetCommit", {"member": "zz", "epoch": 0}),
+               Action("OffsetFetch", {"member": None, "epoch": -1}),
+               Action("OffsetFetch", {"member": None, "epoch": -1, "require_stable": True}),
+               Action("OffsetFetch", {"member": "zz", "epoch": 0}),
+               Action("OffsetDelete", {"topic": "orders"}), Action("OffsetDelete", {"topic": "payments"})]
+        if group["group_epoch"] == 0:
+            out.append(Action("ClassicJoin"))  # a classic group takes the id: the heartbeat finds a foreign group
+        if group["group_epoch"] > 0:
+            out += [Action("SessionTimeout"), Action("RebalanceTimeout"), Action("ExpireOffsets"), Action("Reload"),
+                    Action("EndTxn"), Action("TxnOffsetCommit", {"member": "", "epoch": -1, "topic": "payments"})]
+            absent = [m for m, v in members.items() if v["state"] == "Absent"]
+            if absent:
+                out.append(Action("ReplayUnknown", {"member": absent[0]}))
+        return out
+
+
+__all__ = ["ConsumerGroupDriver", "ConsumerGroupSearch", "heartbeat"]

@@ -1,0 +1,347 @@
+"""Mutation testing of the generated suite: mutants of the runtime tables (`impl/_generated`) and the seeded-bug
+variants, each run against the generated cases in process; the score is the share of mutants some case kills.
+
+Owns: `Mutant`, `table_mutants` (single-edge and single-guard mutants of one machine's table), `patched` (a context
+manager that makes `MachineTable.load` return the mutated table: every coordinator built inside it runs the mutant,
+while the reference model, built from the IR, does not), `seeded_bug_mutants` (the variants of
+`kcoord.conformance.bugs`, imported defensively: the report says when the module is absent), `run_mutation` and
+`render_report` (the Markdown written to `conformance/MUTATION.md`).
+
+Mutant kinds (one change each, everything else the generated table):
+- `edge-retarget`: a transition row goes to another state (the table's valid-previous sets follow, so the runtime's
+  own edge check does not give it away);
+- `edge-drop`: a transition row loses one of its source states (the event is no longer answered there);
+- `guard-true` / `guard-false`: a row's own condition (what `decide` evaluates, rows in declaration order) is
+  replaced by true / false; `guard-negate`: by its negation. A guard-true mutant of a row that is already the last
+  row of every (state, event) it answers is not generated: the verifier proves the rows total, so the last row's
+  condition is already implied there (an equivalent mutant by construction).
+Survivors are listed with the reason the generator can state, or "not distinguished by any case" otherwise.
+Must not import: kcoord.cli.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kcoord.impl.statemachine import MachineTable, Row
+
+from .runner import Session
+from .suite import SuiteCase, load_cases, run_suite
+
+#: the generated table module of each machine
+MODULES = {"Transaction": "transaction", "ClassicGroup": "classic_group", "ConsumerGroup": "consumer_group",
+           "ConsumerGroupMember": "consumer_group_member", "PartitionProducer": "partition_producer"}
+KINDS = ("edge-retarget", "edge-drop", "guard-true", "guard-false", "guard-negate")
+#: why a seeded bug can survive the generated suite (shown only if it does; each is caught elsewhere, as named)
+SURVIVOR_NOTES = {
+    "KAFKA-17507": "needs a TxnOffsetCommit inside the transaction and a marker race: the Transaction driver's "
+                   "programs add data partitions only (caught by tests/impl/group/test_kafka_17507.py and the trace "
+                   "checkers)",
+    "endtxn-retry-commits-later": "needs a stale-epoch EndTxnV2 after the next TV2 transaction opened (three steps "
+                                  "past the first visit of every item; caught by the trace checkers' seeded-bug "
+                                  "tests)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    machine: str
+    kind: str
+    row: int  # -1 for a seeded bug
+    detail: str
+    apply: Callable[[], contextlib.AbstractContextManager[None]] = field(compare=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        return f"{self.machine}:{self.kind}:row{self.row}:{self.detail}" if self.row >= 0 else \
+            f"{self.machine}:{self.kind}:{self.detail}"
+
+
+@dataclass(slots=True)
+class Verdict:
+    mutant: Mutant
+    killed: bool
+    by: str = ""  # the killing case
+    cases_run: int = 0
+    reason: str = ""  # why a survivor survived (when known)
+    seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class MutationResult:
+    verdicts: list[Verdict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def killed(self) -> int:
+        return sum(v.killed for v in self.verdicts)
+
+    @property
+    def score(self) -> float:
+        return 100.0 * self.killed / len(self.verdicts) if self.verdicts else 100.0
+
+
+# ---------------------------------------------------------------------------------------------- table mutants
+
+
+def _copy_table(module: str) -> MachineTable:
+    return MachineTable(importlib.import_module(f"kcoord.impl._generated.{module}"))
+
+
+def _reindex(table: MachineTable, rows: Sequence[Row]) -> None:
+    table.rows = tuple(rows)
+    by_index = {r.index: r for r in rows}
+    index: dict[tuple[str, str], tuple[Row, ...]] = {}
+    for key, old in table.index.items():
+        kept = tuple(by_index[r.index] for r in old if r.index in by_index and key[0] in by_index[r.index].sources)
+        if kept:
+            index[key] = kept
+    table.index = index
+    previous: dict[str, set[str]] = {s: set() for s in table.states}
+    for r in rows:
+        if r.kind == "transition" and r.target is not None:
+            previous[r.target] |= set(r.sources)
+    table.valid_previous = {s: frozenset(v) for s, v in previous.items()}
+
+
+@contextlib.contextmanager
+def patched(module: str, change: Callable[[MachineTable], None]) -> Iterator[None]:
+    """Inside the block, `MachineTable.load(module)` returns a fresh copy of the table changed by `change`."""
+    original = MachineTable.__dict__["load"]
+
+    def load(cls: type[MachineTable], name: str) -> MachineTable:
+        table: MachineTable = original.__func__(cls, name)
+        if name == module:
+            table = _copy_table(name)
+            change(table)
+        return table
+
+    MachineTable.load = classmethod(load)  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        MachineTable.load = original  # type: ignore[method-assign]
+
+
+def _row_change(module: str, index: int, edit: Callable[[Row], Row | None]) -> Callable[[], Any]:
+    def change(table: MachineTable) -> None:
+        rows = []
+        for r in table.rows:
+            if r.index == index:
+                new = edit(r)
+                if new is not None:
+                    rows.append(new)
+            else:
+                rows.append(r)
+        _reindex(table, rows)
+    return lambda: patched(module, change)
+
+
+def _const(value: bool) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
+    return lambda s, a: value
+
+
+def _negate(g: Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+            ) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
+    return lambda s, a: not g(s, a)
+
+
+def _retarget(state: str) -> Callable[[Row], Row | None]:
+    return lambda r: dataclasses.replace(r, target=state)
+
+
+def _drop_source(state: str) -> Callable[[Row], Row | None]:
+    """The row without `state` among its sources (a row with no source left is gone)."""
+    return lambda r: dataclasses.replace(r, sources=r.sources - {state}) if len(r.sources) > 1 else None
+
+
+def _last_everywhere(table: MachineTable, row: Row) -> bool:
+    return all(table.index.get((s, row.event), ())[-1:] == (row,) for s in row.sources)
+
+
+def table_mutants(machine: str, kinds: Sequence[str] = KINDS) -> list[Mutant]:
+    module = MODULES[machine]
+    table = MachineTable.load(module)
+    out: list[Mutant] = []
+    for row in table.rows:
+        if "edge-retarget" in kinds and row.kind == "transition" and row.target is not None:
+            for other in table.states:
+                if other == row.target or (other in table.final_states and row.target not in table.final_states):
+                    continue
+                out.append(Mutant(machine, "edge-retarget", row.index, f"{row.event}->{other} (spec: {row.target})",
+                                  _row_change(module, row.index, _retarget(other))))
+        if "edge-drop" in kinds and row.kind != "reject":
+            for source in sorted(row.sources):
+                out.append(Mutant(machine, "edge-drop", row.index, f"{row.event} not from {source}",
+                                  _row_change(module, row.index, _drop_source(source))))
+        if "guard-true" in kinds and row.condition.strip() not in ("", "true") and not _last_everywhere(table, row):
+            out.append(Mutant(machine, "guard-true", row.index, f"{row.event}: `{row.condition}` -> true",
+                              _row_change(module, row.index, lambda r: dataclasses.replace(
+                                  r, guard=_const(True), local=_const(True)))))
+        if "guard-false" in kinds:
+            out.append(Mutant(machine, "guard-false", row.index, f"{row.event}: `{row.condition or 'true'}` -> false",
+                              _row_change(module, row.index, lambda r: dataclasses.replace(
+                                  r, guard=_const(False), local=_const(False)))))
+        if "guard-negate" in kinds and row.condition.strip() not in ("", "true"):
+            out.append(Mutant(machine, "guard-negate", row.index, f"{row.event}: not (`{row.condition}`)",
+                              _row_change(module, row.index, lambda r: dataclasses.replace(
+                                  r, guard=_negate(r.guard), local=_negate(r.local)))))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- seeded bugs
+
+
+def seeded_bug_mutants() -> tuple[list[Mutant], str]:
+    """The seeded-bug variants of `kcoord.conformance.bugs` (another task's module, imported defensively: the note
+    says when it is absent). Each `SeededBug` switches its bug on through `enable(config)`; the mutant applies it to
+    the `ClusterConfig` of every cluster a driver builds while the mutant is active."""
+    try:
+        bugs = importlib.import_module("kcoord.conformance.bugs")
+    except ImportError as e:
+        return [], f"seeded bugs: kcoord.conformance.bugs is absent ({e}); only table mutants were run"
+    registry: Any = getattr(bugs, "BUGS", None)
+    if not isinstance(registry, Mapping):
+        return [], "seeded bugs: kcoord.conformance.bugs has no BUGS registry; none were run"
+    out = []
+    skipped = []
+    for name, bug in sorted(registry.items()):
+        if not callable(getattr(bug, "enable", None)):
+            skipped.append(str(name))
+            continue
+        out.append(Mutant(str(getattr(bug, "machine", "any")), "seeded-bug", -1, str(name), _bug_switch(bug)))
+    note = f"seeded bugs: {len(out)} from kcoord.conformance.bugs ({', '.join(sorted(registry))})"
+    if skipped:
+        note += f"; skipped (no `enable`): {', '.join(skipped)}"
+    return out, note
+
+
+def _bug_switch(bug: Any) -> Callable[[], contextlib.AbstractContextManager[None]]:
+    @contextlib.contextmanager
+    def switched_on() -> Iterator[None]:
+        from .drivers import base
+
+        names = vars(base)  # the name the drivers' `ClusterDriver` builds its cluster with
+        original = names["Cluster"]
+
+        def build(workdir: Any, clock: Any, *, config: Any, **kwargs: Any) -> Any:
+            return original(workdir, clock, config=bug.enable(config), **kwargs)
+
+        names["Cluster"] = build
+        try:
+            yield
+        finally:
+            names["Cluster"] = original
+    return switched_on
+
+
+# ---------------------------------------------------------------------------------------------- running
+
+
+Fires = dict[str, frozenset[tuple[str, int, str]]]
+
+
+def profile(cases: Sequence[SuiteCase], session: Session) -> Fires:
+    """Case id → every (machine, row, source state) any step of the unmutated run took (the order hint, and the
+    proof that a mutant of a row no case takes changes nothing)."""
+    out: Fires = {}
+    obs = session.observation
+    for case in cases:
+        before = obs.transitions + obs.rejections
+        run_suite([case], session=session)
+        after = obs.transitions + obs.rejections
+        out[case.id] = frozenset(k for k in after if after[k] > before.get(k, 0))
+    return out
+
+
+def untouched(mutant: Mutant, fires: Fires) -> str | None:
+    """Why `mutant` provably changes no case's run, or None. A row that no step of any case takes cannot change a
+    run by going elsewhere (edge-retarget), by never matching (guard-false), or by losing a source state in which it
+    never matched (edge-drop): `decide` takes the first matching row in declaration order, and it never matched."""
+    if mutant.row < 0 or mutant.kind not in ("edge-retarget", "guard-false", "edge-drop"):
+        return None
+    taken = {(r, s) for f in fires.values() for (m, r, s) in f if m == mutant.machine}
+    if mutant.kind == "edge-drop":
+        state = mutant.detail.rsplit(" not from ", 1)[1]
+        if (mutant.row, state) in taken:
+            return None
+        return f"equivalent for the suite: row {mutant.row} is never taken in {state} by a generated case " \
+               "(a coverage gap of the suite, listed in its coverage report)"
+    if any(r == mutant.row for r, _ in taken):
+        return None
+    return f"equivalent for the suite: row {mutant.row} is never taken by a generated case (a coverage gap)"
+
+
+def _touches(mutant: Mutant, fires: Fires) -> Callable[[SuiteCase], bool]:
+    def first(case: SuiteCase) -> bool:
+        return any(m == mutant.machine and r == mutant.row for m, r, _ in fires.get(case.id, ()))
+    return first
+
+
+def _driver_of(machine: str) -> str:
+    return "ConsumerGroup" if machine == "ConsumerGroupMember" else machine
+
+
+def run_mutation(mutants: Sequence[Mutant], cases: Sequence[SuiteCase] | None = None, *,
+                 progress: Callable[[int, int, Verdict], None] | None = None) -> MutationResult:
+    """Run the cases against every mutant, stopping at the first kill (cases of the mutant's own driver and those
+    visiting its row first)."""
+    cases = list(cases) if cases is not None else load_cases()
+    start = time.perf_counter()
+    result = MutationResult()
+    session = Session()
+    fires = profile(cases, session)
+    for i, mutant in enumerate(mutants, 1):
+        t0 = time.perf_counter()
+        why = untouched(mutant, fires)
+        if why is not None:
+            result.verdicts.append(Verdict(mutant, False, reason=why))
+            if progress is not None:
+                progress(i, len(mutants), result.verdicts[-1])
+            continue
+        own = _driver_of(mutant.machine)
+        mine = [c for c in cases if c.driver == own]
+        others = [c for c in cases if c.driver != own] if mutant.row < 0 else []  # a seeded bug: every driver's
+        with mutant.apply():
+            run = run_suite(mine + others, session=session, stop_at_first_failure=True,
+                            first=_touches(mutant, fires))
+        verdict = Verdict(mutant, bool(run.failures), run.failures[0][0].id if run.failures else "", run.ran,
+                          seconds=time.perf_counter() - t0)
+        if not verdict.killed:
+            verdict.reason = SURVIVOR_NOTES.get(mutant.detail, "not distinguished by any generated case")
+        result.verdicts.append(verdict)
+        if progress is not None:
+            progress(i, len(mutants), verdict)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def render_report(result: MutationResult, *, command: str = "kcoord mutate") -> str:
+    lines = ["# Mutation score of the generated conformance suite", "",
+             f"Written by `{command}` (do not edit by hand). Each mutant changes one thing in a runtime table "
+             "(`impl/_generated`) or switches on one seeded Kafka bug; the generated cases "
+             "(`conformance/generated/`) run against it in process, and it is killed when one of them fails.", "",
+             f"**Score: {result.killed}/{len(result.verdicts)} killed ({result.score:.1f}%)**, "
+             f"in {result.seconds:.0f} s.", ""]
+    lines += [f"- {n}" for n in result.notes]
+    lines += ["", "| machine | kind | mutants | killed | score |", "|---|---|---:|---:|---:|"]
+    groups: dict[tuple[str, str], list[Verdict]] = {}
+    for v in result.verdicts:
+        groups.setdefault((v.mutant.machine, v.mutant.kind), []).append(v)
+    for (machine, kind), vs in sorted(groups.items()):
+        killed = sum(v.killed for v in vs)
+        lines.append(f"| {machine} | {kind} | {len(vs)} | {killed} | {100.0 * killed / len(vs):.1f}% |")
+    survivors = [v for v in result.verdicts if not v.killed]
+    lines += ["", f"## Survivors ({len(survivors)})", ""]
+    if not survivors:
+        lines.append("None.")
+    for v in survivors:
+        lines.append(f"- `{v.mutant.name}` — {v.reason}")
+    return "\n".join(lines) + "\n"

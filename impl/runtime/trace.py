@@ -111,6 +111,29 @@ class Tracer:
             self.sink.close()
 
 
+class TapSink:
+    """A sink that shows every row to `observe` (a subclass: counters, metrics), then hands it to `inner`, if any."""
+
+    def __init__(self, inner: TraceSink | None) -> None:
+        self.inner = inner
+
+    def observe(self, machine: str, row: Row) -> None:
+        raise NotImplementedError
+
+    def write(self, machine: str, row: Row) -> None:
+        self.observe(machine, row)
+        if self.inner is not None:
+            self.inner.write(machine, row)
+
+    def flush(self) -> None:
+        if self.inner is not None:
+            self.inner.flush()
+
+    def close(self) -> None:
+        if self.inner is not None:
+            self.inner.close()
+
+
 class MemorySink:
     """Rows kept in memory, per machine and in the order they were written (tests, small simulations)."""
 

@@ -26,7 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from ..runtime.trace import Row, TraceSink
+from ..runtime.trace import Row, TapSink, TraceSink
 
 __all__ = ("MetricsHttpServer", "MetricsTap", "ServerMetrics", "Snapshot")
 
@@ -181,25 +181,15 @@ class ServerMetrics:
             self._rebalance_started_ms.pop(key, None)
 
 
-class MetricsTap:
+class MetricsTap(TapSink):
     """A `TraceSink` that shows every row to the metrics, then hands it to `inner` (the file sink), if any."""
 
     def __init__(self, metrics: ServerMetrics, inner: TraceSink | None) -> None:
+        super().__init__(inner)
         self.metrics = metrics
-        self.inner = inner
 
-    def write(self, machine: str, row: Row) -> None:
+    def observe(self, machine: str, row: Row) -> None:
         self.metrics.observe_row(machine, row)
-        if self.inner is not None:
-            self.inner.write(machine, row)
-
-    def flush(self) -> None:
-        if self.inner is not None:
-            self.inner.flush()
-
-    def close(self) -> None:
-        if self.inner is not None:
-            self.inner.close()
 
 
 class MetricsHttpServer:

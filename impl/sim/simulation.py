@@ -28,7 +28,7 @@ from ..errors import IllegalStateError
 from ..group.config import GroupConfig
 from ..partition.data_log import create_partition_dir
 from ..runtime.clock import ManualClock
-from ..runtime.trace import JsonlSink, ParquetSink, Row, TraceSink
+from ..runtime.trace import JsonlSink, ParquetSink, Row, TapSink, TraceSink
 from ..statemachine import MachineTable
 from ..storage.log import PartitionLog, partition_dir_name
 from ..storage.partitioning import partition_for
@@ -76,19 +76,19 @@ class Summary:
                 "steps": self.steps, "clients": dict(sorted(self.clients.items())), "trace_dir": self.trace_dir}
 
 
-class CountingSink:
+class CountingSink(TapSink):
     """Counts what passes to `inner` (which may be None: count only): rows per machine, completed transactions
     (CompleteCommit / CompleteAbort) and rebalances (a classic join phase completing, a KIP-848 target assignment)."""
 
     def __init__(self, inner: TraceSink | None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.rows: Counter[str] = Counter()
         self.total = 0
         self.committed = 0
         self.aborted = 0
         self.rebalances = 0
 
-    def write(self, machine: str, row: Row) -> None:
+    def observe(self, machine: str, row: Row) -> None:
         self.rows[machine] += 1
         self.total += 1
         if row["kind"] == "transition":
@@ -100,16 +100,6 @@ class CountingSink:
                     self.aborted += 1
             elif _is_rebalance(machine, row):
                 self.rebalances += 1
-        if self.inner is not None:
-            self.inner.write(machine, row)
-
-    def flush(self) -> None:
-        if self.inner is not None:
-            self.inner.flush()
-
-    def close(self) -> None:
-        if self.inner is not None:
-            self.inner.close()
 
 
 def _is_rebalance(machine: str, row: Row) -> bool:

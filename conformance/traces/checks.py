@@ -71,8 +71,7 @@ The trace properties (`trace` declarations; one violation per row and property; 
   the old one) *in the entering row's window*: at or after the time
   the instance entered the state it now leaves (the `ts_ms` of the first row of the run of consecutive rows that
   ended in the pre-state's state; rejections and stays in between do not move it; no lower bound for a key's first
-  row) and at or before the entering row's `ts_ms`; a `load` row never enters a state here (it is a snapshot).
-  The window is what makes the KAFKA-17507 ordering checkable:
+  row) and at or before the entering row's `ts_ms`. The window is what makes the KAFKA-17507 ordering checkable:
   Complete* must follow a marker of *this* transaction, written after its Prepare*; an older event of the same K
   (the previous transaction's) does not count. Rows of different machines in one millisecond are unordered, and a
   property only fails on an order it can prove.

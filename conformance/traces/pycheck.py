@@ -477,7 +477,7 @@ def before(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]
         cs = k.ctx[key]
         entered = _state_entered(cs)
         for i, c in enumerate(cs):
-            if not _entering(k, c, (state,)) or c.row["kind"] == "load":  # a load row is a snapshot, not an event
+            if not _entering(k, c, (state,)):
                 continue
             since = entered[i - 1] if i > 0 else None
             found = times.get(_fields(c.pre if c.pre is not None else c.row, prop.per), [])

@@ -355,7 +355,7 @@ class MachinePlan:
         df = df.select("*", F.last("_run", ignorenulls=True).over(
             w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("_entered"))
         df = df.select("*", F.lag("_entered", 1).over(w).alias("_since"))
-        entering = df.where(self._entering((state,))).where(F.col("kind") != "load")  # a load row is a snapshot
+        entering = df.where(self._entering((state,)))
         variables = {v.name for v in self.m.variables}
         cond = [F.expr(f"CASE WHEN pre_known THEN {quote('pre_' + k)} ELSE {quote(k)} END" if k in variables
                        else quote(k)) == F.col(f"_e_{k}") for k in prop.per]

@@ -145,14 +145,15 @@ def _create_topics(data_dir: Path, rng: random.Random, topics: dict[str, int]) -
 
 
 def _write_veterans(data_dir: Path, cluster_config: ClusterConfig, ids: list[str]) -> None:
-    """Transactional ids that come from an older log: CompleteCommit at an almost exhausted epoch (TV2), so that a
-    short run reaches epoch exhaustion and producer-id rotation."""
+    """Transactional ids that come from an older log: CompleteAbort at an almost exhausted epoch (TV2), so that a
+    short run reaches epoch exhaustion and producer-id rotation. (Not CompleteCommit: that history has no markers in
+    the trace, and a loaded CompleteCommit must follow its markers — `commit_after_markers`.)"""
     table = MachineTable.load("transaction")
     codec = RecordCodec(value_version_for(cluster_config.txn.server_txn_version))
     by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
     for i, txn_id in enumerate(ids):
         instance = table.fresh({"transactional_id": txn_id})
-        instance.update(state="CompleteCommit", producer_id=1_000_000_000 + i, previous_producer_id=1_000_000_000 + i,
+        instance.update(state="CompleteAbort", producer_id=1_000_000_000 + i, previous_producer_id=1_000_000_000 + i,
                         producer_epoch=VETERAN_EPOCH, txn_timeout_ms=10_000, client_txn_version=2,
                         txn_last_update_timestamp_ms=START_MS - 60_000)
         partition = partition_for(txn_id, cluster_config.txn.num_partitions)

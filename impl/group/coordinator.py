@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import IllegalStateError, KafkaError
+from ..errors import KafkaError
 from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnVerifier
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
@@ -24,7 +24,7 @@ from ..runtime.shard import Change, Plan, Shard
 from ..runtime.trace import Tracer
 from ..storage.log import Durability
 from . import classic_join, classic_sync, consumer, offsets
-from .classic_ops import ClassicTxn, after_load_over_capacity
+from .classic_ops import ClassicTxn, after_load_over_capacity, raise_bugs
 from .config import GroupConfig
 from .consumer_ops import ConsumerTxn
 from .context import Context, MaterializeHook, Tables, TopicDescriber, describer_of
@@ -354,7 +354,7 @@ class GroupCoordinator:
                 done = shard.submit(_group_keys(group_id),
                                     lambda g=group_id: offsets.expire_group_offsets(ctx, shard, state, g),  # type: ignore[misc]
                                     when_pending="wait")
-                done.then(_raise_bugs)
+                done.then(raise_bugs)
             self._schedule_expiration(shard, state)
 
         shard.schedule(EXPIRATION_KEY, ctx.now_ms() + ctx.config.offsets_retention_check_interval_ms, run)
@@ -437,15 +437,6 @@ def _settle_failure(done: Completion[Any], out: Completion[Any], error: Callable
     except BaseException as e:
         if not out.done:
             out.fail(e)
-        raise
-
-
-def _raise_bugs(done: Completion[Any]) -> None:
-    try:
-        done.result()
-    except KafkaError:
-        pass
-    except IllegalStateError:
         raise
 
 

@@ -21,6 +21,13 @@ from .messages import JoinGroupResponse, Protocols, SyncGroupResponse
 Assignment = dict[uuid.UUID, frozenset[int]]
 
 
+def _static_member_id(members: Iterable[ClassicMember | ConsumerMember], instance_id: str | None) -> str:
+    """The id of the member holding group instance id `instance_id`, "" if none (or no instance id)."""
+    if not instance_id:
+        return ""
+    return next((m.member_id for m in members if m.instance_id == instance_id), "")
+
+
 # ---------------------------------------------------------------------------------------------- classic groups
 
 
@@ -73,12 +80,7 @@ class ClassicGroupData:
 
     def static_member_id(self, instance_id: str | None) -> str:
         """The member id a group instance id maps to, "" if none (the spec's `mapped_member`)."""
-        if not instance_id:
-            return ""
-        for member in self.members.values():
-            if member.instance_id == instance_id:
-                return member.member_id
-        return ""
+        return _static_member_id(self.members.values(), instance_id)
 
     def candidate_protocols(self, members: Iterable[str] | None = None) -> frozenset[str]:
         """Protocols every given member (default: all) supports."""
@@ -127,12 +129,8 @@ class ConsumerGroupData:
                                  dict(self.owners), self.metadata_refresh_deadline_ms)
 
     def static_member_id(self, instance_id: str | None) -> str:
-        if not instance_id:
-            return ""
-        for member in self.members.values():
-            if member.instance_id == instance_id:
-                return member.member_id
-        return ""
+        """The member id a group instance id maps to, "" if none (the spec's `mapped_member`)."""
+        return _static_member_id(self.members.values(), instance_id)
 
     def subscribed_topic_names(self) -> set[str]:
         names: set[str] = set()

@@ -46,29 +46,10 @@ class DataLog(PartitionLog):
         Durability, rolling and failure behave as in `PartitionLog.append`: with per-batch durability the batch is
         fsynced before this returns; on `OSError` nothing of it remains and the offsets are unchanged.
         """
-        self._check_usable()
         written = rebased(batch, self.log_end_offset, partition_leader_epoch)
-        data = encode_batch(written)
-        active = self._segments[-1]
-        if active.size > 0 and active.size + len(data) > self._segment_bytes:
-            self._roll()
-            active = self._segments[-1]
-        position = active.size
-        try:
-            self._write(data)
-            if self._durability.mode == "per_batch":
-                self._fsync_active()
-        except OSError:
-            self._undo_write(position)
-            raise
-        active.note_batch(written.base_offset, written.last_offset, position, len(data))
-        if self._durability.mode == "per_batch":
-            self._durable_offset = written.last_offset + 1
-        else:
-            if self._pending_since_ms is None:
-                self._pending_since_ms = self._clock_ms()
-            self._pending_bytes += len(data)
-        return AppendInfo(written.base_offset, written.last_offset, len(data)), written
+        info = self.append_encoded(encode_batch(written), written.base_offset, written.last_offset)
+        return info, written
+
 
 
 # ---------------------------------------------------------------------------------------------- metadata files

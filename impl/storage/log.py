@@ -279,12 +279,20 @@ class PartitionLog:
         With per-batch durability the batch is fsynced before this returns. On ``OSError`` nothing of the batch
         remains in the file and the offsets are unchanged.
         """
-        self._check_usable()
         base_offset = self.log_end_offset
         data = encode_new_batch(records, base_offset=base_offset, timestamp_ms=timestamp_ms,
                                 producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
                                 transactional=transactional, control=control,
                                 partition_leader_epoch=partition_leader_epoch)
+        return self.append_encoded(data, base_offset, base_offset + len(records) - 1)
+
+    def append_encoded(self, data: bytes, base_offset: int, last_offset: int) -> AppendInfo:
+        """Append one already encoded batch (offsets ``base_offset..last_offset``, which must start at the log end
+        offset) with ``append``'s roll, write, fsync and undo discipline. For callers that keep a client's batch
+        as it came (the partition side); coordinators use ``append``."""
+        self._check_usable()
+        if base_offset != self.log_end_offset:
+            raise ValueError(f"a batch at offset {base_offset} cannot be appended at the log end {self.log_end_offset}")
         active = self._segments[-1]
         if active.size > 0 and active.size + len(data) > self._segment_bytes:
             self._roll()
@@ -297,7 +305,6 @@ class PartitionLog:
         except OSError:
             self._undo_write(position)
             raise
-        last_offset = base_offset + len(records) - 1
         active.note_batch(base_offset, last_offset, position, len(data))
         if self._durability.mode == "per_batch":
             self._durable_offset = last_offset + 1

@@ -29,7 +29,8 @@ CLIENTS = ("kafka-python", "aiokafka", "confluent-kafka")
 
 
 class Member:
-    """One group member. Subclasses implement `_run` (the client loop) in their own thread or task."""
+    """One group member. Subclasses implement `_run` (the client loop, on its own thread) or, for asyncio clients,
+    override `start` and run `_run_async` as a task."""
 
     def __init__(self, target: Target, name: str, group: str, topic: str, log: OwnershipLog, *,
                  instance_id: str | None = None, group_protocol: str = "classic") -> None:
@@ -84,7 +85,24 @@ class Member:
     # --- lifecycle ---
 
     def start(self) -> Member:
+        """Run the client (`_run`) on a thread of its own; a failure is kept for `stop` to report."""
+        threading.Thread(target=self._thread, name=self.name, daemon=True).start()
+        return self
+
+    def _thread(self) -> None:
+        try:
+            self._run()
+        except Exception as e:
+            self._failed(e)
+        finally:
+            self.stopped.set()
+
+    def _run(self) -> None:
         raise NotImplementedError
+
+    def _failed(self, e: Exception) -> None:
+        _log.exception("member %s failed", self.name)
+        self.errors.append(f"{type(e).__name__}: {e}")
 
     def stop(self, timeout_s: float | None = None) -> None:
         self._stop.set()
@@ -98,19 +116,6 @@ class Member:
 
 
 class KafkaPythonMember(Member):
-    def start(self) -> Member:
-        threading.Thread(target=self._thread, name=self.name, daemon=True).start()
-        return self
-
-    def _thread(self) -> None:
-        try:
-            self._run()
-        except Exception as e:
-            _log.exception("member %s failed", self.name)
-            self.errors.append(f"{type(e).__name__}: {e}")
-        finally:
-            self.stopped.set()
-
     def _run(self) -> None:
         import kafka
         from kafka import ConsumerRebalanceListener
@@ -185,19 +190,6 @@ def await_topic_metadata(consumer: Any, topic: str, timeout_s: float) -> None:
 
 
 class ConfluentMember(Member):
-    def start(self) -> Member:
-        threading.Thread(target=self._thread, name=self.name, daemon=True).start()
-        return self
-
-    def _thread(self) -> None:
-        try:
-            self._run()
-        except Exception as e:
-            _log.exception("member %s failed", self.name)
-            self.errors.append(f"{type(e).__name__}: {e}")
-        finally:
-            self.stopped.set()
-
     def _config(self) -> dict[str, Any]:
         tuning = self.target.tuning
         config: dict[str, Any] = {
@@ -275,14 +267,13 @@ class AiokafkaMember(Member):
 
     async def _task(self) -> None:
         try:
-            await self._run()
+            await self._run_async()
         except Exception as e:
-            _log.exception("member %s failed", self.name)
-            self.errors.append(f"{type(e).__name__}: {e}")
+            self._failed(e)
         finally:
             self.stopped.set()
 
-    async def _run(self) -> None:
+    async def _run_async(self) -> None:
         import aiokafka
         from aiokafka.errors import KafkaError
 

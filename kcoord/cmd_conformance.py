@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.status import Status
 
-from kcoord.conformance import generate as gen
-from kcoord.conformance.coverage import COORDINATOR_MACHINES, KINDS
-from kcoord.conformance.drivers import DRIVERS
-from kcoord.conformance.gaps import KNOWN_GAPS
-from kcoord.conformance.runner import Session
-from kcoord.conformance.suite import GENERATED, coverage_rows, coverage_table, load_cases, run_suite
+if TYPE_CHECKING:
+    from kcoord.conformance.runner import Session
 
+# The conformance packages import the whole implementation (about a second); they are imported inside the commands
+# so that every other `kcoord` command starts fast.
 from .cli import EXIT_PROBLEMS, app, console, err_console, usage_error
 
 MUTATION_REPORT = Path(__file__).resolve().parent.parent / "conformance" / "MUTATION.md"
@@ -33,6 +31,8 @@ def _progress(out: Console) -> Progress:
 
 
 def _drivers(names: list[str] | None) -> list[str]:
+    from kcoord.conformance.drivers import DRIVERS
+
     chosen = names or sorted(DRIVERS)
     unknown = [n for n in chosen if n not in DRIVERS]
     if unknown:
@@ -42,6 +42,9 @@ def _drivers(names: list[str] | None) -> list[str]:
 
 def stale_drivers(names: list[str]) -> list[str]:
     """The drivers whose committed files were generated from other inputs than the current ones."""
+    from kcoord.conformance import generate as gen
+    from kcoord.conformance.drivers import DRIVERS
+    from kcoord.conformance.suite import GENERATED
     from kcoord.model.loader import bundled_machines
 
     machines = bundled_machines()
@@ -70,6 +73,9 @@ def conformance_gen(
     Example: kcoord conformance-gen Transaction     (then commit conformance/generated/)
              kcoord conformance-gen --check         (fail when a generated file is stale)
     """
+    from kcoord.conformance import generate as gen
+    from kcoord.conformance.drivers import DRIVERS
+
     names = _drivers(drivers)
     out = console()
     if check:
@@ -103,6 +109,10 @@ def conformance_gen(
 
 
 def run_generated(out: Console, drivers: list[str] | None = None) -> tuple[bool, Session]:
+    from kcoord.conformance.gaps import KNOWN_GAPS
+    from kcoord.conformance.runner import Session
+    from kcoord.conformance.suite import coverage_rows, coverage_table, load_cases, run_suite
+
     """Run the generated cases in process with a progress bar; print failures and the coverage table."""
     cases = load_cases(drivers=drivers)
     session = Session()
@@ -157,6 +167,7 @@ def mutate(
     Example: kcoord mutate Transaction --kinds guard-false,edge-retarget
     """
     from kcoord.conformance import mutate as mut
+    from kcoord.conformance.coverage import COORDINATOR_MACHINES
 
     chosen = machines or list(COORDINATOR_MACHINES)
     unknown = [m for m in chosen if m not in mut.MODULES]
@@ -188,6 +199,9 @@ def mutate(
 def demo_stage(out: Console, workdir: Path) -> bool:
     """The demo's conformance stage: every generated case in process, then the coverage table (`workdir` unused:
     each case runs its own cluster in a private scratch directory)."""
+    from kcoord.conformance.coverage import KINDS
+    from kcoord.conformance.drivers import DRIVERS
+
     out.print(f"conformance: running the generated cases of {', '.join(sorted(DRIVERS))} against the implementation, "
               "in lockstep with the spec's reference model")
     ok, _ = run_generated(out)

@@ -15,22 +15,24 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from kcoord.impl.cluster import ClusterConfig
-from kcoord.impl.server.serve import KcoordServer, ServeOptions
-from kcoord.impl.storage.log import Durability
-
 from .cli import app, usage_error
+
+if TYPE_CHECKING:  # the server imports the whole implementation: imported when `serve` runs, not on every command
+    from kcoord.impl.cluster import ClusterConfig
+    from kcoord.impl.server.serve import ServeOptions
 
 _DURABILITY_MODES = ("fsync", "group")
 
 
 def _settings(values: list[str]) -> ClusterConfig:
     """`groups.initial_rebalance_delay_ms=100`-style overrides of the cluster configuration's sections."""
+    from kcoord.impl.cluster import ClusterConfig
+
     config = ClusterConfig()
     sections: dict[str, dict[str, Any]] = {}
     for item in values:
@@ -62,6 +64,8 @@ async def _serve(options: ServeOptions) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    from kcoord.impl.server.serve import KcoordServer
+
     server = KcoordServer(options)
     await server.start()
     try:
@@ -109,6 +113,9 @@ def serve(
         usage_error(f"--trace-format {trace_format!r}: expected jsonl or parquet")
     if log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         usage_error(f"--log-level {log_level!r}: expected debug, info, warning or error")
+    from kcoord.impl.server.serve import ServeOptions
+    from kcoord.impl.storage.log import Durability
+
     config = _settings(set_ or [])
     if durability == "group":
         config = dataclasses.replace(config, durability=Durability.group(group_commit_ms, 1 << 20))
@@ -128,8 +135,10 @@ def serve(
 def demo_stage(out: Console, workdir: Path) -> bool:
     """`make demo`'s server stage: serve from `workdir`, run a kafka-python group and a transaction against it, stop,
     and say where the traces are (`workdir/traces`, for the trace checker that runs next)."""
+    from kcoord.impl.cluster import ClusterConfig
     from kcoord.impl.group.config import GroupConfig
     from kcoord.impl.server.embedded import ServerThread
+    from kcoord.impl.server.serve import ServeOptions
 
     data_dir, trace_dir = workdir / "serve-data", workdir / "traces"
     config = ClusterConfig(groups=GroupConfig(initial_rebalance_delay_ms=0))

@@ -17,20 +17,22 @@ from kcoord.model.verify import Options, Result, VerifierBug, verify_machine
 from kcoord.model.verify_report import RENDERERS, exit_code, render_text
 
 from .cli import EXIT_USAGE, app, console, err_console, usage_error
-from .specs import load_or_exit, select, spec_paths
+from .specs import load_or_exit, select
 
 FORMATS = tuple(RENDERERS)
 
 
-def _verify_one(paths: list[str], name: str, options: Options) -> list[Result]:
-    """Worker: load the specs again (machines are cheap to rebuild) and verify one of them."""
-    from kcoord.model.loader import load
-
-    machines = {m.name: m for m in load([Path(p) for p in paths])}
-    return verify_machine(machines[name], options)
+# The machines being verified, set before the worker processes are forked so that they inherit them (loading the
+# specs again in every worker cost more than a small machine's proofs).
+_FORKED: dict[str, ir.Machine] = {}
 
 
-def run_verification(machines: list[ir.Machine], paths: list[Path], options: Options, jobs: int,
+def _verify_one(name: str, options: Options) -> list[Result]:
+    """Worker: verify one of the machines inherited from the parent."""
+    return verify_machine(_FORKED[name], options)
+
+
+def run_verification(machines: list[ir.Machine], options: Options, jobs: int,
                      show_progress: bool) -> list[Result]:
     results: dict[str, list[Result]] = {}
     with Progress(TextColumn("verifying {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -42,14 +44,17 @@ def run_verification(machines: list[ir.Machine], paths: list[Path], options: Opt
                 bar.advance(task)
         else:
             ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                # largest first (rows x properties), so the workers finish together
-                order = sorted(machines, key=lambda m: -len(m.rows) * (1 + len(m.invariants) + len(m.steps)))
-                futures = {pool.submit(_verify_one, [str(p) for p in paths], m.name, options): m.name
-                           for m in order}
-                for future in as_completed(futures):
-                    results[futures[future]] = future.result()
-                    bar.advance(task)
+            _FORKED.update((m.name, m) for m in machines)
+            try:
+                with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                    # largest first (rows x properties), so the workers finish together
+                    order = sorted(machines, key=lambda m: -len(m.rows) * (1 + len(m.invariants) + len(m.steps)))
+                    futures = {pool.submit(_verify_one, m.name, options): m.name for m in order}
+                    for future in as_completed(futures):
+                        results[futures[future]] = future.result()
+                        bar.advance(task)
+            finally:
+                _FORKED.clear()
     return [r for m in machines for r in results[m.name]]
 
 
@@ -78,11 +83,10 @@ def verify(
         usage_error(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
     if timeout_s <= 0 or depth < 1:
         usage_error("--timeout-s must be positive and --depth at least 1")
-    paths = spec_paths(spec)
     chosen = select(load_or_exit(spec), machines)
     options = Options(timeout_ms=int(timeout_s * 1000), depth=depth)
     try:
-        results = run_verification(chosen, paths, options, jobs or (os.cpu_count() or 1), sys.stderr.isatty())
+        results = run_verification(chosen, options, jobs or (os.cpu_count() or 1), sys.stderr.isatty())
     except VerifierBug as e:  # our bug, not the user's spec: say so loudly
         err_console().print(f"kcoord: internal error in the verifier: {e}", markup=False)
         raise typer.Exit(EXIT_USAGE + 2) from e

@@ -7,7 +7,10 @@ that fails is reported as failed in the file with its last lines of output; the 
 
     python -m benchmarks                 # everything, full sizes (about an hour on 2 cores)
     python -m benchmarks --quick         # small sizes: a smoke test of every benchmark (a few minutes)
-    python -m benchmarks --only txn,groups
+    python -m benchmarks --only txn,groups   # re-run these; the other sections of the file are kept
+
+Each section records when, at which commit and under what load average it was measured, so a file merged from
+several `--only` runs stays honest.
 """
 
 from __future__ import annotations
@@ -58,6 +61,29 @@ BENCHES = (
 )
 
 
+def when() -> str:
+    """Date, commit and load average, for the line under each section's title."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    now = datetime.datetime.now().astimezone()
+    return f"{now:%Y-%m-%d %H:%M %Z}, commit {commit.strip() or '?'}, load average {load:.2f}"
+
+
+def kept_sections(path: Path, titles: set[str]) -> dict[str, list[str]]:
+    """The sections (by title) of an earlier results file that are not being re-run."""
+    if not path.exists():
+        return {}
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            title = line[3:]
+            current = sections.setdefault(title, []) if title not in titles else None
+        if current is not None:
+            current.append(line)
+    return sections
+
+
 def machine() -> list[str]:
     cpu = platform.processor() or platform.machine()
     try:
@@ -77,12 +103,9 @@ def machine() -> list[str]:
         java = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30).stderr.splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
         java = "not found"
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return [
-        f"- date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; commit {commit.strip() or '?'}",
         f"- machine: {cpu}, {os.cpu_count()} cores, {memory} RAM, {platform.system()} {platform.release()}",
-        f"- Python {platform.python_version()}; Java: {java}; load average at start {load:.2f}",
+        f"- Python {platform.python_version()}; Java: {java}",
     ]
 
 
@@ -117,9 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick and out == HERE / "RESULTS.md":
         out = ROOT / "build" / "bench.md"
     console = Console(stderr=True)
-    sections = ["# Benchmark results", "", *machine(), "",
-                "Every figure is the median of several runs unless the table says otherwise; each benchmark's own",
-                "docstring (`benchmarks/bench_*.py`) says exactly what is timed. Regenerate with `make bench`.", ""]
+    kept = kept_sections(out, {b.title for b in chosen}) if args.only else {}
+    fresh: dict[str, list[str]] = {}
     failed = []
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task("benchmarks", total=len(chosen))
@@ -129,8 +151,20 @@ def main(argv: list[str] | None = None) -> int:
             if not ok:
                 failed.append(bench.name)
             command = " ".join(["python", f"benchmarks/{bench.script}", *(bench.quick if args.quick else bench.full)])
-            sections += [f"## {bench.title}", "", f"`{command}` — {seconds:.0f} s", "", text, ""]
+            fresh[bench.title] = [f"## {bench.title}", "", f"`{command}` — {seconds:.0f} s; measured {when()}", "",
+                                  text, ""]
             bar.advance(task)
+    sections = ["# Benchmark results", "", *machine(), "",
+                "Every figure is the median of several runs unless the table says otherwise; each benchmark's own",
+                "docstring (`benchmarks/bench_*.py`) says exactly what is timed. Each section says when, at which",
+                "commit and under what load average it ran. Regenerate with `make bench` (or `--only NAME`).", "",
+                "> A section measured at a load average well above the core count shared the cores with other jobs",
+                "> (test suites, simulations): read it as a lower bound. \"Per CPU s\" columns (`time.process_time`)",
+                "> are less affected than wall-clock ones.", ""]
+    for bench in BENCHES:
+        sections += fresh.get(bench.title) or kept.pop(bench.title, [])
+    for lines in kept.values():  # sections written by hand or by a benchmark since renamed: kept, at the end
+        sections += lines
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(sections), encoding="utf-8")
     console.print(f"wrote {out}" + (f"; failed: {', '.join(failed)}" if failed else ""))

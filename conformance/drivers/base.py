@@ -146,6 +146,7 @@ class ClusterDriver:
         if topics:
             self.cluster.create_topics(list(topics))
         self._row_mark = 0
+        self._txn: tuple[int, int] | None = None  # the driver's transactional producer (pid, epoch), if initialised
 
     # ------------------------------------------------------------ trace rows
 
@@ -154,6 +155,28 @@ class ClusterDriver:
         rows = self.sink.all_rows()
         new, self._row_mark = rows[self._row_mark:], len(rows)
         return new
+
+    # ------------------------------------------------------------ the driver's transactional producer
+
+    def open_offsets_txn(self, txn_id: str, group: str) -> tuple[int, int]:
+        """The driver's producer `txn_id` (cached in `self._txn`), in a transaction that includes `group`'s offsets
+        partition. A transaction the coordinator aborted meanwhile (its timeout passed while the clock moved) fences
+        the cached epoch: the producer then initialises again, as a real client would."""
+        txn = self.node.txn
+        for _ in range(5):
+            if self._txn is None:
+                r = self.wait(txn.init_producer_id(txn_id, 60_000), markers=True)
+                if r.error != "NONE":  # CONCURRENT_TRANSACTIONS: an abort is completing
+                    self.settle(markers=True)
+                    continue
+                self._txn = (r.producer_id, r.producer_epoch)
+            pid, epoch = self._txn
+            added = self.wait(txn.add_offsets(txn_id, pid, epoch, group))
+            if added == "NONE":
+                return pid, epoch
+            self._txn = None
+            self.settle(markers=True)
+        raise AssertionError("the driver's producer could not open a transaction")
 
     # ------------------------------------------------------------ settling
 

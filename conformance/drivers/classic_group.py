@@ -102,7 +102,6 @@ class ClassicGroupDriver(ClusterDriver):
         self.parked: list[tuple[Action, Completion[Any]]] = []
         self.sent: dict[str, tuple[tuple[str, bytes], ...]] = {}  # member id -> protocols it last sent
         self._tags = iter(range(1, 1_000_000))
-        self._txn: tuple[int, int] | None = None
         self._log_mark = 0
         self._fresh = 0  # answers of the current step's own requests (the rest are parked ones answered late)
 
@@ -192,7 +191,7 @@ class ClassicGroupDriver(ClusterDriver):
                 group, (("topic-a", (OffsetCommitPartition(int(a.get("partition", 0)), 10),)),), str(a["member"]),
                 int(a["generation"]), instance, api_version=int(a["api_version"])))
         if action.name == "TxnOffsetCommit":
-            pid, epoch = self._open_txn()
+            pid, epoch = self.open_offsets_txn(TXN_ID, GROUP)
             return g.txn_offset_commit(TxnOffsetCommitRequest(
                 TXN_ID, pid, epoch, group, (("topic-a", (OffsetCommitPartition(int(a.get("partition", 0)), 20),)),),
                 str(a["member"]), int(a["generation"]), instance))
@@ -254,26 +253,6 @@ class ClassicGroupDriver(ClusterDriver):
             self.groups.ctx.config = dataclasses.replace(self.groups.ctx.config, max_size=max_size)
         self.groups.load(0)
         self.settle()
-
-    def _open_txn(self) -> tuple[int, int]:
-        """The driver's producer, in a transaction that includes the group's offsets partition. A transaction the
-        coordinator aborted meanwhile (its timeout passed while the clock moved) fences the cached epoch: the
-        producer then initialises again, as a real client would."""
-        txn = self.node.txn
-        for _ in range(5):
-            if self._txn is None:
-                r = self.wait(txn.init_producer_id(TXN_ID, 60_000), markers=True)
-                if r.error != "NONE":  # CONCURRENT_TRANSACTIONS: an abort is completing
-                    self.settle(markers=True)
-                    continue
-                self._txn = (r.producer_id, r.producer_epoch)
-            pid, epoch = self._txn
-            added = self.wait(txn.add_offsets(TXN_ID, pid, epoch, GROUP))
-            if added == "NONE":
-                return pid, epoch
-            self._txn = None
-            self.settle(markers=True)
-        raise AssertionError("the driver's producer could not open a transaction")
 
     def _end_txn(self, result: str) -> None:
         if self._txn is None:

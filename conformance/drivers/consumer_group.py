@@ -89,7 +89,6 @@ class ConsumerGroupDriver(ClusterDriver):
                                groups=group_config(), durability=HELD_DURABILITY, bug_kafka_17507=bug_kafka_17507)
         super().__init__(config, workdir=workdir, topics=TOPICS)
         self.groups = self.node.groups
-        self._txn: tuple[int, int] | None = None
         self._log_mark = 0
         self._ids: dict[str, Any] = {}
 
@@ -169,7 +168,7 @@ class ConsumerGroupDriver(ClusterDriver):
                 GROUP, (("orders", (OffsetCommitPartition(0, 10),)),), str(a["member"]), int(a["epoch"]),
                 api_version=int(a.get("api_version", 9))))
         if action.name == "TxnOffsetCommit":
-            pid, epoch = self._open_txn()
+            pid, epoch = self.open_offsets_txn(TXN_ID, GROUP)
             return g.txn_offset_commit(TxnOffsetCommitRequest(
                 TXN_ID, pid, epoch, GROUP, ((str(a.get("topic", "orders")), (OffsetCommitPartition(0, 20),)),),
                 str(a["member"]), int(a["epoch"])))
@@ -226,26 +225,6 @@ class ConsumerGroupDriver(ClusterDriver):
             log.close()
         self.groups.load(0)
         self.settle()
-
-    def _open_txn(self) -> tuple[int, int]:
-        """The driver's producer, in a transaction that includes the group's offsets partition. A transaction the
-        coordinator aborted meanwhile (its timeout passed while the clock moved) fences the cached epoch: the
-        producer then initialises again, as a real client would."""
-        txn = self.node.txn
-        for _ in range(5):
-            if self._txn is None:
-                r = self.wait(txn.init_producer_id(TXN_ID, 60_000), markers=True)
-                if r.error != "NONE":  # CONCURRENT_TRANSACTIONS: an abort is completing
-                    self.settle(markers=True)
-                    continue
-                self._txn = (r.producer_id, r.producer_epoch)
-            pid, epoch = self._txn
-            added = self.wait(txn.add_offsets(TXN_ID, pid, epoch, GROUP))
-            if added == "NONE":
-                return pid, epoch
-            self._txn = None
-            self.settle(markers=True)
-        raise AssertionError("the driver's producer could not open a transaction")
 
     def _end_txn(self) -> None:
         if self._txn is None:

@@ -4,13 +4,16 @@ Run: ``.venv/bin/python benchmarks/bench_txn.py [--runs N] [--quick] [--json PAT
 
 - **commit**: in process, on real logs (a temp dir, fsync really called). Each producer calls InitProducerId once, then
   loops AddPartitionsToTxn(3 partitions) → EndTxn(COMMIT) → (markers to an in-process broker that acknowledges at
-  once) → Complete. "fsync per batch" fsyncs inside every append; "group commit" lets every append of one turn of the
-  loop share one fsync per partition (``Durability.group(0 ms)`` and one ``poll`` per turn), with many producers in
-  flight so there is something to batch. A transaction counts once its CompleteCommit record is durable.
+  once) → Complete. "fsync per batch" writes and fsyncs every plan as its own batch; "group commit" lets the writes
+  of one turn of the loop share one batch and one fsync per partition (``Durability.group(0 ms)`` and one ``poll``
+  per turn), with many producers in flight so there is something to batch (the mean records per batch written is
+  reported). A transaction counts once its CompleteCommit record is durable.
 - **load**: a 1M-record ``__transaction_state`` partition written in the coordinator's own record format (legal
   histories of 10,000 transactional ids), loaded by ``TransactionCoordinator.load`` (open + recovery scan + read +
-  replay + markers for the Prepare* ones); with 1-record batches (what the live coordinator writes: one plan, one
-  batch) and 100-record batches (coalesced). The storage share (``PartitionLog.open`` + ``read``) is reported apart.
+  replay + markers for the Prepare* ones); with 1-record batches (what the coordinator writes with fsync per batch:
+  one plan, one batch) and 100-record batches (group commit coalesces the plans of a turn; the commit run above
+  reports how many records its batches held). The storage share (``PartitionLog.open`` + ``read``) is reported
+  apart.
 - **tracing**: the group-commit run with tracing off, to a MemorySink and to a ParquetSink.
 
 Wall-clock seconds (``time.perf_counter``), median of ``--runs``. Prints a markdown table.
@@ -120,8 +123,9 @@ def _drive(coordinator: TransactionCoordinator, producers: list[_Producer], targ
 
 
 def bench_commit(durability: Durability, producers: int, transactions: int, sink: TraceSink | None = None
-                 ) -> tuple[float, float]:
-    """Committed transactions per wall-clock second and per CPU second of this process."""
+                 ) -> tuple[float, float, float]:
+    """Committed transactions per wall-clock second and per CPU second of this process, and the mean records per
+    batch in the coordinator's logs."""
     with tempfile.TemporaryDirectory() as tmp:
         coordinator = _coordinator(Path(tmp), durability, sink)
         clients = [_Producer(f"bench-{i}") for i in range(producers)]
@@ -133,10 +137,12 @@ def bench_commit(durability: Durability, producers: int, transactions: int, sink
             sink.flush()  # the sink's buffered work is part of the cost
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         done = coordinator.channel.stats.completed - warm
+        batches = [b for shard in coordinator.runtime.shards.values() for b in shard.log.read(0)]
+        per_batch = sum(len(b.records) for b in batches) / max(1, len(batches))
         coordinator.shutdown()
         if sink is not None:
             sink.close()
-        return done / elapsed, done / cpu
+        return done / elapsed, done / cpu, per_batch
 
 
 # ---------------------------------------------------------------------------------------------- load
@@ -212,13 +218,13 @@ def _coordinator_unloaded(data_dir: Path) -> TransactionCoordinator:
 # ---------------------------------------------------------------------------------------------- main
 
 
-def _commit_variants(runs: int, scale: int) -> dict[str, tuple[float, float]]:
+def _commit_variants(runs: int, scale: int) -> dict[str, tuple[float, float, float]]:
     """Every variant once per run, interleaved, so that load from other processes hits them alike; medians."""
     group = Durability.group(0, 1 << 20)
     columns = {"Transaction": TX.module.TRACE_COLUMNS}
-    samples: dict[str, list[tuple[float, float]]] = {}
+    samples: dict[str, list[tuple[float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        variants: dict[str, Callable[[int], tuple[float, float]]] = {
+        variants: dict[str, Callable[[int], tuple[float, float, float]]] = {
             "commit_per_batch": lambda r: bench_commit(Durability.per_batch(), 50, 1_000 // scale),
             "commit_group": lambda r: bench_commit(group, PRODUCERS, 20_000 // scale),
             "commit_group_memory_trace": lambda r: bench_commit(group, PRODUCERS, 20_000 // scale, MemorySink()),
@@ -228,8 +234,8 @@ def _commit_variants(runs: int, scale: int) -> dict[str, tuple[float, float]]:
         for r in range(runs):
             for name, fn in variants.items():
                 samples.setdefault(name, []).append(fn(r))
-    return {name: (statistics.median(w for w, _ in xs), statistics.median(c for _, c in xs))
-            for name, xs in samples.items()}
+    return {name: (statistics.median(w for w, _, _ in xs), statistics.median(c for _, c, _ in xs),
+                   statistics.median(b for _, _, b in xs)) for name, xs in samples.items()}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -262,20 +268,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def _print_table(r: dict[str, Any], runs: int) -> None:
-    base_wall, base_cpu = r["commit_group"]
+    base_wall, base_cpu, _ = r["commit_group"]
 
     def overhead(name: str) -> str:
-        wall, cpu = r[name]
+        wall, cpu, _ = r[name]
         return f"overhead {(base_wall / wall - 1) * 100:+.0f} % wall, {(base_cpu / cpu - 1) * 100:+.0f} % CPU"
 
     def rates(name: str) -> tuple[str, str]:
-        wall, cpu = r[name]
+        wall, cpu, _ = r[name]
         return f"{wall:,.0f}", f"{cpu:,.0f}"
 
     load1, load100 = r["load_batch_1"], r["load_batch_100"]
     rows = [
-        ("committed txn/s, fsync per batch (50 producers)", *rates("commit_per_batch"), ""),
-        (f"committed txn/s, group commit ({PRODUCERS} producers)", *rates("commit_group"), "target ≥ 5,000"),
+        ("committed txn/s, fsync per batch (50 producers)", *rates("commit_per_batch"),
+         f"{r['commit_per_batch'][2]:.1f} records per batch"),
+        (f"committed txn/s, group commit ({PRODUCERS} producers)", *rates("commit_group"),
+         f"target ≥ 5,000; {r['commit_group'][2]:.1f} records per batch"),
         ("  with MemorySink tracing", *rates("commit_group_memory_trace"), overhead("commit_group_memory_trace")),
         ("  with ParquetSink tracing", *rates("commit_group_parquet_trace"), overhead("commit_group_parquet_trace")),
         ("load records/s, 1-record batches", f"{load1['load_records_per_s']:,.0f}",

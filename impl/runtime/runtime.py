@@ -161,8 +161,10 @@ class CoordinatorRuntime:
         for partition in list(self.loading):
             self._advance_load(partition, LOAD_BATCHES_PER_POLL)
             work += 1
-        now = self.clock.now_ms()
         active = [(p, s) for p, s in self.shards.items() if p not in self.loading]
+        for _, shard in active:
+            work += shard.write_open()
+        now = self.clock.now_ms()
         due = [(p, s) for p, s in active if s.in_flight and s.log.flush_due(now)]
         for partition, error in _flush_all(due):
             self.shards[partition].failed = error
@@ -180,12 +182,15 @@ class CoordinatorRuntime:
         done = 0
         for shard in self.shards.values():
             if shard.in_flight:
+                shard.write_open()
                 shard.log.flush()
                 done += shard.complete_durable()
         return done
 
     def next_deadline_ms(self) -> int | None:
         """The earliest moment `poll` has timer or group-commit work (for an event loop's sleep)."""
+        if any(s.has_open for s in self.shards.values()):
+            return self.clock.now_ms()  # the open batches are appended at the next poll
         deadlines = [d for s in self.shards.values() for d in (s.timers.next_deadline_ms(), s.log.next_flush_due_ms)
                      if d is not None]
         return min(deadlines) if deadlines else None

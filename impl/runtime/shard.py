@@ -4,9 +4,13 @@ Owns:
 - the instances of every machine whose key hashes to this partition (plain dicts; see `kcoord.impl.statemachine`),
 - `submit`: run a handler now (`when_pending="answer"`: the handler sees `pending`, Kafka's transaction coordinator
   answers CONCURRENT_TRANSACTIONS) or once no write for its keys is in flight (`"wait"`: the group coordinator),
-- the write path: a handler's `Plan` appends its records as one batch; when the batch is durable its changes are
-  applied in order (the live `replay`: post-states installed, one trace row each, records cross-checked) and the
-  response is released. A failed append applies nothing; the plan's `on_failure` decides the answer,
+- the write path: a handler's `Plan` appends its records; when they are durable its changes are applied in order
+  (the live `replay`: post-states installed, one trace row each, records cross-checked) and the response is
+  released. A failed append applies nothing; the plan's `on_failure` decides the answer. With per-batch durability
+  each plan is its own batch, written and fsynced at once. With group commit the plain plans of one turn of the loop
+  share one batch (Kafka's runtime lingers the same way, `group.coordinator.append.linger.ms`): they wait in the
+  open batch, in flight, until `write_open` (called by the runtime's `poll` and `flush`) appends it; if that append
+  fails, every plan in it gets its failure answer, in order,
 - `apply`: the one place an instance changes — it checks the change against the generated table (the decision's
   pre-state must be the instance's current state; a pending-only state is never stored; a final state removes the
   instance) and emits the trace row,
@@ -114,7 +118,11 @@ class _InFlight:
     plan: Plan
     completion: Completion[Any]
     keys: tuple[tuple[str, Key], ...]
-    last_offset: int
+    last_offset: int  # in the open batch (not appended yet): the index of the plan's first record there
+
+
+#: Most records one coalesced batch holds (more plans wait for the next batch of the same turn).
+MAX_OPEN_RECORDS = 4_096
 
 
 def key_text(key: Key) -> str:
@@ -134,7 +142,11 @@ class Shard:
         self.timers = Timers()
         self.instances: dict[str, dict[Key, Instance]] = {name: {} for name in spec.tables}
         self._seq: dict[tuple[str, Key], int] = {}
-        self._in_flight: deque[_InFlight] = deque()
+        self._in_flight: deque[_InFlight] = deque()  # appended, waiting to be durable
+        self._open: list[_InFlight] = []  # group commit: plans whose records wait in the open batch
+        self._open_records: list[RecordBytes] = []
+        self._open_since_ms = 0
+        self._coalesce = False
         self._pending: dict[tuple[str, Key], int] = {}
         self._waiting: dict[tuple[str, Key], deque[Callable[[], None]]] = {}
         self.failed: BaseException | None = None
@@ -142,6 +154,7 @@ class Shard:
     def attach(self, log: PartitionLog, coordinator_epoch: int) -> None:
         self.log = log
         self.coordinator_epoch = coordinator_epoch
+        self._coalesce = log.durability.mode == "group"
 
     # ------------------------------------------------------------ reading state
 
@@ -178,11 +191,12 @@ class Shard:
                 return
             self._execute(plan, key_tuple, completion)
 
-        blocked = [k for k in key_tuple if self._pending.get(k, 0) > 0]
-        if when_pending == "wait" and blocked:
-            self._waiting.setdefault(blocked[0], deque()).append(lambda: self._resubmit(key_tuple, run))
-        else:
-            run()
+        if when_pending == "wait":
+            blocked = [k for k in key_tuple if self._pending.get(k, 0) > 0]
+            if blocked:
+                self._waiting.setdefault(blocked[0], deque()).append(lambda: self._resubmit(key_tuple, run))
+                return completion
+        run()
         return completion
 
     def _resubmit(self, keys: tuple[tuple[str, Key], ...], run: Callable[[], None]) -> None:
@@ -197,6 +211,17 @@ class Shard:
             self._apply_plan(plan)
             completion.set(plan.answer())
             return
+        touched = _touched(keys, plan.changes)
+        if self._coalesce and plan.batch is None:
+            if len(self._open_records) + len(plan.records) > MAX_OPEN_RECORDS:
+                self.write_open()
+            self._hold(touched)
+            if not self._open:
+                self._open_since_ms = self.clock.now_ms()
+            self._open.append(_InFlight(plan, completion, touched, len(self._open_records)))
+            self._open_records.extend(plan.records)
+            return
+        self.write_open()  # a batch with producer fields of its own: after the plans before it
         attributes: dict[str, Any] = {}
         if plan.batch is not None:
             attributes = {"producer_id": plan.batch.producer_id, "producer_epoch": plan.batch.producer_epoch,
@@ -208,11 +233,49 @@ class Shard:
             self._failed_append(plan, completion, e)
             return
         plan.appended = info
-        touched = tuple(dict.fromkeys([*keys, *((c.table.name, c.key) for c in plan.changes)]))
-        for k in touched:
-            self._pending[k] = self._pending.get(k, 0) + 1
+        self._hold(touched)
         self._in_flight.append(_InFlight(plan, completion, touched, info.last_offset))
         self.complete_durable()
+
+    def write_open(self) -> int:
+        """Append the open batch (group commit: the plain plans submitted since the last call) as one batch; its
+        plans are then in flight until durable. Returns the number of plans written (or failed)."""
+        items = self._open
+        if not items:
+            return 0
+        records = self._open_records
+        self._open, self._open_records = [], []
+        try:
+            info = self.log.append(records, timestamp_ms=self.clock.now_ms(),
+                                   partition_leader_epoch=self.coordinator_epoch, waiting_since_ms=self._open_since_ms)
+        except OSError as e:  # the whole batch failed: every plan in it gets its failure answer, in order
+            for item in items:
+                self._unhold(item.keys)
+                self._failed_append(item.plan, item.completion, e)
+                for k in item.keys:
+                    self._release(k)
+            return len(items)
+        base = info.base_offset
+        for item in items:
+            first = base + item.last_offset
+            item.last_offset = first + len(item.plan.records) - 1
+            item.plan.appended = AppendInfo(first, item.last_offset, info.size_bytes)
+            self._in_flight.append(item)
+        return len(items)
+
+    def _hold(self, keys: tuple[tuple[str, Key], ...]) -> None:
+        pending = self._pending
+        for k in keys:
+            pending[k] = pending.get(k, 0) + 1
+
+    def _unhold(self, keys: tuple[tuple[str, Key], ...]) -> None:
+        pending = self._pending
+        for k in keys:
+            left = pending[k] - 1
+            if left:
+                pending[k] = left
+            else:
+                del pending[k]
 
     def _failed_append(self, plan: Plan, completion: Completion[Any], error: OSError) -> None:
         if getattr(self.log, "failed", False):
@@ -236,12 +299,7 @@ class Shard:
                 if change.record is not None:
                     self.spec.check_record(change, item.plan.records[change.record])
             self._apply_plan(item.plan)
-            for k in item.keys:
-                left = self._pending[k] - 1
-                if left:
-                    self._pending[k] = left
-                else:
-                    del self._pending[k]
+            self._unhold(item.keys)
             item.completion.set(item.plan.answer())
             for k in item.keys:
                 self._release(k)
@@ -257,7 +315,13 @@ class Shard:
 
     @property
     def in_flight(self) -> int:
-        return len(self._in_flight)
+        """Plans whose records are not durable yet (in the open batch or appended)."""
+        return len(self._in_flight) + len(self._open)
+
+    @property
+    def has_open(self) -> bool:
+        """Plans wait in the open batch (the next `poll` appends it)."""
+        return bool(self._open)
 
     # ------------------------------------------------------------ applying changes
 
@@ -346,12 +410,21 @@ class Shard:
 
     def close(self) -> None:
         self.timers.clear()
-        for item in self._in_flight:
+        for item in (*self._in_flight, *self._open):
             item.completion.fail(KafkaError("NOT_COORDINATOR", f"partition {self.partition} was unloaded"))
         self._in_flight.clear()
+        self._open.clear()
+        self._open_records.clear()
         self._pending.clear()
         self._waiting.clear()
         self.log.close()
+
+
+def _touched(keys: tuple[tuple[str, Key], ...], changes: list[Change]) -> tuple[tuple[str, Key], ...]:
+    """The instances a plan holds pending: the keys it was submitted for and those its changes touch."""
+    if len(changes) == 1 and len(keys) == 1 and keys[0] == (changes[0].table.name, changes[0].key):
+        return keys  # the common case: one request, one instance
+    return tuple(dict.fromkeys([*keys, *((c.table.name, c.key) for c in changes)]))
 
 
 def _key_fields(table: MachineTable, key: Key) -> dict[str, Any]:

@@ -251,6 +251,10 @@ class PartitionLog:
         return self._segments[-1].next_offset
 
     @property
+    def durability(self) -> Durability:
+        return self._durability
+
+    @property
     def durable_offset(self) -> int:
         """End offset known fsynced: every record below it survives a crash; none at or past it may be acked."""
         return self._durable_offset
@@ -271,10 +275,13 @@ class PartitionLog:
     def append(self, records: Sequence[tuple[bytes | None, bytes | None]], *, timestamp_ms: int,
                producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
                base_sequence: int = NO_SEQUENCE, transactional: bool = False, control: bool = False,
-               partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH) -> AppendInfo:
+               partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH, waiting_since_ms: int | None = None
+               ) -> AppendInfo:
         """Append ``(key, value)`` records as one batch at the log end offset; roll the segment when full.
 
         ``partition_leader_epoch`` is written into the batch header (coordinators record their epoch there).
+        ``waiting_since_ms``: group commit counts its delay from then (records that lingered before this append)
+        instead of from now.
 
         With per-batch durability the batch is fsynced before this returns. On ``OSError`` nothing of the batch
         remains in the file and the offsets are unchanged.
@@ -284,9 +291,10 @@ class PartitionLog:
                                 producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
                                 transactional=transactional, control=control,
                                 partition_leader_epoch=partition_leader_epoch)
-        return self.append_encoded(data, base_offset, base_offset + len(records) - 1)
+        return self.append_encoded(data, base_offset, base_offset + len(records) - 1, waiting_since_ms)
 
-    def append_encoded(self, data: bytes, base_offset: int, last_offset: int) -> AppendInfo:
+    def append_encoded(self, data: bytes, base_offset: int, last_offset: int,
+                       waiting_since_ms: int | None = None) -> AppendInfo:
         """Append one already encoded batch (offsets ``base_offset..last_offset``, which must start at the log end
         offset) with ``append``'s roll, write, fsync and undo discipline. For callers that keep a client's batch
         as it came (the partition side); coordinators use ``append``."""
@@ -310,7 +318,7 @@ class PartitionLog:
             self._durable_offset = last_offset + 1
         else:
             if self._pending_since_ms is None:
-                self._pending_since_ms = self._clock_ms()
+                self._pending_since_ms = self._clock_ms() if waiting_since_ms is None else waiting_since_ms
             self._pending_bytes += len(data)
         return AppendInfo(base_offset, last_offset, len(data))
 

@@ -179,7 +179,9 @@ SCENARIOS = [
                    "completeTransitionTo takes it: CompleteCommit at epoch 1 has lastProducerEpoch 1; kcoord's "
                    "CompleteTxn row keeps last_producer_epoch (0, the epoch before the EndTxn bump), so a later "
                    "InitProducerId(producer 0, expected epoch 0) is taken as a retry and answered NONE with epoch 1 "
-                   "(the live producer's epoch, not bumped) where Kafka answers PRODUCER_FENCED"),
+                   "(the live producer's epoch, not bumped) where Kafka answers PRODUCER_FENCED. This is the "
+                   "pre-4.0 snapshot's code; kafka-reference.md §1.2 (Kafka 4.0) has the Complete* transit keep "
+                   "the current lastProducerEpoch, which is what the spec does"),
     scenario("testTolerateTimeShiftDuringCompleteAbort[TV_0]",
              go(init()), go(add()), go(end("ABORT")), jump(-1),
              step(COMPLETE, records=1, state="CompleteAbort", producer_id=0, producer_epoch=0,

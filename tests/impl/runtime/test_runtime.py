@@ -196,3 +196,81 @@ def test_unload_fails_requests_in_flight(tmp_path: Path) -> None:
     with pytest.raises(KafkaError) as e:
         done.result()
     assert e.value.name == "NOT_COORDINATOR"
+
+
+# ------------------------------------------------------------ group commit: one batch per turn of the loop
+
+
+def test_group_commit_writes_the_plans_of_one_turn_as_one_batch(tmp_path: Path) -> None:
+    clock = ManualClock(1_000)
+    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=5, max_bytes=1 << 20), clock=clock)
+    shard = rt.load(0)
+    plans: list[Plan] = []
+
+    def keep(txn_id: str, pid: int) -> Plan:
+        plans.append(init_plan(shard, txn_id, pid=pid))
+        return plans[-1]
+
+    done = [shard.submit([("Transaction", (f"t{i}",))], lambda i=i: keep(f"t{i}", 10 + i)) for i in range(5)]
+    assert shard.in_flight == 5 and shard.log.log_end_offset == 0  # lingering in the open batch, not written
+    assert rt.next_deadline_ms() == clock.now_ms()  # the next poll writes them
+    clock.advance(5)  # the group-commit delay counts from the first submit, not from the write
+    rt.poll()
+    assert all(d.done for d in done) and [d.result()[1]["producer_id"] for d in done] == [10, 11, 12, 13, 14]
+    (batch,) = list(shard.log.read(0))
+    assert [r.offset for r in batch.records] == [0, 1, 2, 3, 4]
+    assert [r.key for r in batch.records] == [f"t{i}".encode() for i in range(5)]
+    assert [(p.appended.base_offset, p.appended.last_offset) for p in plans if p.appended] == \
+        [(i, i) for i in range(5)]
+    assert shard.spec.checked == 5 and shard.in_flight == 0
+
+
+def test_a_failed_coalesced_batch_answers_every_plan_with_its_fallback(tmp_path: Path) -> None:
+    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=0, max_bytes=1 << 20))
+    shard = rt.load(0)
+
+    def plan(txn_id: str) -> Plan:
+        p = init_plan(shard, txn_id)
+        p.on_failure = lambda e: Plan([], [], response=("COORDINATOR_NOT_AVAILABLE", txn_id))
+        return p
+
+    done = [shard.submit([("Transaction", (t,))], lambda t=t: plan(t)) for t in ("a", "b", "c")]
+    waiting = shard.submit([("Transaction", ("b",))], lambda: init_plan(shard, "b", pid=9), when_pending="wait")
+    shard.log.fail_next_append()
+    rt.poll()
+    assert [d.result() for d in done] == [("COORDINATOR_NOT_AVAILABLE", t) for t in ("a", "b", "c")]
+    assert shard.log.log_end_offset == 0 and shard.get("Transaction", ("a",)) is None
+    assert not any(shard.pending("Transaction", (t,)) for t in ("a", "c"))
+    rt.poll()  # the waiting request ran once "b" was released, and its own write went through
+    assert waiting.result()[1]["producer_id"] == 9 and shard.log.log_end_offset == 1
+
+
+def test_a_batch_with_producer_fields_goes_after_the_open_batch(tmp_path: Path) -> None:
+    from kcoord.impl.runtime.shard import BatchAttributes
+
+    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=0, max_bytes=1 << 20))
+    shard = rt.load(0)
+    first = submit_init(shard, "t1", pid=7)
+
+    def transactional() -> Plan:
+        p = init_plan(shard, "t2", pid=8)
+        p.batch = BatchAttributes(producer_id=8, producer_epoch=0)
+        return p
+
+    second = shard.submit([("Transaction", ("t2",))], transactional)
+    rt.poll()
+    assert first.result()[0] == "NONE" and second.result()[0] == "NONE"
+    batches = list(shard.log.read(0))
+    assert [(b.base_offset, b.producer_id, b.is_transactional) for b in batches] == [(0, -1, False), (1, 8, True)]
+
+
+def test_unload_fails_plans_still_in_the_open_batch(tmp_path: Path) -> None:
+    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=0, max_bytes=1 << 20))
+    shard = rt.load(0)
+    done = submit_init(shard, "t1")
+    assert shard.log.log_end_offset == 0
+    rt.unload(0)
+    with pytest.raises(KafkaError) as e:
+        done.result()
+    assert e.value.name == "NOT_COORDINATOR"
+    assert list(rt.load(0).log.read(0)) == []  # nothing was written

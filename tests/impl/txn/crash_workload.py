@@ -1,9 +1,12 @@
 """The child process of the crash-recovery test: a transactional workload through a real `TransactionCoordinator`
-(per-batch fsync) that runs until it is killed.
+(per-batch fsync, or group commit: several producers' writes coalesced into one batch and one fsync) that runs until
+it is killed.
 
-Run as ``python -m tests.impl.txn.crash_workload DIR SEED``. It loads every `__transaction_state` partition under
-``DIR/logs`` (recovering whatever the previous, killed, run left), prints ``ready``, and loops: producers initialise,
-add partitions, commit or abort (TV1 and TV2), get fenced, leave transactions open to time out. Two append-only files
+Run as ``python -m tests.impl.txn.crash_workload DIR SEED [per_batch|group]``. It loads every `__transaction_state`
+partition under ``DIR/logs`` (recovering whatever the previous, killed, run left), prints ``ready``, and loops: one to
+four producers at a time send a request (initialise, add partitions, commit or abort with TV1 or TV2), then the
+coordinator is polled until every answer is in; producers get fenced and leave transactions open to time out. Two
+append-only files
 record what was acknowledged, each line written with one ``os.write`` before anything depends on it, so it survives a
 SIGKILL (the page cache outlives the process):
 
@@ -18,6 +21,7 @@ import json
 import os
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,24 +69,28 @@ class _LoggingIds(ProducerIdManager):
         return producer_id
 
 
+DURABILITY = {"per_batch": Durability.per_batch(), "group": Durability.group(max_delay_ms=5, max_bytes=1 << 20)}
+
+
 def open_coordinator(directory: Path, clock: ManualClock, producer_ids: ProducerIdManager,
-                     rng: random.Random) -> TransactionCoordinator:
+                     rng: random.Random, durability: str = "per_batch") -> TransactionCoordinator:
     coordinator = TransactionCoordinator(
         data_dir=directory / "logs", clock=clock, router=_Router(_Broker(rng)), producer_ids=producer_ids,
-        config=CONFIG, durability=Durability.per_batch(), segment_bytes=64 * 1024)
+        config=CONFIG, durability=DURABILITY[durability], segment_bytes=64 * 1024)
     coordinator.load_all()
     return coordinator
 
 
 class _Workload:
-    def __init__(self, directory: Path, seed: int) -> None:
+    def __init__(self, directory: Path, seed: int, durability: str) -> None:
         self.rng = random.Random(seed)
         self.clock = ManualClock(1_000_000 + seed * 1_000)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
         self.acks = os.open(directory / "acks.jsonl", flags, 0o644)
         pids = os.open(directory / "pids.txt", flags, 0o644)
         store = ProducerIdBlockStore(directory / "producer-ids")
-        self.coordinator = open_coordinator(directory, self.clock, _LoggingIds(store, self.clock, pids), self.rng)
+        self.coordinator = open_coordinator(directory, self.clock, _LoggingIds(store, self.clock, pids), self.rng,
+                                            durability)
         self.session: dict[str, tuple[int, int] | None] = dict.fromkeys(PRODUCERS)
         self.seen: dict[str, tuple[Any, ...] | None] = {}
         self.observe()
@@ -96,34 +104,46 @@ class _Workload:
                     self.seen[txn_id] = now
                     os.write(self.acks, (json.dumps([txn_id, *now]) + "\n").encode())
 
-    def step(self) -> None:
-        txn_id = self.rng.choice(PRODUCERS)
+    def send(self, txn_id: str) -> tuple[Completion[Any], Callable[[Any], None]] | None:
+        """Send one request for `txn_id`: its answer to come and what to do with it (None: nothing sent)."""
         session = self.session[txn_id]
         c = self.coordinator
         roll = self.rng.random()
         if session is None or roll < 0.05:
-            r = c.init_producer_id(txn_id, 2_000).result()
-            self.session[txn_id] = (r.producer_id, r.producer_epoch) if r.error == "NONE" else None
-        elif roll < 0.55:
-            parts = self.rng.sample(TOPIC_PARTITIONS, self.rng.randint(1, 3))
-            errors = set(c.add_partitions(txn_id, *session, parts).result().values())
-            if errors & {"PRODUCER_FENCED", "INVALID_PRODUCER_ID_MAPPING"}:
-                self.session[txn_id] = None
-        elif roll < 0.95:
+            def on_init(r: Any) -> None:
+                self.session[txn_id] = (r.producer_id, r.producer_epoch) if r.error == "NONE" else None
+            return c.init_producer_id(txn_id, 2_000), on_init
+        if roll < 0.55:
+            def on_add(r: Any) -> None:
+                if set(r.values()) & {"PRODUCER_FENCED", "INVALID_PRODUCER_ID_MAPPING"}:
+                    self.session[txn_id] = None
+            return c.add_partitions(txn_id, *session, self.rng.sample(TOPIC_PARTITIONS, self.rng.randint(1, 3))), on_add
+        if roll < 0.95:
             version = self.rng.choice((3, 5))
-            r = c.end_txn(txn_id, *session, self.rng.choice(("COMMIT", "ABORT")), version).result()
-            if r.error == "NONE" and version == 5:
-                self.session[txn_id] = (r.producer_id, r.producer_epoch)
-            elif r.error in ("PRODUCER_FENCED", "INVALID_PRODUCER_ID_MAPPING"):
-                self.session[txn_id] = None
-        self.clock.advance(self.rng.randint(1, 20))
-        c.poll()
-        self.observe()
+
+            def on_end(r: Any) -> None:
+                if r.error == "NONE" and version == 5:
+                    self.session[txn_id] = (r.producer_id, r.producer_epoch)
+                elif r.error in ("PRODUCER_FENCED", "INVALID_PRODUCER_ID_MAPPING"):
+                    self.session[txn_id] = None
+            return c.end_txn(txn_id, *session, self.rng.choice(("COMMIT", "ABORT")), version), on_end
+        return None  # this producer idles (its open transaction may time out)
+
+    def step(self) -> None:
+        sent = [s for txn_id in self.rng.sample(PRODUCERS, self.rng.randint(1, 4)) if (s := self.send(txn_id))]
+        while True:  # with group commit the answers come once the coalesced batch is durable
+            self.clock.advance(self.rng.randint(1, 20))
+            self.coordinator.poll()
+            self.observe()
+            if all(done.done for done, _ in sent):
+                break
+        for done, handle in sent:
+            handle(done.result())
 
 
 def main() -> None:
     directory, seed = Path(sys.argv[1]), int(sys.argv[2])
-    workload = _Workload(directory, seed)
+    workload = _Workload(directory, seed, sys.argv[3] if len(sys.argv) > 3 else "per_batch")
     print("ready", flush=True)
     while True:
         workload.step()

@@ -1,5 +1,5 @@
 """Crash recovery: SIGKILL a child process running a transactional workload (`crash_workload.py`, real logs,
-per-batch fsync) at random moments, sometimes add a torn batch to a log's tail, reopen, and check:
+per-batch fsync or group commit) at random moments, sometimes add a torn batch to a log's tail, reopen, and check:
 
 - every state change the child saw applied (hence acknowledged) is in the log, in order;
 - torn tails are truncated, exactly;
@@ -38,8 +38,9 @@ TX = MachineTable.load("transaction")
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def run_child_and_kill(directory: Path, seed: int, rng: random.Random) -> None:
-    child = subprocess.Popen([sys.executable, "-m", "tests.impl.txn.crash_workload", str(directory), str(seed)],
+def run_child_and_kill(directory: Path, seed: int, rng: random.Random, durability: str) -> None:
+    child = subprocess.Popen([sys.executable, "-m", "tests.impl.txn.crash_workload", str(directory), str(seed),
+                              durability],
                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert child.stdout is not None
@@ -123,22 +124,24 @@ def check_recovered(directory: Path, torn: tuple[Path, int] | None) -> int:
         coordinator.shutdown()
 
 
-def crash_cycles(directory: Path, cycles: int, seed: int) -> None:
-    print(f"crash-recovery seed={seed}")
+def crash_cycles(directory: Path, cycles: int, seed: int, durability: str = "per_batch") -> None:
+    print(f"crash-recovery seed={seed} durability={durability}")
     rng = random.Random(seed)
     directory.mkdir(parents=True, exist_ok=True)
     records = 0
     for cycle in range(cycles):
-        run_child_and_kill(directory, seed * 1_000 + cycle, rng)
+        run_child_and_kill(directory, seed * 1_000 + cycle, rng, durability)
         torn = tear_a_tail(directory, rng) if rng.random() < 0.5 else None
         records = check_recovered(directory, torn)
     assert records > 0
 
 
-def test_crash_recovery_fast(tmp_path: Path) -> None:
-    crash_cycles(tmp_path, cycles=3, seed=int(os.environ.get("KCOORD_SEED", "7")))
+@pytest.mark.parametrize("durability", ["per_batch", "group"])
+def test_crash_recovery_fast(tmp_path: Path, durability: str) -> None:
+    crash_cycles(tmp_path, cycles=3, seed=int(os.environ.get("KCOORD_SEED", "7")), durability=durability)
 
 
 @pytest.mark.slow
-def test_crash_recovery_many_cycles(tmp_path: Path) -> None:
-    crash_cycles(tmp_path, cycles=50, seed=int(os.environ.get("KCOORD_SEED", "11")))
+@pytest.mark.parametrize(("durability", "cycles"), [("per_batch", 50), ("group", 25)])
+def test_crash_recovery_many_cycles(tmp_path: Path, durability: str, cycles: int) -> None:
+    crash_cycles(tmp_path, cycles=cycles, seed=int(os.environ.get("KCOORD_SEED", "11")), durability=durability)

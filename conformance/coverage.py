@@ -11,6 +11,9 @@ concolic search over the spec alone) — and the items that are unreachable by c
 - `blank-key`: rows that answer only the empty key (e.g. INVALID_GROUP_ID) in a state that no transition
   satisfiable with the empty key leads to (z3, from the initial state on);
 - `forgotten`: source states in which the driver says the implementation drops the instance;
+- `implementation`: rows the driver says the implementation never takes in a state, each with the reason (its
+  `unreachable`: e.g. a write completion the coordinator decides in the same step as the request, so that the
+  group can never have moved on), checked against the spec by `declared_unreachable`;
 - explicit entries in `UNREACHABLE` (none are needed for the coordinator machines today).
 Also owns `CoverageReport` (what a test run visited against the universe, rendered as the table the test session
 prints) and the requirement: 100% of states, transitions and rejections of every coordinator machine.
@@ -19,7 +22,7 @@ Must not import: kcoord.cli.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,14 +73,38 @@ def row_items(m: ir.Machine) -> set[Item]:
 
 
 def universe(m: ir.Machine, *, pairs: bool = False, pair_depth: int = 6,
-             forgotten: frozenset[str] = frozenset()) -> Universe:
+             forgotten: frozenset[str] = frozenset(), unreachable: Mapping[Item, str] | None = None) -> Universe:
     items = row_items(m)
     if pairs:
         items |= spec_pairs(m, depth=pair_depth)
-    return Universe(m.name, frozenset(items), excluded_items(m, forgotten=forgotten))
+    return Universe(m.name, frozenset(items), excluded_items(m, forgotten=forgotten, unreachable=unreachable))
 
 
-def excluded_items(m: ir.Machine, *, forgotten: frozenset[str] = frozenset()) -> dict[Item, str]:
+#: a driver's declaration of rows its implementation never takes: (row index, event, the row's answer for a rejection
+#: or its target (None: stay) for a transition, the source states, the reason)
+UnreachableRow = tuple[int, str, str | None, tuple[str, ...], str]
+
+
+def declared_unreachable(m: ir.Machine, rows: Sequence[UnreachableRow]) -> dict[Item, str]:
+    """A driver's `unreachable` rows of `m` as items with their reasons (`implementation: ...`). Each entry names
+    its row by index, event and answer (or target) and its states; an entry the spec no longer matches (the rows
+    were renumbered, the row changed) is an error, so that a spec change never excludes the wrong item silently."""
+    by_index = {r.index: r for r in m.rows}
+    out: dict[Item, str] = {}
+    for index, event, outcome, states, reason in rows:
+        r = by_index.get(index)
+        actual = None if r is None else (r.target if isinstance(r, ir.Transition) else r.error)
+        if r is None or r.event != event or actual != outcome or not set(states) <= set(r.sources):
+            raise ValueError(f"{m.name}: the driver declares row {index} ({event}, {outcome}, in {states}) "
+                             f"unreachable, but the spec's row {index} is "
+                             f"{'missing' if r is None else (r.event, actual, r.sources)}")
+        kind = "transition" if isinstance(r, ir.Transition) else "rejection"
+        out.update({(kind, m.name, index, s): f"implementation: {reason}" for s in states})
+    return out
+
+
+def excluded_items(m: ir.Machine, *, forgotten: frozenset[str] = frozenset(),
+                   unreachable: Mapping[Item, str] | None = None) -> dict[Item, str]:
     """Row items no execution can visit, with the reason (see the module docstring). `forgotten`: states in which
     the implementation drops the instance (the driver says which), so that no event ever finds one there."""
     out: dict[Item, str] = {}
@@ -104,6 +131,7 @@ def excluded_items(m: ir.Machine, *, forgotten: frozenset[str] = frozenset()) ->
                 out[item] = (f"invariants: no state satisfying the invariants of {m.name} answers {r.event} with "
                              f"row {r.index} in {s} (z3)")
     out.update(UNREACHABLE.get(m.name, {}))
+    out.update(unreachable or {})
     return out
 
 

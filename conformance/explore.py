@@ -14,7 +14,8 @@ for every row of the machine that the current state could answer, `ArgSolver.ena
 environment fixes pinned), and the hooks turn the event and arguments into an action (or decline: an argument the
 implementation computes cannot be forced); the hooks may add environment steps (a reload, an exhausted epoch).
 Every item a step visits (see `Observation`) that no earlier program visited becomes a `Case`: the program up to
-and including that step. The search stops when every wanted item has a case, or at `max_depth`.
+and including that step. The search stops when every wanted item has a case, or at `max_depth`; then the hooks'
+targeted programs (known ways to items the search's budget does not reach) are run, unexpanded.
 Must not import: kcoord.cli.
 """
 
@@ -137,7 +138,8 @@ def explore(factory: Callable[[], Driver], hooks: Hooks, machines: Mapping[str, 
     """Breadth-first search for programs visiting every item of `wanted` (items of the machines in `covered`).
 
     The search starts from the empty program and from the hooks' `seeds(factory, refs)` when they have any
-    (programs that put deep structures, e.g. a static member in a reconciled group, at depth 0). It is bounded by
+    (programs that put deep structures, e.g. a static member in a reconciled group, at depth 0); after it, the
+    hooks' `programs(factory, refs)` (targeted programs, see `_run_programs`) fill what it left. It is bounded by
     `max_depth` and by `max_runs` programs run (a count, not a time: the output must not depend on the machine)."""
     start = time.perf_counter()
     probe = factory()
@@ -149,13 +151,7 @@ def explore(factory: Callable[[], Driver], hooks: Hooks, machines: Mapping[str, 
     todo = set(wanted)
     seeds: list[tuple[Action, ...]] = [tuple(p) for p in hooks.seeds(factory, refs)] if hasattr(hooks, "seeds") \
         else []
-    for seed in seeds:  # what a seed visits on its way is covered by its prefixes
-        run = run_program(factory, refs, seed)
-        out.runs += 1
-        if run.failure is not None:
-            out.failures.append((seed, run.failure))
-            continue
-        _record(out, todo, seed, run.reports, covered)
+    _run_programs(factory, refs, seeds, out, todo, covered)  # what a seed visits on its way is covered by its prefixes
     frontier: list[tuple[Action, ...]] = [(), *seeds]
     seen: set[Any] = set()
     for depth in range(max_depth + 1):
@@ -191,8 +187,29 @@ def explore(factory: Callable[[], Driver], hooks: Hooks, machines: Mapping[str, 
         frontier = nxt
         if not todo or not frontier:
             break
+    if todo and hasattr(hooks, "programs"):
+        _run_programs(factory, refs, hooks.programs(factory, refs), out, todo, covered)
     out.seconds = time.perf_counter() - start
     return out
+
+
+def _run_programs(factory: Callable[[], Driver], refs: Mapping[str, ReferenceMachine],
+                  programs: Iterable[Sequence[Action]], out: Exploration, todo: set[Item], covered: Sequence[str]
+                  ) -> None:
+    """Run whole programs and record what they visit that no earlier program did: the hooks' seeds before the
+    search, and their targeted programs after it (each a known way to items the breadth-first search does not reach
+    within its budget: a deep group structure, then the request). Neither is expanded here; a targeted program runs
+    only while items are left, so a shorter program found by the search always wins."""
+    for program in programs:
+        if not todo:
+            return
+        path = tuple(program)
+        run = run_program(factory, refs, path)
+        out.runs += 1
+        if run.failure is not None:
+            out.failures.append((path, run.failure))
+            continue
+        _record(out, todo, path, run.reports, covered)
 
 
 def _control(refs_state: tuple[Any, ...]) -> tuple[Any, ...]:

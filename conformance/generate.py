@@ -68,8 +68,9 @@ def generate(spec: DriverSpec, *, machines: Mapping[str, ir.Machine] | None = No
              progress: Callable[[str], None] | None = None) -> Generated:
     machines = machines or bundled_machines()
     forgotten = spec.forgotten()
-    universes = {name: universe(machines[name], pairs=name in PAIR_MACHINES,
-                                forgotten=forgotten.get(name, frozenset())) for name in spec.covers}
+    unreachable = spec.unreachable(machines)
+    universes = {name: universe(machines[name], pairs=name in PAIR_MACHINES, forgotten=forgotten.get(name, frozenset()),
+                                unreachable=unreachable.get(name)) for name in spec.covers}
     wanted = set().union(*(u.wanted() for u in universes.values()))
     found = explore(spec.factory(), spec.hooks(), machines, covered=spec.covers, wanted=wanted,
                     max_depth=spec.max_depth, per_state=spec.per_state, max_runs=spec.max_runs, progress=progress)

@@ -1,5 +1,6 @@
 """Mutation testing of the generated suite: mutants of the runtime tables (`impl/_generated`) and the seeded-bug
-variants, each run against the generated cases in process; the score is the share of mutants some case kills.
+variants, each run against the generated cases in process; the score is the share of non-equivalent mutants some
+case kills.
 
 Owns: `Mutant`, `table_mutants` (single-edge and single-guard mutants of one machine's table), `patched` (a context
 manager that makes `MachineTable.load` return the mutated table: every coordinator built inside it runs the mutant,
@@ -16,6 +17,14 @@ Mutant kinds (one change each, everything else the generated table):
   row of every (state, event) it answers is not generated: the verifier proves the rows total, so the last row's
   condition is already implied there (an equivalent mutant by construction).
 Survivors are listed with the reason the generator can state, or "not distinguished by any case" otherwise.
+
+Equivalent mutants (the usual definition: no execution of the implementation can tell them from the original) are
+listed apart and left out of the score: a mutant that only makes a row never match (guard-false), go elsewhere
+(edge-retarget) or lose a source state (edge-drop), where every item of the row it changes — (row, source state) —
+is one the generated universe excludes with a stated reason (the implementation drops the instance there, the state
+is pending-only, a driver's `unreachable` entry, ...; see the coverage report), changes no run: `decide` takes the
+first matching row, and that row never matches in a reachable situation. A row left out for any other reason (a
+coverage gap) keeps its mutants in the score.
 Must not import: kcoord.cli.
 """
 
@@ -31,6 +40,8 @@ from typing import Any
 
 from kcoord.impl.statemachine import MachineTable, Row
 
+from .coverage import Item
+from .pytest_plugin import load_universes
 from .runner import Session
 from .suite import SuiteCase, load_cases, run_suite
 
@@ -69,8 +80,9 @@ class Verdict:
     killed: bool
     by: str = ""  # the killing case
     cases_run: int = 0
-    reason: str = ""  # why a survivor survived (when known)
+    reason: str = ""  # why a survivor survived (when known), or why it is equivalent
     seconds: float = 0.0
+    equivalent: bool = False  # no execution can tell it from the original: left out of the score
 
 
 @dataclass(slots=True)
@@ -84,7 +96,21 @@ class MutationResult:
         return sum(v.killed for v in self.verdicts)
 
     @property
+    def equivalent(self) -> int:
+        return sum(v.equivalent for v in self.verdicts)
+
+    @property
+    def scored(self) -> int:
+        """Mutants the score counts: all but the equivalent ones."""
+        return len(self.verdicts) - self.equivalent
+
+    @property
     def score(self) -> float:
+        return 100.0 * self.killed / self.scored if self.scored else 100.0
+
+    @property
+    def raw_score(self) -> float:
+        """Killed over every mutant, equivalent ones included."""
         return 100.0 * self.killed / len(self.verdicts) if self.verdicts else 100.0
 
 
@@ -279,6 +305,24 @@ def untouched(mutant: Mutant, fires: Fires) -> str | None:
     return f"equivalent for the suite: row {mutant.row} is never taken by a generated case (a coverage gap)"
 
 
+def equivalent(mutant: Mutant, excluded: Mapping[Item, str]) -> str | None:
+    """Why `mutant` is equivalent (see the module docstring), or None: every item it changes is excluded from the
+    universe as unreachable, so no execution takes the mutated row there."""
+    if mutant.row < 0 or mutant.kind not in ("edge-retarget", "guard-false", "edge-drop"):
+        return None
+    table = MachineTable.load(MODULES[mutant.machine])
+    row = next((r for r in table.rows if r.index == mutant.row), None)
+    if row is None:
+        return None
+    kind = "transition" if row.kind == "transition" else "rejection"
+    states = [mutant.detail.rsplit(" not from ", 1)[1]] if mutant.kind == "edge-drop" else list(row.sources)
+    reasons = [excluded.get((kind, mutant.machine, mutant.row, s)) for s in states]
+    if not states or any(r is None for r in reasons):
+        return None
+    shown = "; ".join(sorted({f"{s}: {r}" for s, r in zip(states, reasons, strict=True)}))
+    return f"equivalent: row {mutant.row} can never be taken where the mutant changes it ({shown})"
+
+
 def _touches(mutant: Mutant, fires: Fires) -> Callable[[SuiteCase], bool]:
     def first(case: SuiteCase) -> bool:
         return any(m == mutant.machine and r == mutant.row for m, r, _ in fires.get(case.id, ()))
@@ -298,11 +342,13 @@ def run_mutation(mutants: Sequence[Mutant], cases: Sequence[SuiteCase] | None = 
     result = MutationResult()
     session = Session()
     fires = profile(cases, session)
+    excluded = {item: why for u in load_universes().values() for item, why in u.excluded.items()}
     for i, mutant in enumerate(mutants, 1):
         t0 = time.perf_counter()
         why = untouched(mutant, fires)
         if why is not None:
-            result.verdicts.append(Verdict(mutant, False, reason=why))
+            same = equivalent(mutant, excluded)
+            result.verdicts.append(Verdict(mutant, False, reason=same or why, equivalent=same is not None))
             if progress is not None:
                 progress(i, len(mutants), result.verdicts[-1])
             continue
@@ -328,20 +374,29 @@ def render_report(result: MutationResult, *, command: str = "kcoord mutate") -> 
              f"Written by `{command}` (do not edit by hand). Each mutant changes one thing in a runtime table "
              "(`impl/_generated`) or switches on one seeded Kafka bug; the generated cases "
              "(`conformance/generated/`) run against it in process, and it is killed when one of them fails.", "",
-             f"**Score: {result.killed}/{len(result.verdicts)} killed ({result.score:.1f}%)**, "
-             f"in {result.seconds:.0f} s.", ""]
+             f"**Score: {result.killed}/{result.scored} killed ({result.score:.1f}%)**, leaving out "
+             f"{result.equivalent} equivalent mutants (listed below with the reason; {result.killed}/"
+             f"{len(result.verdicts)} = {result.raw_score:.1f}% counting them), in {result.seconds:.0f} s.", ""]
     lines += [f"- {n}" for n in result.notes]
-    lines += ["", "| machine | kind | mutants | killed | score |", "|---|---|---:|---:|---:|"]
+    lines += ["", "| machine | kind | mutants | equivalent | killed | score |", "|---|---|---:|---:|---:|---:|"]
     groups: dict[tuple[str, str], list[Verdict]] = {}
     for v in result.verdicts:
         groups.setdefault((v.mutant.machine, v.mutant.kind), []).append(v)
     for (machine, kind), vs in sorted(groups.items()):
         killed = sum(v.killed for v in vs)
-        lines.append(f"| {machine} | {kind} | {len(vs)} | {killed} | {100.0 * killed / len(vs):.1f}% |")
-    survivors = [v for v in result.verdicts if not v.killed]
+        same = sum(v.equivalent for v in vs)
+        score = 100.0 * killed / (len(vs) - same) if len(vs) > same else 100.0
+        lines.append(f"| {machine} | {kind} | {len(vs)} | {same} | {killed} | {score:.1f}% |")
+    survivors = [v for v in result.verdicts if not v.killed and not v.equivalent]
     lines += ["", f"## Survivors ({len(survivors)})", ""]
     if not survivors:
         lines.append("None.")
     for v in survivors:
+        lines.append(f"- `{v.mutant.name}` — {v.reason}")
+    same_ones = [v for v in result.verdicts if v.equivalent]
+    lines += ["", f"## Equivalent mutants ({len(same_ones)}, not in the score)", ""]
+    if not same_ones:
+        lines.append("None.")
+    for v in same_ones:
         lines.append(f"- `{v.mutant.name}` — {v.reason}")
     return "\n".join(lines) + "\n"

@@ -38,6 +38,14 @@ class DriverSpec:
         found: Mapping[str, frozenset[str]] = getattr(self.driver_class(), "forgotten", {})
         return found
 
+    def unreachable(self, machines: Mapping[str, Any]) -> dict[str, dict[tuple[Any, ...], str]]:
+        """Machine → the items the driver says its implementation never visits, with the reasons (see
+        `coverage.declared_unreachable`)."""
+        from ..coverage import declared_unreachable
+
+        rows: Mapping[str, Any] = getattr(self.driver_class(), "unreachable", {})
+        return {name: declared_unreachable(machines[name], entries) for name, entries in rows.items()}
+
     def hooks(self) -> Any:
         return getattr(importlib.import_module(f"kcoord.conformance.drivers.{self.module}"), self.search)()
 

@@ -6,9 +6,12 @@ request events are the APIs: JoinGroup (a new dynamic member, a new static membe
 `JoinNewDynamicMember`, `JoinNewStaticMember`, `JoinKnownMember` in the action's name, the request built from the
 spec's intent: v3 or v4, the protocols, the same metadata or a new one), SyncGroup (the leader sends an assignment
 for every member), Heartbeat, LeaveGroup (one member identity), OffsetCommit, TxnOffsetCommit (in a transaction of
-the driver's own producer, opened on demand), OffsetFetch and OffsetDelete (one partition, so one
-OffsetFetchPartition / OffsetDeletePartition row), DeleteGroups. Parked JoinGroup and SyncGroup requests stay
-parked across actions; their answers are checked when they come.
+the driver's own producer, opened on demand; both for partition 0 of `topic-a` unless the action names another
+`topic`), OffsetFetch and OffsetDelete (one partition, so one OffsetFetchPartition / OffsetDeletePartition row),
+DeleteGroups. Parked JoinGroup and SyncGroup requests stay parked across actions; their answers are checked when
+they come (a request the coordinator drops — a member's JoinGroup replaced by its newer one — leaves the list).
+A member's later JoinGroup with `same_metadata` repeats the protocols it last sent, including those of its first
+JoinGroup, sent before it had an id.
 
 Internal events happen the way they happen in the broker: `Tick` advances the clock to the group's next timer
 (a member's session, the join phase's rebalance timeout or initial delay, the pending-sync timer) — MemberExpired,
@@ -17,6 +20,10 @@ the next run of the expiration job (ExpireOffset, ExpireGroup); `AssignmentWrite
 SyncGroup append; `Reload` unloads and loads `__consumer_offsets` (Unload, then the load path);
 `RebalanceOverCapacity` reloads with group.max.size lowered to 1; `UpgradeToConsumerGroup` sends a
 ConsumerGroupHeartbeat with member epoch 0 for the group id; `EndTxn` commits or aborts the driver's transaction.
+
+The search hooks add targeted programs (`PROGRAMS`, run after the breadth-first search) for the items its budget
+does not reach, and the driver declares the rows the implementation never takes (`UNREACHABLE`, each with the
+reason; see `coverage.declared_unreachable`).
 
 Spec discrepancy handled here (reported, see `FORGOTTEN`): the implementation forgets a group the moment it is
 Dead (deleted, expired, upgraded, or unloaded with its partition) — the spec's own doc says so — but the spec does
@@ -72,6 +79,41 @@ SESSION_MS = 10_000
 REBALANCE_MS = 15_000
 #: states in which the implementation forgets the instance (see the module docstring)
 FORGOTTEN = {"ClassicGroup": frozenset({"Dead"})}
+_TIMER_CANCELLED = ("a member's heartbeat timer is cancelled whenever the member (or pending id) is removed "
+                    "(ClassicTxn.remove_member), so it never fires for an id the group no longer has")
+_SYNC_TIMER = ("the pending-sync timer is cancelled whenever the group prepares a rebalance (after_prepare) and "
+               "replaced at each new generation, and Empty is entered only from PreparingRebalance, so it fires "
+               "only in CompletingRebalance or Stable of its own generation, where it finds pending ids (every "
+               "synced follower leaves the leader, who moves the group to Stable) or in Stable")
+_WRITE_IN_STEP = ("the coordinator decides the leader's assignment write (AssignmentWritten) in the leader's own "
+                  "SyncGroup step, and a failed write is decided again at once on the same state "
+                  "(classic_sync._sync_write_failed): the group can never have moved on while the write is in "
+                  "flight")
+_GROUP_CHECKED_FIRST = ("deleteOffsets answers the group-level OffsetDelete first and asks about each partition "
+                        "only when it answered NONE (offsets.offset_delete), so the partition row's repeated group "
+                        "checks never reject")
+_EMPTY_KNOWS_SUBSCRIPTIONS = ("in Empty `subscribed` never holds: a consumer-protocol group without members knows "
+                              "its subscriptions are empty (computeSubscribedTopics, on join completion and on load), "
+                              "and any other group does not use the consumer protocol")
+_NO_ONLINE_UPGRADE = ("kcoord does not convert a live classic group online (group.consumer.migration.policy "
+                      "disabled): UpgradeToConsumerGroup always carries online_upgrade=false, as the spec's "
+                      "event says")
+#: rows the implementation never takes in these states (see `coverage.declared_unreachable`)
+UNREACHABLE = {"ClassicGroup": (
+    (101, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", ("Empty",), _GROUP_CHECKED_FIRST),
+    (103, "OffsetDeletePartition", "NON_EMPTY_GROUP", ("PreparingRebalance", "CompletingRebalance", "Stable"),
+     _GROUP_CHECKED_FIRST),
+    (104, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", ("Empty",), _EMPTY_KNOWS_SUBSCRIPTIONS),
+    (131, "ExpireOffset", "NONE", ("Empty",), _EMPTY_KNOWS_SUBSCRIPTIONS),
+    (117, "MemberExpired", "NONE", ("PreparingRebalance", "CompletingRebalance", "Stable"), _TIMER_CANCELLED),
+    (122, "PendingSyncExpired", "NONE", ("Empty", "PreparingRebalance", "CompletingRebalance"), _SYNC_TIMER),
+    (124, "AssignmentWritten", "NONE", ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"),
+     _WRITE_IN_STEP),
+    (126, "AssignmentWriteFailed", "NONE", ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"),
+     _WRITE_IN_STEP),
+    (138, "UpgradeToConsumerGroup", "Dead", ("PreparingRebalance", "CompletingRebalance", "Stable"),
+     _NO_ONLINE_UPGRADE),
+)}
 REQUESTS = ("JoinNewDynamicMember", "JoinNewStaticMember", "JoinKnownMember", "SyncGroup", "Heartbeat",
             "LeaveGroupMember", "OffsetCommit", "TxnOffsetCommit", "OffsetFetch", "OffsetDelete", "DeleteGroup")
 #: rows whose post-state the coordinator writes as the group's GroupMetadata record (or tombstone)
@@ -93,6 +135,7 @@ class ClassicGroupDriver(ClusterDriver):
     machines = ("ClassicGroup", "PartitionProducer")
     main = MACHINE
     forgotten = FORGOTTEN
+    unreachable = UNREACHABLE
 
     def __init__(self, *, workdir: Path | None = None, bug_kafka_17507: bool = False) -> None:
         config = ClusterConfig(nodes=1, txn=TxnConfig(num_partitions=1, offsets_num_partitions=1),
@@ -101,6 +144,7 @@ class ClassicGroupDriver(ClusterDriver):
         self.groups = self.node.groups
         self.parked: list[tuple[Action, Completion[Any]]] = []
         self.sent: dict[str, tuple[tuple[str, bytes], ...]] = {}  # member id -> protocols it last sent
+        self._joins: list[tuple[Completion[Any], tuple[tuple[str, bytes], ...]]] = []  # joins not answered yet
         self._tags = iter(range(1, 1_000_000))
         self._log_mark = 0
         self._fresh = 0  # answers of the current step's own requests (the rest are parked ones answered late)
@@ -132,9 +176,30 @@ class ClassicGroupDriver(ClusterDriver):
         self._log_mark = self.shard.log.log_end_offset if 0 in self.groups.runtime.shards else 0
         done = self._perform(action)
         late = [(a, c.result()) for a, c in self.parked if c.done]
-        self.parked = [(a, c) for a, c in self.parked if not c.done]
+        held = self._waiting()
+        self.parked = [(a, c) for a, c in self.parked if not c.done and id(c) in held]
         self._fresh = len(done)
+        self._note_joined()
         return Outcome([*done, *late], self.take_rows())
+
+    def _waiting(self) -> set[int]:
+        """The requests the coordinator still holds (members' parked JoinGroup and SyncGroup). A member's newer
+        JoinGroup replaces its parked one, which is then never answered (Kafka overwrites the awaiting-join future
+        the same way): such a request leaves the driver's parked list."""
+        data = self.data()
+        if data is None:
+            return set()
+        return {id(w) for m in data.members.values() for w in (m.join_waiter, m.sync_waiter) if w is not None}
+
+    def _note_joined(self) -> None:
+        """A member that joined without an id sent its protocols under the id it was given: a later rejoin with
+        `same_metadata` repeats them."""
+        for c, protocols in self._joins:
+            if c.done:
+                response = c.result()
+                if response.error == "NONE" and response.member_id:
+                    self.sent.setdefault(response.member_id, protocols)
+        self._joins = [(c, p) for c, p in self._joins if not c.done]
 
     def _perform(self, action: Action) -> list[tuple[Action, Any]]:
         name, a = action.name, action.args
@@ -174,7 +239,10 @@ class ClassicGroupDriver(ClusterDriver):
         group = str(a.get("group", GROUP))  # "" for the INVALID_GROUP_ID rows
         instance = a.get("instance") or None
         if action.name.startswith("Join"):
-            return g.join_group(self._join(action))
+            request = self._join(action)
+            joined = g.join_group(request)
+            self._joins.append((joined, request.protocols))
+            return joined
         if action.name == "SyncGroup":
             member = str(a["member"])
             data = self.data()
@@ -188,12 +256,14 @@ class ClassicGroupDriver(ClusterDriver):
             return g.leave_group(LeaveGroupRequest(group, (MemberIdentity(str(a["member"]), instance),)))
         if action.name == "OffsetCommit":
             return g.offset_commit(OffsetCommitRequest(
-                group, (("topic-a", (OffsetCommitPartition(int(a.get("partition", 0)), 10),)),), str(a["member"]),
+                group, ((str(a.get("topic", "topic-a")), (OffsetCommitPartition(int(a.get("partition", 0)), 10),)),),
+                str(a["member"]),
                 int(a["generation"]), instance, api_version=int(a["api_version"])))
         if action.name == "TxnOffsetCommit":
             pid, epoch = self.open_offsets_txn(TXN_ID, GROUP)
             return g.txn_offset_commit(TxnOffsetCommitRequest(
-                TXN_ID, pid, epoch, group, (("topic-a", (OffsetCommitPartition(int(a.get("partition", 0)), 20),)),),
+                TXN_ID, pid, epoch, group,
+                ((str(a.get("topic", "topic-a")), (OffsetCommitPartition(int(a.get("partition", 0)), 20),)),),
                 str(a["member"]), int(a["generation"]), instance))
         if action.name == "OffsetFetch":
             return g.offset_fetch(OffsetFetchRequest(GROUP, ((str(a["topic"]), (int(a["partition"]),)),),
@@ -447,6 +517,10 @@ class ClassicGroupSearch:
         """Programs that put a full group, a stable group with offsets, a static member, ... at depth 0."""
         return [tuple(p) for p in SEEDS]
 
+    def programs(self, factory: Any, refs: Mapping[str, Any]) -> list[tuple[Action, ...]]:
+        """Targeted programs for the items the search's budget does not reach (see `PROGRAMS`)."""
+        return [tuple(p) for p in PROGRAMS]
+
     def strings(self, pre: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         return [PROTOCOL_TYPE, "range", "roundrobin", *env.get("instances", {}), "m-99", "s9"]
 
@@ -536,7 +610,14 @@ class ClassicGroupSearch:
         return None  # AssignmentWritten: part of the leader's SyncGroup
 
     def extra_actions(self, pre: Mapping[str, Any]) -> list[Action]:
-        return [Action("EndTxn", {"result": "COMMIT"})] if pre["exists"] else []
+        out = [Action("EndTxn", {"result": "COMMIT"})] if pre["exists"] else []
+        if pre["state"] == "CompletingRebalance" and pre["leader"]:
+            # the leader's SyncGroup whose write fails: its row's guard reads the SyncGroup's own effect (the leader
+            # parked in awaiting_sync), so no argument enables it in the pre-state the solver sees
+            out.append(Action("AssignmentWriteFailed", {"member": pre["leader"], "generation": pre["generation"],
+                                                        "protocol_type": pre["protocol_type"],
+                                                        "protocol": pre["protocol"]}))
+        return out
 
 
 def _join(version: int = 3) -> Action:
@@ -564,6 +645,79 @@ SEEDS: tuple[tuple[Action, ...], ...] = (
     (_STATIC, Action("Tick"), _sync("s2-1", 1)),  # a static member, Stable
     (_join(), Action("Tick"), _sync("m-1", 1), _COMMIT, Action("LeaveGroupMember", {"member": "m-1",
                                                                                      "instance": ""})),
+)
+
+
+def _joined(*, version: int = 3, session_ms: int = SESSION_MS, protocol_type: str = PROTOCOL_TYPE) -> Action:
+    return Action("JoinNewDynamicMember", {"version": version, "protocol_type": protocol_type,
+                                           "protocols": ["range"], "session_timeout_ms": session_ms})
+
+
+def _rejoin(member: str, *, same_metadata: bool) -> Action:
+    return Action("JoinKnownMember", {"member": member, "instance": "", "version": 9, "protocol_type": PROTOCOL_TYPE,
+                                      "protocols": ["range"], "same_metadata": same_metadata,
+                                      "session_timeout_ms": SESSION_MS})
+
+
+def _commit(member: str, generation: int, topic: str) -> Action:
+    return Action("OffsetCommit", {"member": member, "instance": "", "generation": generation, "api_version": 9,
+                                   "topic": topic})
+
+
+def _delete(topic: str) -> Action:
+    return Action("OffsetDelete", {"topic": topic, "partition": 0})
+
+
+_TICK = Action("Tick")
+_LONG_MS = 300_000  # a session longer than ExpireOffsets' advance (retention + a check interval)
+_SLOW_MS = 30_000  # a session longer than the rebalance timeout: the join or pending-sync timer fires first
+#: a Stable group of one long-lived member m-1 subscribed to topic-a
+_STABLE_LONG = (_joined(session_ms=_LONG_MS), _TICK, _sync("m-1", 1))
+_CONNECT_SYNC = Action("SyncGroup", {"member": "m-1", "instance": "", "generation": 1, "protocol_type": "connect",
+                                     "protocol": "range"})
+#: targeted programs, each ending in the items the breadth-first search's budget does not reach
+PROGRAMS: tuple[tuple[Action, ...], ...] = (
+    # a follower rejoining Stable with its metadata unchanged gets the current generation (row 38)
+    (_join(), _join(), _TICK, _TICK, _sync("m-1", 1), _sync("m-2", 1), _rejoin("m-2", same_metadata=True)),
+    # the offset of a topic the members do not consume is deleted, in Stable, PreparingRebalance,
+    # CompletingRebalance (105); nothing stored for it in PreparingRebalance (106)
+    (*_STABLE_LONG, _commit("m-1", 1, "topic-b"), _delete("topic-b")),
+    (*_STABLE_LONG, _commit("m-1", 1, "topic-b"), _join(), _delete("topic-b")),
+    (*_STABLE_LONG, _commit("m-1", 1, "topic-b"), _join(), _TICK, _delete("topic-b")),
+    (*_STABLE_LONG, _join(), _delete("topic-b")),
+    # a group that does not use the consumer protocol keeps its offsets while it has members (99)
+    (_joined(protocol_type="connect"), _delete("topic-a"), _TICK, _delete("topic-a"), _CONNECT_SYNC,
+     _delete("topic-a")),
+    # the expiration job in Stable: the unconsumed topic's offset is not due, then due (132, 134); kept while a
+    # transaction holds a pending offset for it (133); a group without the consumer protocol expires nothing (130)
+    (*_STABLE_LONG, _commit("m-1", 1, "topic-b"), Action("ExpireOffsets")),
+    (*_STABLE_LONG, _commit("m-1", 1, "topic-b"), Action("TxnOffsetCommit", {
+        "member": "m-1", "instance": "", "generation": 1, "topic": "topic-b"}), Action("ExpireOffsets")),
+    (_joined(protocol_type="connect", session_ms=_LONG_MS), _TICK, _CONNECT_SYNC, _commit("m-1", 1, "topic-a"),
+     Action("ExpireOffsets")),
+    # the pending-sync timer fires before the sessions end: in Stable, in CompletingRebalance (123); in Stable after
+    # everyone synced (122)
+    (_joined(session_ms=_SLOW_MS), _joined(session_ms=_SLOW_MS), _TICK, _TICK, _sync("m-1", 1), _TICK),
+    (_joined(session_ms=_SLOW_MS), _joined(session_ms=_SLOW_MS), _TICK, _TICK, _TICK),
+    (_joined(session_ms=_SLOW_MS), _TICK, _sync("m-1", 1), _TICK),
+    # a member parked in SyncGroup, or in JoinGroup, outlives its session (118)
+    (_joined(session_ms=_SLOW_MS), _join(), _TICK, _TICK, _sync("m-2", 1), _TICK),
+    (_joined(session_ms=_SLOW_MS), _join(), _TICK, _TICK, _sync("m-1", 1), _sync("m-2", 1),
+     _rejoin("m-2", same_metadata=False), _TICK),
+    # nobody rejoins but a static member remains: another rebalance timeout (113)
+    (Action("JoinNewStaticMember", {"instance": "s2", "version": 9, "protocol_type": PROTOCOL_TYPE,
+                                    "protocols": ["range"], "session_timeout_ms": _SLOW_MS}),
+     _joined(session_ms=_SLOW_MS), _TICK, _TICK, _sync("s2-1", 1), _sync("m-2", 1),
+     Action("LeaveGroupMember", {"member": "m-2", "instance": ""}), _TICK),
+    # group.max.size lowered under a loaded group: a member that has not rejoined is kicked out of the full join
+    # phase (25)
+    (_join(), _join(), _join(), _TICK, _TICK, _sync("m-1", 1), Action("RebalanceOverCapacity"),
+     _rejoin("m-1", same_metadata=True), _rejoin("m-2", same_metadata=True)),
+    # a pending id (MEMBER_ID_REQUIRED) comes back to a full group: PreparingRebalance, CompletingRebalance, Stable
+    # (26)
+    (_join(), _join(4), _join(), _join(), _rejoin("m-2", same_metadata=True)),
+    (_join(), _join(4), _join(), _join(), _TICK, _TICK, _rejoin("m-2", same_metadata=True)),
+    (_join(), _join(4), _join(), _join(), _TICK, _TICK, _sync("m-1", 1), _rejoin("m-2", same_metadata=True)),
 )
 
 

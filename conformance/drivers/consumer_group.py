@@ -8,14 +8,18 @@ static instance `i1` (member ids `s` and, for a replacement, `r`). Actions are t
   `topics`, `instance`, `rebalance_timeout`, and the optional fields the validation rows read: `rack`, `regex`,
   `assignor`); epoch 0 is the spec's Join, -1 Leave, -2 StaticLeave, others Heartbeat;
 - `Delete`, `OffsetCommit(member, epoch, api_version)`, `TxnOffsetCommit(member, epoch)` (in a transaction of the
-  driver's producer, opened on demand, left open until `EndTxn`), `OffsetFetch(member, epoch, require_stable)`,
-  `OffsetDelete(topic)`.
+  driver's producer, opened on demand, left open until `EndTxn`; both for partition 0 of `orders` unless the action
+  names another `topic`), `OffsetFetch(member, epoch, require_stable)`, `OffsetDelete(topic)`.
 Internal events happen the way they happen in the broker: `SessionTimeout` / `RebalanceTimeout` advance the clock
 to the earliest such timer of the group; `ExpireOffsets` advances past offsets.retention.ms to the expiration job
 (ExpireOffset, Expire); `Reload` unloads and loads `__consumer_offsets` (Unload, then the load path);
-`ReplayUnknown(member)` appends a current-assignment record with a MemberState byte this version does not know
-(as a newer coordinator would write it) and reloads — the member is read back in Unknown (the spec's
-ReplayUnknownState; the implementation installs it as a `load` row).
+`ReplayUnknown(member[, epoch, previous_epoch])` appends a current-assignment record with a MemberState byte this
+version does not know (as a newer coordinator would write it; epochs 1 and 0 unless given) and reloads — the
+member is read back in Unknown (the spec's ReplayUnknownState; the implementation installs it as a `load` row).
+offsets.retention.ms is 20 s (shorter than a session), so the expiration job runs while members are still there.
+The search hooks add targeted programs (`PROGRAMS`, run after the breadth-first search) for the items its budget
+does not reach, and the driver declares the rows the implementation never takes (`UNREACHABLE`, each with the
+reason; see `coverage.declared_unreachable`).
 Checked after every step, beyond the lockstep: the heartbeat's answer (the first error of the rows it fired, else
 NONE with the member's new epoch and, when sent, its assignment), the offset APIs' answers, and that a step whose
 rows are all rejections wrote nothing to `__consumer_offsets`, while every current-assignment record written equals
@@ -64,11 +68,71 @@ DYNAMIC = ("a", "b", "c")
 STATIC = (("s", "i1"), ("r", "i1"))
 UNKNOWN_STATE_BYTE = 99  # not a MemberState id of this version: MemberState.fromValue gives UNKNOWN
 REQUESTS = ("Heartbeat", "Delete", "OffsetCommit", "TxnOffsetCommit", "OffsetFetch", "OffsetDelete")
+_LIVE = ("Stable", "StaticLeft", "Unknown", "UnreleasedPartitions", "UnrevokedPartitions")
+_ASKED_OF_CLASSIC = ("the coordinator asks the ConsumerGroup machine only about an id a consumer group holds "
+                     "(offsets.is_consumer_group; a deleted one is forgotten): requests for any other id are "
+                     "answered by ClassicGroup's rows, so this instance is never asked while it does not exist")
+_NO_MEMBERS_NO_SUBSCRIPTIONS = "an Empty group has no members, so no member subscribes to any topic"
+_ADDRESSED_TO_HOLDER = ("a request with an instance id is addressed to the member holding that instance (an instance "
+                        "nobody holds is rejected UNKNOWN_MEMBER_ID by ConsumerGroup's throwIfStaticMemberIsUnknown "
+                        "first), so a live member is never asked with another instance id")
+_GROUP_CHECKS_FIRST = ("ConsumerGroup's checks answer first: a heartbeat or leave naming a member id the group does "
+                       "not have (without an instance) is rejected UNKNOWN_MEMBER_ID there, and an instance id is "
+                       "addressed to its holder, so no Absent member is asked")
+_UNRELEASED_AT_GROUP = ("ConsumerGroup's throwIfInstanceIdIsUnreleased answers a static join first: an instance held "
+                        "by a member that did not leave with -2 is rejected UNRELEASED_INSTANCE_ID at the group level")
+_REBALANCE_TIMER = ("a member's rebalance timer is cancelled whenever it leaves UnrevokedPartitions, replaced "
+                    "whenever its epoch changes there, and cancelled with the member: it fires only for a member in "
+                    "UnrevokedPartitions at the timer's epoch")
+#: rows the implementation never takes in these states (see `coverage.declared_unreachable`)
+UNREACHABLE = {
+    "ConsumerGroup": (
+        (29, "StaticMemberReplaced", "Assigning", ("Stable",),
+         "a member at -2 stays unreconciled (StaticMemberLeft adds it; it never reaches the target epoch), so a "
+         "group with a left static instance is never Stable"),
+        (30, "StaticMemberReplaced", "Reconciling", ("Stable",),
+         "a member at -2 stays unreconciled, so a group with a left static instance is never Stable"),
+        (0, "Heartbeat", "INVALID_REQUEST", ("Assigning", "Reconciling", "Stable"),
+         "every heartbeat for the group id \"\" is rejected INVALID_REQUEST, so that group never has a member"),
+        (16, "Heartbeat", "GROUP_MAX_SIZE_REACHED", ("Assigning",),
+         "a heartbeat that bumps the group epoch computes the target in the same step, so the group is Assigning "
+         "only after a removal, which leaves it below group.consumer.max.size"),
+        (19, "Heartbeat", "UNRELEASED_INSTANCE_ID", ("Empty",),
+         "an Empty group has no members, and a member's removal drops its instance from static_instances"),
+        (33, "Delete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (43, "OffsetCommit", "NONE", ("Empty",), _ASKED_OF_CLASSIC),
+        (44, "OffsetCommit", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (45, "OffsetCommit", "ILLEGAL_GENERATION", ("Empty",), _ASKED_OF_CLASSIC),
+        (49, "OffsetDelete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (51, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (36, "ExpireOffset", "NONE", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
+        (52, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
+    ),
+    "ConsumerGroupMember": (
+        (6, "Join", "UnreleasedPartitions", ("UnrevokedPartitions",),
+         "a member enters UnrevokedPartitions only by a reconciliation that sets its previous epoch to its member "
+         "epoch (at least 1), so an epoch-0 join is never tolerated there"),
+        (7, "Join", "Stable", ("UnrevokedPartitions",),
+         "a member enters UnrevokedPartitions only by a reconciliation that sets its previous epoch to its member "
+         "epoch (at least 1), so an epoch-0 join is never tolerated there"),
+        (0, "Join", "UNRELEASED_INSTANCE_ID", ("Stable", "Unknown", "UnreleasedPartitions", "UnrevokedPartitions"),
+         _UNRELEASED_AT_GROUP),
+        (8, "Heartbeat", "UNKNOWN_MEMBER_ID", _LIVE, _ADDRESSED_TO_HOLDER),
+        (30, "Leave", "UNKNOWN_MEMBER_ID", _LIVE, _ADDRESSED_TO_HOLDER),
+        (34, "StaticLeave", "UNKNOWN_MEMBER_ID", _LIVE, _ADDRESSED_TO_HOLDER),
+        (11, "Heartbeat", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
+        (32, "Leave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
+        (36, "StaticLeave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
+        (41, "RebalanceTimeout", "NONE", ("Absent", *_LIVE), _REBALANCE_TIMER),
+        (49, "OffsetFetch", "NONE", _LIVE,
+         "an admin fetch names no member: it is asked of the member id \"\", which no member has"),
+    ),
+}
 
 
 def group_config() -> GroupConfig:
     return GroupConfig(num_partitions=1, consumer_max_size=MAX_SIZE, consumer_session_timeout_ms=SESSION_MS,
-                       offsets_retention_ms=60_000, offsets_retention_check_interval_ms=10_000)
+                       offsets_retention_ms=20_000, offsets_retention_check_interval_ms=10_000)
 
 
 def heartbeat(member: str, epoch: int, **fields: Any) -> Action:
@@ -83,6 +147,7 @@ def heartbeat(member: str, epoch: int, **fields: Any) -> Action:
 class ConsumerGroupDriver(ClusterDriver):
     machines = MACHINES
     main = "ConsumerGroup"
+    unreachable = UNREACHABLE
 
     def __init__(self, *, workdir: Path | None = None, bug_kafka_17507: bool = False) -> None:
         config = ClusterConfig(nodes=1, txn=TxnConfig(num_partitions=1, offsets_num_partitions=1),
@@ -139,7 +204,7 @@ class ConsumerGroupDriver(ClusterDriver):
         elif name == "Reload":
             self._reload()
         elif name == "ReplayUnknown":
-            self._replay_unknown(str(a["member"]))
+            self._replay_unknown(str(a["member"]), int(a.get("epoch", 1)), int(a.get("previous_epoch", 0)))
             self._log_mark = self.shard.log.log_end_offset
         elif name == "EndTxn":
             self._end_txn()
@@ -165,7 +230,8 @@ class ConsumerGroupDriver(ClusterDriver):
             return g.delete_groups([GROUP])
         if action.name == "OffsetCommit":
             return g.offset_commit(OffsetCommitRequest(
-                GROUP, (("orders", (OffsetCommitPartition(0, 10),)),), str(a["member"]), int(a["epoch"]),
+                GROUP, ((str(a.get("topic", "orders")), (OffsetCommitPartition(0, 10),)),), str(a["member"]),
+                int(a["epoch"]),
                 api_version=int(a.get("api_version", 9))))
         if action.name == "TxnOffsetCommit":
             pid, epoch = self.open_offsets_txn(TXN_ID, GROUP)
@@ -208,16 +274,17 @@ class ConsumerGroupDriver(ClusterDriver):
         self.groups.load(0)
         self.settle()
 
-    def _replay_unknown(self, member: str) -> None:
-        """Append a current-assignment record for `member` with an unknown MemberState byte, then reload."""
+    def _replay_unknown(self, member: str, epoch: int = 1, previous_epoch: int = 0) -> None:
+        """Append a current-assignment record for `member` with an unknown MemberState byte (at `epoch`, after
+        `previous_epoch`), then reload."""
         self.settle()
         self.groups.unload(0)
         path = self.workdir / partition_dir_name("__consumer_offsets", 0)
         log = PartitionLog.open(path)
         try:
             value = schema.ConsumerGroupCurrentMemberAssignmentValue(
-                member_epoch=1, previous_member_epoch=0, state=UNKNOWN_STATE_BYTE, assigned_partitions=(),
-                partitions_pending_revocation=())
+                member_epoch=epoch, previous_member_epoch=previous_epoch, state=UNKNOWN_STATE_BYTE,
+                assigned_partitions=(), partitions_pending_revocation=())
             log.append([(schema.encode_key(schema.ConsumerGroupCurrentMemberAssignmentKey(GROUP, member)),
                          schema.encode_value(value))], timestamp_ms=self.clock.now_ms())
             log.flush()
@@ -358,9 +425,11 @@ def _error_of(response: Any) -> str | None:
 # ---------------------------------------------------------------------------------------------- search hooks
 
 
+#: a program step: an action, or (kind, member) or (kind, member, fields), resolved by `_concrete`
+Step = Action | tuple[str, str] | tuple[str, str, Mapping[str, Any]]
 #: seed programs in abstract steps (resolved against the spec state by `ConsumerGroupSearch.seeds`): deep group
 #: structures the breadth-first search would need many steps to reach
-SEEDS: tuple[tuple[tuple[str, str], ...], ...] = (
+SEEDS: tuple[tuple[Step, ...], ...] = (
     (("join", "a"), ("join", "b")),  # a Stable, b waiting for a's partitions: the group Reconciling
     (("join", "a"), ("join", "b"), ("ack-all", "a")),  # a must revoke: UnrevokedPartitions
     (("join", "a"), ("join", "b"), ("ack-all", "a"), ("ack", "a"), ("ack", "b")),  # two members, group Stable
@@ -376,8 +445,17 @@ SEEDS: tuple[tuple[tuple[str, str], ...], ...] = (
 )
 
 
-def _concrete(step: tuple[str, str], view: Mapping[str, Any]) -> Action:
-    kind, m = step
+def _concrete(step: Step, view: Mapping[str, Any]) -> Action:
+    """A program step as an action: an action as it is, or (kind, member[, fields]) resolved against the member's
+    spec state (`fields` override the request's)."""
+    if isinstance(step, Action):
+        return step
+    kind, m = step[0], step[1]
+    action = _step_action(kind, m, view)
+    return Action(action.name, {**action.args, **step[2]}) if len(step) > 2 else action
+
+
+def _step_action(kind: str, m: str, view: Mapping[str, Any]) -> Action:
     static = {"instance": dict(STATIC)[m]} if m in dict(STATIC) else {}
     epoch = int(view["member_epoch"])
     if kind == "join":
@@ -394,7 +472,97 @@ def _concrete(step: tuple[str, str], view: Mapping[str, Any]) -> Action:
         return Action("OffsetCommit", {"member": m, "epoch": epoch, "api_version": 9})
     if kind == "subscribe":
         return heartbeat(m, epoch, owned=sorted(view["assigned"]), topics=["payments"], **static)
+    if kind == "leave":
+        return Action("Heartbeat", {"member": m, "epoch": -1, **static})
+    if kind == "txn":
+        return Action("TxnOffsetCommit", {"member": m, "epoch": epoch, "topic": "payments"})
     raise ValueError(f"unknown seed step {kind!r}")
+
+
+def _resolve(factory: Any, refs: Mapping[str, Any], steps: Sequence[Step]) -> tuple[Action, ...]:
+    """`steps` as concrete actions, each resolved against the spec state the previous ones left (on a fresh driver,
+    in lockstep)."""
+    from ..lockstep import Lockstep
+
+    driver = factory()
+    try:
+        lock = Lockstep(driver, refs)
+        program: list[Action] = []
+        for step in steps:
+            member = "" if isinstance(step, Action) else step[1]
+            action = _concrete(step, refs["ConsumerGroupMember"].view((GROUP, member)))
+            lock.step(action)
+            program.append(action)
+        return tuple(program)
+    finally:
+        driver.close()
+
+
+_EXPIRE = Action("ExpireOffsets")
+_STABLE_FETCH = Action("OffsetFetch", {"member": None, "epoch": -1, "require_stable": True})
+#: two reconciled members a and b, the group Stable (b's leave then leaves the group Assigning until a heartbeat)
+_TWO_STABLE: tuple[Step, ...] = (("join", "a"), ("join", "b"), ("ack-all", "a"), ("ack", "a"), ("ack", "b"))
+_PAYMENTS: Mapping[str, Any] = {"topic": "payments"}
+
+
+def _as(member: str, epoch: int, **fields: Any) -> Action:
+    """A heartbeat of `member` (static: with instance i1) at `epoch`, not resolved against its state."""
+    return Action("Heartbeat", {"member": member, "epoch": epoch, **fields})
+
+
+#: targeted programs, each ending in items the breadth-first search's budget does not reach (an offset job in a
+#: group with members, a static instance addressed by another member id, a member read back in Unknown, ...)
+PROGRAMS: tuple[tuple[Step, ...], ...] = (
+    # the expiration job (offsets.retention.ms 20 s, shorter than a session): an offset of a topic nobody consumes
+    # expires in Stable, Reconciling, Assigning, Empty (39); kept while a transaction holds it, in every state (38);
+    # a consumed topic's offset is kept (36)
+    (("join", "a"), ("commit", "a", _PAYMENTS), _EXPIRE),
+    (("join", "a"), ("commit", "a", _PAYMENTS), ("join", "b"), _EXPIRE),
+    (*_TWO_STABLE, ("commit", "a", _PAYMENTS), ("leave", "b"), _EXPIRE),
+    (("join", "a"), ("commit", "a", _PAYMENTS), ("txn", "a"), _EXPIRE),
+    (("join", "a"), ("commit", "a", _PAYMENTS), ("join", "b"), ("txn", "a"), _EXPIRE),
+    (*_TWO_STABLE, ("commit", "a", _PAYMENTS), ("txn", "a"), ("leave", "b"), _EXPIRE),
+    (("join", "a"), ("commit", "a", _PAYMENTS), ("txn", "a"), ("leave", "a"), _EXPIRE),
+    (("join", "a"), ("commit", "a"), _EXPIRE),
+    (("join", "a"), ("commit", "a"), ("leave", "a"), _EXPIRE),
+    # an unconsumed topic's offset is deleted in Empty and Assigning (53)
+    (("join", "a"), ("commit", "a", _PAYMENTS), ("leave", "a"), Action("OffsetDelete", dict(_PAYMENTS))),
+    (*_TWO_STABLE, ("commit", "a", _PAYMENTS), ("leave", "b"), Action("OffsetDelete", dict(_PAYMENTS))),
+    # a read_committed fetch while a transaction holds an offset: Empty, Assigning, Reconciling, Stable (47)
+    (("join", "a"), ("txn", "a", {"topic": "orders"}), _STABLE_FETCH),
+    (("join", "a"), ("join", "b"), ("txn", "a", {"topic": "orders"}), _STABLE_FETCH),
+    (*_TWO_STABLE, ("txn", "a", {"topic": "orders"}), ("leave", "b"), _STABLE_FETCH),
+    (("join", "a"), ("txn", "a", {"topic": "orders"}), ("leave", "a"), _STABLE_FETCH),
+    # a static member replaced with a new subscription while the group reconciles (29)
+    (("join", "s"), ("static-leave", "s"), ("join", "r", {"topics": ["orders", "payments"]})),
+    # an epoch-0 heartbeat for an id a classic group holds (15); a new member for a full Stable group (16)
+    (Action("ClassicJoin"), ("join", "a")),
+    (("join", "a"), ("join", "b"), ("join", "c"), ("ack-all", "a"), ("ack", "a"), ("ack", "b"), ("ack", "c"),
+     ("ack", "a"), ("ack", "b"), ("ack", "c"), heartbeat("zz", 0)),
+    # a retried join (previous epoch 0) whose new subscription takes partitions another member holds (6)
+    (("join", "c"), ("join", "a", {"topics": ["payments"]}), ("join", "a", {"topics": ["orders"]})),
+    # a member waiting for partitions (UnreleasedPartitions, c still holds one it gives up with its subscription)
+    # loses some it owns when b joins (23)
+    (("join", "c", {"topics": ["orders", "payments"]}), ("join", "a"), ("ack-all", "c"), ("ack", "c"), ("ack", "a"),
+     ("ack", "c", {"topics": ["payments"]}), ("ack", "a"), ("join", "b"), ("ack", "a")),
+    # a revoking member changes its rebalance timeout (19); its session ends before its rebalance timeout (38)
+    (("join", "a"), ("join", "b"), ("ack-all", "a"), ("ack-all", "a", {"rebalance_timeout": REBALANCE_MS + 1000})),
+    (("join", "a", {"rebalance_timeout": SESSION_MS * 2}), ("join", "b"), ("ack-all", "a"), Action("SessionTimeout")),
+    # a static member leaves again at -2, and leaves from Unknown (37)
+    (("join", "s"), ("static-leave", "s"), ("static-leave", "s")),
+    (("join", "s"), Action("ReplayUnknown", {"member": "s"}), ("static-leave", "s")),
+    # a member read back in Unknown after an epoch other than 0 rejoins (3)
+    (("join", "a"), Action("ReplayUnknown", {"member": "b", "epoch": 1, "previous_epoch": 1}), ("join", "b")),
+    # another member id sends the static instance's heartbeat (9), leave (31) or static leave (35)
+    (("join", "s"), ("static-leave", "s"), _as("r", 5, instance="i1", owned=[])),
+    (("join", "s"), Action("ReplayUnknown", {"member": "s"}), _as("r", 1, instance="i1", owned=[])),
+    (("join", "s"), Action("ReplayUnknown", {"member": "s"}), _as("r", -1, instance="i1")),
+    (("join", "s"), _as("r", -2, instance="i1")),
+    (("join", "s"), ("static-leave", "s"), _as("r", -2, instance="i1")),
+    (("join", "s"), Action("ReplayUnknown", {"member": "s"}), _as("r", -2, instance="i1")),
+    (("join", "a"), ("join", "s"), _as("r", -2, instance="i1")),
+    (("join", "s"), ("join", "a"), ("ack-all", "s"), _as("r", -2, instance="i1")),
+)
 
 
 class ConsumerGroupSearch:
@@ -403,22 +571,11 @@ class ConsumerGroupSearch:
 
     def seeds(self, factory: Any, refs: Mapping[str, Any]) -> list[tuple[Action, ...]]:
         """`SEEDS` as concrete programs: each step is resolved against the spec state the previous ones left."""
-        from ..lockstep import Lockstep
+        return [_resolve(factory, refs, seed) for seed in SEEDS]
 
-        out = []
-        for seed in SEEDS:
-            driver = factory()
-            try:
-                lock = Lockstep(driver, refs)
-                program: list[Action] = []
-                for step in seed:
-                    action = _concrete(step, refs["ConsumerGroupMember"].view((GROUP, step[1])))
-                    lock.step(action)
-                    program.append(action)
-                out.append(tuple(program))
-            finally:
-                driver.close()
-        return out
+    def programs(self, factory: Any, refs: Mapping[str, Any]) -> list[tuple[Action, ...]]:
+        """`PROGRAMS` (targeted programs for the items the search's budget does not reach), resolved like seeds."""
+        return [_resolve(factory, refs, program) for program in PROGRAMS]
 
     def candidates(self, ctx: Context) -> list[Action]:
         group = ctx.view("ConsumerGroup", (GROUP,))

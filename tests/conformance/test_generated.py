@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kcoord.conformance import generate as gen
-from kcoord.conformance.coverage import COORDINATOR_MACHINES, Universe
+from kcoord.conformance.coverage import COORDINATOR_MACHINES, Universe, declared_unreachable
 from kcoord.conformance.drivers import DRIVERS
 from kcoord.conformance.drivers.base import Action
 from kcoord.conformance.gaps import KNOWN_GAPS
@@ -70,8 +70,30 @@ def test_every_reachable_item_has_a_case(machine: str) -> None:
     missing = sorted((i for i in u.wanted(("state", "transition", "rejection")) if i not in cases), key=repr)
     assert not missing, f"{machine}: {len(missing)} items without a generated case, e.g. {missing[:5]}"
     for item, reason in u.excluded.items():
-        assert reason.split(":")[0] in ("pending-only", "invariants", "load-only", "blank-key", "forgotten"), \
+        assert reason.split(":")[0] in ("pending-only", "invariants", "load-only", "blank-key", "forgotten",
+                                          "implementation"), \
             (item, reason)
+
+
+@pytest.mark.parametrize("name", sorted(DRIVERS))
+def test_declared_unreachable_rows_are_the_excluded_implementation_items(name: str) -> None:
+    """A driver's `unreachable` rows match the spec and are exactly the universe's `implementation:` exclusions."""
+    declared = DRIVERS[name].unreachable(bundled_machines())
+    universes = load_universes()
+    for machine in DRIVERS[name].covers:
+        excluded = {i for i, reason in universes[machine].excluded.items() if reason.startswith("implementation:")}
+        assert excluded == set(declared.get(machine, {})), machine
+
+
+def test_a_declared_unreachable_row_the_spec_does_not_match_is_an_error() -> None:
+    m = bundled_machines()["ClassicGroup"]
+    row = next(r for r in m.rows if r.event == "AssignmentWritten" and not hasattr(r, "target"))
+    assert declared_unreachable(m, [(row.index, row.event, row.error, row.sources[:1], "why")]) == {
+        ("rejection", "ClassicGroup", row.index, row.sources[0]): "implementation: why"}
+    with pytest.raises(ValueError, match="the spec's row"):
+        declared_unreachable(m, [(row.index, row.event, "NOT_COORDINATOR", row.sources[:1], "why")])
+    with pytest.raises(ValueError, match="the spec's row"):
+        declared_unreachable(m, [(row.index, "SyncGroup", row.error, row.sources[:1], "why")])
 
 
 def test_the_suite_runs_in_process_and_passes_unmutated() -> None:
@@ -116,3 +138,23 @@ def test_transaction_cases_regenerate_identically() -> None:
     generated = gen.generate(DRIVERS["Transaction"])
     committed = (GENERATED / "transaction.json").read_text(encoding="utf-8")
     assert generated.json_text == committed, "stale: run `kcoord conformance-gen Transaction`"
+
+
+def test_mutants_of_rows_the_universe_excludes_are_equivalent_and_left_out_of_the_score() -> None:
+    from kcoord.conformance import mutate as mut
+    from kcoord.conformance.pytest_plugin import load_universes
+
+    excluded = {i: why for u in load_universes().values() for i, why in u.excluded.items()}
+    classic = {m.name: m for m in mut.table_mutants("ClassicGroup", ["guard-false", "guard-true"])}
+    dead_only = next(m for name, m in classic.items() if name.startswith("ClassicGroup:guard-false:row2:"))
+    why = mut.equivalent(dead_only, excluded)
+    assert why is not None and "Dead: forgotten" in why  # row 2 answers only a group the coordinator dropped
+    assert all(mut.equivalent(m, excluded) is None for m in classic.values() if m.kind == "guard-true")
+    assert all(mut.equivalent(m, excluded) is None  # every Transaction row is reachable somewhere
+               for m in mut.table_mutants("Transaction", ["guard-false", "edge-drop", "edge-retarget"]))
+    result = mut.MutationResult([mut.Verdict(dead_only, False, reason=why, equivalent=True),
+                                 mut.Verdict(next(iter(classic.values())), True, by="x")])
+    assert (result.scored, result.score, result.raw_score) == (1, 100.0, 50.0)
+    report = mut.render_report(result)
+    assert "1/1 killed (100.0%)" in report and "## Equivalent mutants (1, not in the score)" in report
+    assert "## Survivors (0)" in report

@@ -106,9 +106,13 @@ def measure(engine: str, path: str, out: str) -> dict[str, float]:
         spark = local_session("local[*]", driver_memory="8g")
         spark.range(1).count()
         result["startup_s"] = time.monotonic() - started
+    jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()) if spark else None  # type: ignore[union-attr]
+    cpu = _cpu_s(jvm_pid)
     started = time.monotonic()
     outcome = run(Config([path], out, engine=engine, max_witnesses=10), machines, spark=spark)
     result["check_s"] = time.monotonic() - started
+    result["cpu_s"] = _cpu_s(jvm_pid) - cpu  # the checking's CPU seconds (JVM, or this process): robust under load
+    result["load_avg"] = os.getloadavg()[0]
     result["rows"] = float(sum(outcome.summary.rows_read.values()))
     result["violations"] = float(outcome.summary.violations_total)
     result["python_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -117,6 +121,16 @@ def measure(engine: str, path: str, out: str) -> dict[str, float]:
         result["jvm_peak_mb"] = _peak_rss_mb(int(pid))
         spark.stop()
     return result
+
+
+def _cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) used so far by process `pid` (None: this process)."""
+    if pid is None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _peak_rss_mb(pid: int) -> float:
@@ -164,24 +178,26 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 1e6, base_rows: i
                       "startup_s": statistics.median(r.get("startup_s", 0.0) for r in measured),
                       "jvm_peak_mb": max(r.get("jvm_peak_mb", 0.0) for r in measured),
                       "python_peak_mb": max(r["python_peak_mb"] for r in measured),
-                      "violations": int(measured[0]["violations"]), "rows": int(measured[0]["rows"])}
+                      "violations": int(measured[0]["violations"]), "rows": int(measured[0]["rows"]),
+                      "cpu_s": statistics.median(r["cpu_s"] for r in measured),
+                      "load_avg": statistics.median(r["load_avg"] for r in measured)}
             results.append(record)
             say(table_row(record))
         shutil.rmtree(data, ignore_errors=True)
     return {"machine": MACHINE, "cores": os.cpu_count(), "spark_runs": runs, "results": results}
 
 
-HEADER = ["| events | engine | check s (median) | events/s | Spark start-up s | driver JVM peak MB | Python peak MB | "
-          "violations |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+HEADER = ["| events | engine | check s (median) | events/s | CPU s | Spark start-up s | driver JVM peak MB | "
+          "Python peak MB | violations | load avg |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
 
 
 def table_row(r: dict[str, Any]) -> str:
     if "skipped" in r:
-        return f"| {r['events']:,} | {r['engine']} | not run ({r['skipped']}) | | | | | |"
+        return f"| {r['events']:,} | {r['engine']} | not run ({r['skipped']}) | | | | | | | |"
     startup = f"{r['startup_s']:.1f}" if r["engine"] == "spark" else ""
     jvm = f"{r['jvm_peak_mb']:,.0f}" if r["engine"] == "spark" else ""
-    return (f"| {r['events']:,} | {r['engine']} | {r['check_s']:.1f} | {r['events_per_s']:,.0f} | {startup} | "
-            f"{jvm} | {r['python_peak_mb']:,.0f} | {r['violations']} |")
+    return (f"| {r['events']:,} | {r['engine']} | {r['check_s']:.1f} | {r['events_per_s']:,.0f} | {r['cpu_s']:.0f} | "
+            f"{startup} | {jvm} | {r['python_peak_mb']:,.0f} | {r['violations']} | {r['load_avg']:.1f} |")
 
 
 def run(quick: bool = False) -> dict[str, Any]:

@@ -58,8 +58,10 @@ The trace properties (`trace` declarations; one violation per row and property; 
   and a row in a final state holds nothing. A row is violating when one element of V is also held by another key
   with equal K at an overlapping time: precisely, ordering the intervals of each (K, element) by (start, key, seq),
   an interval that starts before the latest end among the intervals before it (empty intervals are ignored).
-- `monotonic V per K`: ordering all rows with equal K (post-state values) by (ts_ms, seq, key), a row whose V is
-  below the maximum V of the rows before it.
+- `monotonic V per K`: ordering the rows with equal K (post-state values) by (ts_ms, seq, key), a row whose V is
+  below the maximum V of the rows before it. Rejections take no part: a rejected row changes nothing and carries its
+  instance's unchanged values, which may be older than what another instance with equal K already holds (a zombie's
+  refused write to a partition that never saw the new epoch).
 - `within A -> B by BOUND`: a row *enters* A when its `to_state` is in A and its pre-state's state is not (or is
   unknown). Its deadline is its `ts_ms` plus BOUND evaluated on its post-state. It is violating when the first row of
   the same key at or after it (in sequence order) whose `to_state` is in B has `ts_ms` after the deadline, or, when

@@ -401,7 +401,7 @@ class Ledger:
         per = tuple(row[k] for k in prop.per)
         if prop.form == "monotonic":
             top = self.maxima.get((spec.name, prop.name, *per))
-            return top is not None and row[prop.subject[0]] < top
+            return top is not None and row["kind"] != "reject" and row[prop.subject[0]] < top
         if prop.form == "exclusive":
             return any(self.holders.get((spec.name, prop.name, *per, x), walk.key) != walk.key
                        for x in row[prop.subject[0]]) and row["to_state"] not in spec.final_states
@@ -431,7 +431,7 @@ class Ledger:
     def record(self, spec: Spec, walk: Walk, row: Row, now: int) -> None:
         for prop in spec.machine.traces:
             per = tuple(row[k] for k in prop.per)
-            if prop.form == "monotonic":
+            if prop.form == "monotonic" and row["kind"] != "reject":
                 k = (spec.name, prop.name, *per)
                 self.maxima[k] = max(self.maxima.get(k, row[prop.subject[0]]), row[prop.subject[0]])
             elif prop.form == "exclusive":

@@ -142,9 +142,6 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], progress: Pro
 
 def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Progress | None,
               spark: Any = None) -> tuple[Summary, list[Violation]]:
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
-
     from kcoord.conformance.traces.readers import discover
     from kcoord.conformance.traces.session import active_session, local_session, tune
     from kcoord.conformance.traces.sparkcheck import MachinePlan, not_checked
@@ -176,19 +173,20 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
     raw_dir = os.path.join(out, "violations_raw")
     shutil.rmtree(raw_dir, ignore_errors=True)
     plans = {}
-    for name in sorted(reads):
-        tick(f"checking {name}")
-        others = {n: df for n, df in valid.items() if n != name}
-        plan = MachinePlan(spark, specs[name], valid[name], others)
-        counted = Observation(f"valid_{name}")
-        plan.rows = plan.rows.observe(counted, F.count(F.lit(1)).alias("n"))
-        plan.violations().write.mode("append").parquet(raw_dir)
-        summary.rows_read[name] = int(counted.get.get("n", 0))
-        summary.not_checked += not_checked(specs[name], others)
-        plan.rows = valid[name]
-        plans[name] = plan
-    tick("writing")
-    shown = _finish(spark, plans, specs, raw_dir, out, config.max_witnesses, summary)
+    try:
+        for name in sorted(reads):
+            tick(f"checking {name}")
+            others = {n: df for n, df in valid.items() if n != name}
+            plan = MachinePlan(spark, specs[name], valid[name], others)
+            plans[name] = plan
+            plan.violations().write.mode("append").parquet(raw_dir)
+            summary.rows_read[name] = plan.stats()[0]
+            summary.not_checked += not_checked(specs[name], others)
+        tick("writing")
+        shown = _finish(spark, plans, specs, raw_dir, out, config.max_witnesses, summary)
+    finally:
+        for plan in plans.values():
+            plan.release()  # the persisted rows stay until the witnesses are read
     if not config.out:
         shutil.rmtree(out, ignore_errors=True)
     return summary, shown

@@ -411,7 +411,8 @@ def monotonic(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Foun
     (var,) = prop.subject
     groups: dict[tuple[Any, ...], list[Ctx]] = defaultdict(list)
     for c in _all(k):
-        groups[_fields(c.row, prop.per)].append(c)
+        if c.row["kind"] != "reject":  # a rejection changes nothing (see checks.py)
+            groups[_fields(c.row, prop.per)].append(c)
     out = []
     for cs in groups.values():
         cs.sort(key=lambda c: (c.row["ts_ms"], c.row["seq"], c.row["key"], c.row[var]))

@@ -21,8 +21,11 @@ def local_session(master: str = "local[*]", *, shuffle_partitions: int | None = 
     builder = SparkSession.builder.appName(app_name).master(master)
     if master.startswith("local"):
         # Python workers (if any are ever started) must be this interpreter (our venv), not `python3` on PATH.
+        # The generated code of a machine's checks has methods over HotSpot's 8000-byte limit for JIT compilation;
+        # without this option they would run in the bytecode interpreter.
         builder = (builder.config("spark.pyspark.python", sys.executable)
-                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false"))
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.driver.extraJavaOptions", "-XX:-DontCompileHugeMethods"))
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)
     if shuffle_partitions is not None:
@@ -45,11 +48,15 @@ EXCLUDED_RULES = ("org.apache.spark.sql.catalyst.optimizer.CollapseProject",
 
 
 def tune(session: SparkSession) -> None:
-    """Runtime settings the checker needs on any session (also one `spark-submit` started): no whole-stage code
-    generation (a machine's guards make methods too large to compile quickly; expressions are still compiled one
-    by one) and no alias inlining."""
+    """Runtime settings the checker needs on any session (also one `spark-submit` started): whole-stage code
+    generation on (the row checks are a few large projections; `local_session` lets the JIT compile their large
+    generated methods), no alias inlining (the large expressions are computed once and read several times), and
+    adaptive coalescing of the persisted window pass's partitions."""
     session.conf.set("spark.sql.optimizer.excludedRules", ",".join(EXCLUDED_RULES))
-    session.conf.set("spark.sql.codegen.wholeStage", "false")
+    session.conf.set("spark.sql.codegen.wholeStage", "true")
+    # the window pass is persisted (`sparkcheck.MachinePlan.checked`): let adaptive execution coalesce its shuffle
+    # partitions too (by default it leaves a persisted plan at spark.sql.shuffle.partitions tasks, 200 tiny ones)
+    session.conf.set("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
 
 
 def active_session() -> SparkSession | None:

@@ -3,12 +3,24 @@
 Owns: `MachinePlan` (one machine's rows → its violations DataFrame) with one method per check, named as in
 `checks.CHECKS` and in the reference checker `pycheck`, and `witness_segments` (the rows around chosen violations).
 
-The plan, per machine: one window pass over the rows partitioned by key and ordered by seq (previous row, position,
-running maximum of ts_ms, next ts_ms and, per `within` property, the next row reaching its target states), one
-broadcast join with the table of legal (from_state, event, to_state, row, kind), then every row check as a column
-expression (guards, effects and the rest are `CASE row WHEN i THEN ... END` over the spec's rows, compiled by
-`kcoord.model.spark_backend`); only rows with a violation are exploded. Each trace property is a small plan of its own
-(a window per K, or an aggregate and a join).
+The evaluation strategy, per machine (what makes it fast is doing each expensive thing once):
+
+1. One shuffle and one window pass (`windowed`): the rows partitioned by key (rows with a negative seq in partitions
+   of their own) and ordered by seq; per row the previous row, the position, the running maximum of ts_ms, the next
+   ts_ms, per `within` property the next row reaching its target states (`lead ... IGNORE NULLS`: one forward
+   scan, never a frame up to UNBOUNDED FOLLOWING, which is quadratic per key) and, for `before`, the time the
+   instance entered its current state. Every frame is bounded by the current row or unbounded before it, so the
+   pass is linear in the rows of a key.
+2. The pre-state columns (`with_pre`), and the result persisted on local disk (`checked`, never in memory); one
+   small aggregate over it (`stats`) materialises it and gives the row count and the trace's latest ts_ms.
+3. The row checks: one broadcast join with the table of legal (from_state, event, to_state, row, kind), then one
+   projection computing the large per-row values once (the spec row's guard and `assumes`, the variables differing
+   from the effects, the frame, as `CASE row WHEN i THEN ... END` over the spec's rows, compiled by
+   `kcoord.model.spark_backend`; only the branch of the row's own spec row is evaluated), then one filter keeping
+   the rows with at least one violation (an array of the violated checks, without lambdas so that whole-stage code
+   generation covers it); only those rows are exploded.
+4. Each trace property is a small plan of its own over the persisted rows (a window per K, or an aggregate and a
+   join), reading only the columns it needs.
 Must not import: kcoord.cli.
 """
 
@@ -17,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -29,6 +42,7 @@ from .readers import columns
 
 VIOLATION_COLUMNS = ("machine", "key", "check", "name", "seq", "seq_from", "seq_to", "location", "message", "pos",
                      "row_json")
+FOUND_TYPE = "STRUCT<check: STRING, name: STRING, message: STRING>"
 ORPHAN_CHECKS = ("illegal_transition", "discontinuity", "reject_changed_state", "wrong_error")
 PRE = Columns(pending="eff_pending")  # guards and effects read the effective `pending` (true in pending states)
 
@@ -50,54 +64,85 @@ class MachinePlan:
     spec: Spec
     rows: DataFrame  # validated rows (readers' columns, sets normalised)
     others: Mapping[str, DataFrame]  # validated rows of the other machines in the run
+    _checked: DataFrame | None = None
+    _stats: tuple[int, int | None] | None = None
 
     @property
     def m(self) -> ir.Machine:
         return self.spec.machine
 
-    # ------------------------------------------------------------ the window pass
+    # ------------------------------------------------------------ the window pass (once, persisted)
 
     def order(self) -> list[Column]:
         names = [n for n, _ in columns(self.m) if n != "seq"]
         return [F.col("seq"), *[F.col(n) for n in names]]
 
     def windowed(self) -> DataFrame:
-        """Rows of the key sequences with their previous row, position and the running values the checks need."""
-        w = Window.partitionBy("key").orderBy(*self.order())
+        """Every row with its previous row, position and the running values the checks need. The key sequences
+        (seq >= 0) are windows per key ordered as `checks` says; rows with a negative seq are windowed apart (their
+        own partition of the same shuffle) and get no previous row and position -1."""
+        w = Window.partitionBy("key", "_neg").orderBy(*self.order())
         prev = F.struct(*[F.col(c) for c in ("to_state", "seq", "coordinator_epoch", "ts_ms")],
                         *[F.col(v.name).alias(f"v_{v.name}") for v in self.m.variables])
-        cols = [F.lag(prev, 1).over(w).alias("prev"), (F.row_number().over(w) - 1).alias("pos"),
+        in_sequence = F.col("seq") >= 0
+        cols = [F.when(in_sequence, F.lag(prev, 1).over(w)).alias("prev"),
+                F.when(in_sequence, F.row_number().over(w) - 1).otherwise(F.lit(-1)).alias("pos"),
                 F.max("ts_ms").over(w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("t_start"),
                 F.lead("ts_ms", 1).over(w).alias("next_ts")]
+        hits = []
         for i, prop in enumerate(p for p in self.m.traces if p.form == "within"):
-            hit = F.when(F.expr(_in(prop.states_to, "to_state")), F.struct("ts_ms", "seq"))
-            cols.append(F.first(hit, ignorenulls=True).over(
-                w.rowsBetween(Window.currentRow, Window.unboundedFollowing)).alias(f"next_b_{i}"))
-        return self.rows.where("seq >= 0").select("*", *cols)
+            # the first row at or after this one reaching B: this row, else the next non-null one (`lead ... IGNORE
+            # NULLS` is one forward scan; a frame up to UNBOUNDED FOLLOWING would cost quadratic time per key)
+            hit = f"CASE WHEN {_in(prop.states_to, 'to_state')} THEN named_struct('ts_ms', ts_ms, 'seq', seq) END"
+            hits.append(f"{hit} AS _hit_{i}")
+            cols.append(F.coalesce(F.col(f"_hit_{i}"), F.expr(f"lead(_hit_{i}, 1) IGNORE NULLS").over(w))
+                        .alias(f"next_b_{i}"))
+        df = self.rows.selectExpr("*", "seq < 0 AS _neg", *hits).select("*", *cols)
+        if any(p.form == "before" for p in self.m.traces):
+            # the time the instance entered the state the row leaves (`before`'s window): same window, no shuffle
+            df = df.select("*", F.when(F.col("prev").isNull() | (F.col("prev.to_state") != F.col("to_state")),
+                                       F.col("ts_ms")).alias("_run"))
+            df = df.select("*", F.last("_run", ignorenulls=True).over(
+                w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("_entered"))
+            df = df.select("*", F.lag("_entered", 1).over(w).alias("_since"))
+        return df
+
+    def checked(self) -> DataFrame:
+        """The windowed rows with their pre-state, computed once per run and persisted on local disk (never in
+        memory), so the row checks, the trace properties and the witnesses read one shuffle's result."""
+        if self._checked is None:
+            self._checked = self.with_pre(self.windowed()).persist(StorageLevel.DISK_ONLY)
+        return self._checked
+
+    def stats(self) -> tuple[int, int | None]:
+        """(rows read, latest ts_ms): one small job over the persisted rows, which also materialises them."""
+        if self._stats is None:
+            r = self.checked().agg(F.count(F.lit(1)).alias("n"), F.max("ts_ms").alias("end")).collect()[0]
+            self._stats = (int(r["n"]), None if r["end"] is None else int(r["end"]))
+        return self._stats
+
+    def release(self) -> None:
+        """Drop the persisted rows (after the violations and witnesses are written)."""
+        if self._checked is not None:
+            self._checked.unpersist()
+            self._checked, self._stats = None, None
 
     def with_pre(self, df: DataFrame) -> DataFrame:
         """The pre-state columns (`pre_state`, `pre_<var>`), `fresh`, `pre_known` and the effective `pending`."""
         finals = _in(self.spec.final_states, "prev.to_state")
         terminals = _in(self.spec.terminal_states, "prev.to_state")
         initial = string_literal(self.spec.initial)
-        exprs = [f"(prev IS NULL OR {finals} OR ({terminals} AND from_state = {initial})) AS fresh"]
-        df = df.selectExpr("*", *exprs)
-        df = df.selectExpr("*", "NOT (fresh AND kind = 'load') AS pre_known")
-        pre = [f"CASE WHEN NOT pre_known THEN NULL WHEN fresh THEN {initial} ELSE prev.to_state END AS pre_state"]
+        fresh = f"(prev IS NULL OR {finals} OR ({terminals} AND from_state = {initial}))"
+        known = f"NOT ({fresh} AND kind = 'load')"
+        pre = [f"{fresh} AS fresh", f"{known} AS pre_known",
+               f"CASE WHEN NOT {known} THEN NULL WHEN {fresh} THEN {initial} ELSE prev.to_state END AS pre_state"]
         for v in self.m.variables:
             default = sql_literal(v.default, v.type) if v.default is not None else "NULL"
-            pre.append(f"CASE WHEN NOT pre_known THEN NULL WHEN fresh THEN {default} ELSE prev.{quote('v_' + v.name)} "
-                       f"END AS {quote('pre_' + v.name)}")
+            pre.append(f"CASE WHEN NOT {known} THEN NULL WHEN {fresh} THEN {default} "
+                       f"ELSE prev.{quote('v_' + v.name)} END AS {quote('pre_' + v.name)}")
         df = df.selectExpr("*", *pre)
         pending = _in(self.spec.pending_states, "pre_state")
         return df.withColumn("eff_pending", F.expr(f"pending OR coalesce({pending}, false)"))
-
-    def orphans(self) -> DataFrame:
-        """Rows with seq -1: the fresh instance is their pre-state."""
-        df = self.rows.where("seq = -1")
-        null_prev = F.lit(None).cast(self.windowed().schema["prev"].dataType)
-        df = df.select("*", null_prev.alias("prev"), F.lit(-1).alias("pos"))
-        return self.with_pre(df)
 
     def legal(self, df: DataFrame) -> DataFrame:
         """`legal` is true for rows whose (from_state, event, to_state, row, kind) is in the table (broadcast join)."""
@@ -170,7 +215,7 @@ class MachinePlan:
 
     def _names(self, bad: dict[str, str]) -> str:
         items = ", ".join(f"CASE WHEN {cond} THEN {string_literal(v)} END" for v, cond in bad.items())
-        return f"concat_ws(',', filter(array({items}), x -> x IS NOT NULL))" if bad else "''"
+        return f"concat_ws(',', {items})" if bad else "''"  # concat_ws skips the nulls
 
     def _effect_bad(self) -> dict[str, str]:
         c = SparkCompiler(PRE)
@@ -248,7 +293,8 @@ class MachinePlan:
     def row_violations(self, df: DataFrame) -> DataFrame:
         structs = [f"CASE WHEN coalesce({cond}, false) THEN named_struct('check', {string_literal(check)}, "
                    f"'name', {name}, 'message', {msg}) END" for check, cond, name, msg in self.row_checks()]
-        found = F.expr("filter(array(" + ", ".join(structs) + "), x -> x IS NOT NULL)")
+        none = f"CAST(NULL AS {FOUND_TYPE})"  # array_except drops it without a lambda (the checks are distinct)
+        found = F.expr(f"array_except(array({', '.join(structs)}), array({none}))")
         df = df.select("*", found.alias("_found")).where(F.size("_found") > 0)
         df = df.select("*", F.explode("_found").alias("_v"))
         return df.select(
@@ -279,9 +325,13 @@ class MachinePlan:
     # ------------------------------------------------------------ all checks of the machine
 
     def violations(self) -> DataFrame:
-        base = self.with_pre(self.windowed())
-        rows = self.legal(base.unionByName(self.orphans(), allowMissingColumns=True))
-        out = self.row_violations(self.prepared(rows))
+        """Every violation of the machine's rows, as one DataFrame (row checks, then each trace property). Runs one
+        job first (`stats`: it materialises the persisted window pass); call `release` once the result is written
+        and the witnesses are read."""
+        checked = self.checked()
+        self.stats()
+        base = checked.where("seq >= 0")
+        out = self.row_violations(self.prepared(self.legal(checked.where("seq >= -1"))))
         for i, prop in enumerate(self.m.traces):
             found = _TRACE_PLANS[prop.form](self, base, prop, i)
             if found is not None:
@@ -314,7 +364,8 @@ class MachinePlan:
         (var,) = prop.subject
         w = Window.partitionBy(*prop.per).orderBy("ts_ms", "seq", "key", var) \
             .rowsBetween(Window.unboundedPreceding, -1)
-        df = base.select("*", F.max(var).over(w).alias("top")).where(F.col(var) < F.col("top"))
+        accepted = base.where(F.col("kind") != F.lit("reject"))  # a rejection changes nothing (see checks.py)
+        df = accepted.select("*", F.max(var).over(w).alias("top")).where(F.col(var) < F.col("top"))
         message = F.concat(F.lit(f"{var} = "), F.col(var).cast("string"), F.lit(" is below "),
                            F.col("top").cast("string"), F.lit(f", seen before for equal {', '.join(prop.per)}"))
         return self.property_rows(df, prop, message)
@@ -325,7 +376,7 @@ class MachinePlan:
     def within(self, base: DataFrame, prop: ir.TraceProperty, i: int) -> DataFrame:
         assert prop.bound is not None
         within_index = [p for p in self.m.traces if p.form == "within"].index(prop)
-        end = self.rows.agg(F.max("ts_ms")).collect()[0][0]
+        end = self.stats()[1]
         bound = SparkCompiler(Columns().on_post()).sql(prop.bound)
         nb = f"next_b_{within_index}"
         df = base.where(self._entering(prop.states_from))
@@ -349,13 +400,7 @@ class MachinePlan:
             return None
         events = rows.where(F.col("event") == event).where(F.col("kind").isin(*ACCEPTED_KINDS)) \
             .where("seq >= 0").select(*[F.col(k).alias(f"_e_{k}") for k in prop.per], F.col("ts_ms").alias("_e_ts"))
-        w = Window.partitionBy("key").orderBy(*self.order())
-        df = base.select("*", F.when(F.col("prev").isNull() | (F.col("prev.to_state") != F.col("to_state")),
-                                     F.col("ts_ms")).alias("_run"))
-        df = df.select("*", F.last("_run", ignorenulls=True).over(
-            w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("_entered"))
-        df = df.select("*", F.lag("_entered", 1).over(w).alias("_since"))
-        entering = df.where(self._entering((state,)))
+        entering = base.where(self._entering((state,)))  # `_since` comes from the window pass
         variables = {v.name for v in self.m.variables}
         cond = [F.expr(f"CASE WHEN pre_known THEN {quote('pre_' + k)} ELSE {quote(k)} END" if k in variables
                        else quote(k)) == F.col(f"_e_{k}") for k in prop.per]
@@ -414,7 +459,7 @@ def witness_rows(plan: MachinePlan, wanted: list[tuple[str, int, int]]) -> dict[
     if not wanted:
         return {}
     spans = plan.spark.createDataFrame(wanted, "w_key string, lo int, hi int")
-    df = plan.windowed().select(*[n for n, _ in columns(plan.m)], "pos")
+    df = plan.checked().where("seq >= 0").select(*[n for n, _ in columns(plan.m)], "pos")
     df = df.join(F.broadcast(spans), (F.col("key") == F.col("w_key")) & F.col("pos").between(F.col("lo"),
                                                                                             F.col("hi")))
     out: dict[str, dict[int, dict[str, object]]] = {}

@@ -118,6 +118,11 @@ def test_exclusive_monotonic_within_before(tmp_path: Path) -> None:
     assert ("within", "revocation_finishes", "g4", 1) in got
     assert ("within", "revocation_finishes", "g5", 1) in got  # never reached Free; the trace went on to 40000
     assert ("monotonic", "generations_monotonic", "g6", 1) in got
+    # a rejection changes nothing: its (older) value takes no part in `monotonic`
+    refused = [r | {"key": "g8", "group_id": "g8"} for r in first]
+    refused.append(refused[0] | {"seq": 1, "ts_ms": 150, "generation": -1, "kind": "reject"})
+    got = found(tmp_path, {"GroupLease": refused})
+    assert not any(c == "monotonic" for c, _, _, _ in got)
     loaded = g1[0] | {"kind": "load", "event": "Load", "row": -1, "key": "g7", "group_id": "g7", "seq": 3}
     got = found(tmp_path, {"GroupLease": [*g1, loaded]})
     assert ("before", "granted_after_acquire", "g7", 3) in got

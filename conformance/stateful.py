@@ -18,14 +18,16 @@ Must not import: kcoord.cli.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar
 
+import z3
 from hypothesis import strategies as st
 from hypothesis import target
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from kcoord.model import ir
+from kcoord.model.z3backend import Frame
 
 from .argsolver import ArgSolver
 from .coverage import row_items
@@ -67,18 +69,42 @@ def consumer_event(action: Action) -> str:
                                                                                                   action.name)
 
 
+def _frozen(value: Any) -> Hashable:
+    """A hashable stand-in for a solver query's part (mappings and sets by content, in a stable order)."""
+    if isinstance(value, Mapping):
+        return tuple(sorted(((repr(k), _frozen(v)) for k, v in value.items()), key=lambda kv: kv[0]))
+    if isinstance(value, (set, frozenset)):
+        return ("set", tuple(sorted(repr(_frozen(v)) for v in value)))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if hasattr(value, "__dataclass_fields__"):  # the argsolver's pins (Avoid, Lookup, AtLeast, NonEmpty)
+        return (type(value).__name__, _frozen({f: getattr(value, f) for f in value.__dataclass_fields__}))
+    return value if isinstance(value, Hashable) else repr(value)
+
+
 class _EventContext(Context):
     """A search context that offers the hooks only the rows of one event (so a rule proposes only its own)."""
 
     only: str = ""
     only_row: int = -1
     no_solver: bool = False  # z3's choice can depend on the solver's history: hypothesis needs repeatable draws
+    #: the z3 answers of this driver's runs, by query: the derandomized runs ask the same questions from the same
+    #: states again and again (every run starts from a fresh coordinator), and one answer per query also makes the
+    #: draws repeatable
+    memo: dict[Hashable, dict[str, Any] | None] | None = None
 
     def solve(self, machine: str, row: ir.Row, pre: Mapping[str, Any], *, pins: Mapping[str, Any] | None = None,
               prefer: Mapping[str, Any] | None = None, strings: Any = ()) -> dict[str, Any] | None:
         if self.no_solver:
             return None
-        return super().solve(machine, row, pre, pins=pins, prefer=prefer, strings=strings)
+        strings = tuple(strings)
+        if self.memo is None:
+            return super().solve(machine, row, pre, pins=pins, prefer=prefer, strings=strings)
+        query = (machine, row.index, _frozen(pre), _frozen(pins or {}), _frozen(prefer or {}), _frozen(strings))
+        if query not in self.memo:
+            self.memo[query] = super().solve(machine, row, pre, pins=pins, prefer=prefer, strings=strings)
+        answer = self.memo[query]
+        return None if answer is None else dict(answer)
 
     def rows_from(self, machine: str, state: str) -> list[ir.Row]:
         rows = super().rows_from(machine, state)
@@ -87,12 +113,26 @@ class _EventContext(Context):
         return [r for r in rows if r.event == self.only] if self.only else rows
 
 
+class _OneShotArgSolver(ArgSolver):
+    """The argument search with a new z3 solver for every query. The generator's search reuses one incremental
+    solver per row; over the thousands of queries of the lockstep runs such a solver's state grows, and in the whole
+    suite one `push` on it once ran for over 25 minutes (a push is not bounded by the check timeout). A new solver per
+    query also answers a query the same way whatever was asked before."""
+
+    def _solver_for(self, row: ir.Row, f: Frame, event: ir.Event) -> z3.Solver:
+        solver = z3.Solver(ctx=self.enc.ctx)
+        solver.set("timeout", self.opts.timeout_ms)
+        solver.add(*self.enc.row_facts(f, event, row), self.enc.expr(row.guard, f))
+        return solver
+
+
 class LockstepMachine(RuleBasedStateMachine):
     """The shared part; `lockstep_machine` adds one rule per spec event."""
 
     driver_name: ClassVar[str] = ""
     session: ClassVar[Session]
     solvers: ClassVar[dict[str, ArgSolver]]
+    answers: ClassVar[dict[Hashable, dict[str, Any] | None]]
     wanted: ClassVar[set[Any]]
     observation: ClassVar[Observation]
     rule_names: ClassVar[tuple[str, ...]] = ()
@@ -151,6 +191,7 @@ class LockstepMachine(RuleBasedStateMachine):
                             dict(self.lock._last_row), self.wanted,
                             self.driver.search_env() if hasattr(self.driver, "search_env") else {})
         ctx.only = event
+        ctx.memo = self.answers
         return ctx
 
     def candidates(self, event: str) -> tuple[list[Action], list[Action]]:
@@ -240,7 +281,7 @@ def lockstep_machine(driver: str, session: Session, observation: Observation | N
     attrs: dict[str, Any] = {e: _rule(e) for e in events}
     attrs.update(driver_name=driver, session=session, wanted=wanted, rule_names=tuple(events),
                  observation=observation if observation is not None else session.explored,
-                 solvers={n: ArgSolver(session.machines[n]) for n in spec.observes})
+                 solvers={n: _OneShotArgSolver(session.machines[n]) for n in spec.observes}, answers={})
     return type(f"{driver}Lockstep", (LockstepMachine,), attrs)
 
 

@@ -169,12 +169,9 @@ def explore(factory: Callable[[], Driver], hooks: Hooks, machines: Mapping[str, 
             actions = _dedupe(hooks.candidates(ctx))
             for action in actions:
                 child = (*path, action)
-                run = run_program(factory, refs, child)
-                out.runs += 1
-                if run.failure is not None:
-                    out.failures.append((child, run.failure))
+                run = _run_and_record(factory, refs, child, out, todo, covered)
+                if run is None:
                     continue
-                _record(out, todo, child, run.reports, covered)
                 fingerprint = (run.refs_state, tuple(sorted(run.last_rows.items())), repr(sorted(run.env.items())))
                 control = _control(run.refs_state)
                 if fingerprint not in seen and per.get(control, 0) < per_state:
@@ -203,13 +200,19 @@ def _run_programs(factory: Callable[[], Driver], refs: Mapping[str, ReferenceMac
     for program in programs:
         if not todo:
             return
-        path = tuple(program)
-        run = run_program(factory, refs, path)
-        out.runs += 1
-        if run.failure is not None:
-            out.failures.append((path, run.failure))
-            continue
-        _record(out, todo, path, run.reports, covered)
+        _run_and_record(factory, refs, tuple(program), out, todo, covered)
+
+
+def _run_and_record(factory: Callable[[], Driver], refs: Mapping[str, ReferenceMachine], path: tuple[Action, ...],
+                    out: Exploration, todo: set[Item], covered: Sequence[str]) -> _Run | None:
+    """Run one program and count it; keep its failure, or record what it visited. The run, when it did not fail."""
+    run = run_program(factory, refs, path)
+    out.runs += 1
+    if run.failure is not None:
+        out.failures.append((path, run.failure))
+        return None
+    _record(out, todo, path, run.reports, covered)
+    return run
 
 
 def _control(refs_state: tuple[Any, ...]) -> tuple[Any, ...]:

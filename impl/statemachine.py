@@ -16,7 +16,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from .errors import IllegalStateError
 
@@ -57,9 +57,12 @@ class Variable:
     hi: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
-    """What the spec says about one event on one instance: the matching row and, for a transition, the post-state."""
+    """What the spec says about one event on one instance: the matching row and, for a transition, the post-state.
+
+    Treated as immutable (a deviation is a new Decision, `dataclasses.replace`); not `frozen` because every
+    decision builds one and a frozen dataclass's constructor costs four times as much."""
 
     machine: str
     event: str
@@ -117,7 +120,13 @@ class MachineTable:
         self.steps: tuple[tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]], bool], int,
                                 str | None], ...] = module.STEPS
         self._bounded = tuple(v for v in self.variables if v.lo is not None)
+        self._bounds: tuple[tuple[str, int, int], ...] = tuple(
+            (v.name, v.lo, v.hi) for v in self._bounded if v.lo is not None and v.hi is not None)
+        self._in_bounds = _bounds_check(self.name, self._bounds)
         self._defaults = {v.name: v.default for v in self.variables}
+        # decide's hot path: per (state, event), the rows to try as (own condition, row) pairs, built once
+        self._tries: dict[tuple[str, str], tuple[tuple[Guard, Row], ...]] = {
+            key: tuple((row.local, row) for row in rows) for key, rows in self.index.items()}
 
     @classmethod
     def load(cls, module_name: str) -> MachineTable:
@@ -145,25 +154,48 @@ class MachineTable:
         if event not in self.events:
             raise IllegalStateError(f"{self.name} has no event '{event}'")
         pending = pending or state in self.pending_states
-        lazy = any(callable(v) for v in args.values())
+        lazy = any(map(callable, args.values()))
         env: dict[str, Any] = _Args(args, pending) if lazy else {**args, "pending": pending}
-        matches = []
-        rows = self.index.get((state, event), ())
         if strict:  # every full guard: exactly one must hold (the verifier proves it; tests check it)
-            matches = [row for row in rows if row.guard(instance, env)]
+            row = self._only_row(state, event, args, instance, env)
         else:  # rows in declaration order, checks first: a row's own condition suffices once the earlier failed
-            for row in rows:
-                if row.local(instance, env):
-                    matches.append(row)
+            for local, candidate in self._tries.get((state, event), ()):
+                if local(instance, env):
+                    row = candidate
                     break
-        if len(matches) != 1:
-            what = "no row answers" if not matches else f"rows {[r.index for r in matches]} all match"
-            raise IllegalStateError(f"{self.name}.{event} in {state}: {what} (args {dict(args)}; spec "
-                                    f"{self.spec_path})")
-        row = matches[0]
-        post = self._post(instance, env, row) if row.is_transition else None
-        self._check_assumes(event, row, instance, env)
+            else:
+                self._no_single_row(state, event, args, [])
+        if row.kind == "reject":
+            post = None
+        else:  # `_post`, inlined (the hot path)
+            effect = row.effect
+            assert effect is not None
+            post = dict(instance)
+            post.update(effect(instance, env))
+            target = row.target
+            if target is not None:
+                post["state"] = target
+                if state not in self.valid_previous[target]:
+                    raise IllegalStateError(f"{self.name}: {state} -> {target} is not in the table")
+            if not self._in_bounds(post):
+                self._out_of_bounds(row, post)
+        if lazy:
+            self._check_assumes(event, row, instance, env)
+        elif not row.assumes(instance, env):
+            self._assumption_failed(event, row, instance, env)
         return Decision(self.name, event, row, instance, post)
+
+    def _only_row(self, state: str, event: str, args: Mapping[str, Any], instance: Mapping[str, Any],
+                  env: Mapping[str, Any]) -> Row:
+        """`strict`: the one row whose full guard holds (apart: its comprehension would cost every call cells)."""
+        matches = [row for row in self.index.get((state, event), ()) if row.guard(instance, env)]
+        if len(matches) != 1:
+            self._no_single_row(state, event, args, matches)
+        return matches[0]
+
+    def _no_single_row(self, state: str, event: str, args: Mapping[str, Any], matches: list[Row]) -> NoReturn:
+        what = "no row answers" if not matches else f"rows {[r.index for r in matches]} all match"
+        raise IllegalStateError(f"{self.name}.{event} in {state}: {what} (args {dict(args)}; spec {self.spec_path})")
 
     def _check_assumes(self, event: str, row: Row, instance: Mapping[str, Any], env: dict[str, Any]) -> None:
         """The preconditions of the chosen row, over the arguments computed so far (never forcing a lazy one: a
@@ -179,8 +211,12 @@ class MachineTable:
             finally:
                 env.forcing = True
         if not ok:
-            raise IllegalStateError(f"{self.name}.{event} row {row.index}: precondition violated by {dict(env)} in "
-                                    f"{instance['state']} ({self.spec_path}:{row.line})")
+            self._assumption_failed(event, row, instance, env)
+
+    def _assumption_failed(self, event: str, row: Row, instance: Mapping[str, Any],
+                           env: Mapping[str, Any]) -> NoReturn:
+        raise IllegalStateError(f"{self.name}.{event} row {row.index}: precondition violated by {dict(env)} in "
+                                f"{instance['state']} ({self.spec_path}:{row.line})")
 
     def _post(self, instance: Mapping[str, Any], env: Mapping[str, Any], row: Row) -> Instance:
         assert row.effect is not None
@@ -190,13 +226,22 @@ class MachineTable:
             post["state"] = row.target
             if instance["state"] not in self.valid_previous[row.target]:
                 raise IllegalStateError(f"{self.name}: {instance['state']} -> {row.target} is not in the table")
-        for v in self._bounded:
-            value = post[v.name]
-            assert v.lo is not None and v.hi is not None
-            if not (v.lo <= value <= v.hi):
-                raise IllegalStateError(f"{self.name}.{row.event} (row {row.index}, {self.spec_path}:{row.line}) "
-                                        f"puts {v.name} = {value} outside {v.type}")
+        self._check_bounds(row, post)
         return post
+
+    def _check_bounds(self, row: Row, post: Mapping[str, Any]) -> None:
+        if not self._in_bounds(post):
+            self._out_of_bounds(row, post)
+
+    def _out_of_bounds(self, row: Row, post: Mapping[str, Any]) -> NoReturn:
+        for name, lo, hi in self._bounds:
+            if not lo <= post[name] <= hi:
+                raise IllegalStateError(f"{self.name}.{row.event} (row {row.index}, {self.spec_path}:{row.line}) "
+                                        f"puts {name} = {post[name]} outside {self._type_of(name)}")
+        raise AssertionError("a bound group failed but no variable is out of its bounds")
+
+    def _type_of(self, name: str) -> str:
+        return next(v.type for v in self.variables if v.name == name)
 
     def violated_invariants(self, instance: Mapping[str, Any]) -> list[str]:
         return [name for name, holds, _ in self.invariants if not holds(instance)]
@@ -207,6 +252,16 @@ class MachineTable:
         properties of every event are checked."""
         return [name for name, holds, _, only in self.steps
                 if (only is None or only == event) and not holds(pre, post, args or {})]
+
+
+def _bounds_check(machine: str, bounds: tuple[tuple[str, int, int], ...]) -> Callable[[Mapping[str, Any]], bool]:
+    """One function testing every bounded variable of an instance (`lo <= value <= hi`, the table's bounds), compiled
+    once per table: a decision then costs one call, not a loop over the variables."""
+    test = " and ".join(f"{lo!r} <= s[{name!r}] <= {hi!r}" for name, lo, hi in bounds) or "True"
+    namespace: dict[str, Any] = {}
+    exec(compile(f"def in_bounds(s):\n    return {test}\n", f"<bounds of {machine}>", "exec"), namespace)
+    check: Callable[[Mapping[str, Any]], bool] = namespace["in_bounds"]
+    return check
 
 
 class _Unresolved(Exception):

@@ -23,7 +23,7 @@ class Completion(Generic[T]):
         self._done = False
         self._value: T | None = None
         self._error: BaseException | None = None
-        self._callbacks: list[Callable[[Completion[T]], None]] = []
+        self._callbacks: list[Callable[[Completion[T]], None]] | None = None  # created by the first `then`
 
     @classmethod
     def of(cls, value: T) -> Completion[T]:
@@ -36,7 +36,14 @@ class Completion(Generic[T]):
         return self._done
 
     def set(self, value: T) -> None:
-        self._finish(value, None)
+        if self._done:
+            raise IllegalStateError("a completion is set once")
+        self._done, self._value = True, value
+        callbacks = self._callbacks
+        if callbacks is not None:
+            self._callbacks = None
+            for callback in callbacks:
+                callback(self)
 
     def fail(self, error: BaseException) -> None:
         self._finish(None, error)
@@ -45,8 +52,8 @@ class Completion(Generic[T]):
         if self._done:
             raise IllegalStateError("a completion is set once")
         self._done, self._value, self._error = True, value, error
-        callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
+        callbacks, self._callbacks = self._callbacks, None
+        for callback in callbacks or ():
             callback(self)
 
     def result(self) -> T:
@@ -59,6 +66,8 @@ class Completion(Generic[T]):
     def then(self, callback: Callable[[Completion[T]], None]) -> None:
         if self._done:
             callback(self)
+        elif self._callbacks is None:
+            self._callbacks = [callback]
         else:
             self._callbacks.append(callback)
 

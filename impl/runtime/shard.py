@@ -40,9 +40,12 @@ RecordBytes = tuple[bytes | None, bytes | None]
 WhenPending = Literal["answer", "wait"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Change:
-    """One decision of the spec to apply when the plan's records are durable (or at once if it has none)."""
+    """One decision of the spec to apply when the plan's records are durable (or at once if it has none).
+
+    Treated as immutable (a deviation is a new Change, `dataclasses.replace`); not `frozen` because every request
+    builds one and a frozen dataclass's constructor costs four times as much."""
 
     table: MachineTable
     key: Key
@@ -175,29 +178,41 @@ class Shard:
     # ------------------------------------------------------------ submitting work
 
     def submit(self, keys: Sequence[tuple[str, Key]], handler: Callable[[], Plan], *,
-               when_pending: WhenPending = "answer") -> Completion[Any]:
-        """Run `handler` (now, or when no write for `keys` is in flight) and execute the plan it returns."""
-        completion: Completion[Any] = Completion()
+               when_pending: WhenPending = "answer", completion: Completion[Any] | None = None) -> Completion[Any]:
+        """Run `handler` (now, or when no write for `keys` is in flight) and execute the plan it returns. The
+        answer goes to `completion` (a new one unless given), which is returned."""
+        out: Completion[Any] = completion if completion is not None else Completion()
         if self.failed is not None:
-            completion.fail(KafkaError("NOT_COORDINATOR", f"partition {self.partition} failed: {self.failed}"))
-            return completion
+            out.fail(KafkaError("NOT_COORDINATOR", f"partition {self.partition} failed: {self.failed}"))
+            return out
         key_tuple = tuple(keys)
+        if when_pending == "answer":  # the common path: run now, no closure
+            try:
+                plan = handler()
+            except BaseException as e:
+                out.fail(e)
+                return out
+            self._execute(plan, key_tuple, out)
+            return out
+        self._submit_waiting(key_tuple, handler, out)
+        return out
 
+    def _submit_waiting(self, key_tuple: tuple[tuple[str, Key], ...], handler: Callable[[], Plan],
+                        out: Completion[Any]) -> None:
+        """`submit` with `when_pending="wait"` (apart: its closures would cost the common path their cells)."""
         def run() -> None:
             try:
                 plan = handler()
             except BaseException as e:
-                completion.fail(e)
+                out.fail(e)
                 return
-            self._execute(plan, key_tuple, completion)
+            self._execute(plan, key_tuple, out)
 
-        if when_pending == "wait":
-            blocked = [k for k in key_tuple if self._pending.get(k, 0) > 0]
-            if blocked:
-                self._waiting.setdefault(blocked[0], deque()).append(lambda: self._resubmit(key_tuple, run))
-                return completion
+        blocked = [k for k in key_tuple if self._pending.get(k, 0) > 0]
+        if blocked:
+            self._waiting.setdefault(blocked[0], deque()).append(lambda: self._resubmit(key_tuple, run))
+            return
         run()
-        return completion
 
     def _resubmit(self, keys: tuple[tuple[str, Key], ...], run: Callable[[], None]) -> None:
         blocked = [k for k in keys if self._pending.get(k, 0) > 0]
@@ -293,16 +308,26 @@ class Shard:
         """Apply and answer every in-flight plan whose records are now durable, in append order."""
         done = 0
         durable = self.log.durable_offset
-        while self._in_flight and self._in_flight[0].last_offset < durable:
-            item = self._in_flight.popleft()
-            for change in item.plan.changes:
+        in_flight = self._in_flight
+        check_record = self.spec.check_record
+        pending = self._pending
+        while in_flight and in_flight[0].last_offset < durable:
+            item = in_flight.popleft()
+            plan = item.plan
+            for change in plan.changes:
                 if change.record is not None:
-                    self.spec.check_record(change, item.plan.records[change.record])
-            self._apply_plan(item.plan)
-            self._unhold(item.keys)
-            item.completion.set(item.plan.answer())
-            for k in item.keys:
-                self._release(k)
+                    check_record(change, plan.records[change.record])
+            self._apply_plan(plan)
+            for k in item.keys:  # _unhold
+                left = pending[k] - 1
+                if left:
+                    pending[k] = left
+                else:
+                    del pending[k]
+            item.completion.set(plan.response() if callable(plan.response) else plan.response)
+            if self._waiting:
+                for k in item.keys:
+                    self._release(k)
             done += 1
         return done
 
@@ -339,23 +364,24 @@ class Shard:
         current = instances.get(key)
         exists = current is not None
         state = current["state"] if current is not None else table.initial
-        if d.from_state != state:
-            raise IllegalStateError(f"{table.name} {key_text(key)}: decided in {d.from_state} but the instance is in "
+        from_state = d.from_state
+        if from_state != state:
+            raise IllegalStateError(f"{table.name} {key_text(key)}: decided in {from_state} but the instance is in "
                                     f"{state} (a change applied out of order)")
-        if d.post is not None:
-            target = d.to_state
-            if d.row.kind == "transition" and d.from_state not in table.valid_previous[target]:
-                raise IllegalStateError(f"{table.name}: {d.from_state} -> {target} is not an edge of the table")
+        post = d.post
+        if post is not None:
+            target = post["state"]
+            if d.row.kind == "transition" and from_state not in table.valid_previous[target]:
+                raise IllegalStateError(f"{table.name}: {from_state} -> {target} is not an edge of the table")
             if target in table.final_states:
                 instances.pop(key, None)
             else:
-                instances[key] = d.post
+                instances[key] = post
             exists = True
-        self._trace(change, exists)
+        if self.tracer.enabled:
+            self._trace(change, exists)
 
     def _trace(self, change: Change, exists: bool) -> None:
-        if not self.tracer.enabled:
-            return
         seq = self.next_seq(change.table.name, change.key) if exists else -1
         self.tracer.decision(change.table, change.decision, key=key_text(change.key), seq=seq,
                              ts_ms=self.clock.now_ms(), coordinator_epoch=self.coordinator_epoch, args=change.args,

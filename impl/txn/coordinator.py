@@ -54,7 +54,12 @@ TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
 OFFSETS_TOPIC: Final = "__consumer_offsets"
 _ABORT_TIMER: Final = ("txn", "abort-timed-out")
 _EXPIRE_TIMER: Final = ("txn", "expire-ids")
+_NAMES_MAX: Final = 4_096  # partition sets `_names` remembers (cleared when full)
 R = TypeVar("R")
+
+
+def _every_topic_exists(topic: str) -> bool:
+    return True
 
 
 class TransactionCoordinator:
@@ -67,10 +72,11 @@ class TransactionCoordinator:
         self.node_id = node_id
         self.table = MachineTable.load("transaction")
         self.producer_ids = producer_ids
-        self.topic_exists = topic_exists or (lambda topic: True)
+        self.topic_exists = topic_exists or _every_topic_exists
         self.active = True
         self.value_version = value_version_for(self.config.server_txn_version)
         self._partitions: dict[str, int] = {}  # transactional id -> partition (a bounded memo of the hash)
+        self._names: dict[tuple[TopicPartition, ...], frozenset[str]] = {}  # AddPartitionsToTxn's sets, as names
         self.codec = RecordCodec(self.value_version)
         self.runtime = CoordinatorRuntime(
             topic=TRANSACTION_STATE_TOPIC, data_dir=data_dir, spec_factory=self._spec_for, clock=clock,
@@ -152,10 +158,11 @@ class TransactionCoordinator:
 
     # ------------------------------------------------------------ the front door
 
-    def _submit(self, transactional_id: str, handler: Callable[[Shard], Plan], respond: Callable[[str], R],
-                finish: Callable[[Any], R] | None = None) -> Completion[R]:
-        """Route to the owning shard (or answer its routing error) and run `handler` there; `finish` post-processes
-        the plan's answer (e.g. the old-client downgrade)."""
+    def _submit(self, transactional_id: str, handler: Callable[..., Plan], args: tuple[Any, ...],
+                respond: Callable[[str], R], finish: Callable[[Any], R] | None = None) -> Completion[R]:
+        """Route to the owning shard (or answer its routing error) and run `handler(ctx, shard, transactional_id,
+        *args)` there; `finish` post-processes the plan's answer (e.g. the old-client downgrade). No closures: the
+        front door runs for every request."""
         partition = self._partitions.get(transactional_id)
         if partition is None:
             partition = self.runtime.partition_for(transactional_id)
@@ -166,22 +173,22 @@ class TransactionCoordinator:
             shard = self.runtime.shard(partition)
         except KafkaError as e:
             return Completion.of(respond(e.name))
-        done = shard.submit([(MACHINE, (transactional_id,))], lambda: handler(shard), when_pending="answer")
-        return _answer(done, respond, finish)
+        out: _Answer[R] = _Answer(respond, finish)
+        shard.submit(((MACHINE, (transactional_id,)),), functools.partial(handler, self.ctx, shard, transactional_id,
+                                                                           *args),
+                     when_pending="answer", completion=out)
+        return out
 
     def init_producer_id(self, transactional_id: str | None, timeout_ms: int, expected_producer_id: int = -1,
                          expected_epoch: int = -1, *, request_version: int | None = None
                          ) -> Completion[InitProducerIdResponse]:
-        def respond(error: str) -> InitProducerIdResponse:
-            return InitProducerIdResponse(downgrade_fenced(error, "InitProducerId", request_version))
-
+        respond = _responder(InitProducerIdResponse, "InitProducerId", request_version)
         if transactional_id is None:
             return Completion.of(self._idempotent_producer_id(expected_producer_id, expected_epoch))
         if not transactional_id:
             return Completion.of(respond("INVALID_REQUEST"))
-        return self._submit(transactional_id, lambda shard: plans.init_producer_id(
-            self.ctx, shard, transactional_id, timeout_ms, expected_producer_id, expected_epoch), respond,
-            lambda r: r if r.error != "PRODUCER_FENCED" else respond(r.error))
+        return self._submit(transactional_id, plans.init_producer_id,
+                            (timeout_ms, expected_producer_id, expected_epoch), respond, _fenced_finisher(respond))
 
     def _idempotent_producer_id(self, expected_producer_id: int, expected_epoch: int) -> InitProducerIdResponse:
         """A producer without a transactional id: a fresh producer id at epoch 0, or the manager's error."""
@@ -197,34 +204,39 @@ class TransactionCoordinator:
                        request_version: int | None = None) -> Completion[AddPartitionsResponse]:
         """AddPartitionsToTxn (v<4 semantics: one transaction per request; an unknown topic fails the request)."""
         requested = tuple(dict.fromkeys(partitions))
-
-        def respond(error: str) -> AddPartitionsResponse:
-            error = downgrade_fenced(error, "AddPartitionsToTxn", request_version)
-            return {tp: error for tp in requested}
-
-        unknown = {tp for tp in requested if not self.topic_exists(tp.topic)}
-        if unknown:  # KafkaApis: the coordinator is not called at all
-            return Completion.of({tp: "UNKNOWN_TOPIC_OR_PARTITION" if tp in unknown else "OPERATION_NOT_ATTEMPTED"
-                                  for tp in requested})
+        respond = functools.partial(_add_partitions_answer, requested, request_version)
+        if self.topic_exists is not _every_topic_exists:
+            unknown = self._unknown_topics(requested)
+            if unknown is not None:  # KafkaApis: the coordinator is not called at all
+                return Completion.of(unknown)
         if not transactional_id:
             return Completion.of(respond("INVALID_REQUEST"))
-        names = frozenset(str(tp) for tp in requested)
-        return self._submit(transactional_id, lambda shard: plans.add_partitions(
-            self.ctx, shard, transactional_id, producer_id, producer_epoch, names, txn_version), respond, respond)
+        names = self._names.get(requested)
+        if names is None:
+            names = frozenset(str(tp) for tp in requested)
+            if len(self._names) >= _NAMES_MAX:
+                self._names.clear()
+            self._names[requested] = names
+        return self._submit(transactional_id, plans.add_partitions,
+                            (producer_id, producer_epoch, names, txn_version), respond, respond)
+
+    def _unknown_topics(self, requested: tuple[TopicPartition, ...]) -> AddPartitionsResponse | None:
+        """The answer when a requested topic does not exist (None when all do)."""
+        unknown = {tp for tp in requested if not self.topic_exists(tp.topic)}
+        if not unknown:
+            return None
+        return {tp: "UNKNOWN_TOPIC_OR_PARTITION" if tp in unknown else "OPERATION_NOT_ATTEMPTED" for tp in requested}
 
     def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str,
                     txn_version: int = 0, *, request_version: int | None = None) -> Completion[str]:
         """AddOffsetsToTxn: add the group's `__consumer_offsets` partition."""
         offsets = str(self.offsets_partition(group_id))
 
-        def respond(error: str) -> str:
-            return downgrade_fenced(error, "AddOffsetsToTxn", request_version)
-
+        respond = functools.partial(downgrade_fenced, api="AddOffsetsToTxn", request_version=request_version)
         if not transactional_id:
             return Completion.of(respond("INVALID_REQUEST"))
-        return self._submit(transactional_id, lambda shard: plans.add_partitions(
-            self.ctx, shard, transactional_id, producer_id, producer_epoch, frozenset({offsets}), txn_version),
-            respond, respond)
+        return self._submit(transactional_id, plans.add_partitions,
+                            (producer_id, producer_epoch, frozenset({offsets}), txn_version), respond, respond)
 
     def offsets_partition(self, group_id: str) -> TopicPartition:
         return TopicPartition(OFFSETS_TOPIC, partition_for(group_id, self.config.offsets_num_partitions))
@@ -234,22 +246,20 @@ class TransactionCoordinator:
         """`TxnVerifier`: verify-only AddPartitionsToTxn for one partition (the spec's VerifyPartition)."""
         if not transactional_id:
             return Completion.of("INVALID_REQUEST")
-        return self._submit(transactional_id, lambda shard: plans.verify_partition(
-            self.ctx, shard, transactional_id, producer_id, producer_epoch, str(partition)), _same)
+        return self._submit(transactional_id, plans.verify_partition,
+                            (producer_id, producer_epoch, str(partition)), _same)
 
     def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, result: TxnResult,
                 request_version: int) -> Completion[EndTxnResponse]:
         """EndTxn; request version > 4 means a Transactions V2 client (an epoch bump on every EndTxn)."""
-        def respond(error: str) -> EndTxnResponse:
-            return EndTxnResponse(downgrade_fenced(error, "EndTxn", request_version))
-
+        respond = _responder(EndTxnResponse, "EndTxn", request_version)
         if not transactional_id:
             return Completion.of(respond("INVALID_REQUEST"))
         if self.channel.pending_transactions >= self.config.marker_backlog_max:
             return Completion.of(respond("COORDINATOR_NOT_AVAILABLE"))
-        return self._submit(transactional_id, lambda shard: plans.end_txn(
-            self.ctx, shard, transactional_id, producer_id, producer_epoch, result, request_version > 4), respond,
-            lambda r: r if r.error != "PRODUCER_FENCED" else respond(r.error))
+        return self._submit(transactional_id, plans.end_txn,
+                            (producer_id, producer_epoch, result, request_version > 4), respond,
+                            _fenced_finisher(respond))
 
     def describe_transactions(self, transactional_ids: Sequence[str]) -> Completion[list[TransactionDescription]]:
         answers: list[Completion[TransactionDescription]] = []
@@ -263,7 +273,7 @@ class TransactionCoordinator:
         return _gather(answers)
 
     def _describe_one(self, transactional_id: str) -> Completion[TransactionDescription]:
-        return self._submit(transactional_id, lambda shard: plans.describe(self.ctx, shard, transactional_id),
+        return self._submit(transactional_id, plans.describe, (),
                             lambda error: TransactionDescription(transactional_id, error))
 
     def list_transactions(self, state_filters: Sequence[str] = (), producer_id_filters: Sequence[int] = (),
@@ -336,6 +346,25 @@ def _same(error: str) -> str:
     return error
 
 
+@functools.lru_cache(maxsize=64)
+def _responder(response: Callable[[str], R], api: str, request_version: int | None) -> Callable[[str], R]:
+    """`error name -> response(downgraded error)` for one API and request version (shared by every request)."""
+    return lambda error: response(downgrade_fenced(error, api, request_version))
+
+
+@functools.lru_cache(maxsize=64)
+def _fenced_finisher(respond: Callable[[str], R]) -> Callable[[Any], R]:
+    """A plan's answer as is, unless PRODUCER_FENCED, which old clients get downgraded (`respond`)."""
+    return lambda r: r if r.error != "PRODUCER_FENCED" else respond(r.error)
+
+
+def _add_partitions_answer(requested: tuple[TopicPartition, ...], request_version: int | None,
+                           error: str) -> AddPartitionsResponse:
+    """The same (downgraded) error for every requested partition."""
+    error = downgrade_fenced(error, "AddPartitionsToTxn", request_version)
+    return {tp: error for tp in requested}
+
+
 def _answer(done: Completion[Any], respond: Callable[[str], R], finish: Callable[[Any], R] | None = None
             ) -> Completion[R]:
     """The plan's answer (through `finish`); a request that failed with a Kafka error (the partition was unloaded,
@@ -355,6 +384,30 @@ def _answer(done: Completion[Any], respond: Callable[[str], R], finish: Callable
 
     done.then(forward)
     return out
+
+
+class _Answer(Completion[R]):
+    """`_answer` as the shard's own completion (the front door's path: one object less per request): the plan's
+    answer through `finish`; a Kafka error as `respond(error name)`; anything else stays an exception."""
+
+    __slots__ = ("_finish_with", "_respond")
+
+    def __init__(self, respond: Callable[[str], R], finish: Callable[[Any], R] | None) -> None:
+        self._done = False  # Completion's fields, set here (no super() call on the per-request path)
+        self._value = None
+        self._error = None
+        self._callbacks = None
+        self._respond = respond
+        self._finish_with = finish
+
+    def set(self, value: Any) -> None:
+        Completion.set(self, value if self._finish_with is None else self._finish_with(value))
+
+    def fail(self, error: BaseException) -> None:
+        if isinstance(error, KafkaError):
+            super().set(self._respond(error.name))
+        else:
+            super().fail(error)
 
 
 def _gather(parts: list[Completion[R]]) -> Completion[list[R]]:

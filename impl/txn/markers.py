@@ -19,8 +19,9 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Final
 
 from ..errors import IllegalStateError
@@ -45,6 +46,15 @@ _COMPLETE_MOVED: Final = frozenset({"NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROG
 
 RESULT_OF_STATE: Final[Mapping[str, TxnResult]] = {"PrepareCommit": "COMMIT", "PrepareAbort": "ABORT"}
 
+#: TopicPartition's order (topic, then partition) as a sort key compared in C
+_ORDER: Final = attrgetter("topic", "partition")
+#: most partition sets `_parsed` remembers (cleared when full)
+_PARSED_MAX: Final = 4_096
+
+
+def _ordered(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+    return sorted(partitions, key=_ORDER)
+
 
 @dataclass(slots=True, eq=False)
 class PendingTxn:
@@ -60,16 +70,16 @@ class PendingTxn:
     completing: bool = False  # the Complete* append is in flight
     attempts: int = 0  # retries so far (drives the back-off)
 
-    def marker(self, partitions: set[TopicPartition]) -> TxnMarker:
+    def marker(self, partitions: Iterable[TopicPartition]) -> TxnMarker:
         return TxnMarker(self.producer_id, self.producer_epoch, self.result, self.coordinator_epoch,
-                         tuple(sorted(partitions)))
+                         tuple(_ordered(partitions)))
 
 
 @dataclass(slots=True)
 class _Destination:
     target: MarkerTarget
     label: str
-    queue: dict[str, tuple[PendingTxn, set[TopicPartition]]] = field(default_factory=dict)  # txn id -> partitions
+    queue: dict[str, tuple[PendingTxn, list[TopicPartition]]] = field(default_factory=dict)  # txn id -> partitions
     in_flight: int = 0
 
 
@@ -104,6 +114,7 @@ class MarkerChannel:
         self._delayed_complete: list[tuple[int, int, PendingTxn]] = []  # Complete* retries
         self._ready: list[PendingTxn] = []  # every marker acknowledged: Complete* to write on this poll
         self._seq = itertools.count()
+        self._parsed: dict[frozenset[str], tuple[TopicPartition, ...]] = {}  # partition names -> parsed, sorted
         self.stats = MarkerStats()
 
     # ------------------------------------------------------------ observing
@@ -141,12 +152,24 @@ class MarkerChannel:
             if old.coordinator_epoch == coordinator_epoch and old.txn_partition == txn_partition:
                 raise IllegalStateError(f"transaction {transactional_id!r} already has markers in flight: {old}")
             self._forget(old)
+        parsed = self._parse(instance["partitions"])
         txn = PendingTxn(transactional_id, txn_partition, coordinator_epoch, instance["producer_id"],
-                         instance["producer_epoch"], result, {TopicPartition.parse(p) for p in instance["partitions"]})
+                         instance["producer_epoch"], result, set(parsed))
         self._txns[transactional_id] = txn
-        self._route(txn, set(txn.remaining))
+        self._route(txn, parsed)
         self._maybe_complete(txn)  # nothing to mark (a TV2 abort with no partitions): written on the next poll
         return txn
+
+    def _parse(self, names: Collection[str]) -> tuple[TopicPartition, ...]:
+        """The partitions named `names` (`topic-N`), sorted; remembered per set (transactions reuse a few sets)."""
+        key = names if isinstance(names, frozenset) else frozenset(names)
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            parsed = tuple(_ordered({TopicPartition.parse(name) for name in key}))
+            if len(self._parsed) >= _PARSED_MAX:
+                self._parsed.clear()
+            self._parsed[key] = parsed
+        return parsed
 
     def drop_partition(self, txn_partition: int) -> int:
         """This node stopped owning `txn_partition`: forget its transactions (the new owner re-sends)."""
@@ -176,8 +199,9 @@ class MarkerChannel:
 
     # ------------------------------------------------------------ routing and sending
 
-    def _route(self, txn: PendingTxn, partitions: set[TopicPartition]) -> None:
-        for tp in sorted(partitions):  # sorted: the send order must not depend on string hashing (simulation)
+    def _route(self, txn: PendingTxn, ordered: Iterable[TopicPartition]) -> None:
+        """Queue `ordered` (sorted: the send order must not depend on string hashing, for the simulation)."""
+        for tp in ordered:
             target = self._router.leader_of(tp)
             if target is None:  # no leader: the partition was deleted, nothing to mark (Kafka removes it)
                 txn.remaining.discard(tp)
@@ -189,11 +213,11 @@ class MarkerChannel:
                 dest = self._destinations[id(target)] = _Destination(target, label)
             queued = dest.queue.get(txn.transactional_id)
             if queued is None:
-                dest.queue[txn.transactional_id] = (txn, {tp})
-            else:
-                queued[1].add(tp)
+                dest.queue[txn.transactional_id] = (txn, [tp])
+            elif tp not in queued[1]:
+                queued[1].append(tp)
 
-    def _retry_later(self, txn: PendingTxn, partitions: set[TopicPartition]) -> None:
+    def _retry_later(self, txn: PendingTxn, partitions: Iterable[TopicPartition]) -> None:
         txn.attempts += 1
         heapq.heappush(self._delayed, (self._clock.now_ms() + self._backoff_ms(txn), next(self._seq), txn,
                                        frozenset(partitions)))
@@ -210,7 +234,7 @@ class MarkerChannel:
         while self._delayed and self._delayed[0][0] <= now:
             _, _, txn, partitions = heapq.heappop(self._delayed)
             if self._live(txn):
-                self._route(txn, set(partitions) & txn.remaining)
+                self._route(txn, _ordered(set(partitions) & txn.remaining))
                 self._maybe_complete(txn)
             work += 1
         while self._delayed_complete and self._delayed_complete[0][0] <= now:
@@ -225,23 +249,26 @@ class MarkerChannel:
         return work + self._write_ready()
 
     def _send(self, dest: _Destination) -> None:
-        batch: list[tuple[PendingTxn, set[TopicPartition]]] = []
+        batch: list[tuple[PendingTxn, tuple[TopicPartition, ...]]] = []
+        markers: list[TxnMarker] = []
         while dest.queue and len(batch) < self._config.marker_batch_max:
             transactional_id = next(iter(dest.queue))
             txn, partitions = dest.queue.pop(transactional_id)
             if self._live(txn):
-                batch.append((txn, partitions))
+                marker = txn.marker(partitions)
+                markers.append(marker)
+                batch.append((txn, marker.partitions))
         if not batch:
             return
         dest.in_flight += 1
         self.stats.requests += 1
         self.stats.markers_sent += len(batch)
-        sent = dest.target.write_txn_markers([txn.marker(partitions) for txn, partitions in batch])
+        sent = dest.target.write_txn_markers(markers)
         sent.then(lambda done: self._on_response(dest, batch, done))
 
     # ------------------------------------------------------------ responses
 
-    def _on_response(self, dest: _Destination, batch: list[tuple[PendingTxn, set[TopicPartition]]],
+    def _on_response(self, dest: _Destination, batch: list[tuple[PendingTxn, tuple[TopicPartition, ...]]],
                      done: Completion[list[MarkerResult]]) -> None:
         dest.in_flight -= 1
         try:
@@ -259,10 +286,11 @@ class MarkerChannel:
             if self._live(txn):
                 self._on_marker_result(dest, txn, partitions, result)
 
-    def _on_marker_result(self, dest: _Destination, txn: PendingTxn, partitions: set[TopicPartition],
+    def _on_marker_result(self, dest: _Destination, txn: PendingTxn, partitions: tuple[TopicPartition, ...],
                           result: MarkerResult) -> None:
+        """`partitions`: the marker's, sorted."""
         retry: set[TopicPartition] = set()
-        for tp in sorted(partitions):
+        for tp in partitions:
             error = result.get(tp)
             if error is None:
                 raise IllegalStateError(f"WriteTxnMarkers to {dest.label}: no result for {tp} of "

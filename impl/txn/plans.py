@@ -16,6 +16,7 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -82,13 +83,15 @@ class TxnContext:
                pending: bool | None = None, record: int | None = 0) -> tuple[Decision, Change]:
         """The spec's decision on the instance (current unless given) and the `Change` applying it; an accepted
         change is described by the plan's record number `record` (None: it is not written)."""
+        table = self.table
         if instance is None:
-            instance = shard.instance_or_fresh(self.table, key)
+            instance = shard.instances[MACHINE].get(key) or shard.instance_or_fresh(table, key)
         if pending is None:
             pending = shard.pending(MACHINE, key)
-        decision = self.table.decide(instance, event, args, pending=pending)
-        index = record if decision.post is not None else None
-        return decision, Change(self.table, key, decision, _recorded(args), pending, index)
+        decision = table.decide(instance, event, args, pending=pending)
+        if "new_producer_id" in args:
+            _recorded(args)
+        return decision, Change(table, key, decision, args, pending, record if decision.post is not None else None)
 
 
 def _seeded(change: Change, **post: Any) -> Change:
@@ -99,9 +102,15 @@ def _seeded(change: Change, **post: Any) -> Change:
     return replace(change, decision=replace(d, post={**d.post, **post}))
 
 
+@functools.lru_cache(maxsize=64)
 def _failure_answer(respond: Callable[[str], Any]) -> Callable[[BaseException], Plan]:
-    """The answer to a failed append: `appendTransactionToLog`'s error translation, nothing applied."""
+    """The answer to a failed append: `appendTransactionToLog`'s error translation, nothing applied (one per
+    `respond`, shared by every plan that answers with it)."""
     return lambda error: Plan(response=respond(translate_append_error(append_error_name(error))))
+
+
+def _same(error: str) -> str:
+    return error
 
 
 def _single_write(ctx: TxnContext, shard: Shard, change: Change, response: Any, respond_error: Callable[[str], Any],
@@ -109,7 +118,7 @@ def _single_write(ctx: TxnContext, shard: Shard, change: Change, response: Any, 
     decision = change.decision
     assert decision.post is not None
     key = change.key
-    after = (lambda: ctx.send_markers(shard, key[0])) if markers else None
+    after = functools.partial(ctx.send_markers, shard, key[0]) if markers else None
     assert change.record == 0
     return Plan([change], [ctx.record(decision.post)], response=response,
                 on_failure=_failure_answer(respond_error), after_apply=after)
@@ -176,7 +185,7 @@ def add_partitions(ctx: TxnContext, shard: Shard, transactional_id: str, produce
     decision, change = ctx.decide(shard, key, "AddPartitions", args)
     if not decision.accepted:
         return Plan([change], response=decision.error)
-    return _single_write(ctx, shard, change, decision.error, lambda error: error)
+    return _single_write(ctx, shard, change, decision.error, _same)
 
 
 def verify_partition(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: int, producer_epoch: int,
@@ -305,7 +314,7 @@ def complete(ctx: TxnContext, shard: Shard, txns: list[tuple[str, int, int]]) ->
         assert decision.post is not None
         changes.append(change)
         records.append(ctx.record(decision.post))
-    return Plan(changes, records, response="NONE", on_failure=_failure_answer(lambda error: error))
+    return Plan(changes, records, response="NONE", on_failure=_failure_answer(_same))
 
 
 def expire(ctx: TxnContext, shard: Shard, transactional_ids: list[str], expiration_ms: int) -> Plan:
@@ -319,4 +328,4 @@ def expire(ctx: TxnContext, shard: Shard, transactional_ids: list[str], expirati
                                record=len(records))
         changes.append(change)
         records.append((ctx.codec.key(transactional_id), None))
-    return Plan(changes, records, response="NONE", on_failure=_failure_answer(lambda error: error))
+    return Plan(changes, records, response="NONE", on_failure=_failure_answer(_same))

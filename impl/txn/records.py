@@ -43,6 +43,7 @@ __all__ = [
     "PartitionsCache",
     "RecordCodec",
     "decode_instance",
+    "decode_persisted",
     "decode_txn_key",
     "encode_instance",
     "encode_txn_key",
@@ -65,6 +66,9 @@ STATUS_OF_STATE: Final[Mapping[str, TransactionStatus]] = {
 }
 STATE_OF_STATUS: Final[Mapping[int, str]] = {int(status): state for state, status in STATUS_OF_STATE.items()}
 _NEVER_WRITTEN: Final = frozenset({"Dead", "PrepareEpochFence"})
+#: the states a value holds -> their TransactionStatus id (the encoder's lookup)
+_WRITTEN_STATUS: Final[Mapping[str, int]] = {state: int(status) for state, status in STATUS_OF_STATE.items()
+                                             if state not in _NEVER_WRITTEN}
 
 #: the instance variables a record carries at value version 1 (version 0 drops the last three)
 PERSISTED_FIELDS: Final = ("state", "producer_id", "producer_epoch", "txn_timeout_ms", "partitions",
@@ -78,6 +82,9 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _KEY_HEAD = struct.Struct(">hh")
+#: v1 tails with their tagged fields: none (count 0); the previous producer id only (count 1, tag 0, size 8, int64)
+_TAIL_NO_TAGS = struct.Struct(">qqB")
+_TAIL_PREVIOUS = struct.Struct(">qq3sq")
 _TAG_PREVIOUS, _TAG_NEXT, _TAG_CLIENT_TV = 0, 1, 2
 
 
@@ -225,8 +232,8 @@ class PartitionsCache:
 def encode_instance(instance: Mapping[str, Any], version: int, cache: PartitionsCache | None = None) -> bytes:
     """`encode_value(value_from_instance(instance), version)`, built directly (the write hot path)."""
     state = instance["state"]
-    status = STATUS_OF_STATE.get(state)
-    if status is None or state in _NEVER_WRITTEN:
+    status = _WRITTEN_STATUS.get(state)
+    if status is None:
         raise IllegalStateError(f"transaction {instance['transactional_id']!r}: {state} is never written")
     client_tv = instance["client_txn_version"]
     if version not in (0, 1) or (version == 0 and client_tv != 0):
@@ -241,13 +248,18 @@ def encode_instance(instance: Mapping[str, Any], version: int, cache: Partitions
     else:
         section = _partitions_section(partitions, version)
     head = _HEAD.pack(version, instance["producer_id"], instance["producer_epoch"], instance["txn_timeout_ms"],
-                      int(status))
-    tail = _TAIL.pack(instance["txn_last_update_timestamp_ms"], instance["txn_start_timestamp_ms"])
+                      status)
     if not version:
-        return head + section + tail
+        return head + section + _TAIL.pack(instance["txn_last_update_timestamp_ms"],
+                                           instance["txn_start_timestamp_ms"])
     previous_pid, next_pid = instance["previous_producer_id"], instance["next_producer_id"]
-    if previous_pid == -1 and next_pid == -1 and client_tv == 0:
-        return head + section + tail + b"\x00"
+    if next_pid == -1 and client_tv == 0:  # the common shapes: no tagged field, or the previous producer id only
+        if previous_pid == -1:
+            return head + section + _TAIL_NO_TAGS.pack(instance["txn_last_update_timestamp_ms"],
+                                                       instance["txn_start_timestamp_ms"], 0)
+        return head + section + _TAIL_PREVIOUS.pack(instance["txn_last_update_timestamp_ms"],
+                                                    instance["txn_start_timestamp_ms"], b"\x01\x00\x08", previous_pid)
+    tail = _TAIL.pack(instance["txn_last_update_timestamp_ms"], instance["txn_start_timestamp_ms"])
     tagged = []
     if previous_pid != -1:
         tagged.append(b"\x00\x08" + _I64.pack(previous_pid))
@@ -286,6 +298,30 @@ def decode_instance(transactional_id: str, buf: bytes, cache: PartitionsCache | 
 
 
 def _decode_fast(transactional_id: str, buf: bytes, cache: PartitionsCache | None) -> Instance:
+    (state, producer_id, epoch, timeout_ms, names, last_update_ms, start_ms, previous_pid, next_pid,
+     client_tv) = _decode_persisted(buf, cache)
+    return {
+        "transactional_id": transactional_id, "state": state, "producer_id": producer_id,
+        "previous_producer_id": previous_pid, "next_producer_id": next_pid, "producer_epoch": epoch,
+        "last_producer_epoch": -1, "txn_timeout_ms": timeout_ms, "partitions": names,
+        "txn_start_timestamp_ms": start_ms, "txn_last_update_timestamp_ms": last_update_ms,
+        "client_txn_version": client_tv, "has_failed_epoch_fence": False,
+    }
+
+
+def decode_persisted(buf: bytes, cache: PartitionsCache | None = None) -> tuple[Any, ...]:
+    """The persisted fields of a (non-null) value, in `PERSISTED_FIELDS` order (a version 0 value has -1, -1, 0 for
+    the last three): what `decode_instance` returns, without building the instance (the write path's record check)."""
+    try:
+        return _decode_persisted(buf, cache)
+    except (_Fallback, struct.error, IndexError, UnicodeDecodeError, KeyError):
+        value = decode_value(buf)  # raises SchemaError naming the field
+        assert value is not None
+        instance = instance_from_value("", value)
+        return tuple(instance[name] for name in PERSISTED_FIELDS)
+
+
+def _decode_persisted(buf: bytes, cache: PartitionsCache | None) -> tuple[Any, ...]:
     version, producer_id, epoch, timeout_ms, status = _HEAD.unpack_from(buf)
     state = STATE_OF_STATUS[status]
     if state in _NEVER_WRITTEN or version not in (0, 1):
@@ -305,8 +341,8 @@ def _decode_fast(transactional_id: str, buf: bytes, cache: PartitionsCache | Non
         pos = end + _TAIL.size
     else:
         shape = _TAG_SHAPES.get(buf[end + 16:end + 19])  # the tagged fields kcoord and Kafka write, in one unpack
-        if shape is not None and len(buf) == end + shape[0].size and all(
-                buf[end + at:end + at + len(expected)] == expected for at, expected in shape[1]):
+        if shape is not None and len(buf) == end + shape[0].size and (not shape[1] or _shape_matches(buf, end,
+                                                                                                    shape[1])):
             values = shape[0].unpack_from(buf, end)
             last_update_ms, start_ms = values[0], values[1]
             previous_pid, next_pid, client_tv = shape[2](values)
@@ -316,13 +352,8 @@ def _decode_fast(transactional_id: str, buf: bytes, cache: PartitionsCache | Non
             previous_pid, next_pid, client_tv, pos = _read_tags(buf, end + _TAIL.size)
     if pos != len(buf):
         raise _Fallback
-    return {
-        "transactional_id": transactional_id, "state": state, "producer_id": producer_id,
-        "previous_producer_id": previous_pid, "next_producer_id": next_pid, "producer_epoch": epoch,
-        "last_producer_epoch": -1, "txn_timeout_ms": timeout_ms, "partitions": names,
-        "txn_start_timestamp_ms": start_ms, "txn_last_update_timestamp_ms": last_update_ms,
-        "client_txn_version": client_tv, "has_failed_epoch_fence": False,
-    }
+    return (state, producer_id, epoch, timeout_ms, names, last_update_ms, start_ms, previous_pid, next_pid,
+            client_tv)
 
 
 #: The common tagged-field sections of a v1 value, keyed by their first three bytes (count, first tag, its size):
@@ -334,6 +365,10 @@ _TAG_SHAPES: Final[dict[bytes, tuple[struct.Struct, tuple[tuple[int, bytes], ...
     b"\x03\x00\x08": (struct.Struct(">qq3xq2xq2xh"), ((27, b"\x01\x08"), (37, b"\x02\x02")),
                         lambda v: (v[2], v[3], v[4])),
 }
+
+
+def _shape_matches(buf: bytes, end: int, expected: tuple[tuple[int, bytes], ...]) -> bool:
+    return all(buf[end + at:end + at + len(data)] == data for at, data in expected)
 
 
 def _partitions_end(buf: bytes, pos: int, version: int) -> int:
@@ -478,3 +513,7 @@ class RecordCodec:
 
     def decode(self, transactional_id: str, buf: bytes) -> Instance:
         return decode_instance(transactional_id, buf, self.partitions)
+
+    def decode_persisted(self, buf: bytes) -> tuple[Any, ...]:
+        """`decode_persisted` with this codec's partitions cache."""
+        return decode_persisted(buf, self.partitions)

@@ -13,6 +13,8 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from operator import itemgetter
+from typing import Any, NoReturn
 
 from ..errors import IllegalStateError
 from ..runtime.shard import Change, RecordBytes, Shard
@@ -31,6 +33,8 @@ class TransactionShardSpec:
         self.codec = codec
         self.value_version = codec.version
         self._checked = PERSISTED_FIELDS if codec.version >= 1 else PERSISTED_FIELDS[:-3]
+        self._expected = itemgetter(*self._checked)  # post-state -> the persisted fields, in `_checked` order
+        self._final_states = table.final_states
         self._on_loaded = on_loaded
         self._latest: dict[bytes, tuple[bytes | None, int]] = {}  # during a load: key -> (last value, its offset)
         self.replayed_records = 0
@@ -71,7 +75,7 @@ class TransactionShardSpec:
         if post is None or key != self.codec.key(transactional_id):
             raise IllegalStateError(f"transaction {transactional_id!r}: record key {key!r} does not describe "
                                     f"change {change.decision.event} (post {post})")
-        if post["state"] in self.table.final_states:
+        if post["state"] in self._final_states:
             if value is not None:
                 raise IllegalStateError(f"transaction {transactional_id!r}: {post['state']} must be a tombstone")
             return
@@ -81,14 +85,17 @@ class TransactionShardSpec:
         if version != self.value_version:
             raise IllegalStateError(f"transaction {transactional_id!r}: value version {version} written, "
                                     f"expected {self.value_version}")
-        written = self.codec.decode(transactional_id, value)
-        for name in self._checked:
-            if written[name] != post[name]:
-                expected = persisted_view(post, version)
-                diff = {k: (v, expected[k]) for k, v in persisted_view(written, version).items() if v != expected[k]}
-                raise IllegalStateError(f"transaction {transactional_id!r}: the record says {diff} (written, "
-                                        "expected)")
+        written = self.codec.decode_persisted(value)  # every persisted field, decoded from the bytes written
+        if written[:len(self._checked)] != self._expected(post):
+            _mismatch(transactional_id, written, post, version)
 
     def on_loaded(self, shard: Shard) -> None:
         self._install_latest(shard)
         self._on_loaded(shard)
+
+
+def _mismatch(transactional_id: str, written: tuple[Any, ...], post: Mapping[str, Any], version: int) -> NoReturn:
+    expected = persisted_view(post, version)
+    actual = persisted_view(dict(zip(PERSISTED_FIELDS, written, strict=True)), version)
+    diff = {k: (v, expected[k]) for k, v in actual.items() if v != expected[k]}
+    raise IllegalStateError(f"transaction {transactional_id!r}: the record says {diff} (written, expected)")

@@ -3,6 +3,7 @@ versions), what is and is not persisted, and records the coordinator must never 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -10,10 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kcoord.impl.errors import IllegalStateError
+from kcoord.impl.runtime.shard import Change
 from kcoord.impl.statemachine import MachineTable
 from kcoord.impl.storage.txn_log_schema import SchemaError, decode_value, encode_value
 from kcoord.impl.txn.records import (
+    PERSISTED_FIELDS,
+    RecordCodec,
     decode_instance,
+    decode_persisted,
     decode_txn_key,
     encode_instance,
     encode_txn_key,
@@ -22,6 +27,7 @@ from kcoord.impl.txn.records import (
     persisted_view,
     value_from_instance,
 )
+from kcoord.impl.txn.shard_spec import TransactionShardSpec
 
 TX = MachineTable.load("transaction")
 PERSISTED = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort")
@@ -61,6 +67,7 @@ def test_fast_codec_matches_the_schema_module(version: int, data: Any) -> None:
     assert decoded == instance_from_value(txn_id, reference)
     assert persisted_view(decoded, version) == persisted_view(inst, version)
     assert (decoded["last_producer_epoch"], decoded["has_failed_epoch_fence"]) == (-1, False)  # never persisted
+    assert decode_persisted(fast) == tuple(decoded[name] for name in PERSISTED_FIELDS)  # the write path's check
 
 
 @given(st.text(max_size=40))
@@ -131,3 +138,65 @@ def test_long_topic_names_and_many_partitions(version: int) -> None:
     assert data == encode_value(value_from_instance(inst), version)
     assert persisted_view(decode_instance(inst["transactional_id"], data), version) == persisted_view(inst, version)
     assert decode_txn_key(encode_txn_key(inst["transactional_id"])) == inst["transactional_id"]
+
+
+def test_decode_persisted_takes_the_reference_decoder_on_what_the_fast_one_does_not_handle() -> None:
+    inst = TX.fresh({"transactional_id": "t"})
+    inst.update(producer_id=7, producer_epoch=3, previous_producer_id=6)
+    plain = encode_instance(inst, 1)
+    tagged_count_at = plain.rindex(b"\x01\x00\x08")
+    with_unknown = plain[:tagged_count_at] + b"\x02" + plain[tagged_count_at + 1:] + b"\x03\x02\x00\x05"
+    assert decode_persisted(with_unknown) == decode_persisted(plain)
+    assert decode_persisted(plain)[:3] == ("Empty", 7, 3) and decode_persisted(plain)[7] == 6
+    with pytest.raises(SchemaError):
+        decode_persisted(plain[:-3])
+    with pytest.raises(SchemaError, match="never written"):
+        decode_persisted(plain[:16] + bytes([7]) + plain[17:])
+
+
+def _written(version: int) -> tuple[TransactionShardSpec, Change, tuple[bytes, bytes]]:
+    """An Ongoing transaction's AddPartitions change and the record the coordinator writes for it."""
+    codec = RecordCodec(version)
+    spec = TransactionShardSpec(TX, codec, lambda shard: None)
+    pre = TX.fresh({"transactional_id": "t"})
+    pre.update(producer_id=5, producer_epoch=2, txn_timeout_ms=60_000, state="CompleteCommit")
+    decision = TX.decide(pre, "AddPartitions", {"pid": 5, "epoch": 2, "parts": frozenset({"a-0", "b-1"}),
+                                                "txn_version": 0, "now_ms": 1_000})
+    assert decision.post is not None and decision.to_state == "Ongoing"
+    change = Change(TX, ("t",), decision, {}, False, 0)
+    return spec, change, (codec.key("t"), codec.encode(decision.post))
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_check_record_accepts_the_record_of_the_change(version: int) -> None:
+    spec, change, record = _written(version)
+    spec.check_record(change, record)
+
+
+@pytest.mark.parametrize("field", PERSISTED_FIELDS)
+def test_check_record_refuses_a_record_that_differs_in_any_persisted_field(field: str) -> None:
+    """The cross-check on the write path: every persisted field of the written bytes is compared with the post-state
+    (the tuple compare must stay as strong as the field-by-field one it replaced)."""
+    spec, change, record = _written(1)
+    assert change.decision.post is not None
+    changed = {"state": "PrepareCommit", "partitions": frozenset({"a-0"}), "client_txn_version": 1}
+    post = {**change.decision.post, field: changed.get(field, 77)}
+    wrong = (record[0], encode_instance(post, 1))
+    with pytest.raises(IllegalStateError, match=f"the record says .*'{field}'"):
+        spec.check_record(change, wrong)
+
+
+def test_check_record_refuses_a_wrong_key_version_or_tombstone() -> None:
+    spec, change, (key, value) = _written(1)
+    with pytest.raises(IllegalStateError, match="does not describe"):
+        spec.check_record(change, (encode_txn_key("other"), value))
+    with pytest.raises(IllegalStateError, match="value version 0 written, expected 1"):
+        spec.check_record(change, (key, encode_instance(change.decision.post or {}, 0)))
+    with pytest.raises(IllegalStateError, match="a tombstone for state Ongoing"):
+        spec.check_record(change, (key, None))
+    assert change.decision.post is not None
+    dead = dataclasses.replace(change, decision=dataclasses.replace(
+        change.decision, post={**change.decision.post, "state": "Dead"}))
+    with pytest.raises(IllegalStateError, match="must be a tombstone"):
+        spec.check_record(dead, (key, value))
+    spec.check_record(dead, (key, None))

@@ -112,7 +112,7 @@ class MachineTable:
         fields = module.ROW_FIELDS
         self.rows: tuple[Row, ...] = tuple(Row(**dict(zip(fields, r, strict=True))) for r in module.ROWS)
         self.requires: dict[str, Guard] = module.REQUIRES
-        self.index: dict[tuple[str, str], tuple[Row, ...]] = {
+        self.index = {
             key: tuple(self.rows[i] for i in ixs) for key, ixs in module.INDEX.items()
         }
         self.valid_previous: dict[str, frozenset[str]] = module.VALID_PREVIOUS
@@ -124,9 +124,19 @@ class MachineTable:
             (v.name, v.lo, v.hi) for v in self._bounded if v.lo is not None and v.hi is not None)
         self._in_bounds = _bounds_check(self.name, self._bounds)
         self._defaults = {v.name: v.default for v in self.variables}
+
+    @property
+    def index(self) -> dict[tuple[str, str], tuple[Row, ...]]:
+        """Per (state, event), the rows that may answer, in declaration order."""
+        return self._index
+
+    @index.setter
+    def index(self, index: dict[tuple[str, str], tuple[Row, ...]]) -> None:
+        # a replaced index (the mutation tool's mutants) must reach decide's precomputed form too
+        self._index = index
         # decide's hot path: per (state, event), the rows to try as (own condition, row) pairs, built once
         self._tries: dict[tuple[str, str], tuple[tuple[Guard, Row], ...]] = {
-            key: tuple((row.local, row) for row in rows) for key, rows in self.index.items()}
+            key: tuple((row.local, row) for row in rows) for key, rows in index.items()}
 
     @classmethod
     def load(cls, module_name: str) -> MachineTable:

@@ -51,12 +51,18 @@ def tune(session: SparkSession) -> None:
     """Runtime settings the checker needs on any session (also one `spark-submit` started): whole-stage code
     generation on (the row checks are a few large projections; `local_session` lets the JIT compile their large
     generated methods), no alias inlining (the large expressions are computed once and read several times), and
-    adaptive coalescing of the persisted window pass's partitions."""
+    adaptive coalescing of the persisted window pass's partitions, no compression of the persisted rows and no
+    per-row shuffle checksums."""
     session.conf.set("spark.sql.optimizer.excludedRules", ",".join(EXCLUDED_RULES))
     session.conf.set("spark.sql.codegen.wholeStage", "true")
     # the window pass is persisted (`sparkcheck.MachinePlan.checked`): let adaptive execution coalesce its shuffle
     # partitions too (by default it leaves a persisted plan at spark.sql.shuffle.partitions tasks, 200 tiny ones)
     session.conf.set("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
+    # the persisted rows are read back a few times and dropped: building the columnar cache's dictionaries and run
+    # lengths (a hash map lookup per value) cost more than it saves (about a quarter of the window pass)
+    session.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
+    # a checksum of every shuffled row, only used to detect non-deterministic stage retries (none in a check run)
+    session.conf.set("spark.sql.shuffle.orderIndependentChecksum.enabled", "false")
 
 
 def active_session() -> SparkSession | None:

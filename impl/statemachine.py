@@ -119,9 +119,8 @@ class MachineTable:
         self.invariants: tuple[tuple[str, Callable[[Mapping[str, Any]], bool], int], ...] = module.INVARIANTS
         self.steps: tuple[tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]], bool], int,
                                 str | None], ...] = module.STEPS
-        self._bounded = tuple(v for v in self.variables if v.lo is not None)
         self._bounds: tuple[tuple[str, int, int], ...] = tuple(
-            (v.name, v.lo, v.hi) for v in self._bounded if v.lo is not None and v.hi is not None)
+            (v.name, v.lo, v.hi) for v in self.variables if v.lo is not None and v.hi is not None)
         self._in_bounds = _bounds_check(self.name, self._bounds)
         self._defaults = {v.name: v.default for v in self.variables}
 
@@ -175,24 +174,8 @@ class MachineTable:
                     break
             else:
                 self._no_single_row(state, event, args, [])
-        if row.kind == "reject":
-            post = None
-        else:  # `_post`, inlined (the hot path)
-            effect = row.effect
-            assert effect is not None
-            post = dict(instance)
-            post.update(effect(instance, env))
-            target = row.target
-            if target is not None:
-                post["state"] = target
-                if state not in self.valid_previous[target]:
-                    raise IllegalStateError(f"{self.name}: {state} -> {target} is not in the table")
-            if not self._in_bounds(post):
-                self._out_of_bounds(row, post)
-        if lazy:
-            self._check_assumes(event, row, instance, env)
-        elif not row.assumes(instance, env):
-            self._assumption_failed(event, row, instance, env)
+        post = None if row.kind == "reject" else self._post(instance, env, row)
+        self._check_assumes(event, row, instance, env)
         return Decision(self.name, event, row, instance, post)
 
     def _only_row(self, state: str, event: str, args: Mapping[str, Any], instance: Mapping[str, Any],
@@ -232,16 +215,14 @@ class MachineTable:
         assert row.effect is not None
         post: Instance = dict(instance)
         post.update(row.effect(instance, env))
-        if row.target is not None:
-            post["state"] = row.target
-            if instance["state"] not in self.valid_previous[row.target]:
-                raise IllegalStateError(f"{self.name}: {instance['state']} -> {row.target} is not in the table")
-        self._check_bounds(row, post)
-        return post
-
-    def _check_bounds(self, row: Row, post: Mapping[str, Any]) -> None:
+        target = row.target
+        if target is not None:
+            post["state"] = target
+            if instance["state"] not in self.valid_previous[target]:
+                raise IllegalStateError(f"{self.name}: {instance['state']} -> {target} is not in the table")
         if not self._in_bounds(post):
             self._out_of_bounds(row, post)
+        return post
 
     def _out_of_bounds(self, row: Row, post: Mapping[str, Any]) -> NoReturn:
         for name, lo, hi in self._bounds:

@@ -36,14 +36,7 @@ class Completion(Generic[T]):
         return self._done
 
     def set(self, value: T) -> None:
-        if self._done:
-            raise IllegalStateError("a completion is set once")
-        self._done, self._value = True, value
-        callbacks = self._callbacks
-        if callbacks is not None:
-            self._callbacks = None
-            for callback in callbacks:
-                callback(self)
+        self._finish(value, None)
 
     def fail(self, error: BaseException) -> None:
         self._finish(None, error)

@@ -310,7 +310,6 @@ class Shard:
         durable = self.log.durable_offset
         in_flight = self._in_flight
         check_record = self.spec.check_record
-        pending = self._pending
         while in_flight and in_flight[0].last_offset < durable:
             item = in_flight.popleft()
             plan = item.plan
@@ -318,13 +317,8 @@ class Shard:
                 if change.record is not None:
                     check_record(change, plan.records[change.record])
             self._apply_plan(plan)
-            for k in item.keys:  # _unhold
-                left = pending[k] - 1
-                if left:
-                    pending[k] = left
-                else:
-                    del pending[k]
-            item.completion.set(plan.response() if callable(plan.response) else plan.response)
+            self._unhold(item.keys)
+            item.completion.set(plan.answer())
             if self._waiting:
                 for k in item.keys:
                     self._release(k)

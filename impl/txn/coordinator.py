@@ -58,10 +58,6 @@ _NAMES_MAX: Final = 4_096  # partition sets `_names` remembers (cleared when ful
 R = TypeVar("R")
 
 
-def _every_topic_exists(topic: str) -> bool:
-    return True
-
-
 class TransactionCoordinator:
     def __init__(self, *, data_dir: Path, clock: Clock, router: PartitionRouter, producer_ids: ProducerIdManager,
                  config: TxnConfig | None = None, topic_exists: Callable[[str], bool] | None = None,
@@ -72,7 +68,7 @@ class TransactionCoordinator:
         self.node_id = node_id
         self.table = MachineTable.load("transaction")
         self.producer_ids = producer_ids
-        self.topic_exists = topic_exists or _every_topic_exists
+        self.topic_exists = topic_exists or (lambda topic: True)
         self.active = True
         self.value_version = value_version_for(self.config.server_txn_version)
         self._partitions: dict[str, int] = {}  # transactional id -> partition (a bounded memo of the hash)
@@ -152,9 +148,9 @@ class TransactionCoordinator:
         if not self._owns(partition, coordinator_epoch):
             return Completion.of("NOT_COORDINATOR")
         shard = self.runtime.shards[partition]
-        done = shard.submit([(MACHINE, (t.transactional_id,)) for t in txns], lambda: plans.complete(
-            self.ctx, shard, [(t.transactional_id, t.producer_id, t.producer_epoch) for t in txns]))
-        return _answer(done, _same)
+        return shard.submit([(MACHINE, (t.transactional_id,)) for t in txns], lambda: plans.complete(
+            self.ctx, shard, [(t.transactional_id, t.producer_id, t.producer_epoch) for t in txns]),
+            completion=_Answer(_same))
 
     # ------------------------------------------------------------ the front door
 
@@ -205,10 +201,9 @@ class TransactionCoordinator:
         """AddPartitionsToTxn (v<4 semantics: one transaction per request; an unknown topic fails the request)."""
         requested = tuple(dict.fromkeys(partitions))
         respond = functools.partial(_add_partitions_answer, requested, request_version)
-        if self.topic_exists is not _every_topic_exists:
-            unknown = self._unknown_topics(requested)
-            if unknown is not None:  # KafkaApis: the coordinator is not called at all
-                return Completion.of(unknown)
+        unknown = self._unknown_topics(requested)
+        if unknown is not None:  # KafkaApis: the coordinator is not called at all
+            return Completion.of(unknown)
         if not transactional_id:
             return Completion.of(respond("INVALID_REQUEST"))
         names = self._names.get(requested)
@@ -317,8 +312,9 @@ class TransactionCoordinator:
                         ) -> list[Completion[str]]:
         """Fence and abort every timed-out transaction (§1.11); each answer is NONE or why it was skipped/failed."""
         found = self.timed_out(shard) if candidates is None else candidates
-        return [_answer(shard.submit([(MACHINE, (txn_id,))], functools.partial(
-            plans.timeout_abort, self.ctx, shard, txn_id, pid, epoch)), _same) for txn_id, pid, epoch in found]
+        return [shard.submit([(MACHINE, (txn_id,))], functools.partial(
+            plans.timeout_abort, self.ctx, shard, txn_id, pid, epoch), completion=_Answer(_same))
+            for txn_id, pid, epoch in found]
 
     def _expire_tick(self, shard: Shard) -> None:
         self.expire_ids(shard)
@@ -334,8 +330,8 @@ class TransactionCoordinator:
         done = []
         for i in range(0, len(ids), step):
             chunk = ids[i:i + step]
-            done.append(_answer(shard.submit([(MACHINE, (t,)) for t in chunk], functools.partial(
-                plans.expire, self.ctx, shard, chunk, expiration_ms)), _same))
+            done.append(shard.submit([(MACHINE, (t,)) for t in chunk], functools.partial(
+                plans.expire, self.ctx, shard, chunk, expiration_ms), completion=_Answer(_same)))
         return done
 
 
@@ -365,38 +361,15 @@ def _add_partitions_answer(requested: tuple[TopicPartition, ...], request_versio
     return {tp: error for tp in requested}
 
 
-def _answer(done: Completion[Any], respond: Callable[[str], R], finish: Callable[[Any], R] | None = None
-            ) -> Completion[R]:
-    """The plan's answer (through `finish`); a request that failed with a Kafka error (the partition was unloaded,
-    no producer-id block yet) is answered with that error. Anything else is our bug and stays an exception."""
-    out: Completion[R] = Completion()
-
-    def forward(c: Completion[Any]) -> None:
-        try:
-            value = c.result()
-        except KafkaError as e:
-            out.set(respond(e.name))
-            return
-        except BaseException as e:
-            out.fail(e)
-            return
-        out.set(value if finish is None else finish(value))
-
-    done.then(forward)
-    return out
-
-
 class _Answer(Completion[R]):
-    """`_answer` as the shard's own completion (the front door's path: one object less per request): the plan's
-    answer through `finish`; a Kafka error as `respond(error name)`; anything else stays an exception."""
+    """The completion a shard answers a request into: the plan's answer (through `finish`, e.g. the old-client
+    downgrade); a request that failed with a Kafka error (the partition was unloaded, no producer-id block yet) is
+    answered with `respond(error name)`. Anything else is our bug and stays an exception."""
 
     __slots__ = ("_finish_with", "_respond")
 
-    def __init__(self, respond: Callable[[str], R], finish: Callable[[Any], R] | None) -> None:
-        self._done = False  # Completion's fields, set here (no super() call on the per-request path)
-        self._value = None
-        self._error = None
-        self._callbacks = None
+    def __init__(self, respond: Callable[[str], R], finish: Callable[[Any], R] | None = None) -> None:
+        super().__init__()
         self._respond = respond
         self._finish_with = finish
 

@@ -89,9 +89,8 @@ class TxnContext:
         if pending is None:
             pending = shard.pending(MACHINE, key)
         decision = table.decide(instance, event, args, pending=pending)
-        if "new_producer_id" in args:
-            _recorded(args)
-        return decision, Change(table, key, decision, args, pending, record if decision.post is not None else None)
+        return decision, Change(table, key, decision, _recorded(args), pending,
+                                record if decision.post is not None else None)
 
 
 def _seeded(change: Change, **post: Any) -> Change:

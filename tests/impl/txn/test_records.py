@@ -171,6 +171,12 @@ def _written(version: int) -> tuple[TransactionShardSpec, Change, tuple[bytes, b
 def test_check_record_accepts_the_record_of_the_change(version: int) -> None:
     spec, change, record = _written(version)
     spec.check_record(change, record)
+    post = change.decision.post
+    assert post is not None
+    written = decode_persisted(record[1])
+    checked = PERSISTED_FIELDS if version else PERSISTED_FIELDS[:-3]
+    assert written[:len(checked)] == tuple(post[name] for name in checked)
+    assert written[0] == "Ongoing" and written[4] == frozenset({"a-0", "b-1"})
 
 
 @pytest.mark.parametrize("field", PERSISTED_FIELDS)

@@ -7,7 +7,9 @@ Run: ``.venv/bin/python benchmarks/bench_txn.py [--runs N] [--quick] [--json PAT
   once) → Complete. "fsync per batch" writes and fsyncs every plan as its own batch; "group commit" lets the writes
   of one turn of the loop share one batch and one fsync per partition (``Durability.group(0 ms)`` and one ``poll``
   per turn), with many producers in flight so there is something to batch (the mean records per batch written is
-  reported). A transaction counts once its CompleteCommit record is durable.
+  reported). A transaction counts once its CompleteCommit record is durable. The process runs with the garbage-
+  collector setting `kcoord serve` applies after start-up (``impl/runtime/process.py``); one row repeats the group-
+  commit run with CPython's defaults.
 - **load**: a 1M-record ``__transaction_state`` partition written in the coordinator's own record format (legal
   histories of 10,000 transactional ids), loaded by ``TransactionCoordinator.load`` (open + recovery scan + read +
   replay + markers for the Prepare* ones); with 1-record batches (what the coordinator writes with fsync per batch:
@@ -37,6 +39,7 @@ from typing import Any
 from kcoord.impl.interfaces import MarkerResult, TopicPartition, TxnMarker
 from kcoord.impl.runtime.clock import SystemClock
 from kcoord.impl.runtime.completion import Completion
+from kcoord.impl.runtime.process import restore_gc, tune_gc
 from kcoord.impl.runtime.trace import MemorySink, ParquetSink, Tracer, TraceSink
 from kcoord.impl.statemachine import MachineTable
 from kcoord.impl.storage.log import Durability, PartitionLog, partition_dir_name
@@ -122,20 +125,26 @@ def _drive(coordinator: TransactionCoordinator, producers: list[_Producer], targ
         c.poll()
 
 
-def bench_commit(durability: Durability, producers: int, transactions: int, sink: TraceSink | None = None
-                 ) -> tuple[float, float, float]:
+def bench_commit(durability: Durability, producers: int, transactions: int, sink: TraceSink | None = None,
+                 serve_gc: bool = True) -> tuple[float, float, float]:
     """Committed transactions per wall-clock second and per CPU second of this process, and the mean records per
-    batch in the coordinator's logs."""
+    batch in the coordinator's logs. `serve_gc`: the process runs with `kcoord serve`'s garbage-collector setting
+    (`tune_gc`, applied after start-up as the server does); False: CPython's defaults."""
     with tempfile.TemporaryDirectory() as tmp:
         coordinator = _coordinator(Path(tmp), durability, sink)
         clients = [_Producer(f"bench-{i}") for i in range(producers)]
         warm = producers  # the first transaction of each producer includes its InitProducerId
         _drive(coordinator, clients, warm)
-        start, cpu_start = time.perf_counter(), time.process_time()
-        _drive(coordinator, clients, warm + transactions)
-        if sink is not None:
-            sink.flush()  # the sink's buffered work is part of the cost
-        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        previous_gc = tune_gc() if serve_gc else None
+        try:
+            start, cpu_start = time.perf_counter(), time.process_time()
+            _drive(coordinator, clients, warm + transactions)
+            if sink is not None:
+                sink.flush()  # the sink's buffered work is part of the cost
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        finally:
+            if previous_gc is not None:
+                restore_gc(previous_gc)
         done = coordinator.channel.stats.completed - warm
         batches = [b for shard in coordinator.runtime.shards.values() for b in shard.log.read(0)]
         per_batch = sum(len(b.records) for b in batches) / max(1, len(batches))
@@ -227,6 +236,7 @@ def _commit_variants(runs: int, scale: int) -> dict[str, tuple[float, float, flo
         variants: dict[str, Callable[[int], tuple[float, float, float]]] = {
             "commit_per_batch": lambda r: bench_commit(Durability.per_batch(), 50, 1_000 // scale),
             "commit_group": lambda r: bench_commit(group, PRODUCERS, 20_000 // scale),
+            "commit_group_default_gc": lambda r: bench_commit(group, PRODUCERS, 20_000 // scale, serve_gc=False),
             "commit_group_memory_trace": lambda r: bench_commit(group, PRODUCERS, 20_000 // scale, MemorySink()),
             "commit_group_parquet_trace": lambda r: bench_commit(
                 group, PRODUCERS, 20_000 // scale, ParquetSink(Path(tmp) / f"run-{r}", columns)),
@@ -284,6 +294,8 @@ def _print_table(r: dict[str, Any], runs: int) -> None:
          f"{r['commit_per_batch'][2]:.1f} records per batch"),
         (f"committed txn/s, group commit ({PRODUCERS} producers)", *rates("commit_group"),
          f"target ≥ 5,000; {r['commit_group'][2]:.1f} records per batch"),
+        ("  with CPython's default GC settings", *rates("commit_group_default_gc"),
+         "the row above runs with `kcoord serve`'s (`impl/runtime/process.py`)"),
         ("  with MemorySink tracing", *rates("commit_group_memory_trace"), overhead("commit_group_memory_trace")),
         ("  with ParquetSink tracing", *rates("commit_group_parquet_trace"), overhead("commit_group_parquet_trace")),
         ("load records/s, 1-record batches", f"{load1['load_records_per_s']:,.0f}",

@@ -112,10 +112,10 @@ class MachineTable:
         fields = module.ROW_FIELDS
         self.rows: tuple[Row, ...] = tuple(Row(**dict(zip(fields, r, strict=True))) for r in module.ROWS)
         self.requires: dict[str, Guard] = module.REQUIRES
+        self.valid_previous: dict[str, frozenset[str]] = module.VALID_PREVIOUS
         self.index = {
             key: tuple(self.rows[i] for i in ixs) for key, ixs in module.INDEX.items()
         }
-        self.valid_previous: dict[str, frozenset[str]] = module.VALID_PREVIOUS
         self.invariants: tuple[tuple[str, Callable[[Mapping[str, Any]], bool], int], ...] = module.INVARIANTS
         self.steps: tuple[tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]], bool], int,
                                 str | None], ...] = module.STEPS
@@ -131,11 +131,32 @@ class MachineTable:
 
     @index.setter
     def index(self, index: dict[tuple[str, str], tuple[Row, ...]]) -> None:
-        # a replaced index (the mutation tool's mutants) must reach decide's precomputed form too
         self._index = index
-        # decide's hot path: per (state, event), the rows to try as (own condition, row) pairs, built once
-        self._tries: dict[tuple[str, str], tuple[tuple[Guard, Row], ...]] = {
-            key: tuple((row.local, row) for row in rows) for key, rows in index.items()}
+        self._precompute()
+
+    @property
+    def valid_previous(self) -> dict[str, frozenset[str]]:
+        """Per state, the states with a transition (not a stay) into it."""
+        return self._valid_previous
+
+    @valid_previous.setter
+    def valid_previous(self, valid_previous: dict[str, frozenset[str]]) -> None:
+        self._valid_previous = valid_previous
+        self._precompute()
+
+    def _precompute(self) -> None:
+        """decide's hot path, built once (again whenever the index or the edges are replaced, as the mutation tool's
+        mutants do): per (state, event), the rows to try in order as (own condition, row, precondition or None when
+        it is literally `True`, whether the row's edge from this state is in the table)."""
+        if not hasattr(self, "_index") or not hasattr(self, "_valid_previous"):
+            return
+        previous = self._valid_previous
+        self._tries: dict[tuple[str, str], tuple[tuple[Guard, Row, Guard | None, bool], ...]] = {
+            (state, event): tuple(
+                (row.local, row, None if _is_always_true(row.assumes) else row.assumes,
+                 row.target is None or state in previous.get(row.target, ()))
+                for row in rows)
+            for (state, event), rows in self._index.items()}
 
     @classmethod
     def load(cls, module_name: str) -> MachineTable:
@@ -153,29 +174,49 @@ class MachineTable:
         return instance
 
     def decide(self, instance: Mapping[str, Any], event: str, args: Mapping[str, Any], *,
-               pending: bool = False, strict: bool = False) -> Decision:
+               pending: bool = False, strict: bool = False, lazy: bool | None = None) -> Decision:
         """The spec's answer to `event` with `args` on `instance` (never mutated).
 
         `pending` says a write for this instance is in flight; in a pending-only state it is always true. With
-        `strict`, every row is evaluated and exactly one must match (tests use it; the verifier proves it).
+        `strict`, every row is evaluated and exactly one must match (tests use it; the verifier proves it). `lazy`
+        says whether some argument is a callable computed on first use (None: look).
         """
         state = instance["state"]
-        if event not in self.events:
+        tries = self._tries.get((state, event))
+        if tries is None and event not in self.events:
             raise IllegalStateError(f"{self.name} has no event '{event}'")
-        pending = pending or state in self.pending_states
-        lazy = any(map(callable, args.values()))
+        if not pending and state in self.pending_states:
+            pending = True
+        if lazy is None:
+            lazy = any(map(callable, args.values()))
         env: dict[str, Any] = _Args(args, pending) if lazy else {**args, "pending": pending}
         if strict:  # every full guard: exactly one must hold (the verifier proves it; tests check it)
             row = self._only_row(state, event, args, instance, env)
-        else:  # rows in declaration order, checks first: a row's own condition suffices once the earlier failed
-            for local, candidate in self._tries.get((state, event), ()):
-                if local(instance, env):
-                    row = candidate
-                    break
-            else:
-                self._no_single_row(state, event, args, [])
-        post = None if row.kind == "reject" else self._post(instance, env, row)
-        self._check_assumes(event, row, instance, env)
+            post = None if row.kind == "reject" else self._post(instance, env, row)
+            self._check_assumes(event, row, instance, env)
+            return Decision(self.name, event, row, instance, post)
+        # rows in declaration order, checks first: a row's own condition suffices once the earlier ones failed
+        for entry in tries or ():
+            if entry[0](instance, env):  # the row's own condition
+                _, row, assumes, edge = entry
+                break
+        else:
+            self._no_single_row(state, event, args, [])
+        post = None
+        if row.kind != "reject":  # `_post`, inlined (the edge test precomputed per state)
+            assert row.effect is not None
+            post = {**instance, **row.effect(instance, env)}
+            if row.target is not None:
+                if not edge:
+                    raise IllegalStateError(f"{self.name}: {state} -> {row.target} is not in the table")
+                post["state"] = row.target
+            if not self._in_bounds(post):
+                self._out_of_bounds(row, post)
+        if assumes is not None:  # after the effect: a lazy argument it computed is checked too (`_check_assumes`)
+            if lazy:
+                self._check_assumes(event, row, instance, env)
+            elif not assumes(instance, env):
+                self._assumption_failed(event, row, instance, env)
         return Decision(self.name, event, row, instance, post)
 
     def _only_row(self, state: str, event: str, args: Mapping[str, Any], instance: Mapping[str, Any],
@@ -243,6 +284,16 @@ class MachineTable:
         properties of every event are checked."""
         return [name for name, holds, _, only in self.steps
                 if (only is None or only == event) and not holds(pre, post, args or {})]
+
+
+def _always_true(s: Mapping[str, Any], a: Mapping[str, Any]) -> bool:
+    return True
+
+
+def _is_always_true(fn: Guard) -> bool:
+    """`fn`'s code is `return True` (what the generator writes for a row without preconditions): decide skips it."""
+    code, true = getattr(fn, "__code__", None), _always_true.__code__
+    return code is not None and code.co_code == true.co_code and code.co_consts == true.co_consts
 
 
 def _bounds_check(machine: str, bounds: tuple[tuple[str, int, int], ...]) -> Callable[[Mapping[str, Any]], bool]:

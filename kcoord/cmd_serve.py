@@ -64,10 +64,12 @@ async def _serve(options: ServeOptions) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    from kcoord.impl.runtime.process import tune_gc
     from kcoord.impl.server.serve import KcoordServer
 
     server = KcoordServer(options)
     await server.start()
+    tune_gc()  # a long-running process: start-up objects frozen, fewer young collections (impl/runtime/process.py)
     try:
         for endpoint in server.endpoints:
             print(f"kcoord serve: node {endpoint.node_id} listening on {endpoint.host}:{endpoint.port}", flush=True)

@@ -99,6 +99,9 @@ def simulate(
     scratch = None
     if data_dir is None:
         scratch = Path(tempfile.mkdtemp(prefix="kcoord-sim-", dir=_fast_tmp()))
+    from kcoord.impl.runtime.process import restore_gc, tune_gc
+
+    previous_gc = tune_gc()  # the simulator is a long run of the coordinators' request path (impl/runtime/process.py)
     try:
         summary = _run(config, out, data_dir or scratch, fmt, cluster_config)
     except IllegalStateError as e:
@@ -106,6 +109,7 @@ def simulate(
                             f"{seed}): {e}")
         raise typer.Exit(EXIT_PROBLEMS) from e
     finally:
+        restore_gc(previous_gc)
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     print_summary(console(), summary.as_dict())

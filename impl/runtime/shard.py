@@ -309,14 +309,18 @@ class Shard:
         done = 0
         durable = self.log.durable_offset
         in_flight = self._in_flight
-        check_record = self.spec.check_record
+        check_record, apply = self.spec.check_record, self.apply
         while in_flight and in_flight[0].last_offset < durable:
             item = in_flight.popleft()
             plan = item.plan
-            for change in plan.changes:
+            changes = plan.changes
+            for change in changes:
                 if change.record is not None:
                     check_record(change, plan.records[change.record])
-            self._apply_plan(plan)
+            for change in changes:  # `_apply_plan`, inlined
+                apply(change)
+            if plan.after_apply is not None:
+                plan.after_apply()
             self._unhold(item.keys)
             item.completion.set(plan.answer())
             if self._waiting:
@@ -372,7 +376,7 @@ class Shard:
             else:
                 instances[key] = post
             exists = True
-        if self.tracer.enabled:
+        if self.tracer.sink is not None:  # `tracer.enabled`
             self._trace(change, exists)
 
     def _trace(self, change: Change, exists: bool) -> None:

@@ -374,7 +374,7 @@ class _Answer(Completion[R]):
         self._finish_with = finish
 
     def set(self, value: Any) -> None:
-        Completion.set(self, value if self._finish_with is None else self._finish_with(value))
+        self._finish(value if self._finish_with is None else self._finish_with(value), None)  # Completion.set
 
     def fail(self, error: BaseException) -> None:
         if isinstance(error, KafkaError):

@@ -88,7 +88,9 @@ class TxnContext:
             instance = shard.instances[MACHINE].get(key) or shard.instance_or_fresh(table, key)
         if pending is None:
             pending = shard.pending(MACHINE, key)
-        decision = table.decide(instance, event, args, pending=pending)
+        # the only callable argument the handlers pass is a lazy producer id (saves decide a look at every value)
+        decision = table.decide(instance, event, args, pending=pending,
+                                lazy=type(args.get("new_producer_id")) is LazyProducerId)
         return decision, Change(table, key, decision, _recorded(args), pending,
                                 record if decision.post is not None else None)
 

@@ -21,7 +21,7 @@ from ..runtime.shard import Change, RecordBytes, Shard
 from ..statemachine import MachineTable
 from ..storage.batch import RecordBatch
 from ..storage.txn_log_schema import SchemaError, value_version
-from .records import PERSISTED_FIELDS, RecordCodec, persisted_view
+from .records import PERSISTED_FIELDS, RecordCodec, decode_persisted, persisted_view
 
 MACHINE = "Transaction"
 
@@ -35,6 +35,8 @@ class TransactionShardSpec:
         self._checked = PERSISTED_FIELDS if codec.version >= 1 else PERSISTED_FIELDS[:-3]
         self._expected = itemgetter(*self._checked)  # post-state -> the persisted fields, in `_checked` order
         self._final_states = table.final_states
+        self._version_prefix = self.value_version.to_bytes(2, "big", signed=True)
+        self._partitions = codec.partitions
         self._on_loaded = on_loaded
         self._latest: dict[bytes, tuple[bytes | None, int]] = {}  # during a load: key -> (last value, its offset)
         self.replayed_records = 0
@@ -81,13 +83,12 @@ class TransactionShardSpec:
             return
         if value is None:
             raise IllegalStateError(f"transaction {transactional_id!r}: a tombstone for state {post['state']}")
-        version = value_version(value)
-        if version != self.value_version:
-            raise IllegalStateError(f"transaction {transactional_id!r}: value version {version} written, "
+        if value[:2] != self._version_prefix:  # the version, compared as the two bytes it is written as
+            raise IllegalStateError(f"transaction {transactional_id!r}: value version {value_version(value)} written, "
                                     f"expected {self.value_version}")
-        written = self.codec.decode_persisted(value)  # every persisted field, decoded from the bytes written
+        written = decode_persisted(value, self._partitions)  # every persisted field, decoded from the bytes written
         if written[:len(self._checked)] != self._expected(post):
-            _mismatch(transactional_id, written, post, version)
+            _mismatch(transactional_id, written, post, self.value_version)
 
     def on_loaded(self, shard: Shard) -> None:
         self._install_latest(shard)

@@ -8,6 +8,7 @@ a mixed workload (transactional producers TV1/TV2, Streams-like tasks, classic a
 with every fault on, writing Parquet traces to a scratch folder on disk and the coordinator logs to /dev/shm (the
 simulator's default: fsync on tmpfs costs nothing, and the simulated cluster never really crashes). Memory must not
 grow with the number of events: rows stream to disk, and the simulated state is bounded by the number of clients.
+The process runs with `kcoord simulate`'s garbage-collector setting (`impl/runtime/process.py`).
 The figure per size is the median of `--runs` runs. Prints a markdown table; `run(quick)` returns the figures.
 """
 
@@ -30,8 +31,10 @@ WORKLOAD = {"producers": 12, "streams": 8, "classic_consumers": 6, "consumers": 
 
 def child(events: int, seed: int, fmt: str, scratch: Path) -> dict[str, Any]:
     """One run in this process; prints its figures as JSON."""
+    from kcoord.impl.runtime.process import tune_gc
     from kcoord.impl.sim import SimConfig, simulate
 
+    tune_gc()  # as `kcoord simulate` does
     data = Path(tempfile.mkdtemp(prefix="bench-sim-data-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
     try:
         started = time.perf_counter()

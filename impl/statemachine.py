@@ -192,7 +192,8 @@ class MachineTable:
         env: dict[str, Any] = _Args(args, pending) if lazy else {**args, "pending": pending}
         if strict:  # every full guard: exactly one must hold (the verifier proves it; tests check it)
             row = self._only_row(state, event, args, instance, env)
-            post = None if row.kind == "reject" else self._post(instance, env, row)
+            edge = row.target is None or state in self.valid_previous[row.target]
+            post = None if row.kind == "reject" else self._post(instance, env, row, edge)
             self._check_assumes(event, row, instance, env)
             return Decision(self.name, event, row, instance, post)
         # rows in declaration order, checks first: a row's own condition suffices once the earlier ones failed
@@ -202,21 +203,9 @@ class MachineTable:
                 break
         else:
             self._no_single_row(state, event, args, [])
-        post = None
-        if row.kind != "reject":  # `_post`, inlined (the edge test precomputed per state)
-            assert row.effect is not None
-            post = {**instance, **row.effect(instance, env)}
-            if row.target is not None:
-                if not edge:
-                    raise IllegalStateError(f"{self.name}: {state} -> {row.target} is not in the table")
-                post["state"] = row.target
-            if not self._in_bounds(post):
-                self._out_of_bounds(row, post)
-        if assumes is not None:  # after the effect: a lazy argument it computed is checked too (`_check_assumes`)
-            if lazy:
-                self._check_assumes(event, row, instance, env)
-            elif not assumes(instance, env):
-                self._assumption_failed(event, row, instance, env)
+        post = None if row.kind == "reject" else self._post(instance, env, row, edge)
+        if assumes is not None:  # after the effect: a lazy argument it computed is checked too
+            self._check_assumes(event, row, instance, env)
         return Decision(self.name, event, row, instance, post)
 
     def _only_row(self, state: str, event: str, args: Mapping[str, Any], instance: Mapping[str, Any],
@@ -252,15 +241,15 @@ class MachineTable:
         raise IllegalStateError(f"{self.name}.{event} row {row.index}: precondition violated by {dict(env)} in "
                                 f"{instance['state']} ({self.spec_path}:{row.line})")
 
-    def _post(self, instance: Mapping[str, Any], env: Mapping[str, Any], row: Row) -> Instance:
+    def _post(self, instance: Mapping[str, Any], env: Mapping[str, Any], row: Row, edge: bool) -> Instance:
+        """The post-state of a transition or stay row; `edge`: its edge from the instance's state is in the table."""
         assert row.effect is not None
-        post: Instance = dict(instance)
-        post.update(row.effect(instance, env))
+        post: Instance = {**instance, **row.effect(instance, env)}
         target = row.target
         if target is not None:
-            post["state"] = target
-            if instance["state"] not in self.valid_previous[target]:
+            if not edge:
                 raise IllegalStateError(f"{self.name}: {instance['state']} -> {target} is not in the table")
+            post["state"] = target
         if not self._in_bounds(post):
             self._out_of_bounds(row, post)
         return post

@@ -22,12 +22,13 @@ def local_session(master: str = "local[*]", *, shuffle_partitions: int | None = 
     if master.startswith("local"):
         # Python workers (if any are ever started) must be this interpreter (our venv), not `python3` on PATH.
         # The generated code of a machine's checks has methods over HotSpot's 8000-byte limit for JIT compilation;
-        # without -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. Only the quick C1 compiler
-        # (TieredStopAtLevel=1): C2 spent most of a 1M-event check compiling those methods (a JFR recording: ~135 of
-        # 146 CPU-s); with C1 only, 300k events checked in 63 s instead of 101 s (one core, benchmarks/RESULTS.md).
+        # without -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. C2 spends most of a
+        # 1M-event check compiling those methods (a JFR recording: ~135 of 146 CPU-s). C1 only
+        # (-XX:TieredStopAtLevel=1) was tried: 1.6x faster at 300k events, about even at 1M (7,465 against 6,900
+        # events per CPU-s), and its slower code would lose on the large traces this job is for; not used.
         builder = (builder.config("spark.pyspark.python", sys.executable)
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.driver.extraJavaOptions", "-XX:-DontCompileHugeMethods -XX:TieredStopAtLevel=1"))
+                   .config("spark.driver.extraJavaOptions", "-XX:-DontCompileHugeMethods"))
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)
     if shuffle_partitions is not None:

@@ -112,10 +112,11 @@ class MachineTable:
         fields = module.ROW_FIELDS
         self.rows: tuple[Row, ...] = tuple(Row(**dict(zip(fields, r, strict=True))) for r in module.ROWS)
         self.requires: dict[str, Guard] = module.REQUIRES
-        self.valid_previous: dict[str, frozenset[str]] = module.VALID_PREVIOUS
-        self.index = {
+        self._valid_previous: dict[str, frozenset[str]] = module.VALID_PREVIOUS
+        self._index: dict[tuple[str, str], tuple[Row, ...]] = {
             key: tuple(self.rows[i] for i in ixs) for key, ixs in module.INDEX.items()
         }
+        self._precompute()
         self.invariants: tuple[tuple[str, Callable[[Mapping[str, Any]], bool], int], ...] = module.INVARIANTS
         self.steps: tuple[tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]], bool], int,
                                 str | None], ...] = module.STEPS
@@ -148,8 +149,6 @@ class MachineTable:
         """decide's hot path, built once (again whenever the index or the edges are replaced, as the mutation tool's
         mutants do): per (state, event), the rows to try in order as (own condition, row, precondition or None when
         it is literally `True`, whether the row's edge from this state is in the table)."""
-        if not hasattr(self, "_index") or not hasattr(self, "_valid_previous"):
-            return
         previous = self._valid_previous
         self._tries: dict[tuple[str, str], tuple[tuple[Guard, Row, Guard | None, bool], ...]] = {
             (state, event): tuple(

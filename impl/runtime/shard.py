@@ -376,7 +376,7 @@ class Shard:
             else:
                 instances[key] = post
             exists = True
-        if self.tracer.sink is not None:  # `tracer.enabled`
+        if self.tracer.enabled:
             self._trace(change, exists)
 
     def _trace(self, change: Change, exists: bool) -> None:

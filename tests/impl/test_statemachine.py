@@ -147,3 +147,14 @@ def test_generated_table_agrees_with_the_model_evaluator(data: st.DataObject, in
     assert decision.row.index == model_rows[0].index
     if isinstance(model_rows[0], ir.Transition):
         assert decision.post == ev.fire(model_rows[0], instance, env)
+
+
+def test_replaced_edges_reach_decide() -> None:
+    """The mutation tool replaces `valid_previous`: decide's precomputed edge test must follow it."""
+    table = MachineTable.load("transaction")
+    inst = table.fresh({"transactional_id": "t"})
+    assert table.decide(inst, "InitProducerId", init_args()).to_state == "Empty"
+    table.valid_previous = {**table.valid_previous, "Empty": frozenset()}  # no edge into Empty any more
+    for strict in (False, True):
+        with pytest.raises(IllegalStateError, match="Empty -> Empty is not in the table"):
+            table.decide(inst, "InitProducerId", init_args(), strict=strict)

@@ -104,22 +104,26 @@ class CoordinatorRuntime:
         path = self.data_dir / partition_dir_name(self.topic, partition)
         shard = Shard(partition, self.spec_factory(partition), clock=self.clock, tracer=self.tracer)
         replay_control = getattr(shard.spec, "replay_control", None)  # optional (ControlReplay)
+        last_values = getattr(shard.spec, "last_values", None)  # optional (LastValueReplay)
         top_epoch = -1
         batches: list[RecordBatch] = []
 
         def on_batch(batch: RecordBatch) -> None:
             nonlocal top_epoch
             top_epoch = max(top_epoch, batch.partition_leader_epoch)
-            if not wait:
+            if not wait and last_values is None:
                 batches.append(batch)
             elif not batch.is_control:
-                shard.replay_batch(batch)
+                shard.replay_batch(batch)  # with last_values: in log order with the records the scan put there
             elif replay_control is not None:
                 replay_control(shard, batch)
 
         # Replaying while recovery decodes keeps one batch alive at a time: a big log loads in bounded memory.
+        # A last-value spec is loaded whole by the scan; `wait=False` then only defers `on_loaded` to the next poll.
         log = PartitionLog.open(path, segment_bytes=self.segment_bytes, durability=self.durability,
-                                clock_ms=self.clock.now_ms, on_batch=on_batch)
+                                clock_ms=self.clock.now_ms, on_batch=on_batch, last_values=last_values)
+        if last_values is not None:
+            top_epoch = max(top_epoch, last_values.top_leader_epoch)
         shard.attach(log, _begin_coordinator_epoch(path, top_epoch))
         self.shards[partition] = shard
         if wait:

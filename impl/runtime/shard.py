@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 
 from ..errors import IllegalStateError, KafkaError
 from ..statemachine import Decision, Instance, MachineTable
-from ..storage.batch import RecordBatch
+from ..storage.batch import LastValues, RecordBatch
 from ..storage.log import AppendInfo, PartitionLog
 from .clock import Clock
 from .completion import Completion
@@ -114,6 +114,16 @@ class BatchReplay(Protocol):
     minus a call per record on the load path)."""
 
     def replay_records(self, shard: Shard, batch: RecordBatch) -> None: ...
+
+
+class LastValueReplay(Protocol):
+    """Optional part of a `ShardSpec` whose replay of a record is only "the last value per key wins" (a compacted
+    topic's view, as the transaction coordinator reads its log): the runtime loads with `PartitionLog.open(...,
+    last_values=spec.last_values)`, which puts the records of plain batches straight into `last_values.latest`
+    without building batch objects, and gives `replay`/`replay_records` only the other batches, in log order —
+    which must therefore update the same `latest`. The spec consumes (and resets) it in `on_loaded`."""
+
+    last_values: LastValues
 
 
 @dataclass(slots=True)

@@ -7,11 +7,11 @@ batches that straddle a chunk boundary. Must not import ``kcoord.model``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
-from .batch import BatchDecoder, BatchSpan, DecodeStop, RecordBatch, StopReason
+from .batch import BatchDecoder, BatchSpan, DecodeStop, LastValues, RecordBatch, StopReason
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
@@ -100,6 +100,12 @@ class FileScan:
         """``(position, size, batch)`` for every whole valid batch."""
         for decoder in self._decoders():
             yield from decoder.located()
+
+    def last_values(self, into: LastValues, index: Callable[[int, int], None], index_interval_bytes: int
+                    ) -> Iterator[tuple[int, int, RecordBatch]]:
+        """``BatchDecoder.last_values`` over the whole file: plain batches into ``into``, the others yielded."""
+        for decoder in self._decoders():
+            yield from decoder.last_values(into, index, index_interval_bytes)
 
     def __iter__(self) -> Iterator[RecordBatch]:
         for _position, _size, batch in self.located():

@@ -22,8 +22,8 @@ a slot-compatible twin (``_unchecked_builder``). Must not import ``kcoord.model`
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, fields, make_dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, fields, make_dataclass
 from enum import Enum, IntEnum
 from typing import Any, Final
 
@@ -46,6 +46,7 @@ __all__ = [
     "DecodeStop",
     "EndTxnMarker",
     "Header",
+    "LastValues",
     "Record",
     "RecordBatch",
     "RecordFormatError",
@@ -72,6 +73,9 @@ NO_PARTITION_LEADER_EPOCH: Final = -1
 NO_TIMESTAMP: Final = -1
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
+# The header fields a last-value load needs: base offset, length, leader epoch, magic, CRC, attributes, last offset
+# delta, (timestamps, producer id and epoch, base sequence skipped), record count.
+_LOAD_HEADER = struct.Struct(">qiibIhi30xi")
 _CRC_OFFSET = 17
 _ATTRIBUTES_OFFSET = 21
 _MIN_LENGTH = BATCH_OVERHEAD - LOG_OVERHEAD
@@ -81,6 +85,8 @@ _TIMESTAMP_TYPE_FLAG = 0x08
 _TRANSACTIONAL_FLAG = 0x10
 _CONTROL_FLAG = 0x20
 _DELETE_HORIZON_FLAG = 0x40
+_NOT_INDEXED: Final = -(1 << 62)  # LastValues.indexed_at before a segment's first batch
+_NOT_PLAIN = _COMPRESSION_MASK | _CONTROL_FLAG  # a batch a last-value load hands back whole
 _COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
 _CONTROL_KEY = struct.Struct(">hh")
@@ -360,8 +366,35 @@ class BatchSpan:
 
 
 
+@dataclass(slots=True)
+class LastValues:
+    """What a last-value load (``BatchDecoder.last_values``) keeps across the chunks and segments of a log.
+
+    ``latest`` maps every key to its last ``(value, offset)`` (a tombstone's value is None); ``next_offset`` is the
+    offset the next batch must start at or after (a lower one stops the scan as corrupt) and ``indexed_at`` the file
+    position of the last sparse-index entry (both per segment: see ``start_segment``); ``records`` counts the
+    records put into ``latest`` and ``batches`` every valid batch scanned (plain or yielded); ``top_leader_epoch``
+    is the largest partition leader epoch of any batch scanned.
+    """
+
+    latest: dict[bytes, tuple[bytes | None, int]] = field(default_factory=dict)
+    next_offset: int = 0
+    records: int = 0
+    batches: int = 0
+    top_leader_epoch: int = -1
+    indexed_at: int = _NOT_INDEXED  # file position of the last sparse-index entry
+
+    def start_segment(self, base_offset: int) -> None:
+        """Begin a segment: its first batch is indexed and starts at ``base_offset`` or later."""
+        self.next_offset, self.indexed_at = base_offset, _NOT_INDEXED
+
+
 class _Malformed(Exception):
     """A CRC-valid batch whose records do not parse (reported as ``StopReason.CORRUPT``)."""
+
+
+class _NotPlain(Exception):
+    """``BatchDecoder.last_values``: this batch is for the careful path (it decodes it, or says why it is bad)."""
 
 
 def _unchecked_builder(cls: type[Any]) -> type[Any]:
@@ -612,6 +645,140 @@ class BatchDecoder:
             pos = end
         self._stop = _diagnose(buf, pos, base)
         assert self._stop is not None, f"fast path rejected a batch the careful path accepts at {base + pos}"
+
+    def last_values(self, into: LastValues, index: Callable[[int, int], None], index_interval_bytes: int
+                    ) -> Iterator[tuple[int, int, RecordBatch]]:
+        """A load of a compacted topic's view: for every valid batch, the last value per key, without batch objects.
+
+        Validates each batch as ``located`` does (length, magic, CRC, record structure) and also that its base
+        offset is not below ``into.next_offset`` (a lower one stops the scan as ``CORRUPT``). The record of a plain
+        batch (one record with a key and no headers, uncompressed, not control) goes into ``into.latest``; any other
+        valid batch is decoded by ``located`` and yielded whole as ``(position, size, batch)``, in its place in the
+        log, for the caller to apply (a compressed batch raises, as in ``located``); anything the plain parse does
+        not accept goes that careful way too, which reports a malformed batch exactly as ``located`` does.
+        ``index(base_offset, position)`` is called for the first valid batch that starts ``index_interval_bytes``
+        or more after ``into.indexed_at`` (a sparse offset index, as Kafka's ``index.interval.bytes``), which then
+        moves there. This is the load path of a log of one-record batches (what fsync per batch writes): per plain
+        batch it builds the key, the value and their entry, nothing else; multi-record batches cost about the same
+        per record through ``located``.
+        """
+        buf, base, pos = self._buf, self._file_base, 0
+        n = len(buf)
+        unpack, crc_of, uvarint = _LOAD_HEADER.unpack_from, crc32c, read_uvarint
+        overhead, log_overhead, crc_start = BATCH_OVERHEAD, LOG_OVERHEAD, _ATTRIBUTES_OFFSET  # locals: the loop's
+        min_length, not_plain = _MIN_LENGTH, _NOT_PLAIN  # constants, looked up once
+        records_start = BATCH_OVERHEAD - _ATTRIBUTES_OFFSET  # where the records begin in the CRC-covered body
+        latest = into.latest
+        next_offset, top_epoch = into.next_offset, into.top_leader_epoch
+        index_from = into.indexed_at - base + index_interval_bytes  # the next batch at or after this is indexed
+        batches = careful = 0  # every batch but the careful ones is one record put into `latest`
+        try:
+            while n - pos >= overhead:
+                (base_offset, length, leader_epoch, magic, crc, attributes, last_offset_delta, count) = unpack(buf,
+                                                                                                              pos)
+                end = pos + length + log_overhead
+                if length < min_length or end > n or magic != MAGIC or last_offset_delta < 0 or count < 0:
+                    break
+                body = buf[pos + crc_start:end]  # a copy of a small batch beats a memoryview, and its positions
+                if crc_of(body) != crc:  # are small ints (no allocation per step of the parse below)
+                    break
+                if base_offset < next_offset:
+                    self._stop = DecodeStop(base + pos, StopReason.CORRUPT, f"batch at position {base + pos} has base "
+                                            f"offset {base_offset}, below the expected {next_offset}")
+                    return
+                plain = count == 1 and not attributes & not_plain
+                if plain:  # the one record: length, attributes, timestamp delta, offset delta, key, value, headers
+                    size = length + log_overhead - crc_start  # len(body)
+                    p = records_start
+                    try:
+                        b = body[p]
+                        if b < 0x80:
+                            p += 1
+                        elif body[p + 1] < 0x80:
+                            b = (b & 0x7F) | (body[p + 1] << 7)
+                            p += 2
+                        else:
+                            b, p = uvarint(body, p)
+                        if p + (b >> 1) != size or b & 1:  # the record must fill the batch: else the careful way
+                            raise _NotPlain
+                        p += 1  # the unused attributes byte
+                        if body[p] < 0x80:  # timestamp delta: skipped
+                            p += 1
+                        elif body[p + 1] < 0x80:
+                            p += 2
+                        else:
+                            p = uvarint(body, p)[1]
+                        o = body[p]  # offset delta
+                        if o < 0x80:
+                            p += 1
+                        elif body[p + 1] < 0x80:
+                            o = (o & 0x7F) | (body[p + 1] << 7)
+                            p += 2
+                        else:
+                            o, p = uvarint(body, p)
+                        b = body[p]  # key length; odd = null key (or malformed): the careful way
+                        if b < 0x80:
+                            p += 1
+                        elif body[p + 1] < 0x80:
+                            b = (b & 0x7F) | (body[p + 1] << 7)
+                            p += 2
+                        else:
+                            b, p = uvarint(body, p)
+                        if b & 1:
+                            raise _NotPlain
+                        key = body[p:p + (b >> 1)]
+                        p += b >> 1
+                        b = body[p]  # value length; -1 = a tombstone
+                        if b < 0x80:
+                            p += 1
+                        elif body[p + 1] < 0x80:
+                            b = (b & 0x7F) | (body[p + 1] << 7)
+                            p += 2
+                        else:
+                            b, p = uvarint(body, p)
+                        if b & 1:
+                            if b != 1:
+                                raise _NotPlain
+                            value = None
+                        else:
+                            value = body[p:p + (b >> 1)]
+                            p += b >> 1
+                        if p + 1 != size or body[p]:  # headers, or a record that does not end where it says
+                            raise _NotPlain
+                        latest[key] = (value, base_offset + ((o >> 1) ^ -(o & 1)))
+                    except (_NotPlain, IndexError, VarintError):
+                        plain = False  # nothing was stored: the careful path decodes it, or says why it is bad
+                if not plain:
+                    careful += 1
+                    decoder = BatchDecoder(buf[pos:end], base + pos)  # the careful path, for this batch only
+                    whole = next(decoder.located(), None)
+                    if whole is None:
+                        self._stop = decoder.stop
+                        return
+                if pos >= index_from:
+                    index(base_offset, base + pos)
+                    index_from = pos + index_interval_bytes
+                next_offset = base_offset + last_offset_delta + 1
+                batches += 1
+                if leader_epoch > top_epoch:
+                    top_epoch = leader_epoch
+                if not plain:
+                    self._settle(into, next_offset, top_epoch, index_from + base - index_interval_bytes, batches,
+                                 careful)
+                    batches = careful = 0
+                    yield whole
+                pos = end
+            self._stop = _diagnose(buf, pos, base)
+            assert self._stop is not None, f"fast path rejected a batch the careful path accepts at {base + pos}"
+        finally:
+            self._settle(into, next_offset, top_epoch, index_from + base - index_interval_bytes, batches, careful)
+
+    @staticmethod
+    def _settle(into: LastValues, next_offset: int, top_epoch: int, indexed_at: int, batches: int,
+                careful: int) -> None:
+        into.next_offset, into.top_leader_epoch, into.indexed_at = next_offset, top_epoch, indexed_at
+        into.records += batches - careful
+        into.batches += batches
 
 
 def decode_batches(buf: bytes, start_offset_in_file: int = 0) -> BatchDecoder:

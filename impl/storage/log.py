@@ -31,6 +31,7 @@ from .batch import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    LastValues,
     RecordBatch,
     StopReason,
     encode_batch,
@@ -146,6 +147,10 @@ class _Segment:
     index_offsets: list[int] = field(default_factory=list)  # base offsets of indexed batches, ascending
     index_positions: list[int] = field(default_factory=list)
 
+    def note_index(self, base_offset: int, position: int) -> None:
+        self.index_offsets.append(base_offset)
+        self.index_positions.append(position)
+
     def note_batch(self, base_offset: int, last_offset: int, position: int, size: int) -> None:
         if not self.index_positions or position - self.index_positions[-1] >= _INDEX_INTERVAL_BYTES:
             self.index_offsets.append(base_offset)
@@ -221,7 +226,8 @@ class PartitionLog:
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
              durability: Durability | None = None, clock_ms: Callable[[], int] = _wall_clock_ms,
-             on_batch: Callable[[RecordBatch], None] | None = None) -> PartitionLog:
+             on_batch: Callable[[RecordBatch], None] | None = None,
+             last_values: LastValues | None = None) -> PartitionLog:
         """Open (creating if needed) the log in directory ``path`` and recover it; see ``recovery`` for the report.
 
         Every batch of every segment is validated (length, magic, CRC, offsets increasing). A bad tail of the last
@@ -229,6 +235,11 @@ class PartitionLog:
         recovery into a load: it receives every batch that survives recovery, in offset order, decoded once (a
         coordinator replays them instead of calling ``read()`` after opening). If ``open`` raises, discard
         whatever ``on_batch`` built.
+
+        ``last_values`` makes the load a compacted topic's view, for a reader that keeps only the last value per
+        key: the records of plain batches go straight into ``last_values.latest`` (see
+        ``BatchDecoder.last_values``; no batch objects are built) and ``on_batch`` receives only the other batches
+        (control batches, records without a key or with headers), each in its place in the log.
         """
         if segment_bytes < 1024:
             raise ValueError(f"segment_bytes must be at least 1024, got {segment_bytes}")
@@ -238,7 +249,7 @@ class PartitionLog:
             fsync_dir(directory.parent)  # the partition directory itself must survive a crash
         for leftover in directory.glob(f"*{_COMPACTING_SUFFIX}"):
             leftover.unlink()  # a compaction that crashed before its rename: the original is intact
-        segments, report = _recover(directory, on_batch)
+        segments, report = _recover(directory, on_batch, last_values)
         return cls(directory, segments, segment_bytes=segment_bytes, durability=durability or Durability.per_batch(),
                    clock_ms=clock_ms, recovery=report)
 
@@ -545,11 +556,20 @@ def _segment_files(directory: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def _scan_segment(segment: _Segment, on_batch: Callable[[RecordBatch], None] | None) -> tuple[int, int | None, str]:
+def _scan_segment(segment: _Segment, on_batch: Callable[[RecordBatch], None] | None,
+                  last_values: LastValues | None) -> tuple[int, int | None, str]:
     """Validate one segment into ``segment``; returns (valid batches, first bad position or None, why)."""
     scan = FileScan(segment.path)
     count = 0
-    if on_batch is None:
+    if last_values is not None:
+        last_values.start_segment(segment.next_offset)
+        before = last_values.batches
+        for _position, _size, batch in scan.last_values(last_values, segment.note_index, _INDEX_INTERVAL_BYTES):
+            if on_batch is not None:
+                on_batch(batch)
+        count = last_values.batches - before
+        segment.size, segment.next_offset = scan.stop.position, last_values.next_offset
+    elif on_batch is None:
         for span in scan.spans():
             if span.base_offset < segment.next_offset:
                 return count, span.position, _out_of_order(span.position, span.base_offset, segment.next_offset)
@@ -568,10 +588,11 @@ def _scan_segment(segment: _Segment, on_batch: Callable[[RecordBatch], None] | N
 
 
 def _out_of_order(position: int, base_offset: int, expected: int) -> str:
-    return f"batch at position {position} has base offset {base_offset}, below the expected {expected}"
+    # the words BatchDecoder.last_values stops with, for the same batch
+    return f"corrupt: batch at position {position} has base offset {base_offset}, below the expected {expected}"
 
 
-def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None
+def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, last_values: LastValues | None
              ) -> tuple[list[_Segment], RecoveryReport]:
     files = _segment_files(directory)
     if not files:
@@ -588,7 +609,7 @@ def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None
             raise LogCorruptedError(f"segment {path.name} starts at offset {base}, before the previous segment's "
                                     f"end offset {next_offset}")
         segment = _Segment(base, path, next_offset=base)
-        count, stop_position, stop_reason = _scan_segment(segment, on_batch)
+        count, stop_position, stop_reason = _scan_segment(segment, on_batch, last_values)
         batches += count
         if stop_position is not None:
             if i != len(files) - 1:

@@ -1,12 +1,13 @@
 """`TransactionShardSpec`: what the runtime needs to know about a `__transaction_state` partition.
 
-Owns: `replay` and the end of a load (the last value per key wins, a tombstone removes the id: `replay` only keeps
-each key's latest raw value, and `on_loaded` decodes those once and `shard.install`s them — a partition of 1M records
-for 10k transactional ids decodes 10k values, not 1M; a load installs a snapshot, as the runtime's `install` says,
-so skipping the superseded values loses nothing), `check_record` (on the live path, the record a plan wrote must
-decode to its change's post-state — the second of the two paths that compute the same thing), and the coordinator's
-part of `on_loaded` (re-send the markers of every PrepareCommit/PrepareAbort transaction, start the periodic
-timeout-abort and expiration tasks).
+Owns: `replay` and the end of a load (the last value per key wins, a tombstone removes the id: the load keeps only
+each key's latest raw value — the log's scan puts plain batches' records straight into `last_values`, the
+runtime's `LastValueReplay`, and `replay` takes the rest — and `on_loaded` decodes those once and
+`shard.install`s them: a partition of 1M records for 10k transactional ids decodes 10k values, not 1M; a load
+installs a snapshot, as the runtime's `install` says, so skipping the superseded values loses nothing),
+`check_record` (on the live path, the record a plan wrote must decode to its change's post-state — the second of
+the two paths that compute the same thing), and the coordinator's part of `on_loaded` (re-send the markers of
+every PrepareCommit/PrepareAbort transaction, start the periodic timeout-abort and expiration tasks).
 Must not import: `kcoord.model`.
 """
 
@@ -19,7 +20,7 @@ from typing import Any, NoReturn
 from ..errors import IllegalStateError
 from ..runtime.shard import Change, RecordBytes, Shard
 from ..statemachine import MachineTable
-from ..storage.batch import RecordBatch
+from ..storage.batch import LastValues, RecordBatch
 from ..storage.txn_log_schema import SchemaError, value_version
 from .records import PERSISTED_FIELDS, RecordCodec, decode_persisted, persisted_view
 
@@ -38,28 +39,34 @@ class TransactionShardSpec:
         self._version_prefix = self.value_version.to_bytes(2, "big", signed=True)
         self._partitions = codec.partitions
         self._on_loaded = on_loaded
-        self._latest: dict[bytes, tuple[bytes | None, int]] = {}  # during a load: key -> (last value, its offset)
-        self.replayed_records = 0
+        self.last_values = LastValues()  # during a load: key -> (last value, its offset), and the scan's counts
+        self._replayed = 0  # records taken by `replay`, not by the scan
+
+    @property
+    def replayed_records(self) -> int:
+        """Records taken in by the loads so far (by the log's scan or by `replay`)."""
+        return self._replayed + self.last_values.records
 
     def replay(self, shard: Shard, batch: RecordBatch, key: bytes | None, value: bytes | None, offset: int) -> None:
         if key is None:
             raise SchemaError(f"__transaction_state-{shard.partition} offset {offset}: a record without a key")
-        self._latest[key] = (value, offset)
-        self.replayed_records += 1
+        self.last_values.latest[key] = (value, offset)
+        self._replayed += 1
 
     def replay_records(self, shard: Shard, batch: RecordBatch) -> None:
-        """`replay` for every record of `batch` (the load's hot path: the last value per key wins)."""
-        latest = self._latest
+        """`replay` for every record of `batch` (the batches the log's last-value scan does not take itself)."""
+        latest = self.last_values.latest
         for record in batch.records:
             key = record.key
             if key is None:
                 raise SchemaError(f"__transaction_state-{shard.partition} offset {record.offset}: a record without a "
                                   "key")
             latest[key] = (record.value, record.offset)
-        self.replayed_records += len(batch.records)
+        self._replayed += len(batch.records)
 
     def _install_latest(self, shard: Shard) -> None:
-        latest, self._latest = self._latest, {}
+        latest = self.last_values.latest
+        self.last_values = LastValues(records=self.last_values.records)
         for key, (value, offset) in latest.items():
             if value is None:
                 continue  # expired: nothing was installed for it in this load

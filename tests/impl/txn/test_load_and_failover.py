@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from kcoord.impl.errors import KafkaError
 from kcoord.impl.storage.log import Durability, PartitionLog
+from kcoord.impl.storage.txn_log_schema import SchemaError
 from kcoord.impl.txn.records import encode_instance, persisted_view
 
 from .harness import PARTS, Harness, RecordingTarget, states
@@ -143,3 +145,51 @@ def test_failover_mid_transaction_completes_on_the_new_node(tmp_path: Path, copy
     assert node_b.get(open_txn)["state"] == "CompleteCommit"
     fresh = node_b.run(node_b.coordinator.init_producer_id(None, 0))
     assert fresh.producer_id >= 2_000 and fresh.producer_id not in {p for p, _ in ids.values()}
+
+
+def test_a_record_without_a_key_fails_the_load_with_its_offset(h: Harness) -> None:
+    """The log's last-value scan hands a keyless record to the spec, which refuses it (no state is installed)."""
+    h.init(T)
+    partition = h.partition(T)
+    h.coordinator.unload(partition)
+    with PartitionLog.open(h.log_dir(partition)) as log:
+        bad = log.log_end_offset
+        log.append([(None, b"\x00\x01")], timestamp_ms=1)
+    with pytest.raises(SchemaError, match=f"__transaction_state-{partition} offset {bad}: a record without a key"):
+        h.coordinator.load(partition)
+    assert partition not in h.coordinator.runtime.shards
+
+
+@pytest.mark.parametrize("batch_records", [1, 3])
+@pytest.mark.parametrize("wait", [True, False])
+def test_loads_of_one_and_many_record_batches_install_the_same(tmp_path: Path, batch_records: int,
+                                                                 wait: bool) -> None:
+    """However the log's batches are shaped (one record each: the last-value scan takes them; several: the spec
+    replays them), a load — waiting or step by step in `poll` — installs the last value of every id."""
+    h = Harness(tmp_path)
+    live = {}
+    for i in range(9):
+        txn_id = f"shape-{i}"
+        r = h.init(txn_id)
+        h.add(txn_id, r.producer_id, r.producer_epoch)
+        live[txn_id] = dict(h.get(txn_id))
+    by_partition = {h.partition(t) for t in live}
+    for p in by_partition:
+        h.coordinator.unload(p)
+        folder = h.log_dir(p)
+        with PartitionLog.open(folder) as log:
+            records = [(r.key, r.value) for b in log.read() for r in b.records]
+        shutil.rmtree(folder)
+        with PartitionLog.open(folder) as log:  # the same records, re-batched
+            for start in range(0, len(records), batch_records):
+                log.append(records[start:start + batch_records], timestamp_ms=1)
+        shard = h.coordinator.runtime.load(p, wait=wait)
+        spec = shard.spec
+        if not wait:
+            with pytest.raises(KafkaError, match="COORDINATOR_LOAD_IN_PROGRESS"):
+                h.coordinator.runtime.shard(p)
+            h.coordinator.poll()
+        assert spec.replayed_records == len(records)
+    for txn_id, instance in live.items():
+        assert persisted_view(h.get(txn_id), 1) == persisted_view(instance, 1)
+        assert h.get(txn_id)["state"] == "Ongoing"

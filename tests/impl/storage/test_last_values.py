@@ -1,0 +1,259 @@
+"""The last-value load (`PartitionLog.open(..., last_values=)`, `BatchDecoder.last_values`) against the careful one.
+
+A transaction coordinator keeps only the last value per key of its log, so its load puts the records of plain
+one-record batches straight into a dict. These tests require that, on any log — plain, multi-record, keyless,
+with headers, control, tombstones, across segments and chunk boundaries, torn, corrupted or out of order — the
+fast load leaves exactly what the careful load (`on_batch` with every batch decoded) leaves: the same last values,
+the same batches handed out, the same recovery report, the same segment sizes, offsets and sparse index.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kcoord.impl.storage._files import FileScan, segment_name
+from kcoord.impl.storage.batch import (
+    ControlType,
+    LastValues,
+    Record,
+    RecordBatch,
+    encode_batch,
+    encode_new_batch,
+    end_txn_marker_entry,
+)
+from kcoord.impl.storage.log import LogCorruptedError, PartitionLog
+
+Latest = dict[bytes, tuple[bytes | None, int]]
+
+
+@dataclass
+class Load:
+    """What one load of a log leaves behind."""
+
+    latest: Latest
+    handed_out: list[tuple[int, bool]]  # (base offset, is control) of every batch given to on_batch, in order
+    top_epoch: int
+    report: object
+    segments: list[tuple[int, int, int, list[int], list[int]]]
+    records: int  # records that reached `latest`
+
+
+def _careful_load(path: Path) -> Load | str:
+    latest: Latest = {}
+    handed_out: list[tuple[int, bool]] = []
+    top = -1
+
+    def on_batch(batch: RecordBatch) -> None:
+        nonlocal top
+        top = max(top, batch.partition_leader_epoch)
+        handed_out.append((batch.base_offset, batch.is_control))
+        if not batch.is_control:
+            for r in batch.records:
+                assert r.key is not None
+                latest[r.key] = (r.value, r.offset)
+
+    try:
+        log = PartitionLog.open(path, on_batch=on_batch)
+    except LogCorruptedError as e:
+        return f"LogCorruptedError: {e}"
+    with log:
+        return Load(latest, [h for h in handed_out], top, log.recovery, _segments(log), 0)
+
+
+def _fast_load(path: Path) -> Load | str:
+    into = LastValues()
+    handed_out: list[tuple[int, bool]] = []
+    replayed = 0
+
+    def on_batch(batch: RecordBatch) -> None:  # only the batches the scan does not take itself
+        nonlocal replayed
+        handed_out.append((batch.base_offset, batch.is_control))
+        if not batch.is_control:
+            for r in batch.records:
+                assert r.key is not None
+                into.latest[r.key] = (r.value, r.offset)
+                replayed += 1
+
+    try:
+        log = PartitionLog.open(path, on_batch=on_batch, last_values=into)
+    except LogCorruptedError as e:
+        return f"LogCorruptedError: {e}"
+    with log:
+        return Load(into.latest, handed_out, into.top_leader_epoch, log.recovery, _segments(log),
+                    into.records + replayed)
+
+
+def _segments(log: PartitionLog) -> list[tuple[int, int, int, list[int], list[int]]]:
+    return [(s.base_offset, s.size, s.next_offset, list(s.index_offsets), list(s.index_positions))
+            for s in log._segments]
+
+
+def _assert_same(path: Path) -> Load | str:
+    """Load a copy of `path` each way (recovery truncates what it refuses) and compare."""
+    fast_copy = path.with_name(path.name + ".fast")
+    shutil.copytree(path, fast_copy)
+    careful, fast = _careful_load(path), _fast_load(fast_copy)
+    if isinstance(careful, str) or isinstance(fast, str):
+        assert careful == fast
+        return careful
+    assert fast.latest == careful.latest
+    assert fast.report == careful.report
+    assert fast.segments == careful.segments
+    assert fast.top_epoch == careful.top_epoch
+    # the fast load hands out exactly the careful load's batches that are not plain, in the same order
+    plain = {offset for offset, _ in careful.handed_out} - {offset for offset, _ in fast.handed_out}
+    assert [h for h in careful.handed_out if h[0] not in plain] == fast.handed_out
+    assert fast.records == sum(1 for _ in _records_in(path, careful))
+    return careful
+
+
+def _records_in(path: Path, careful: Load) -> list[int]:
+    with PartitionLog.open(path) as log:
+        return [r.offset for b in log.read() if not b.is_control for r in b.records]
+
+
+# ---------------------------------------------------------------------------------------------- batch shapes
+
+_KEYS = st.sampled_from([b"a", b"txn-1", b"\x00\x00\x00\x05txn-2", b"k" * 70, b"K" * 9000])
+_VALUES = st.one_of(st.none(), st.sampled_from([b"", b"v", b"w" * 63, b"x" * 64, b"y" * 200, b"z" * 9000]))
+
+
+@st.composite
+def _batch(draw: st.DrawFn, base_offset: int) -> tuple[bytes, int]:
+    """One encoded batch at `base_offset` and the offset after it."""
+    kind = draw(st.sampled_from(["plain", "plain", "plain", "multi", "headers", "control", "transactional",
+                                 "gap", "timestamps"]))
+    epoch = draw(st.integers(-1, 5))
+    if kind == "plain":
+        data = encode_new_batch([(draw(_KEYS), draw(_VALUES))], base_offset=base_offset, timestamp_ms=7,
+                                partition_leader_epoch=epoch)
+        return data, base_offset + 1
+    if kind == "multi":
+        entries = [(draw(_KEYS), draw(_VALUES)) for _ in range(draw(st.integers(2, 4)))]
+        data = encode_new_batch(entries, base_offset=base_offset, timestamp_ms=7, partition_leader_epoch=epoch)
+        return data, base_offset + len(entries)
+    if kind == "control":
+        data = encode_new_batch([end_txn_marker_entry(ControlType.COMMIT, 3)], base_offset=base_offset,
+                                timestamp_ms=7, producer_id=9, producer_epoch=1, transactional=True, control=True,
+                                partition_leader_epoch=epoch)
+        return data, base_offset + 1
+    if kind == "transactional":
+        data = encode_new_batch([(draw(_KEYS), draw(_VALUES))], base_offset=base_offset, timestamp_ms=7,
+                                producer_id=9, producer_epoch=1, transactional=True, partition_leader_epoch=epoch)
+        return data, base_offset + 1
+    # one-record batches the coordinator does not write but a compacted or foreign log may hold
+    offset_delta = draw(st.integers(0, 200)) if kind == "gap" else 0
+    last_offset_delta = offset_delta + draw(st.integers(0, 3))
+    record = Record(base_offset + offset_delta, 7 + (draw(st.integers(0, 70_000)) if kind == "timestamps" else 0),
+                    draw(_KEYS), draw(_VALUES), (("h", b"1"),) if kind == "headers" else ())
+    batch = RecordBatch(base_offset, (record,), last_offset_delta, 7, record.timestamp_ms,
+                        partition_leader_epoch=epoch)
+    return encode_batch(batch), base_offset + last_offset_delta + 1
+
+
+@st.composite
+def _log(draw: st.DrawFn) -> tuple[list[bytes], list[int]]:
+    """Batches and the base offset of each."""
+    offset = draw(st.integers(0, 5))
+    batches, bases = [], []
+    for _ in range(draw(st.integers(0, 12))):
+        data, after = draw(_batch(offset))
+        batches.append(data)
+        bases.append(offset)
+        offset = after + draw(st.sampled_from([0, 0, 0, 2]))
+    return batches, bases
+
+
+def _damage(data: bytes, how: str, rng: random.Random) -> bytes:
+    if not data or how == "none":
+        return data
+    if how == "flip":
+        i = rng.randrange(len(data))
+        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1:]
+    if how == "cut":
+        return data[:rng.randrange(len(data))]
+    return data + bytes(rng.randrange(1, 80))  # a zero-filled tail
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(log=_log(), split=st.integers(0, 12), how=st.sampled_from(["none", "flip", "cut", "zeros"]),
+       seed=st.integers(0, 2**32 - 1), out_of_order=st.booleans())
+def test_fast_load_equals_careful_load(tmp_path_factory: pytest.TempPathFactory, log: tuple[list[bytes], list[int]],
+                                       split: int, how: str, seed: int, out_of_order: bool) -> None:
+    batches, bases = log
+    if out_of_order and len(batches) >= 2:  # a batch that repeats an earlier offset
+        batches = [*batches, batches[0]]
+        bases = [*bases, bases[0]]
+    path = tmp_path_factory.mktemp("log") / "__transaction_state-0"
+    path.mkdir()
+    split = min(split, len(batches))
+    first, second = b"".join(batches[:split]), b"".join(batches[split:])
+    rng = random.Random(seed)
+    if split and split < len(batches):  # two segments: damage to the first is refused, to the last truncated
+        (path / segment_name(bases[0])).write_bytes(_damage(first, how, rng) if rng.random() < 0.2 else first)
+        (path / segment_name(bases[split])).write_bytes(_damage(second, how, rng))
+    else:
+        (path / segment_name(bases[0] if bases else 0)).write_bytes(_damage(first + second, how, rng))
+    _assert_same(path)
+
+
+def test_fast_load_on_one_record_batches_takes_every_record_itself(tmp_path: Path) -> None:
+    path = tmp_path / "__transaction_state-3"
+    with PartitionLog.open(path, segment_bytes=4096) as log:
+        for i in range(500):
+            log.append([(b"id-%d" % (i % 37), None if i % 50 == 49 else b"v%d" % i)], timestamp_ms=i)
+    careful = _assert_same(path)
+    assert isinstance(careful, Load)
+    assert len(careful.segments) > 5 and all(len(s[3]) >= 1 for s in careful.segments)
+    fast = _fast_load(path)
+    assert isinstance(fast, Load)
+    assert fast.handed_out == [] and fast.records == 500
+    assert fast.latest[b"id-11"] == (b"v492", 492) and fast.latest[b"id-18"] == (None, 499)
+
+
+def test_a_keyless_record_is_handed_out_not_stored(tmp_path: Path) -> None:
+    path = tmp_path / "__transaction_state-3"
+    with PartitionLog.open(path) as log:
+        log.append([(b"k", b"1")], timestamp_ms=1)
+        log.append([(None, b"2")], timestamp_ms=1)
+        log.append([(b"k", b"3")], timestamp_ms=1)
+    seen: list[Record] = []
+    into = LastValues()
+    with PartitionLog.open(path, on_batch=lambda b: seen.extend(b.records), last_values=into):
+        pass
+    assert [(r.offset, r.key, r.value) for r in seen] == [(1, None, b"2")]
+    assert into.latest == {b"k": (b"3", 2)} and into.records == 2 and into.batches == 3
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 60, 100, 4096])
+def test_file_scan_last_values_across_chunk_boundaries(tmp_path: Path, chunk_bytes: int) -> None:
+    data = b"".join(encode_new_batch([(b"k%d" % (i % 5), b"v" * (i * 7))] * (1 + i % 3), base_offset=10 * i,
+                                     timestamp_ms=i, partition_leader_epoch=i % 4) for i in range(30))
+    path = tmp_path / segment_name(0)
+    path.write_bytes(data + data[:40])
+    careful = FileScan(path, chunk_bytes=chunk_bytes)
+    expected: Latest = {}
+    for batch in careful:
+        for r in batch.records:
+            assert r.key is not None
+            expected[r.key] = (r.value, r.offset)
+    into = LastValues()
+    indexed: list[tuple[int, int]] = []
+    scan = FileScan(path, chunk_bytes=chunk_bytes)
+    for _position, _size, batch in scan.last_values(into, lambda o, p: indexed.append((o, p)), 500):
+        for r in batch.records:  # the multi-record batches
+            assert r.key is not None
+            into.latest[r.key] = (r.value, r.offset)
+    assert into.latest == expected
+    assert (scan.stop.reason, scan.stop.position) == (careful.stop.reason, careful.stop.position)
+    assert into.batches == 30 and into.records == 10 and into.top_leader_epoch == 3
+    assert into.next_offset == 293  # the last batch: 290..292
+    assert indexed[0] == (0, 0) and all(b[1] - a[1] >= 500 for a, b in itertools.pairwise(indexed))

@@ -30,6 +30,7 @@ from .interfaces import MarkerTarget, TopicPartition
 from .partition.manager import PartitionManager
 from .partition.markers import BrokerMarkerTarget
 from .partition.types import PartitionConfig
+from .runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from .runtime.clock import Clock
 from .runtime.completion import Completion
 from .runtime.trace import Tracer, TraceSink
@@ -53,6 +54,7 @@ class ClusterConfig:
     groups: GroupConfig = field(default_factory=GroupConfig)
     partitions: PartitionConfig = field(default_factory=PartitionConfig)
     durability: Durability | None = None  # None: fsync every batch (nothing acknowledged before it is on disk)
+    cleaning: Cleaning | None = DEFAULT_CLEANING  # None: coordinator logs are never compacted
     bug_kafka_17507: bool = False  # re-introduce KAFKA-17507 (the marker answered before offsets are materialised)
 
 
@@ -66,11 +68,12 @@ class Node:
         self.txn = TransactionCoordinator(
             data_dir=cluster.data_dir, clock=cluster.clock, router=cluster, node_id=node_id, tracer=tracer,
             producer_ids=ProducerIdManager(store_requester(cluster.block_store), clock_ms=cluster.clock.now_ms),
-            config=config.txn, topic_exists=cluster.topic_exists, durability=config.durability)
+            config=config.txn, topic_exists=cluster.topic_exists, durability=config.durability,
+            cleaning=config.cleaning)
         self.groups = GroupCoordinator(
             data_dir=cluster.data_dir, clock=cluster.clock, topics=cluster.describe_for_assignors,
             config=config.groups, tracer=tracer, node_id=node_id, durability=config.durability, verifier=cluster,
-            bug_kafka_17507=config.bug_kafka_17507)
+            bug_kafka_17507=config.bug_kafka_17507, cleaning=config.cleaning)
         self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
 
     def coordinator(self, kind: CoordinatorKind) -> TransactionCoordinator | GroupCoordinator:

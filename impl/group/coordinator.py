@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from ..errors import KafkaError
 from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnVerifier
+from ..runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
 from ..runtime.runtime import CoordinatorRuntime
@@ -66,7 +67,8 @@ class GroupCoordinator:
                  config: GroupConfig | None = None, tracer: Tracer | None = None, node_id: int = 0,
                  durability: Durability | None = None, verifier: TxnVerifier | None = None,
                  bug_kafka_17507: bool = False, materialize_hook: MaterializeHook | None = None,
-                 new_uuid: Callable[[], str] | None = None, segment_bytes: int = 100 * 1024 * 1024) -> None:
+                 new_uuid: Callable[[], str] | None = None, segment_bytes: int = 100 * 1024 * 1024,
+                 cleaning: Cleaning | None = DEFAULT_CLEANING) -> None:
         config = config or GroupConfig()
         self.ctx = Context(config=config, clock=clock, tables=Tables.load(), topics=describer_of(topics),
                            verifier=verifier, bug_kafka_17507=bug_kafka_17507, materialize_hook=materialize_hook,
@@ -76,7 +78,7 @@ class GroupCoordinator:
         self.runtime = CoordinatorRuntime(topic=OFFSETS_TOPIC, data_dir=data_dir, clock=clock, tracer=tracer,
                                     num_partitions=config.num_partitions, durability=durability, node_id=node_id,
                                     spec_factory=lambda p: GroupShardState(self.ctx, p, self._on_loaded),
-                                    segment_bytes=segment_bytes)
+                                    segment_bytes=segment_bytes, cleaning=cleaning)
 
     # ------------------------------------------------------------ routing, load, the loop
 

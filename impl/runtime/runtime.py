@@ -3,8 +3,9 @@
 Owns: `partition_for` (Kafka's `Utils.abs(javaStringHash(key)) % partitions`), the partition states (not owned,
 loading, active), `load` (open the partition's log, replay it — in steps, so requests meanwhile get
 COORDINATOR_LOAD_IN_PROGRESS — with a coordinator epoch above every epoch in the log) and `unload`, and `poll`: the
-loop that advances loads, flushes group commits, completes durable writes and fires due timers. The server calls
-`poll` from its event loop; the simulator calls it between steps.
+loop that advances loads, flushes group commits, completes durable writes, fires due timers and cleans (compacts)
+logs whose dirty part has grown (`cleaner.py`). The server calls `poll` from its event loop; the simulator calls it
+between steps.
 Must not import: `kcoord.model`.
 """
 
@@ -18,8 +19,9 @@ from pathlib import Path
 from ..errors import KafkaError
 from ..storage._files import atomic_write
 from ..storage.batch import RecordBatch
-from ..storage.log import Durability, PartitionLog, partition_dir_name
+from ..storage.log import CompactionReport, Durability, PartitionLog, partition_dir_name
 from ..storage.partitioning import partition_for
+from .cleaner import DEFAULT_CLEANING, Cleaning
 from .clock import Clock
 from .shard import Shard, ShardSpec
 from .trace import Tracer
@@ -60,7 +62,8 @@ class _Loading:
 class CoordinatorRuntime:
     def __init__(self, *, topic: str, data_dir: Path, spec_factory: Callable[[int], ShardSpec], clock: Clock,
                  tracer: Tracer | None = None, num_partitions: int = 50, durability: Durability | None = None,
-                 node_id: int = 0, segment_bytes: int = 100 * 1024 * 1024) -> None:
+                 node_id: int = 0, segment_bytes: int = 100 * 1024 * 1024,
+                 cleaning: Cleaning | None = DEFAULT_CLEANING) -> None:
         self.topic = topic
         self.data_dir = data_dir
         self.spec_factory = spec_factory
@@ -72,6 +75,9 @@ class CoordinatorRuntime:
         self.segment_bytes = segment_bytes
         self.shards: dict[int, Shard] = {}
         self.loading: dict[int, _Loading] = {}
+        self.cleaning = cleaning  # None: logs are never compacted while owned
+        self._clean_bytes: dict[int, int] = {}  # partition -> log size after its last compaction in this ownership
+        self.compactions: list[tuple[int, CompactionReport]] = []  # (partition, report), the most recent last
 
     # ------------------------------------------------------------ routing
 
@@ -148,6 +154,7 @@ class CoordinatorRuntime:
     def unload(self, partition: int) -> None:
         """Stop owning `partition`: pending requests get NOT_COORDINATOR, timers stop, the log is closed."""
         self.loading.pop(partition, None)
+        self._clean_bytes.pop(partition, None)
         shard = self.shards.pop(partition, None)
         if shard is not None:
             shard.close()
@@ -179,7 +186,26 @@ class CoordinatorRuntime:
             if shard.in_flight:
                 work += shard.complete_durable()
             work += shard.timers.fire_due(now)
+            if self.cleaning is not None and not shard.in_flight:
+                work += self._clean(partition, shard, now)
         return work
+
+    def _clean(self, partition: int, shard: Shard, now_ms: int) -> int:
+        """Compact the shard's log if its dirty part is due (see `cleaner.py`); a failure fails the shard."""
+        assert self.cleaning is not None
+        clean_bytes = self._clean_bytes.get(partition, 0)
+        if not self.cleaning.due(shard.log.size_bytes, clean_bytes):
+            return 0
+        try:
+            report = shard.log.compact(now_ms, tombstone_retention_ms=self.cleaning.tombstone_retention_ms)
+        except OSError as e:
+            shard.failed = e
+            self.unload(partition)
+            return 1
+        self._clean_bytes[partition] = shard.log.size_bytes
+        self.compactions.append((partition, report))
+        del self.compactions[:-100]
+        return 1
 
     def flush(self) -> int:
         """Force every group commit to disk now and complete what became durable."""

@@ -265,6 +265,11 @@ class PartitionLog:
         return self._segments[-1].next_offset
 
     @property
+    def size_bytes(self) -> int:
+        """Bytes in all segments (what a log cleaner's dirty ratio is measured against)."""
+        return sum(segment.size for segment in self._segments)
+
+    @property
     def durability(self) -> Durability:
         return self._durability
 

@@ -24,6 +24,7 @@ from typing import Any, Final, TypeVar
 
 from ..errors import KafkaError
 from ..interfaces import PartitionRouter, TopicPartition, TxnResult
+from ..runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
 from ..runtime.runtime import CoordinatorRuntime
@@ -62,7 +63,8 @@ class TransactionCoordinator:
     def __init__(self, *, data_dir: Path, clock: Clock, router: PartitionRouter, producer_ids: ProducerIdManager,
                  config: TxnConfig | None = None, topic_exists: Callable[[str], bool] | None = None,
                  tracer: Tracer | None = None, durability: Durability | None = None, node_id: int = 0,
-                 segment_bytes: int = 100 * 1024 * 1024) -> None:
+                 segment_bytes: int = 100 * 1024 * 1024,
+                 cleaning: Cleaning | None = DEFAULT_CLEANING) -> None:
         self.config = config or TxnConfig()
         self.clock = clock
         self.node_id = node_id
@@ -77,7 +79,7 @@ class TransactionCoordinator:
         self.runtime = CoordinatorRuntime(
             topic=TRANSACTION_STATE_TOPIC, data_dir=data_dir, spec_factory=self._spec_for, clock=clock,
             tracer=tracer, num_partitions=self.config.num_partitions, durability=durability, node_id=node_id,
-            segment_bytes=segment_bytes)
+            segment_bytes=segment_bytes, cleaning=cleaning)
         self.channel = MarkerChannel(router=router, clock=clock, config=self.config,
                                      write_completions=self._write_completions, owns=self._owns)
         self.ctx = plans.TxnContext(

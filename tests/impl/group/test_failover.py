@@ -7,6 +7,7 @@ from __future__ import annotations
 import pprint
 from pathlib import Path
 
+from kcoord.impl.runtime.cleaner import Cleaning
 from kcoord.impl.runtime.clock import ManualClock
 from kcoord.impl.storage import group_log_schema as schema
 
@@ -118,3 +119,36 @@ def test_unknown_member_state_byte_loads_as_unknown_and_is_fenced_until_it_owns_
     ok = other.cg("cg", "a", 1, owned=())
     assert ok.error == "NONE" and other.member("cg", "a")["state"] == "Stable"  # type: ignore[index]
 
+
+
+def test_a_compacted_log_rebuilds_the_same_state(tmp_path: Path) -> None:
+    """Kafka's log cleaner compacts `__consumer_offsets` under a running coordinator: a load of the compacted log
+    (superseded values and aborted offsets gone) rebuilds exactly what was held. (Within the tombstone retention:
+    once a marker whose transaction kept no record expires, so does its producer's entry — as in Kafka, where the
+    retention and `producer.id.expiration.ms` are both a day.)"""
+    h = Harness(tmp_path, verifier=FakeVerifier())
+    build_busy_partition(h)
+    for i in range(30):  # superseded offsets and group records for the cleaner to drop
+        h.commit("simple", {("orders", 3): 100 + i})
+    before = h.c.snapshot(0)
+    shard = h.c.runtime.shard(0)
+    size = shard.log.size_bytes
+    report = shard.log.compact(h.clock.now_ms(), tombstone_retention_ms=Cleaning().tombstone_retention_ms)
+    assert report.records_after < report.records_before and shard.log.size_bytes < size
+    h.c.unload(0)
+    other = Harness(tmp_path, verifier=FakeVerifier(), clock=ManualClock(h.clock.now_ms()))
+    after = other.c.snapshot(0)
+    diff = {k for k in before if before[k] != after[k]}
+    assert not diff, pprint.pformat({k: (before[k], after[k]) for k in diff})
+
+
+def test_the_runtime_cleans_the_offsets_log_as_it_grows(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    h.c.runtime.cleaning = Cleaning(min_bytes=8 * 1024)
+    for i in range(400):
+        h.commit("busy", {("orders", i % 4): i})
+        h.c.poll()
+    assert [p for p, _ in h.c.runtime.compactions] and h.c.runtime.shard(0).log.size_bytes < 3 * 8 * 1024
+    h.c.unload(0)
+    other = Harness(tmp_path, clock=ManualClock(h.clock.now_ms()))
+    assert other.fetched("busy", *(("orders", p) for p in range(4))) == {("orders", p): 396 + p for p in range(4)}

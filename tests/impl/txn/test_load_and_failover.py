@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kcoord.impl.errors import KafkaError
+from kcoord.impl.runtime.cleaner import Cleaning
 from kcoord.impl.storage.log import Durability, PartitionLog
 from kcoord.impl.storage.txn_log_schema import SchemaError
 from kcoord.impl.txn.records import encode_instance, persisted_view
@@ -193,3 +194,46 @@ def test_loads_of_one_and_many_record_batches_install_the_same(tmp_path: Path, b
     for txn_id, instance in live.items():
         assert persisted_view(h.get(txn_id), 1) == persisted_view(instance, 1)
         assert h.get(txn_id)["state"] == "Ongoing"
+
+
+def test_the_cleaner_keeps_a_busy_log_small_and_a_load_restores_the_same(h: Harness) -> None:
+    """The runtime compacts a log whose dirty half has grown (Kafka's log cleaner); what a load then installs is
+    what the coordinator held, and the log stays near the size of the live state."""
+    cleaning = Cleaning(min_bytes=16 * 1024)
+    h.coordinator.runtime.cleaning = cleaning
+    ids = [f"clean-{i}" for i in range(4)]
+    producers = {t: h.init(t) for t in ids}
+    for round_ in range(150):
+        for t in ids:
+            pid, epoch = producers[t].producer_id, producers[t].producer_epoch
+            h.add(t, pid, epoch)
+            assert h.end(t, pid, epoch, "COMMIT" if round_ % 3 else "ABORT", 3).error == "NONE"
+        h.settle()
+    partitions = {h.partition(t) for t in ids}
+    compacted = {p for p, _ in h.coordinator.runtime.compactions}
+    assert compacted & partitions
+    for p in partitions:
+        log = h.coordinator.runtime.shards[p].log
+        assert log.size_bytes < 2 * cleaning.min_bytes + 4096
+    live = {t: persisted_view(h.get(t), 1) for t in ids}
+    for p in partitions:
+        h.coordinator.unload(p)
+        h.coordinator.load(p)
+    assert {t: persisted_view(h.get(t), 1) for t in ids} == live
+    assert all(h.get(t)["state"] in ("CompleteCommit", "CompleteAbort") for t in ids)
+
+
+def test_the_cleaner_waits_for_writes_in_flight(tmp_path: Path) -> None:
+    h = Harness(tmp_path, durability=Durability.group(max_delay_ms=50, max_bytes=1 << 20))
+    h.coordinator.runtime.cleaning = Cleaning(min_bytes=1)  # any log with a record in it is due
+    h.coordinator.load(h.partition(T))
+    h.coordinator.poll()
+    assert h.coordinator.runtime.compactions == []  # an empty log is left alone
+    ending = h.coordinator.init_producer_id(T, 60_000)
+    shard = h.coordinator.runtime.shards[h.partition(T)]
+    h.coordinator.poll()  # appended, not yet durable: no compaction now
+    assert shard.in_flight and h.coordinator.runtime.compactions == []
+    h.clock.advance(60)
+    h.coordinator.poll()
+    assert ending.result().error == "NONE"
+    assert [p for p, _ in h.coordinator.runtime.compactions] == [h.partition(T)]

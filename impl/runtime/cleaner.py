@@ -6,7 +6,9 @@ coordinator log stays about the size of the live state and a load (after a resta
 not the whole history. The runtime does the same between requests (`CoordinatorRuntime.poll`): a shard's log is
 compacted (`PartitionLog.compact`, offsets preserved) once its dirty part — the bytes appended since the last
 compaction — is at least `min_dirty_ratio` of the whole (Kafka's `min.cleanable.dirty.ratio`, 0.5) and the log is
-at least `min_bytes`, and only while the shard has no write open or in flight. Compaction never changes a shard's
+at least `min_bytes`, and only while the shard has no write open or in flight. The log's size after its last
+compaction is kept next to it (`cleaner-checkpoint`, as Kafka's cleaner-offset-checkpoint), so a new owner knows how
+much of the log is dirty and a failover does not start with a compaction. Compaction never changes a shard's
 in-memory state: it removes only records a load would skip anyway (a superseded value, an expired tombstone, an
 aborted transaction's records).
 Must not import: `kcoord.model`.

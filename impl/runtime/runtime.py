@@ -76,7 +76,7 @@ class CoordinatorRuntime:
         self.shards: dict[int, Shard] = {}
         self.loading: dict[int, _Loading] = {}
         self.cleaning = cleaning  # None: logs are never compacted while owned
-        self._clean_bytes: dict[int, int] = {}  # partition -> log size after its last compaction in this ownership
+        self._clean_bytes: dict[int, int] = {}  # partition -> log size after its last compaction (persisted)
         self.compactions: list[tuple[int, CompactionReport]] = []  # (partition, report), the most recent last
 
     # ------------------------------------------------------------ routing
@@ -131,6 +131,7 @@ class CoordinatorRuntime:
         if last_values is not None:
             top_epoch = max(top_epoch, last_values.top_leader_epoch)
         shard.attach(log, _begin_coordinator_epoch(path, top_epoch))
+        self._clean_bytes[partition] = _read_int(path / _CLEANER_CHECKPOINT_FILE, 0)  # 0: never cleaned
         self.shards[partition] = shard
         if wait:
             shard.spec.on_loaded(shard)
@@ -202,7 +203,8 @@ class CoordinatorRuntime:
             shard.failed = e
             self.unload(partition)
             return 1
-        self._clean_bytes[partition] = shard.log.size_bytes
+        self._clean_bytes[partition] = clean_bytes = shard.log.size_bytes
+        atomic_write(shard.log.path / _CLEANER_CHECKPOINT_FILE, f"{clean_bytes}\n".encode())
         self.compactions.append((partition, report))
         del self.compactions[:-100]
         return 1
@@ -227,6 +229,16 @@ class CoordinatorRuntime:
 
 
 _COORDINATOR_EPOCH_FILE = "coordinator-epoch"
+# The log's size right after its last compaction, next to the log (Kafka keeps a cleaner-offset-checkpoint): a load
+# knows how much of the log is dirty, so failovers do not each start with a compaction of an already clean log.
+_CLEANER_CHECKPOINT_FILE = "cleaner-checkpoint"
+
+
+def _read_int(file: Path, default: int) -> int:
+    try:
+        return int(file.read_text(encoding="utf-8").strip())
+    except FileNotFoundError:
+        return default
 
 
 def _begin_coordinator_epoch(path: Path, top_log_epoch: int) -> int:
@@ -234,10 +246,6 @@ def _begin_coordinator_epoch(path: Path, top_log_epoch: int) -> int:
     Like Kafka's leader epoch, it grows with every load even when a load writes nothing, so two loads never share
     an epoch (their trace rows would share (coordinator_epoch, seq))."""
     file = path / _COORDINATOR_EPOCH_FILE
-    try:
-        last = int(file.read_text(encoding="utf-8").strip())
-    except FileNotFoundError:
-        last = -1
-    epoch = max(top_log_epoch, last) + 1
+    epoch = max(top_log_epoch, _read_int(file, -1)) + 1
     atomic_write(file, f"{epoch}\n".encode())
     return epoch

@@ -217,7 +217,11 @@ class JsonlSink(_FolderSink):
 
 
 class ParquetSink(_FolderSink):
-    """Parquet through pyarrow, a row group per `batch_rows` rows; the schema comes from the generated table."""
+    """Parquet through pyarrow; the schema comes from the generated table.
+
+    Rows wait in one buffer per machine; at most `batch_rows` rows wait in all of them together (then the largest
+    buffer becomes a row group), so memory stays bounded however many machines write and however slowly some of
+    them fill a row group."""
 
     extension = "parquet"
 
@@ -227,13 +231,17 @@ class ParquetSink(_FolderSink):
         self.columns = columns  # machine -> TRACE_COLUMNS
         self.batch_rows = batch_rows
         self._buffers: dict[str, list[Row]] = {}
+        self._buffered = 0  # rows in all buffers
         self._writers: dict[str, Any] = {}
 
     def write(self, machine: str, row: Row) -> None:
-        buffer = self._buffers.setdefault(machine, [])
+        buffer = self._buffers.get(machine)
+        if buffer is None:
+            buffer = self._buffers[machine] = []
         buffer.append(row)
-        if len(buffer) >= self.batch_rows:
-            self._drain(machine)
+        self._buffered += 1
+        if self._buffered >= self.batch_rows:
+            self._drain(max(self._buffers, key=lambda m: len(self._buffers[m])))
 
     def _schema(self, machine: str) -> Any:
         import pyarrow as pa
@@ -255,6 +263,7 @@ class ParquetSink(_FolderSink):
         if writer is None:
             writer = self._writers[machine] = pq.ParquetWriter(self._path(machine), schema)
         writer.write_batch(batch)
+        self._buffered -= len(buffer)
         buffer.clear()
 
     def flush(self) -> None:

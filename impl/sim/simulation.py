@@ -44,9 +44,10 @@ from .world import Client, World
 START_MS = 1_700_000_000_000
 TRACED_MACHINES = ("transaction", "classic_group", "consumer_group", "consumer_group_member", "partition_producer")
 VETERAN_EPOCH = 32_762  # four TV2 transactions from exhaustion
-#: rows per Parquet row group: the sink buffers up to this many rows per machine as dicts (about 1 KB each), which is
-#: most of a run's memory; 10k keeps a five-machine run near 100 MB and the row groups large enough for Spark
-PARQUET_ROW_GROUP_ROWS = 10_000
+#: rows the Parquet sink buffers, all machines together (about 1 KB each as dicts): most of a run's memory, and a
+#: bound on it (a machine that writes slowly no longer holds a row group's worth of rows for the whole run); the
+#: largest buffer becomes a row group when the bound is reached, big enough for Spark
+PARQUET_ROW_GROUP_ROWS = 30_000
 
 
 # ---------------------------------------------------------------------------------------------- rows

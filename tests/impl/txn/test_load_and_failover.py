@@ -237,3 +237,28 @@ def test_the_cleaner_waits_for_writes_in_flight(tmp_path: Path) -> None:
     h.coordinator.poll()
     assert ending.result().error == "NONE"
     assert [p for p, _ in h.coordinator.runtime.compactions] == [h.partition(T)]
+
+
+def test_a_load_remembers_how_much_of_the_log_is_clean(h: Harness) -> None:
+    """The cleaner's checkpoint (the log's size after its last compaction) survives a failover: the new owner does
+    not compact a log that is as clean as the last owner left it, and compacts once half of it is dirty again."""
+    runtime = h.coordinator.runtime
+    runtime.cleaning = cleaning = Cleaning(min_bytes=1)
+    r = h.init(T)
+    partition = h.partition(T)
+    for _ in range(3):
+        h.add(T, r.producer_id, r.producer_epoch)
+        assert h.end(T, r.producer_id, r.producer_epoch, "COMMIT", 3).error == "NONE"
+        h.settle()
+    log = runtime.shards[partition].log
+    clean = int((log.path / "cleaner-checkpoint").read_text())
+    assert runtime.compactions and not cleaning.due(log.size_bytes, clean)
+    done = len(runtime.compactions)
+    h.coordinator.unload(partition)
+    h.coordinator.load(partition)
+    h.coordinator.poll()
+    assert len(runtime.compactions) == done  # as clean as the last owner left it: nothing to do
+    h.add(T, r.producer_id, r.producer_epoch)
+    assert h.end(T, r.producer_id, r.producer_epoch, "COMMIT", 3).error == "NONE"
+    h.settle()
+    assert len(runtime.compactions) > done  # a transaction's records are more than half of a compacted log

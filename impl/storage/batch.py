@@ -535,14 +535,14 @@ class BatchDecoder:
         for _position, _size, batch in self.located():
             yield batch
 
-    def located(self) -> Iterator[tuple[int, int, RecordBatch]]:
-        """Like iteration, but yields ``(file position, size in bytes, batch)``.
+    def located(self, start: int = 0) -> Iterator[tuple[int, int, RecordBatch]]:
+        """Like iteration (from ``start``, an index into the buffer), but yields ``(file position, size, batch)``.
 
         This is the hot loop of a log load, so header checks, record parsing and object construction are fused
         into one frame: one- and two-byte varints are decoded inline and longer ones through ``read_uvarint``;
         every record must end exactly where its length prefix says, and the records exactly at the batch end.
         """
-        buf, base, pos = self._buf, self._file_base, 0
+        buf, base, pos = self._buf, self._file_base, start
         n = len(buf)
         view = memoryview(buf)
         unpack, flags_of = _HEADER.unpack_from, _FLAGS
@@ -679,15 +679,14 @@ class BatchDecoder:
                 end = pos + length + log_overhead
                 if length < min_length or end > n or magic != MAGIC or last_offset_delta < 0 or count < 0:
                     break
-                body = buf[pos + crc_start:end]  # a copy of a small batch beats a memoryview, and its positions
-                if crc_of(body) != crc:  # are small ints (no allocation per step of the parse below)
-                    break
-                if base_offset < next_offset:
-                    self._stop = DecodeStop(base + pos, StopReason.CORRUPT, f"batch at position {base + pos} has base "
-                                            f"offset {base_offset}, below the expected {next_offset}")
-                    return
                 plain = count == 1 and not attributes & not_plain
                 if plain:  # the one record: length, attributes, timestamp delta, offset delta, key, value, headers
+                    body = buf[pos + crc_start:end]  # a copy of a small batch beats a memoryview, and its positions
+                    if crc_of(body) != crc:  # are small ints (no allocation per step of the parse below)
+                        break
+                    if base_offset < next_offset:
+                        self._stop = _below(base + pos, base_offset, next_offset)
+                        return
                     size = length + log_overhead - crc_start  # len(body)
                     p = records_start
                     try:
@@ -748,13 +747,14 @@ class BatchDecoder:
                         latest[key] = (value, base_offset + ((o >> 1) ^ -(o & 1)))
                     except (_NotPlain, IndexError, VarintError):
                         plain = False  # nothing was stored: the careful path decodes it, or says why it is bad
-                if not plain:
-                    careful += 1
-                    decoder = BatchDecoder(buf[pos:end], base + pos)  # the careful path, for this batch only
-                    whole = next(decoder.located(), None)
+                if not plain:  # the careful path decodes this batch, or sets `stop` to why it cannot
+                    whole = next(self.located(pos), None)
                     if whole is None:
-                        self._stop = decoder.stop
                         return
+                    if base_offset < next_offset:
+                        self._stop = _below(base + pos, base_offset, next_offset)
+                        return
+                    careful += 1
                 if pos >= index_from:
                     index(base_offset, base + pos)
                     index_from = pos + index_interval_bytes
@@ -779,6 +779,11 @@ class BatchDecoder:
         into.next_offset, into.top_leader_epoch, into.indexed_at = next_offset, top_epoch, indexed_at
         into.records += batches - careful
         into.batches += batches
+
+
+def _below(position: int, base_offset: int, expected: int) -> DecodeStop:
+    return DecodeStop(position, StopReason.CORRUPT, f"batch at position {position} has base offset {base_offset}, "
+                      f"below the expected {expected}")
 
 
 def decode_batches(buf: bytes, start_offset_in_file: int = 0) -> BatchDecoder:

@@ -747,6 +747,7 @@ class BatchDecoder:
                         latest[key] = (value, base_offset + ((o >> 1) ^ -(o & 1)))
                     except (_NotPlain, IndexError, VarintError):
                         plain = False  # nothing was stored: the careful path decodes it, or says why it is bad
+                whole: tuple[int, int, RecordBatch] | None = None
                 if not plain:  # the careful path decodes this batch, or sets `stop` to why it cannot
                     whole = next(self.located(pos), None)
                     if whole is None:
@@ -762,7 +763,7 @@ class BatchDecoder:
                 batches += 1
                 if leader_epoch > top_epoch:
                     top_epoch = leader_epoch
-                if not plain:
+                if whole is not None:
                     self._settle(into, next_offset, top_epoch, index_from + base - index_interval_bytes, batches,
                                  careful)
                     batches = careful = 0

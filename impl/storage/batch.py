@@ -59,6 +59,7 @@ __all__ = [
     "encode_batch",
     "encode_new_batch",
     "end_txn_marker_entry",
+    "out_of_order",
 ]
 
 MAGIC: Final = 2
@@ -685,7 +686,7 @@ class BatchDecoder:
                     if crc_of(body) != crc:  # are small ints (no allocation per step of the parse below)
                         break
                     if base_offset < next_offset:
-                        self._stop = _below(base + pos, base_offset, next_offset)
+                        self._stop = out_of_order(base + pos, base_offset, next_offset)
                         return
                     size = length + log_overhead - crc_start  # len(body)
                     p = records_start
@@ -753,7 +754,7 @@ class BatchDecoder:
                     if whole is None:
                         return
                     if base_offset < next_offset:
-                        self._stop = _below(base + pos, base_offset, next_offset)
+                        self._stop = out_of_order(base + pos, base_offset, next_offset)
                         return
                     careful += 1
                 if pos >= index_from:
@@ -782,7 +783,8 @@ class BatchDecoder:
         into.batches += batches
 
 
-def _below(position: int, base_offset: int, expected: int) -> DecodeStop:
+def out_of_order(position: int, base_offset: int, expected: int) -> DecodeStop:
+    """Where a scan stops at a batch whose base offset is below the end of the batches before it."""
     return DecodeStop(position, StopReason.CORRUPT, f"batch at position {position} has base offset {base_offset}, "
                       f"below the expected {expected}")
 

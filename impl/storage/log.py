@@ -36,6 +36,7 @@ from .batch import (
     StopReason,
     encode_batch,
     encode_new_batch,
+    out_of_order,
 )
 from .compaction import CompactionPlan, compact_batch, plan_compaction
 
@@ -593,8 +594,8 @@ def _scan_segment(segment: _Segment, on_batch: Callable[[RecordBatch], None] | N
 
 
 def _out_of_order(position: int, base_offset: int, expected: int) -> str:
-    # the words BatchDecoder.last_values stops with, for the same batch
-    return f"corrupt: batch at position {position} has base offset {base_offset}, below the expected {expected}"
+    stop = out_of_order(position, base_offset, expected)  # as BatchDecoder.last_values stops at the same batch
+    return f"{stop.reason.value}: {stop.detail}"
 
 
 def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, last_values: LastValues | None

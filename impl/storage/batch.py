@@ -375,7 +375,9 @@ class LastValues:
     offset the next batch must start at or after (a lower one stops the scan as corrupt) and ``indexed_at`` the file
     position of the last sparse-index entry (both per segment: see ``start_segment``); ``records`` counts the
     records put into ``latest`` and ``batches`` every valid batch scanned (plain or yielded); ``top_leader_epoch``
-    is the largest partition leader epoch of any batch scanned.
+    is the largest partition leader epoch of any batch scanned. ``trusted_below`` is the log's recovery point: a
+    plain batch whose last offset is below it (and that follows the batches before it) was fsynced and validated
+    before, so its CRC is not computed again (as Kafka does not re-validate its flushed segments); 0 trusts nothing.
     """
 
     latest: dict[bytes, tuple[bytes | None, int]] = field(default_factory=dict)
@@ -384,6 +386,7 @@ class LastValues:
     batches: int = 0
     top_leader_epoch: int = -1
     indexed_at: int = _NOT_INDEXED  # file position of the last sparse-index entry
+    trusted_below: int = 0
 
     def start_segment(self, base_offset: int) -> None:
         """Begin a segment: its first batch is indexed and starts at ``base_offset`` or later."""
@@ -669,7 +672,7 @@ class BatchDecoder:
         overhead, log_overhead, crc_start = BATCH_OVERHEAD, LOG_OVERHEAD, _ATTRIBUTES_OFFSET  # locals: the loop's
         min_length, not_plain = _MIN_LENGTH, _NOT_PLAIN  # constants, looked up once
         records_start = BATCH_OVERHEAD - _ATTRIBUTES_OFFSET  # where the records begin in the CRC-covered body
-        latest = into.latest
+        latest, trusted = into.latest, into.trusted_below
         next_offset, top_epoch = into.next_offset, into.top_leader_epoch
         index_from = into.indexed_at - base + index_interval_bytes  # the next batch at or after this is indexed
         batches = careful = 0  # every batch but the careful ones is one record put into `latest`
@@ -683,11 +686,14 @@ class BatchDecoder:
                 plain = count == 1 and not attributes & not_plain
                 if plain:  # the one record: length, attributes, timestamp delta, offset delta, key, value, headers
                     body = buf[pos + crc_start:end]  # a copy of a small batch beats a memoryview, and its positions
-                    if crc_of(body) != crc:  # are small ints (no allocation per step of the parse below)
-                        break
-                    if base_offset < next_offset:
-                        self._stop = out_of_order(base + pos, base_offset, next_offset)
-                        return
+                    # are small ints (no allocation per step of the parse below); below the recovery point an
+                    # in-order batch is trusted, anything else is checked as `located` checks it (CRC, then order)
+                    if base_offset < next_offset or base_offset + last_offset_delta >= trusted:
+                        if crc_of(body) != crc:
+                            break
+                        if base_offset < next_offset:
+                            self._stop = out_of_order(base + pos, base_offset, next_offset)
+                            return
                     size = length + log_overhead - crc_start  # len(body)
                     p = records_start
                     try:

@@ -10,6 +10,13 @@ appends pending until ``flush()``/``flush_if_due(now_ms)`` (group commit). Segme
 the directory after a segment is created, renamed or deleted, so only the last segment can have a torn tail after
 a crash, and recovery on ``open`` truncates it. An ``append`` that raises leaves no bytes behind.
 
+Recovery point (Kafka's ``recovery-point-offset-checkpoint``, kept per partition in the file ``recovery-point``): an
+offset below which every batch is fsynced and was validated — written by this class or checked by a recovery. It is
+written when a segment rolls, on a clean ``close`` and by an ``open`` that validated more than it vouched for. Kafka
+does not re-validate flushed segments below its recovery point either; here the last-value load (``last_values``)
+skips the CRC of the batches below it, and every other scan still checks every CRC. A missing or unreadable file
+vouches for nothing (offset 0): everything is checked.
+
 Not thread-safe: one coordinator shard owns one log. Must not import ``kcoord.model``.
 """
 
@@ -57,6 +64,7 @@ __all__ = [
 DEFAULT_SEGMENT_BYTES: Final = 100 << 20  # Kafka's default for both coordinator topics
 _INDEX_INTERVAL_BYTES: Final = 4096  # Kafka's index.interval.bytes: one sparse index entry per ~4 KiB
 _COMPACTING_SUFFIX: Final = ".compacting"
+_RECOVERY_POINT_FILE: Final = "recovery-point"
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -207,10 +215,11 @@ class PartitionLog:
     """One coordinator-log partition. Open with ``PartitionLog.open(path, ...)``; see the module docstring."""
 
     def __init__(self, path: Path, segments: list[_Segment], *, segment_bytes: int, durability: Durability,
-                 clock_ms: Callable[[], int], recovery: RecoveryReport) -> None:
+                 clock_ms: Callable[[], int], recovery: RecoveryReport, recovery_point: int) -> None:
         assert segments, "a log always has at least one segment"
         self.path = path
         self.recovery = recovery
+        self._recovery_point = recovery_point
         self._segments = segments
         self._segment_bytes = segment_bytes
         self._durability = durability
@@ -240,7 +249,8 @@ class PartitionLog:
         ``last_values`` makes the load a compacted topic's view, for a reader that keeps only the last value per
         key: the records of plain batches go straight into ``last_values.latest`` (see
         ``BatchDecoder.last_values``; no batch objects are built) and ``on_batch`` receives only the other batches
-        (control batches, records without a key or with headers), each in its place in the log.
+        (control batches, records without a key or with headers), each in its place in the log. Its scan trusts
+        the batches below the log's recovery point (see the module docstring): their CRC is not computed again.
         """
         if segment_bytes < 1024:
             raise ValueError(f"segment_bytes must be at least 1024, got {segment_bytes}")
@@ -250,9 +260,14 @@ class PartitionLog:
             fsync_dir(directory.parent)  # the partition directory itself must survive a crash
         for leftover in directory.glob(f"*{_COMPACTING_SUFFIX}"):
             leftover.unlink()  # a compaction that crashed before its rename: the original is intact
+        vouched = _read_recovery_point(directory)
+        if last_values is not None:
+            last_values.trusted_below = vouched
         segments, report = _recover(directory, on_batch, last_values)
-        return cls(directory, segments, segment_bytes=segment_bytes, durability=durability or Durability.per_batch(),
-                   clock_ms=clock_ms, recovery=report)
+        log = cls(directory, segments, segment_bytes=segment_bytes, durability=durability or Durability.per_batch(),
+                  clock_ms=clock_ms, recovery=report, recovery_point=vouched)
+        log._checkpoint_recovery_point()  # everything up to the log end is now validated and fsynced
+        return log
 
     # ------------------------------------------------------------------------------------------ offsets
 
@@ -380,6 +395,19 @@ class PartitionLog:
         os.close(self._fd)
         self._fd = fd
         self._segments.append(segment)
+        self._checkpoint_recovery_point()
+
+    def _checkpoint_recovery_point(self) -> None:
+        """Record ``durable_offset`` as the recovery point, if it moved. Everything below it was written by this
+        object (encoded with its CRC) or validated by ``open``, and is fsynced. A failed write keeps the old file,
+        whose lower offset stays true (the log only grows above it), so an error here changes nothing else."""
+        if self._durable_offset == self._recovery_point:
+            return
+        try:
+            atomic_write(self.path / _RECOVERY_POINT_FILE, f"{self._durable_offset}\n".encode())
+        except OSError:
+            return
+        self._recovery_point = self._durable_offset
 
     # ------------------------------------------------------------------------------------------ durability
 
@@ -538,6 +566,7 @@ class PartitionLog:
         try:
             if self._failure is None:
                 self.flush()
+                self._checkpoint_recovery_point()
         finally:
             os.close(self._fd)
             self._fd = None
@@ -551,6 +580,15 @@ class PartitionLog:
 
 
 # ---------------------------------------------------------------------------------------------- recovery
+
+
+def _read_recovery_point(directory: Path) -> int:
+    """The offset the partition's ``recovery-point`` file vouches for; 0 (nothing) if it is missing or unreadable."""
+    try:
+        text = (directory / _RECOVERY_POINT_FILE).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return 0
+    return int(text) if text.isdigit() else 0
 
 
 def _segment_files(directory: Path) -> list[tuple[int, Path]]:

@@ -10,6 +10,7 @@ the same batches handed out, the same recovery report, the same segment sizes, o
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import shutil
 from dataclasses import dataclass
@@ -183,11 +184,21 @@ def _damage(data: bytes, how: str, rng: random.Random) -> bytes:
     return data + bytes(rng.randrange(1, 80))  # a zero-filled tail
 
 
+def _intact(batches: list[bytes], original: bytes, damaged: bytes) -> int:
+    """How many of the leading batches are byte for byte the same in `damaged`."""
+    diff = next((i for i, (a, b) in enumerate(zip(original, damaged, strict=False)) if a != b),
+                min(len(original), len(damaged)))
+    ends = itertools.accumulate(len(b) for b in batches)
+    return sum(1 for end in ends if end <= diff)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(log=_log(), split=st.integers(0, 12), how=st.sampled_from(["none", "flip", "cut", "zeros"]),
-       seed=st.integers(0, 2**32 - 1), out_of_order=st.booleans())
+       seed=st.integers(0, 2**32 - 1), out_of_order=st.booleans(), vouch=st.none() | st.integers(0, 13))
 def test_fast_load_equals_careful_load(tmp_path_factory: pytest.TempPathFactory, log: tuple[list[bytes], list[int]],
-                                       split: int, how: str, seed: int, out_of_order: bool) -> None:
+                                       split: int, how: str, seed: int, out_of_order: bool, vouch: int | None) -> None:
+    """`vouch`: a recovery point below which the log is intact (it vouches only for what was fsynced and checked):
+    the fast load trusts those batches, so it must still equal the careful load, which checks every CRC."""
     batches, bases = log
     if out_of_order and len(batches) >= 2:  # a batch that repeats an earlier offset
         batches = [*batches, batches[0]]
@@ -198,10 +209,20 @@ def test_fast_load_equals_careful_load(tmp_path_factory: pytest.TempPathFactory,
     first, second = b"".join(batches[:split]), b"".join(batches[split:])
     rng = random.Random(seed)
     if split and split < len(batches):  # two segments: damage to the first is refused, to the last truncated
-        (path / segment_name(bases[0])).write_bytes(_damage(first, how, rng) if rng.random() < 0.2 else first)
-        (path / segment_name(bases[split])).write_bytes(_damage(second, how, rng))
+        damaged_first = _damage(first, how, rng) if rng.random() < 0.2 else first
+        damaged_second = _damage(second, how, rng)
+        (path / segment_name(bases[0])).write_bytes(damaged_first)
+        (path / segment_name(bases[split])).write_bytes(damaged_second)
+        intact = _intact(batches[:split], first, damaged_first)
+        if intact == split:
+            intact += _intact(batches[split:], second, damaged_second)
     else:
-        (path / segment_name(bases[0] if bases else 0)).write_bytes(_damage(first + second, how, rng))
+        damaged = _damage(first + second, how, rng)
+        (path / segment_name(bases[0] if bases else 0)).write_bytes(damaged)
+        intact = _intact(batches, first + second, damaged)
+    if vouch is not None:
+        below = min(vouch, intact)  # the first batch the recovery point does not vouch for
+        (path / "recovery-point").write_text(f"{bases[below] if below < len(bases) else 10**12}\n")
     _assert_same(path)
 
 
@@ -257,3 +278,71 @@ def test_file_scan_last_values_across_chunk_boundaries(tmp_path: Path, chunk_byt
     assert into.batches == 30 and into.records == 10 and into.top_leader_epoch == 3
     assert into.next_offset == 293  # the last batch: 290..292
     assert indexed[0] == (0, 0) and all(b[1] - a[1] >= 500 for a, b in itertools.pairwise(indexed))
+
+
+# ---------------------------------------------------------------------------------------------- the recovery point
+
+
+def _one_record_log(path: Path, keys: range) -> None:
+    with PartitionLog.open(path) as log:
+        for i in keys:
+            log.append([(b"k%d" % i, b"value-%d" % i)], timestamp_ms=i)
+
+
+def _values(into: LastValues) -> dict[bytes, bytes | None]:
+    return {k: v for k, (v, _) in into.latest.items()}
+
+
+def test_the_recovery_point_follows_what_is_fsynced_and_checked(tmp_path: Path) -> None:
+    path = tmp_path / "__transaction_state-0"
+    point = path / "recovery-point"
+    _one_record_log(path, range(10))
+    assert point.read_text() == "10\n"  # a clean close vouches for the whole log
+    log = PartitionLog.open(path)  # then a crash: five durable appends, no close, a torn sixth
+    for i in range(10, 15):
+        log.append([(b"k%d" % i, b"value-%d" % i)], timestamp_ms=i)
+    torn = encode_new_batch([(b"k15", b"value-15")], base_offset=15, timestamp_ms=15)[:-5]
+    assert log._fd is not None
+    os.write(log._fd, torn)
+    os.close(log._fd)
+    log._fd = None
+    assert point.read_text() == "10\n"
+    into = LastValues()
+    with PartitionLog.open(path, last_values=into) as reopened:
+        assert into.trusted_below == 10
+        assert reopened.recovery.truncated_bytes == len(torn)
+        assert _values(into) == {b"k%d" % i: b"value-%d" % i for i in range(15)}  # nothing acknowledged is lost
+        assert point.read_text() == "15\n"  # the open checked the rest: it vouches for it now
+    point.write_text("99\n")  # more than the log holds (the files changed under it): an open lowers it
+    with PartitionLog.open(path):
+        assert point.read_text() == "15\n"
+    for unreadable in ("", "fifteen", "-3"):
+        point.write_text(unreadable)
+        into = LastValues()
+        with PartitionLog.open(path, last_values=into):
+            assert into.trusted_below == 0 and len(into.latest) == 15
+
+
+def test_the_last_value_load_trusts_only_the_batches_below_the_recovery_point(tmp_path: Path) -> None:
+    """As Kafka, which does not re-validate flushed segments below its recovery point: a byte changed in a vouched
+    batch is not seen by the last-value load; below a lower recovery point, or on the careful load, it is."""
+    original = tmp_path / "__transaction_state-0"
+    _one_record_log(original, range(10))
+    segment = original / segment_name(0)
+    data = segment.read_bytes()
+    segment.write_bytes(data.replace(b"value-4", b"valuE-4"))
+    trusted, checked, careful = (tmp_path / n for n in ("trusted", "checked", "careful"))
+    for copy in (trusted, checked, careful):
+        shutil.copytree(original, copy)
+    (checked / "recovery-point").write_text("4\n")
+
+    into = LastValues()
+    with PartitionLog.open(trusted, last_values=into) as log:
+        assert log.recovery.truncated_bytes == 0 and _values(into)[b"k4"] == b"valuE-4"
+    into = LastValues()
+    with PartitionLog.open(checked, last_values=into) as log:
+        assert log.recovery.truncated_position is not None and "CRC" in log.recovery.truncation_reason.upper()
+        assert _values(into) == {b"k%d" % i: b"value-%d" % i for i in range(4)}
+    seen: list[int] = []
+    with PartitionLog.open(careful, on_batch=lambda b: seen.append(b.base_offset)) as log:
+        assert log.recovery.truncated_position is not None and seen == [0, 1, 2, 3]

@@ -137,8 +137,9 @@ def test_segment_roll_names_and_reads_across_segments(small_log: PartitionLog, l
         small_log.append([kv(i)], timestamp_ms=i)
     bases = small_log.segment_base_offsets
     assert len(bases) > 3 and bases[0] == 0
-    assert sorted(os.listdir(log_dir)) == [f"{b:020d}.log" for b in bases]
-    for name in os.listdir(log_dir):
+    assert sorted(os.listdir(log_dir)) == [*(f"{b:020d}.log" for b in bases), "recovery-point"]
+    assert (log_dir / "recovery-point").read_text() == f"{bases[-1]}\n"  # the last roll vouches for what it fsynced
+    for name in (f"{b:020d}.log" for b in bases):
         size = (log_dir / name).stat().st_size
         assert size <= 1024
         batches = list(decode_batches((log_dir / name).read_bytes()))

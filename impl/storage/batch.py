@@ -655,16 +655,16 @@ class BatchDecoder:
         """A load of a compacted topic's view: for every valid batch, the last value per key, without batch objects.
 
         Validates each batch as ``located`` does (length, magic, CRC, record structure) and also that its base
-        offset is not below ``into.next_offset`` (a lower one stops the scan as ``CORRUPT``). The record of a plain
-        batch (one record with a key and no headers, uncompressed, not control) goes into ``into.latest``; any other
+        offset is not below ``into.next_offset`` (a lower one stops the scan as ``CORRUPT``), except that an in-order
+        batch below ``into.trusted_below`` (the recovery point) is not CRC-checked. The records of a plain batch
+        (every record with a key and no headers, uncompressed, not control) go into ``into.latest``; any other
         valid batch is decoded by ``located`` and yielded whole as ``(position, size, batch)``, in its place in the
         log, for the caller to apply (a compressed batch raises, as in ``located``); anything the plain parse does
         not accept goes that careful way too, which reports a malformed batch exactly as ``located`` does.
         ``index(base_offset, position)`` is called for the first valid batch that starts ``index_interval_bytes``
         or more after ``into.indexed_at`` (a sparse offset index, as Kafka's ``index.interval.bytes``), which then
-        moves there. This is the load path of a log of one-record batches (what fsync per batch writes): per plain
-        batch it builds the key, the value and their entry, nothing else; multi-record batches cost about the same
-        per record through ``located``.
+        moves there. This is the load path of a coordinator log (one-record batches from fsync per batch, larger
+        ones from group commit): per record it builds the key, the value and their entry, nothing else.
         """
         buf, base, pos = self._buf, self._file_base, 0
         n = len(buf)
@@ -675,7 +675,8 @@ class BatchDecoder:
         latest, trusted = into.latest, into.trusted_below
         next_offset, top_epoch = into.next_offset, into.top_leader_epoch
         index_from = into.indexed_at - base + index_interval_bytes  # the next batch at or after this is indexed
-        batches = careful = 0  # every batch but the careful ones is one record put into `latest`
+        # records put into `latest`: one per batch but the careful ones, plus `extra` for larger plain batches
+        batches = careful = extra = 0
         try:
             while n - pos >= overhead:
                 (base_offset, length, leader_epoch, magic, crc, attributes, last_offset_delta, count) = unpack(buf,
@@ -683,8 +684,8 @@ class BatchDecoder:
                 end = pos + length + log_overhead
                 if length < min_length or end > n or magic != MAGIC or last_offset_delta < 0 or count < 0:
                     break
-                plain = count == 1 and not attributes & not_plain
-                if plain:  # the one record: length, attributes, timestamp delta, offset delta, key, value, headers
+                plain = count > 0 and not attributes & not_plain
+                if plain:  # each record: length, attributes, timestamp delta, offset delta, key, value, headers
                     body = buf[pos + crc_start:end]  # a copy of a small batch beats a memoryview, and its positions
                     # are small ints (no allocation per step of the parse below); below the recovery point an
                     # in-order batch is trusted, anything else is checked as `located` checks it (CRC, then order)
@@ -695,65 +696,76 @@ class BatchDecoder:
                             self._stop = out_of_order(base + pos, base_offset, next_offset)
                             return
                     size = length + log_overhead - crc_start  # len(body)
+                    # the records go into `latest` only once the whole batch parsed: a one-record batch's single
+                    # store is its parse's last step, the records of a larger batch are staged in a dict first
+                    target = latest if count == 1 else {}
                     p = records_start
                     try:
-                        b = body[p]
-                        if b < 0x80:
-                            p += 1
-                        elif body[p + 1] < 0x80:
-                            b = (b & 0x7F) | (body[p + 1] << 7)
-                            p += 2
-                        else:
-                            b, p = uvarint(body, p)
-                        if p + (b >> 1) != size or b & 1:  # the record must fill the batch: else the careful way
-                            raise _NotPlain
-                        p += 1  # the unused attributes byte
-                        if body[p] < 0x80:  # timestamp delta: skipped
-                            p += 1
-                        elif body[p + 1] < 0x80:
-                            p += 2
-                        else:
-                            p = uvarint(body, p)[1]
-                        o = body[p]  # offset delta
-                        if o < 0x80:
-                            p += 1
-                        elif body[p + 1] < 0x80:
-                            o = (o & 0x7F) | (body[p + 1] << 7)
-                            p += 2
-                        else:
-                            o, p = uvarint(body, p)
-                        b = body[p]  # key length; odd = null key (or malformed): the careful way
-                        if b < 0x80:
-                            p += 1
-                        elif body[p + 1] < 0x80:
-                            b = (b & 0x7F) | (body[p + 1] << 7)
-                            p += 2
-                        else:
-                            b, p = uvarint(body, p)
-                        if b & 1:
-                            raise _NotPlain
-                        key = body[p:p + (b >> 1)]
-                        p += b >> 1
-                        b = body[p]  # value length; -1 = a tombstone
-                        if b < 0x80:
-                            p += 1
-                        elif body[p + 1] < 0x80:
-                            b = (b & 0x7F) | (body[p + 1] << 7)
-                            p += 2
-                        else:
-                            b, p = uvarint(body, p)
-                        if b & 1:
-                            if b != 1:
+                        for remaining in range(count - 1, -1, -1):
+                            b = body[p]
+                            if b < 0x80:
+                                p += 1
+                            elif body[p + 1] < 0x80:
+                                b = (b & 0x7F) | (body[p + 1] << 7)
+                                p += 2
+                            else:
+                                b, p = uvarint(body, p)
+                            record_end = p + (b >> 1)
+                            # the records must fill the batch exactly; anything else goes the careful way
+                            if b & 1 or record_end > size or (not remaining and record_end != size):
                                 raise _NotPlain
-                            value = None
-                        else:
-                            value = body[p:p + (b >> 1)]
+                            p += 1  # the unused attributes byte
+                            if body[p] < 0x80:  # timestamp delta: skipped
+                                p += 1
+                            elif body[p + 1] < 0x80:
+                                p += 2
+                            else:
+                                p = uvarint(body, p)[1]
+                            o = body[p]  # offset delta
+                            if o < 0x80:
+                                p += 1
+                            elif body[p + 1] < 0x80:
+                                o = (o & 0x7F) | (body[p + 1] << 7)
+                                p += 2
+                            else:
+                                o, p = uvarint(body, p)
+                            b = body[p]  # key length; odd = null key (or malformed): the careful way
+                            if b < 0x80:
+                                p += 1
+                            elif body[p + 1] < 0x80:
+                                b = (b & 0x7F) | (body[p + 1] << 7)
+                                p += 2
+                            else:
+                                b, p = uvarint(body, p)
+                            if b & 1:
+                                raise _NotPlain
+                            key = body[p:p + (b >> 1)]
                             p += b >> 1
-                        if p + 1 != size or body[p]:  # headers, or a record that does not end where it says
-                            raise _NotPlain
-                        latest[key] = (value, base_offset + ((o >> 1) ^ -(o & 1)))
+                            b = body[p]  # value length; -1 = a tombstone
+                            if b < 0x80:
+                                p += 1
+                            elif body[p + 1] < 0x80:
+                                b = (b & 0x7F) | (body[p + 1] << 7)
+                                p += 2
+                            else:
+                                b, p = uvarint(body, p)
+                            if b & 1:
+                                if b != 1:
+                                    raise _NotPlain
+                                value = None
+                            else:
+                                value = body[p:p + (b >> 1)]
+                                p += b >> 1
+                            if p + 1 != record_end or body[p]:  # headers, or a record not ending where it says
+                                raise _NotPlain
+                            p = record_end
+                            target[key] = (value, base_offset + ((o >> 1) ^ -(o & 1)))
                     except (_NotPlain, IndexError, VarintError):
                         plain = False  # nothing was stored: the careful path decodes it, or says why it is bad
+                    else:
+                        if target is not latest:
+                            latest.update(target)
+                            extra += count - 1  # (`batches` counts the batch's first record below)
                 whole: tuple[int, int, RecordBatch] | None = None
                 if not plain:  # the careful path decodes this batch, or sets `stop` to why it cannot
                     whole = next(self.located(pos), None)
@@ -772,20 +784,21 @@ class BatchDecoder:
                     top_epoch = leader_epoch
                 if whole is not None:
                     self._settle(into, next_offset, top_epoch, index_from + base - index_interval_bytes, batches,
-                                 careful)
-                    batches = careful = 0
+                                 careful, extra)
+                    batches = careful = extra = 0
                     yield whole
                 pos = end
             self._stop = _diagnose(buf, pos, base)
             assert self._stop is not None, f"fast path rejected a batch the careful path accepts at {base + pos}"
         finally:
-            self._settle(into, next_offset, top_epoch, index_from + base - index_interval_bytes, batches, careful)
+            self._settle(into, next_offset, top_epoch, index_from + base - index_interval_bytes, batches, careful,
+                         extra)
 
     @staticmethod
     def _settle(into: LastValues, next_offset: int, top_epoch: int, indexed_at: int, batches: int,
-                careful: int) -> None:
+                careful: int, extra: int) -> None:
         into.next_offset, into.top_leader_epoch, into.indexed_at = next_offset, top_epoch, indexed_at
-        into.records += batches - careful
+        into.records += batches - careful + extra
         into.batches += batches
 
 

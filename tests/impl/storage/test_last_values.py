@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from crc32c import crc32c
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kcoord.impl.storage._files import FileScan, segment_name
@@ -210,7 +210,12 @@ def _intact(batches: list[bytes], original: bytes, damaged: bytes) -> int:
     return sum(1 for end in ends if end <= diff)
 
 
+_FOUR_TOMBSTONES = ([encode_new_batch([(b"a", None)], base_offset=i, timestamp_ms=7, partition_leader_epoch=0)
+                     for i in range(4)], [0, 1, 2, 3])
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(log=_FOUR_TOMBSTONES, split=4, how="flip", seed=0, out_of_order=True, vouch=1)  # found on a fresh clone
 @given(log=_log(), split=st.integers(0, 12), how=st.sampled_from(["none", "flip", "cut", "zeros"]),
        seed=st.integers(0, 2**32 - 1), out_of_order=st.booleans(), vouch=st.none() | st.integers(0, 13))
 def test_fast_load_equals_careful_load(tmp_path_factory: pytest.TempPathFactory, log: tuple[list[bytes], list[int]],
@@ -238,7 +243,10 @@ def test_fast_load_equals_careful_load(tmp_path_factory: pytest.TempPathFactory,
         damaged = _damage(first + second, how, rng)
         (path / segment_name(bases[0] if bases else 0)).write_bytes(damaged)
         intact = _intact(batches, first + second, damaged)
-    if vouch is not None:
+    # (an out-of-order copy of the first batch alone in the second segment has the first segment's name: it replaced
+    # that file, so the batches on disk are not `batches` and no recovery point can be placed by their index)
+    replaced = 0 < split < len(batches) and bases[split] == bases[0]
+    if vouch is not None and not replaced:
         below = min(vouch, intact)  # the first batch the recovery point does not vouch for
         (path / "recovery-point").write_text(f"{bases[below] if below < len(bases) else 10**12}\n")
     _assert_same(path)

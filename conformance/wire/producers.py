@@ -45,6 +45,7 @@ class TxnClient:
         self.transactional_id = transactional_id
         self.input_topic = input_topic
         self.group = group
+        self._closed = False
 
     def _call(self, fn: Callable[[], Any]) -> Any:
         try:
@@ -86,6 +87,10 @@ class TxnClient:
         self._call(lambda: self._rewind(offsets))
 
     def close(self) -> None:
+        """Close the client (once; later calls do nothing)."""
+        if self._closed:
+            return
+        self._closed = True
         with contextlib.suppress(Exception):  # closing a fenced or broken client may fail; nothing to do about it
             self._close()
 

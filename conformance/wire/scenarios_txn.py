@@ -89,6 +89,13 @@ def fencing(client: str, target: Target) -> str:
         second = make_txn_client(client, target, txn_id)
         second.init()
         error = _expect_fenced(first, sink)
+        # A fenced producer can only be closed, and it must be before the second one opens its transaction: a client
+        # that answers INVALID_PRODUCER_EPOCH with a KIP-360 epoch bump (kafka-python 3.0.12 does) sends
+        # InitProducerId with its old epoch, and Kafka 4.0 checks only the producer id, not the epoch, when the
+        # transaction is Ongoing (kafka-reference.md §1.5) — a bump landing after the second producer's
+        # AddPartitionsToTxn fences the second producer and aborts its transaction. Closing waits for requests in
+        # flight, so no bump of the first arrives later.
+        first.close()
         second.begin()
         second.produce(sink, b"new-2")
         second.commit()

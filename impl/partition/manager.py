@@ -100,6 +100,7 @@ class PartitionManager:
         self._topic_id_factory = topic_id_factory
         self._table = MachineTable.load("partition_producer")
         self._topics: dict[str, tuple[uuid.UUID, list[DataPartition]]] = {}
+        self._closed = False
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._discover()
 
@@ -122,6 +123,8 @@ class PartitionManager:
             self._open_topic(topic, ids.pop(), max(partitions) + 1)  # a creation cut short is completed
 
     def _open_topic(self, name: str, topic_id: uuid.UUID, num_partitions: int) -> None:
+        if self._closed:  # a topic made now would be written next to a data directory another process may own
+            raise RuntimeError(f"the partition manager of {self.data_dir} is closed; topic {name!r} not created")
         partitions = []
         for index in range(num_partitions):
             tp = TopicPartition(name, index)
@@ -308,6 +311,8 @@ class PartitionManager:
             part.flush()
 
     def close(self) -> None:
+        """Close every partition; the manager creates no topic after this."""
+        self._closed = True
         for part in self.partitions():
             part.close()
         self._topics.clear()

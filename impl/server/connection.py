@@ -120,6 +120,7 @@ class WireServer:
 
     def __init__(self, dispatcher: FrameDispatcher, options: ServerOptions | None = None) -> None:
         self._dispatcher = dispatcher
+        self._accepting = False  # True from start() until stop() begins
         self._stopping = False
         self._options = options or ServerOptions()
         self._server: asyncio.Server | None = None
@@ -139,12 +140,14 @@ class WireServer:
         if self._server is not None:
             raise RuntimeError("server already started")
         self._server = await asyncio.start_server(self._on_connect, self._options.host, self._options.port)
+        self._accepting = True
         _log.info("listening on %s:%d", *self.address)
 
     async def stop(self) -> None:
         """Stop listening, close every connection and wait for their tasks."""
         if self._server is None:
             return
+        self._accepting = False
         self._server.close()
         self._stopping = True
         for task in list(self._connections):
@@ -170,6 +173,13 @@ class WireServer:
         await self.stop()
 
     async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not self._accepting:
+            # Accepted just before stop(): asyncio runs this task's first step one loop step after the accept, so
+            # stop() did not see it. Serving it now would reach a cluster that is closed (or closing).
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+            return
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)

@@ -9,6 +9,7 @@ milliseconds, not seconds) and `target_for`. Used by every module in tests/serve
 from __future__ import annotations
 
 import contextlib
+import random
 import socket
 import time
 from collections.abc import Callable
@@ -52,15 +53,29 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def free_port_block(count: int, attempts: int = 50) -> int:
-    """The first of `count` consecutive free loopback ports (node i of a served cluster listens on port + i)."""
+def _ephemeral_range() -> tuple[int, int]:
+    """The range the kernel takes clients' local ports from (Linux's default when it cannot be read)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32_768, 60_999
+
+
+def free_port_block(count: int, attempts: int = 200) -> int:
+    """The first of `count` consecutive free loopback ports (node i of a served cluster listens on port + i), outside
+    the ephemeral range: while a server restarts, the clients reconnecting to it take local ports from that range, and
+    one of them holding a listener's port (even connected to itself, TCP's simultaneous open) keeps the server from
+    binding it again."""
+    low, high = _ephemeral_range()
+    spans = [(lo, hi) for lo, hi in ((10_000, low - count), (high + 1, 65_000 - count)) if lo < hi]
+    rng = random.Random()
     for _ in range(attempts):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            first = int(s.getsockname()[1])
-        if first + count < 65_000 and all(_port_free(first + i) for i in range(count)):
+        lo, hi = rng.choice(spans)
+        first = rng.randrange(lo, hi)
+        if all(_port_free(first + i) for i in range(count)):
             return first
-    raise RuntimeError(f"no block of {count} free loopback ports after {attempts} attempts")
+    raise RuntimeError(f"no block of {count} free loopback ports outside {low}..{high} after {attempts} attempts")
 
 
 class ServedCluster:

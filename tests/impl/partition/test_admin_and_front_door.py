@@ -39,6 +39,20 @@ def test_describe_topics_with_and_without_auto_creation(env: Env) -> None:
     assert [t.name for t in env.manager.describe_topics()] == ["new", TOPIC]
 
 
+def test_a_closed_manager_creates_no_topic(env: Env) -> None:
+    """A request handled after the server closed its cluster must not write partition directories: a restarted
+    server owns the data directory by then (a late auto-creation once gave a topic's partitions two ids)."""
+    before = sorted(p.name for p in env.path.iterdir())
+    env.manager.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.manager.create_topic("late", 2)
+    with pytest.raises(RuntimeError, match="closed"):
+        env.manager.describe_topics(["late"], allow_auto_creation=True)
+    assert sorted(p.name for p in env.path.iterdir()) == before
+    env.reopen()
+    assert env.manager.topic_names() == [TOPIC]
+
+
 def test_auto_creation_off_by_broker_config(tmp_path: Path) -> None:
     for env in make_env(tmp_path, PartitionConfig(auto_create_topics_enable=False, num_partitions=4)):
         assert env.manager.describe_topics(["x"], allow_auto_creation=True)[0].error == "UNKNOWN_TOPIC_OR_PARTITION"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import struct
 import time
 
@@ -20,6 +21,7 @@ from kcoord.impl.server import (
     Request,
     ServerOptions,
     VersionRange,
+    WireServer,
     encode_request,
     error_response,
 )
@@ -120,6 +122,34 @@ def test_stop_closes_idle_connections_cleanly(caplog: pytest.LogCaptureFixture) 
     assert client.read_frame() is None
     client.close()
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_a_connection_accepted_as_the_server_stops_is_closed_unserved() -> None:
+    """asyncio runs a connection's callback task one loop step after the accept; when `stop` comes in between, that
+    task starts after the server stopped (and the cluster behind it closed). It must close the connection without
+    reading a request: one served then could write to closed logs (an auto-created topic once got a second id)."""
+    handler = RecordingHandler()
+
+    async def scenario() -> tuple[bytes, list[Request]]:
+        server = WireServer(make_dispatcher(handler), ServerOptions(port=0))
+        await server.start()
+        await server.stop()
+        ours, theirs = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=ours)
+        theirs.sendall(struct.pack(">i", len(frame := heartbeat(1))) + frame)
+        theirs.shutdown(socket.SHUT_WR)  # so that a server serving it anyway ends at the end of the stream
+        await server._on_connect(reader, writer)  # the late first step of a connection task accepted before stop
+        theirs.settimeout(5)
+        try:
+            received = theirs.recv(1 << 16)  # b"" once the server closed its end
+        except ConnectionResetError:  # closed with our request unread: the kernel resets
+            received = b""
+        theirs.close()
+        return received, handler.calls
+
+    received, calls = asyncio.run(scenario())
+    assert received == b""
+    assert calls == []
 
 
 def test_server_binds_loopback_by_default() -> None:

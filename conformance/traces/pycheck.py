@@ -126,12 +126,13 @@ class MachineChecker:
         self.other = other
         self.not_checked: list[str] = []
         self.names = [name for name, _ in columns(self.m)]
+        self.ir_rows = {x.index: x for x in self.m.rows}  # `Machine.rows` sorts on every call
         self.sequences: dict[str, list[Row]] = defaultdict(list)
         self.orphans: list[Row] = []
         for r in rows:
             (self.orphans if r["seq"] == -1 else self.sequences[r["key"]]).append(r)
         for seq in self.sequences.values():
-            seq.sort(key=self._order)
+            _sort_by_seq(seq, self._order)
         self.trace_end = max((r["ts_ms"] for r in rows), default=None)
         self.ctx: dict[str, list[Ctx]] = {}
         self.found: list[tuple[Ctx, Found]] = []
@@ -209,7 +210,7 @@ class MachineChecker:
         sr = self.spec.rows.get(r["row"])
         if sr is None or sr.event != r["event"] or sr.kind != r["kind"]:
             return None
-        return next(x for x in self.m.rows if x.index == sr.index)
+        return self.ir_rows[sr.index]
 
     def _row_checks(self, c: Ctx) -> None:
         orphan = c.row["seq"] == -1
@@ -237,6 +238,20 @@ class MachineChecker:
 
 _NO_VALUE = object()
 ORPHAN_CHECKS = ("illegal_transition", "discontinuity", "reject_changed_state", "wrong_error")
+
+
+def _sort_by_seq(seq: list[Row], order: Callable[[Row], tuple[Any, ...]]) -> None:
+    """Sort a key's rows by `order` (seq, then every column): by seq alone, then the runs of an equal seq (rare: only
+    in a broken trace) by the whole key — the same order, without building the whole key for every row."""
+    seq.sort(key=lambda r: r["seq"])
+    i = 0
+    while i < len(seq) - 1:
+        j = i + 1
+        while j < len(seq) and seq[j]["seq"] == seq[i]["seq"]:
+            j += 1
+        if j - i > 1:
+            seq[i:j] = sorted(seq[i:j], key=order)
+        i = j
 
 
 def _orderable(v: Any) -> tuple[int, Any]:

@@ -186,14 +186,18 @@ def _arg_fields(m: ir.Machine) -> list[tuple[str, ir.Type, tuple[str, ...]]]:
     return [(name, t, tuple(evs)) for (name, _), (t, evs) in sorted(groups.items())]
 
 
-def check_rules(row: dict[str, Any], rule_list: list[Rule]) -> str | None:
-    """The first failing rule's reason for a type-correct row, or None."""
+def check_rules(row: dict[str, Any], rule_list: list[Rule],
+                by_event: dict[Any, list[Rule]] | None = None) -> str | None:
+    """The first failing rule's reason for a type-correct row, or None. `by_event` (filled on the way) keeps, per
+    event, the rules that apply to it, in order, so a long file does not test every rule's event list on every row."""
     event = row.get("event")
-    for r in rule_list:
-        if r.events and event not in r.events:
-            continue
-        value = row.get(r.column)
-        reason = _rule_failure(r, value)
+    applicable = None if by_event is None else by_event.get(event)
+    if applicable is None:
+        applicable = [r for r in rule_list if not r.events or event in r.events]
+        if by_event is not None and len(by_event) < 1024:  # unknown event names in a bad file stay uncached
+            by_event[event] = applicable
+    for r in applicable:
+        reason = _rule_failure(r, row.get(r.column))
         if reason:
             return reason
     return None
@@ -342,13 +346,14 @@ def read_rows(spec: Spec | None, machine: str, sources: Iterable[Source], quaran
         return
     cols = columns(spec.machine)
     rule_list = rules(spec.machine)
+    by_event: dict[Any, list[Rule]] = {}
     shape = RowShape.of(spec.machine)
     for src in sources:
         records = _json_rows(src, cols) if src.format == "json" else _parquet_rows(src, cols, batch_rows)
         for line, row, raw, reason in records:
             if reason is None:
                 assert row is not None
-                reason = _row_reason(row, machine, rule_list)
+                reason = _row_reason(row, machine, rule_list, by_event)
             if reason is not None:
                 quarantine.add(machine, src.path, line, reason, raw())
                 continue
@@ -356,10 +361,11 @@ def read_rows(spec: Spec | None, machine: str, sources: Iterable[Source], quaran
             yield shape.typed(row)
 
 
-def _row_reason(row: dict[str, Any], machine: str, rule_list: list[Rule]) -> str | None:
+def _row_reason(row: dict[str, Any], machine: str, rule_list: list[Rule],
+                by_event: dict[Any, list[Rule]]) -> str | None:
     if row.get("machine") is not None and row["machine"] != machine:
         return "wrong_machine:machine"
-    return check_rules(row, rule_list)
+    return check_rules(row, rule_list, by_event)
 
 
 Record = tuple[int, dict[str, Any] | None, Any, str | None]  # line, row, raw() thunk, reason

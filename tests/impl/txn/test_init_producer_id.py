@@ -203,6 +203,22 @@ def test_ongoing_is_fenced_and_aborted_in_one_record(tmp_path: Path, server_tv: 
     assert (marker.producer_id, marker.producer_epoch, marker.result) == (5, abort_epoch, "ABORT")
 
 
+def test_ongoing_is_fenced_by_a_stale_expected_epoch_of_the_same_producer_id(h: Harness) -> None:
+    """§1.5: in Ongoing only the expected producer id is checked, not the epoch (Kafka 4.0's isValidProducerId). So a
+    zombie's KIP-360 bump (InitProducerId with its old epoch, as kafka-python 3.0.12 sends after
+    INVALID_PRODUCER_EPOCH) aborts the newer producer's open transaction; in Empty the same request is fenced."""
+    h.seed(T, "Ongoing", producer_id=5, previous_producer_id=5, producer_epoch=3, partitions=frozenset({"orders-0"}))
+    mark = h.end_offset(T)
+    assert h.init(T, pid=5, epoch=0).error == "CONCURRENT_TRANSACTIONS"
+    (record,) = h.records_since(T, mark)
+    assert record[1] is not None and (record[1]["state"], record[1]["producer_epoch"]) == ("PrepareAbort", 5)
+    h.settle()
+    assert h.get(T)["state"] == "CompleteAbort"
+    mark = h.end_offset(T)
+    assert h.init(T, pid=5, epoch=0).error == "PRODUCER_FENCED"  # no longer Ongoing: the epoch is checked
+    assert h.records_since(T, mark) == []
+
+
 def test_fence_then_retry_sequence(h: Harness) -> None:
     h.seed(T, "Ongoing", producer_id=5, previous_producer_id=5, producer_epoch=3, partitions=frozenset({"orders-0"}))
     h.target.hold = True

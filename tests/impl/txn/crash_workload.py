@@ -13,6 +13,10 @@ SIGKILL (the page cache outlives the process):
 - ``DIR/acks.jsonl``: one line per durable state change (``[txn_id, state, producer_id, epoch]``), observed after
   the change was applied — the runtime applies only what is fsynced;
 - ``DIR/pids.txt``: every producer id the ProducerIdManager handed out, before it was used.
+
+The logs are compacted as they grow (the runtime's cleaner, with a small ``min_bytes`` so that it runs several times
+in the slow test): a compaction removes superseded values, so ``acks.jsonl`` gets a line ``["#compaction"]`` just
+before each one starts — what was acknowledged before it may be gone from the log, superseded by a later value.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ import os
 import random
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kcoord.impl.interfaces import MarkerResult, TopicPartition, TxnMarker
+from kcoord.impl.runtime.cleaner import Cleaning
 from kcoord.impl.runtime.clock import ManualClock
 from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.storage.log import Durability
@@ -69,14 +75,31 @@ class _LoggingIds(ProducerIdManager):
         return producer_id
 
 
+COMPACTION_MARK = "#compaction"
+
+
+@dataclass(frozen=True)
+class _MarkedCleaning(Cleaning):
+    """The runtime's cleaner, writing a mark to the acknowledgement file before each compaction starts."""
+
+    acks_fd: int = -1
+
+    def due(self, size_bytes: int, clean_bytes: int) -> bool:
+        due = super().due(size_bytes, clean_bytes)
+        if due and self.acks_fd >= 0:
+            os.write(self.acks_fd, (json.dumps([COMPACTION_MARK]) + "\n").encode())
+        return due
+
+
 DURABILITY = {"per_batch": Durability.per_batch(), "group": Durability.group(max_delay_ms=5, max_bytes=1 << 20)}
 
 
 def open_coordinator(directory: Path, clock: ManualClock, producer_ids: ProducerIdManager,
-                     rng: random.Random, durability: str = "per_batch") -> TransactionCoordinator:
+                     rng: random.Random, durability: str = "per_batch", acks_fd: int = -1) -> TransactionCoordinator:
     coordinator = TransactionCoordinator(
         data_dir=directory / "logs", clock=clock, router=_Router(_Broker(rng)), producer_ids=producer_ids,
-        config=CONFIG, durability=DURABILITY[durability], segment_bytes=64 * 1024)
+        config=CONFIG, durability=DURABILITY[durability], segment_bytes=64 * 1024,
+        cleaning=_MarkedCleaning(min_bytes=128 * 1024, acks_fd=acks_fd))
     coordinator.load_all()
     return coordinator
 
@@ -90,7 +113,7 @@ class _Workload:
         pids = os.open(directory / "pids.txt", flags, 0o644)
         store = ProducerIdBlockStore(directory / "producer-ids")
         self.coordinator = open_coordinator(directory, self.clock, _LoggingIds(store, self.clock, pids), self.rng,
-                                            durability)
+                                            durability, self.acks)
         self.session: dict[str, tuple[int, int] | None] = dict.fromkeys(PRODUCERS)
         self.seen: dict[str, tuple[Any, ...] | None] = {}
         self.observe()

@@ -269,11 +269,32 @@ def parse_json_line(line: str, cols: list[tuple[str, str]]) -> dict[str, Any]:
 # ---------------------------------------------------------------- typed rows
 
 
+class TraceRow(dict[str, Any]):
+    """A validated row, as the Python checker holds it. Read as a state, ``state`` is its ``to_state`` (the row is
+    its own post-state: the variables and keys are its columns), so the checker needs no copy of it per row."""
+
+    __slots__ = ()
+
+    def __missing__(self, name: str) -> Any:
+        if name == "state":
+            return self["to_state"]
+        raise KeyError(name)
+
+
+_SHARE_PROBE = 4_096  # rows after which a column whose values are mostly distinct (a timestamp) is no longer shared
+_SHARE_MAX = 1 << 20  # distinct values kept per shared column
+
+
 @dataclass(slots=True)
 class RowShape:
-    """How a validated row's values become the Python checker's values (sets → frozensets of their element type)."""
+    """How a validated row's values become the Python checker's values: sets become frozensets of their element
+    type, and equal strings, ints and sets are one object shared by every row holding them (a state name, a key or
+    a producer id repeats over many rows; without sharing each row would hold copies, ~40 % of its memory)."""
 
     sets: dict[str, ir.Type] = field(default_factory=dict)
+    _shared: dict[str, dict[Any, Any]] = field(default_factory=dict)  # column → value → the one object
+    _unshared: set[str] = field(default_factory=set)
+    _rows: int = 0
 
     @classmethod
     def of(cls, m: ir.Machine) -> RowShape:
@@ -281,12 +302,26 @@ class RowShape:
         fields += [(arg_column(p.name), p.type) for e in m.events for p in e.params]
         return cls({name: t.element for name, t in fields if isinstance(t, ir.SetType)})
 
-    def typed(self, row: dict[str, Any]) -> dict[str, Any]:
-        for name, element in self.sets.items():
-            value = row.get(name)
-            if value is not None:
-                row[name] = frozenset(_element(x, element) for x in value)
-        return row
+    def typed(self, row: dict[str, Any]) -> TraceRow:
+        self._rows += 1
+        if self._rows == _SHARE_PROBE:  # stop sharing the columns whose values rarely repeat
+            for name in [n for n, values in self._shared.items() if len(values) > _SHARE_PROBE // 2]:
+                del self._shared[name]
+                self._unshared.add(name)
+        out = TraceRow()
+        for name, value in row.items():
+            if value is not None and name in self.sets:
+                value = frozenset(_element(x, self.sets[name]) for x in value)
+            kind = type(value)
+            if (kind is str or kind is int or kind is frozenset) and name not in self._unshared:
+                values = self._shared.setdefault(name, {})
+                same = values.get(value)
+                if same is not None:
+                    value = same
+                elif len(values) < _SHARE_MAX:
+                    values[value] = value
+            out[name] = value
+        return out
 
 
 def _element(x: Any, t: ir.Type) -> Any:

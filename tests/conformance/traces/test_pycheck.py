@@ -205,3 +205,21 @@ def test_before_matches_the_values_the_entering_row_started_from(tmp_path: Path)
     assert rows[0]["holder"] == "m1"  # its own post-state would have matched
     assert found(tmp_path, {"GroupLease": rows}, {"GroupLease": lease}) == {
         ("before", "acquired_by_holder", "g1", 0)}
+
+
+def test_rows_share_repeated_values_and_read_as_their_post_state() -> None:
+    from kcoord.conformance.traces import readers
+
+    shape = readers.RowShape.of(bundled_machines()["Transaction"])
+    made = [shape.typed({"key": "t-" + str(i % 3), "to_state": "Ongoing", "ts_ms": 10_000 + i,
+                         "producer_id": 5_000 + i % 2, "partitions": ["b", "a"]})
+            for i in range(readers._SHARE_PROBE + 10)]
+    first, later = made[0], made[3]
+    assert first["key"] == later["key"] and first["key"] is later["key"]  # equal values: one object
+    assert first["producer_id"] is made[2]["producer_id"]
+    assert later["partitions"] == frozenset({"a", "b"}) and later["partitions"] is first["partitions"]
+    assert first["state"] == "Ongoing" and "state" not in first  # read as a state, not a column
+    with pytest.raises(KeyError):
+        first["no_such_column"]
+    # ts_ms rarely repeats: after the probe it is no longer kept (an int from a later row is its own object)
+    assert "ts_ms" in shape._unshared and "ts_ms" not in shape._shared and "key" in shape._shared

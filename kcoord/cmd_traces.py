@@ -13,6 +13,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY
+
 from .cli import EXIT_USAGE, app, console, err_console, usage_error
 from .specs import load_or_exit
 
@@ -33,6 +35,10 @@ def check_traces(
     spec: Annotated[list[Path] | None, typer.Option("--spec", help="Check against these spec files instead of the "
                                                     "bundled ones.")] = None,
     max_witnesses: Annotated[int, typer.Option(help="Violations that get a witness (the first ones).")] = 1000,
+    max_rows_in_memory: Annotated[int, typer.Option(
+        min=1, help="--engine python: a machine with more rows is spilled to disk by key (beside --out, else in the "
+                    "temporary folder) and checked a bucket at a time, so memory stays bounded; in memory a "
+                    "Transaction row takes ~1.2 KB.")] = MAX_ROWS_IN_MEMORY,
 ) -> None:
     """Check recorded traces against the spec: table, continuity, guards, effects and frame, error table,
     invariants, step and trace properties. Malformed rows are quarantined, never fatal.
@@ -56,7 +62,7 @@ def check_traces(
         usage_error(f"no such path: {', '.join(missing)}")
     machines = {m.name: m for m in load_or_exit(spec)}
     config = Config([str(p) for p in paths], str(out) if out else None, engine, master, fmt,
-                    max_witnesses=max_witnesses)
+                    max_witnesses=max_witnesses, max_rows_in_memory=max_rows_in_memory)
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err_console(),
                   transient=True) as bar:
         task = bar.add_task("starting", total=None)

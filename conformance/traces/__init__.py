@@ -7,3 +7,7 @@ rows, malformed rows to quarantine), `logs` (coordinator log directories → row
 (random valid traces and mutations), `replay` (a violation → a failing pytest file), `session` (the SparkSession).
 Must not import: kcoord.cli.
 """
+
+# The Python checker keeps up to this many rows of one machine in memory (~1.2 KB per Transaction row); a machine
+# with more is spilled to disk by key and checked a bucket at a time. Here, so that the CLI's default costs no import.
+MAX_ROWS_IN_MEMORY = 2_000_000

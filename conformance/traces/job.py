@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kcoord.conformance.traces import output
+from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY, output
 from kcoord.conformance.traces import witness as W
 from kcoord.conformance.traces.checks import CHECKS, Spec, Violation
 from kcoord.conformance.traces.output import Summary
@@ -41,6 +41,7 @@ class Config:
     master: str = "local[*]"
     fmt: str = "text"
     max_witnesses: int = 1000
+    max_rows_in_memory: int = MAX_ROWS_IN_MEMORY  # python engine: a machine with more is checked from spill files
     shuffle_partitions: int | None = None
     spec_files: list[str] = field(default_factory=list)
 
@@ -127,13 +128,16 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], progress: Pro
             progress(f"checking {name}", done[0], len(names))
         done[0] += 1
 
-    result = check_paths(config.paths, machines, config.out, Options(config.max_witnesses), step)
+    if config.out:  # spill files go beside the output (the system's temporary folder may be in memory)
+        os.makedirs(config.out, exist_ok=True)
+    options = Options(config.max_witnesses, config.max_rows_in_memory, spill_dir=config.out)
+    result = check_paths(config.paths, machines, config.out, options, step)
     if progress:
         progress("writing", len(names), len(names))
     if config.out:
         output.write_violations(result.violations, config.out)
     summary = Summary("python", result.rows_read, dict(result.quarantine.counts), output.count(result.violations),
-                      result.not_checked)
+                      result.not_checked, spilled=result.spilled)
     return summary, result.violations[:config.max_witnesses]
 
 
@@ -282,9 +286,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--engine", default="spark", choices=("spark", "python"))
     parser.add_argument("--spec", action="append", default=[])
+    parser.add_argument("--max-rows-in-memory", type=int, default=Config.max_rows_in_memory,
+                        help="python engine: a machine with more rows is spilled to disk by key and checked a bucket "
+                             "at a time")
     args = parser.parse_args(argv)
     try:
-        outcome = run(Config(args.paths, args.out, args.engine, args.master, args.format, spec_files=args.spec))
+        outcome = run(Config(args.paths, args.out, args.engine, args.master, args.format, spec_files=args.spec,
+                             max_rows_in_memory=args.max_rows_in_memory))
     except FileNotFoundError as e:
         print(f"kcoord-check-traces: no such path: {e}", file=sys.stderr)
         return 2

@@ -33,6 +33,7 @@ class Summary:
     violations: dict[str, dict[str, int]] = field(default_factory=dict)  # machine → check → count
     not_checked: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    spilled: dict[str, int] = field(default_factory=dict)  # python engine: machine → buckets it was checked in
 
     @property
     def violations_total(self) -> int:
@@ -131,6 +132,8 @@ def _summary_text(s: Summary) -> str:
         out += [f"  {machine:<22} {check:<22} {n}" for check, n in checks.items()]
     out += [f"  quarantined {code}: {n}" for code, n in sorted(s.quarantined.items())]
     out += [f"  not checked: {what}" for what in s.not_checked]
+    out += [f"  checked from disk: {machine}, {n} buckets by key (more rows than --max-rows-in-memory)"
+            for machine, n in sorted(s.spilled.items())]
     return "\n".join(out)
 
 

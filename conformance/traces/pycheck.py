@@ -6,10 +6,14 @@ and in `sparkcheck` (which computes the same things with Spark SQL): `illegal_tr
 `exclusive`, `monotonic`, `within`, `before`, `fenced` for the trace properties. Expressions are evaluated by the
 model's Python evaluator (`kcoord.model.pyexpr`), the code the runtime tables run.
 
-Memory: readers stream rows file by file, but the checker holds the rows of one machine at a time (grouped by key;
-~1.2 KB per Transaction row: equal values are shared between rows, and a row is its own post-state, so the next
-row's pre-state is no copy) — 10M rows take ~12 GB. A `before` or `fenced` property re-reads the other machine's
-files and keeps only the projection it needs.
+Memory: readers stream rows file by file; a machine of up to `Options.max_rows_in_memory` rows is checked in
+memory (~1.2 KB per Transaction row: equal values are shared between rows, and a row is its own post-state). A larger
+one is spilled to `Options.buckets` files by key (`_Rows`) and checked a bucket at a time: a key's rows are all in one
+bucket, so the row checks and `within` run per bucket; the cross-key properties (`exclusive`, `monotonic`, `before`,
+`fenced`) are map/reduce pairs — the map emits small tuples per group, spilled by group, the reduce reads one group
+bucket at a time — and the violations they find get their witness from their key's bucket, read again. Peak memory
+is then about one bucket's rows, whatever the trace's size. A `before` or `fenced` property re-reads the other
+machine's files and keeps only the projection it needs.
 Must not import: pyspark, kcoord.cli.
 """
 
@@ -17,6 +21,10 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import pickle
+import shutil
+import tempfile
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -26,6 +34,7 @@ from typing import Any
 from kcoord.model import ir
 from kcoord.model.pyexpr import PythonEvaluator
 
+from . import MAX_ROWS_IN_MEMORY
 from . import witness as W
 from .checks import ACCEPTED_KINDS, NEVER, TRACE_FORMS, Spec, Violation, location, row_check_location
 from .readers import Quarantine, Source, TraceRow, columns, discover, read_rows
@@ -37,6 +46,9 @@ Found = tuple[str, str, str]  # check, name, message
 @dataclass(slots=True)
 class Options:
     max_witnesses: int = 1000  # violations beyond this many (per run) get no witness
+    max_rows_in_memory: int = MAX_ROWS_IN_MEMORY  # a machine with more is spilled to disk, checked bucket by bucket
+    buckets: int = 64  # spill files per machine (and for the cross-key properties' tuples)
+    spill_dir: str | None = None  # where spill files go (a temporary folder in it); None: the system's
 
 
 @dataclass(slots=True)
@@ -45,6 +57,7 @@ class Result:
     rows_read: dict[str, int] = field(default_factory=dict)
     quarantine: Quarantine = field(default_factory=Quarantine)
     not_checked: list[str] = field(default_factory=list)
+    spilled: dict[str, int] = field(default_factory=dict)  # machine → buckets, for the machines checked from disk
 
 
 # ---------------------------------------------------------------- entry point
@@ -67,14 +80,20 @@ def check_paths(paths: Sequence[str], machines: Mapping[str, ir.Machine], out_di
             if progress:
                 progress(name)
             spec = specs.get(name)
-            rows = list(read_rows(spec, name, by_machine[name], result.quarantine))
+            rows = read_rows(spec, name, by_machine[name], result.quarantine)
             if spec is None:
+                for _ in rows:  # every row is quarantined
+                    pass
                 continue
-            result.rows_read[name] = len(rows)
-            other = _OtherRows(specs, by_machine)
-            checker = MachineChecker(spec, rows, other)
-            result.violations += checker.run()
-            result.not_checked += checker.not_checked
+            with _Rows(options, [name for name, _ in columns(spec.machine)]) as held:
+                for r in rows:
+                    held.add(r)
+                result.rows_read[name] = held.count
+                if held.spilled:
+                    result.spilled[name] = options.buckets
+                violations, not_checked = _check_machine(spec, held, _OtherRows(specs, by_machine))
+            result.violations += violations
+            result.not_checked += not_checked
     finally:
         result.quarantine.close()
         if collecting:
@@ -82,6 +101,30 @@ def check_paths(paths: Sequence[str], machines: Mapping[str, ir.Machine], out_di
     result.violations.sort(key=sort_key)
     _attach_witnesses(result.violations, options.max_witnesses, specs)
     return result
+
+
+def _check_machine(spec: Spec, held: _Rows, other: _OtherRows) -> tuple[list[Violation], list[str]]:
+    """Row checks and `within` bucket by bucket; the cross-key properties mapped from every bucket, then reduced;
+    their findings resolved against their key's bucket (the one in memory, or read again)."""
+    cross = _CrossKey(spec, other, held.new_spill())
+    violations: list[Violation] = []
+    checker = None
+    for b in range(held.buckets):
+        checker = None  # the previous bucket's rows go before the next bucket's come in
+        checker = MachineChecker(spec, held.bucket(b), held.trace_end)
+        checker.run()
+        violations += checker.violations()
+        cross.map(checker)
+    cross.map_other()
+    pending: dict[int, list[tuple[str, int, Found]]] = defaultdict(list)
+    for key, pos, found in cross.reduce():
+        pending[held.bucket_of(key)].append((key, pos, found))
+    for b, items in sorted(pending.items()):
+        if held.spilled or checker is None:
+            checker = None
+            checker = MachineChecker(spec, held.bucket(b), held.trace_end)
+        violations += [checker.violation(checker.ctx[key][pos], found) for key, pos, found in items]
+    return violations, cross.not_checked
 
 
 def sort_key(v: Violation) -> tuple[str, int, str, int, str]:
@@ -100,10 +143,127 @@ class _OtherRows:
     specs: dict[str, Spec]
     sources: dict[str, list[Source]]
 
+    def has(self, machine: str) -> bool:
+        return machine in self.sources and machine in self.specs
+
     def rows(self, machine: str) -> Iterator[Row] | None:
-        if machine not in self.sources or machine not in self.specs:
+        if not self.has(machine):
             return None
         return read_rows(self.specs[machine], machine, self.sources[machine], Quarantine())
+
+
+# ---------------------------------------------------------------- rows in memory, or spilled by key
+
+
+class _Spill:
+    """Objects appended to `n` bucket files (pickled in chunks) and read back a bucket at a time, in the order they
+    were added."""
+
+    CHUNK = 4_096
+
+    def __init__(self, folder: str, n: int) -> None:
+        self.n = n
+        self._paths = [os.path.join(folder, f"{i:04d}.pickle") for i in range(n)]
+        self._files = [open(p, "wb") for p in self._paths]  # noqa: SIM115 (closed by close())
+        self._chunks: list[list[Any]] = [[] for _ in range(n)]
+
+    def add(self, bucket: int, obj: Any) -> None:
+        chunk = self._chunks[bucket]
+        chunk.append(obj)
+        if len(chunk) >= self.CHUNK:
+            self._flush(bucket)
+
+    def _flush(self, bucket: int) -> None:
+        if self._chunks[bucket]:
+            pickle.dump(self._chunks[bucket], self._files[bucket], protocol=pickle.HIGHEST_PROTOCOL)
+            self._chunks[bucket] = []
+
+    def read(self, bucket: int) -> Iterator[Any]:
+        self._flush(bucket)
+        self._files[bucket].flush()
+        with open(self._paths[bucket], "rb") as f:
+            while True:
+                try:
+                    chunk = pickle.load(f)
+                except EOFError:
+                    return
+                yield from chunk
+
+    def close(self) -> None:
+        for f in self._files:
+            f.close()
+
+
+class _Rows:
+    """One machine's validated rows: a list until there are more than `max_rows_in_memory`, then spilled by key to
+    `buckets` files in a temporary folder (removed on exit), each row as the tuple of its values in column order
+    (`names`: every validated row has exactly these columns). Also the trace's last `ts_ms`."""
+
+    def __init__(self, options: Options, names: list[str]) -> None:
+        self.options = options
+        self.names = names
+        self.count = 0
+        self.trace_end: int | None = None
+        self._list: list[Row] | None = []
+        self._folder: str | None = None
+        self._rows: _Spill | None = None
+        self._spills: list[_Spill] = []
+
+    def __enter__(self) -> _Rows:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for s in self._spills:
+            s.close()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+    @property
+    def spilled(self) -> bool:
+        return self._rows is not None
+
+    @property
+    def buckets(self) -> int:
+        return self.options.buckets if self.spilled else 1
+
+    def bucket_of(self, key: str) -> int:
+        return hash(key) % self.options.buckets if self.spilled else 0
+
+    def add(self, r: Row) -> None:
+        self.count += 1
+        ts = r["ts_ms"]
+        if self.trace_end is None or ts > self.trace_end:
+            self.trace_end = ts
+        if self._rows is not None:
+            self._rows.add(self.bucket_of(r["key"]), tuple(r.values()))
+            return
+        assert self._list is not None
+        self._list.append(r)
+        if len(self._list) > self.options.max_rows_in_memory:
+            self._rows = self._open_spill()
+            for x in self._list:
+                self._rows.add(self.bucket_of(x["key"]), tuple(x.values()))
+            self._list = None
+
+    def new_spill(self) -> _Spill | None:
+        """More bucket files in this machine's spill folder (for the cross-key tuples), or None in memory."""
+        return self._open_spill() if self.spilled else None
+
+    def _open_spill(self) -> _Spill:
+        if self._folder is None:
+            self._folder = tempfile.mkdtemp(prefix="kcoord-pycheck-", dir=self.options.spill_dir)
+        folder = os.path.join(self._folder, str(len(self._spills)))
+        os.mkdir(folder)
+        spill = _Spill(folder, self.options.buckets)
+        self._spills.append(spill)
+        return spill
+
+    def bucket(self, b: int) -> list[Row]:
+        if self._rows is None:
+            assert self._list is not None
+            return self._list
+        names = self.names  # (pickling keeps equal values shared within a chunk of rows: no need to share them again)
+        return [TraceRow(zip(names, values, strict=True)) for values in self._rows.read(b)]
 
 
 # ---------------------------------------------------------------- per-machine state
@@ -125,38 +285,41 @@ class Ctx:
 
 
 class MachineChecker:
-    def __init__(self, spec: Spec, rows: list[Row], other: _OtherRows) -> None:
+    """The rows of some keys of one machine (all of them, or one bucket): their row checks and `within`."""
+
+    def __init__(self, spec: Spec, rows: Iterable[Row], trace_end: int | None) -> None:
         self.spec = spec
         self.m = spec.machine
         self.ev = PythonEvaluator()
-        self.other = other
-        self.not_checked: list[str] = []
         self.names = [name for name, _ in columns(self.m)]
         self.ir_rows = {x.index: x for x in self.m.rows}  # `Machine.rows` sorts on every call
-        self.sequences: dict[str, list[Row]] = defaultdict(list)
+        sequences: dict[str, list[Row]] = defaultdict(list)
         self.orphans: list[Row] = []
         for r in rows:
-            (self.orphans if r["seq"] == -1 else self.sequences[r["key"]]).append(r)
-        for seq in self.sequences.values():
-            _sort_by_seq(seq, self._order)
-        self.trace_end = max((r["ts_ms"] for r in rows), default=None)
+            (self.orphans if r["seq"] == -1 else sequences[r["key"]]).append(r)
         self.ctx: dict[str, list[Ctx]] = {}
+        for key in sorted(sequences):
+            seq = sequences[key]
+            _sort_by_seq(seq, self._order)
+            self.ctx[key] = self._contexts(seq)
+        self.trace_end = trace_end
         self.found: list[tuple[Ctx, Found]] = []
 
     def _order(self, r: Row) -> tuple[Any, ...]:
         return (r["seq"], *(_orderable(r[n]) for n in self.names))
 
-    def run(self) -> list[Violation]:
-        for key, seq in sorted(self.sequences.items()):
-            self.ctx[key] = self._contexts(seq)
-            for c in self.ctx[key]:
+    def run(self) -> None:
+        for cs in self.ctx.values():
+            for c in cs:
                 self._row_checks(c)
         for r in self.orphans:
             self._row_checks(Ctx(r, self._fresh(r), None, True, -1))
         for prop in self.m.traces:
-            for c, found in _TRACE_CHECKS[prop.form](self, prop):
-                self.found.append((c, found))
-        return [self._violation(c, f) for c, f in self.found]
+            if prop.form == "within":
+                self.found += within(self, prop)
+
+    def violations(self) -> list[Violation]:
+        return [self.violation(c, f) for c, f in self.found]
 
     def _contexts(self, seq: list[Row]) -> list[Ctx]:
         out = []
@@ -220,7 +383,7 @@ class MachineChecker:
                 continue
             self.found += [(c, f) for f in check(self, c)]
 
-    def _violation(self, c: Ctx, f: Found) -> Violation:
+    def violation(self, c: Ctx, f: Found) -> Violation:
         check, name, message = f
         r = c.row
         if check in TRACE_FORMS:
@@ -378,40 +541,8 @@ def step(k: MachineChecker, c: Ctx) -> list[Found]:
 # ---------------------------------------------------------------- trace properties
 
 
-def _all(k: MachineChecker) -> Iterator[Ctx]:
-    for key in sorted(k.ctx):
-        yield from k.ctx[key]
-
-
-def _fields(r: Row, names: Sequence[str]) -> tuple[Any, ...]:
+def _fields(r: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
     return tuple(_orderable(r[n]) for n in names)
-
-
-def exclusive(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
-    (var,) = prop.subject
-    intervals: dict[tuple[Any, ...], list[tuple[int, str, int, int, Ctx]]] = defaultdict(list)
-    for key in sorted(k.ctx):
-        cs = k.ctx[key]
-        starts = _running_max([c.row["ts_ms"] for c in cs])
-        for i, c in enumerate(cs):
-            end = starts[i + 1] if i + 1 < len(cs) else NEVER
-            if c.row["to_state"] in k.spec.final_states or end <= starts[i]:
-                continue
-            for x in c.row[var]:
-                intervals[(*_fields(c.row, prop.per), x)].append((starts[i], key, c.row["seq"], end, c))
-    hits: dict[int, tuple[Ctx, Any]] = {}
-    for group, items in intervals.items():
-        items.sort(key=lambda t: t[:4])
-        latest = -1
-        for start, _, _, end, c in items:
-            if start < latest:
-                x = group[-1]
-                old = hits.get(id(c))
-                hits[id(c)] = (c, x if old is None else min(old[1], x))
-            latest = max(latest, end)
-    per = ", ".join(prop.per)
-    return [(c, ("exclusive", prop.name, f"{var} element {x} is also held by another instance with equal {per}"))
-            for c, x in hits.values()]
 
 
 def _running_max(values: list[int]) -> list[int]:
@@ -422,34 +553,15 @@ def _running_max(values: list[int]) -> list[int]:
     return out
 
 
-def monotonic(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
-    (var,) = prop.subject
-    groups: dict[tuple[Any, ...], list[Ctx]] = defaultdict(list)
-    for c in _all(k):
-        if c.row["kind"] != "reject":  # a rejection changes nothing (see checks.py)
-            groups[_fields(c.row, prop.per)].append(c)
-    out = []
-    for cs in groups.values():
-        cs.sort(key=lambda c: (c.row["ts_ms"], c.row["seq"], c.row["key"], c.row[var]))
-        top = None
-        for c in cs:
-            v = c.row[var]
-            if top is not None and v < top:
-                out.append((c, ("monotonic", prop.name, f"{var} = {v} is below {top}, seen before for equal "
-                                                        f"{', '.join(prop.per)}")))
-            top = v if top is None else max(top, v)
-    return out
-
-
 def _entering(k: MachineChecker, c: Ctx, states: Sequence[str]) -> bool:
     return c.row["to_state"] in states and (c.pre is None or c.pre_state not in states)
 
 
 def within(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
+    """Per key: entering `states_from`, the key reaches `states_to` by the bound (or the trace ends before it)."""
     assert prop.bound is not None
     out = []
-    for key in sorted(k.ctx):
-        cs = k.ctx[key]
+    for cs in k.ctx.values():
         next_b: list[tuple[int, int] | None] = [None] * len(cs)
         following: tuple[int, int] | None = None
         for i in range(len(cs) - 1, -1, -1):
@@ -476,33 +588,99 @@ def within(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]
     return out
 
 
-def before(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
-    _, state, other, event = prop.subject
-    rows = (c.row for c in _all(k)) if other == k.m.name else k.other.rows(other)
-    if rows is None:
-        k.not_checked.append(f"{k.m.name}.{prop.name}: no {other} rows in the input")
-        return []
-    times: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+# The cross-key properties, each a map/reduce pair over tuples (the same code in memory and from spill files):
+# `local` maps a checker's keys to (group, item) pairs, `remote` maps the other machine's rows (`before`, `fenced`),
+# `reduce` takes one group's items and yields (key, pos, payload) for the rows that break the property, and `finish`
+# turns all the hits of one property into findings (key, pos, Found). Items sort on their whole tuple, the position in
+# the key's sequence last, so ties between equal rows resolve the same way whatever order the buckets came in.
+
+Group = tuple[Any, ...]
+Item = tuple[Any, ...]
+Hit = tuple[str, int, Any]  # key, position in the key's sequence, payload
+
+
+def _exclusive_local(k: MachineChecker, prop: ir.TraceProperty) -> Iterator[tuple[Group, Item]]:
+    (var,) = prop.subject
+    for key, cs in k.ctx.items():
+        starts = _running_max([c.row["ts_ms"] for c in cs])
+        for i, c in enumerate(cs):
+            end = starts[i + 1] if i + 1 < len(cs) else NEVER
+            if c.row["to_state"] in k.spec.final_states or end <= starts[i]:
+                continue
+            for x in c.row[var]:
+                yield (*_fields(c.row, prop.per), x), (starts[i], key, c.row["seq"], end, i)
+
+
+def _exclusive_reduce(prop: ir.TraceProperty, group: Group, items: list[Item]) -> Iterator[Hit]:
+    items.sort()
+    latest = -1
+    for start, key, _, end, pos in items:
+        if start < latest:
+            yield key, pos, group[-1]
+        latest = max(latest, end)
+
+
+def _exclusive_finish(prop: ir.TraceProperty, hits: list[Hit]) -> list[tuple[str, int, Found]]:
+    """One finding per row: the least element it shares."""
+    (var,) = prop.subject
+    least: dict[tuple[str, int], Any] = {}
+    for key, pos, x in hits:
+        least[(key, pos)] = min(least[(key, pos)], x) if (key, pos) in least else x
+    per = ", ".join(prop.per)
+    return [(key, pos, ("exclusive", prop.name, f"{var} element {x} is also held by another instance with equal "
+                                                f"{per}")) for (key, pos), x in least.items()]
+
+
+def _monotonic_local(k: MachineChecker, prop: ir.TraceProperty) -> Iterator[tuple[Group, Item]]:
+    (var,) = prop.subject
+    for key, cs in k.ctx.items():
+        for c in cs:
+            if c.row["kind"] != "reject":  # a rejection changes nothing (see checks.py)
+                yield _fields(c.row, prop.per), (c.row["ts_ms"], c.row["seq"], key, c.row[var], c.pos)
+
+
+def _monotonic_reduce(prop: ir.TraceProperty, group: Group, items: list[Item]) -> Iterator[Hit]:
+    (var,) = prop.subject
+    items.sort()
+    top = None
+    for _, _, key, v, pos in items:
+        if top is not None and v < top:
+            yield key, pos, ("monotonic", prop.name, f"{var} = {v} is below {top}, seen before for equal "
+                                                     f"{', '.join(prop.per)}")
+        top = v if top is None else max(top, v)
+
+
+def _before_times(rows: Iterable[Mapping[str, Any]], prop: ir.TraceProperty) -> Iterator[tuple[Group, Item]]:
+    _, _, _, event = prop.subject
     for r in rows:
         if r["event"] == event and r["kind"] in ACCEPTED_KINDS and r["seq"] != -1:
-            times[_fields(r, prop.per)].append(r["ts_ms"])
-    for ts in times.values():
-        ts.sort()
-    out = []
-    for key in sorted(k.ctx):
-        cs = k.ctx[key]
+            yield _fields(r, prop.per), (0, r["ts_ms"])
+
+
+def _before_local(k: MachineChecker, prop: ir.TraceProperty) -> Iterator[tuple[Group, Item]]:
+    _, state, other, _ = prop.subject
+    for key, cs in k.ctx.items():
+        if other == k.m.name:
+            yield from _before_times((c.row for c in cs), prop)
         entered = _state_entered(cs)
         for i, c in enumerate(cs):
-            if not _entering(k, c, (state,)):
-                continue
-            since = entered[i - 1] if i > 0 else None
-            found = times.get(_fields(c.pre if c.pre is not None else c.row, prop.per), [])
-            j = bisect_left(found, since) if since is not None else 0
-            if j >= len(found) or found[j] > c.row["ts_ms"]:
-                window = f"since ts {since}" if since is not None else "before it"
-                out.append((c, ("before", prop.name, f"entered {state} at ts {c.row['ts_ms']} without a "
-                                                     f"{other}.{event} on {', '.join(prop.per)} {window}")))
-    return out
+            if _entering(k, c, (state,)):
+                since = entered[i - 1] if i > 0 else None
+                yield _fields(c.pre if c.pre is not None else c.row, prop.per), (1, since, c.row["ts_ms"], key, i)
+
+
+def _before_reduce(prop: ir.TraceProperty, group: Group, items: list[Item]) -> Iterator[Hit]:
+    _, state, other, event = prop.subject
+    times = sorted(t[1] for t in items if t[0] == 0)
+    for item in items:
+        if item[0] != 1:
+            continue
+        _, since, ts, key, pos = item
+        j = bisect_left(times, since) if since is not None else 0
+        if j >= len(times) or times[j] > ts:
+            window = f"since ts {since}" if since is not None else "before it"
+            yield key, pos, ("before", prop.name, f"entered {state} at ts {ts} without a {other}.{event} on "
+                                                  f"{', '.join(prop.per)} {window}")
 
 
 def _state_entered(cs: list[Ctx]) -> list[int]:
@@ -515,35 +693,119 @@ def _state_entered(cs: list[Ctx]) -> list[int]:
     return out
 
 
-def fenced(k: MachineChecker, prop: ir.TraceProperty) -> list[tuple[Ctx, Found]]:
-    _, event, param, other, var = prop.subject
-    rows = (c.row for c in _all(k)) if other == k.m.name else k.other.rows(other)
-    if rows is None:
-        k.not_checked.append(f"{k.m.name}.{prop.name}: no {other} rows in the input")
-        return []
-    merged: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
+def _fenced_latest(rows: Iterable[Mapping[str, Any]], prop: ir.TraceProperty) -> Iterator[tuple[Group, Item]]:
+    var = prop.subject[4]
     for r in rows:
         if r["seq"] != -1:
-            merged[_fields(r, prop.per)].append((r["ts_ms"], 1, r["seq"], r["key"], r[var], None))
-    for c in _all(k):
-        r = c.row
-        if r["event"] == event and r["kind"] in ACCEPTED_KINDS:
-            merged[_fields(r, prop.per)].append((r["ts_ms"], 0, r["seq"], r["key"], r[f"arg_{param}"], c))
-    out = []
-    for items in merged.values():
-        items.sort(key=lambda t: t[:5])
-        latest = None
-        for _, flag, _, _, value, c in items:
-            if flag == 1:
-                latest = value
-            elif latest is not None and value < latest:
-                out.append((c, ("fenced", prop.name, f"{event}.{param} = {value} is below the latest "
-                                                     f"{other}.{var} = {latest}")))
-    return out
+            yield _fields(r, prop.per), (r["ts_ms"], 1, r["seq"], r["key"], r[var], -1)
 
 
-_TRACE_CHECKS: dict[str, Callable[[MachineChecker, ir.TraceProperty], list[tuple[Ctx, Found]]]] = {
-    "exclusive": exclusive, "monotonic": monotonic, "within": within, "before": before, "fenced": fenced}
+def _fenced_local(k: MachineChecker, prop: ir.TraceProperty) -> Iterator[tuple[Group, Item]]:
+    _, event, param, other, _ = prop.subject
+    for key, cs in k.ctx.items():
+        if other == k.m.name:
+            yield from _fenced_latest((c.row for c in cs), prop)
+        for c in cs:
+            r = c.row
+            if r["event"] == event and r["kind"] in ACCEPTED_KINDS:
+                yield _fields(r, prop.per), (r["ts_ms"], 0, r["seq"], key, r[f"arg_{param}"], c.pos)
+
+
+def _fenced_reduce(prop: ir.TraceProperty, group: Group, items: list[Item]) -> Iterator[Hit]:
+    _, event, param, other, var = prop.subject
+    items.sort()
+    latest = None
+    for _, flag, _, key, value, pos in items:
+        if flag == 1:
+            latest = value
+        elif latest is not None and value < latest:
+            yield key, pos, ("fenced", prop.name, f"{event}.{param} = {value} is below the latest {other}.{var} = "
+                                                  f"{latest}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Form:
+    local: Callable[[MachineChecker, ir.TraceProperty], Iterator[tuple[Group, Item]]]
+    reduce: Callable[[ir.TraceProperty, Group, list[Item]], Iterator[Hit]]
+    remote: Callable[[Iterable[Mapping[str, Any]], ir.TraceProperty], Iterator[tuple[Group, Item]]] | None = None
+    other_at: int | None = None  # where the other machine's name is in the property's subject
+    finish: Callable[[ir.TraceProperty, list[Hit]], list[tuple[str, int, Found]]] = lambda _, hits: hits
+
+
+_CROSS_KEY = {
+    "exclusive": _Form(_exclusive_local, _exclusive_reduce, finish=_exclusive_finish),
+    "monotonic": _Form(_monotonic_local, _monotonic_reduce),
+    "before": _Form(_before_local, _before_reduce, _before_times, 2),
+    "fenced": _Form(_fenced_local, _fenced_reduce, _fenced_latest, 3),
+}
+
+
+class _CrossKey:
+    """One machine's cross-key properties: tuples mapped from each bucket's checker and from the other machine's rows,
+    kept per group (in memory, or in `spill`'s files by the group's hash), then reduced a bucket of groups at a time."""
+
+    def __init__(self, spec: Spec, other: _OtherRows, spill: _Spill | None) -> None:
+        self.name = spec.machine.name
+        self.other = other
+        self.spill = spill
+        self.groups: dict[tuple[int, Group], list[Item]] = defaultdict(list)
+        self.not_checked: list[str] = []
+        self.props: dict[int, ir.TraceProperty] = {}
+        for i, prop in enumerate(spec.machine.traces):
+            form = _CROSS_KEY.get(prop.form)
+            if form is None:
+                continue
+            theirs = self._other(prop)
+            if theirs is not None and theirs != self.name and not other.has(theirs):
+                self.not_checked.append(f"{self.name}.{prop.name}: no {theirs} rows in the input")
+                continue
+            self.props[i] = prop
+
+    def _other(self, prop: ir.TraceProperty) -> str | None:
+        at = _CROSS_KEY[prop.form].other_at
+        return None if at is None else str(prop.subject[at])
+
+    def _add(self, i: int, pairs: Iterable[tuple[Group, Item]]) -> None:
+        if self.spill is None:
+            for group, item in pairs:
+                self.groups[(i, group)].append(item)
+        else:
+            for group, item in pairs:
+                self.spill.add(hash((i, group)) % self.spill.n, (i, group, item))
+
+    def map(self, k: MachineChecker) -> None:
+        for i, prop in self.props.items():
+            self._add(i, _CROSS_KEY[prop.form].local(k, prop))
+
+    def map_other(self) -> None:
+        for i, prop in self.props.items():
+            theirs, remote = self._other(prop), _CROSS_KEY[prop.form].remote
+            if theirs is not None and theirs != self.name and remote is not None:
+                rows = self.other.rows(theirs)
+                assert rows is not None
+                self._add(i, remote(rows, prop))
+
+    def _bucketed(self) -> Iterator[dict[tuple[int, Group], list[Item]]]:
+        if self.spill is None:
+            yield self.groups
+            return
+        for b in range(self.spill.n):
+            groups: dict[tuple[int, Group], list[Item]] = defaultdict(list)
+            for i, group, item in self.spill.read(b):
+                groups[(i, group)].append(item)
+            yield groups
+
+    def reduce(self) -> list[tuple[str, int, Found]]:
+        """Every property's findings, in property order, then by key and position."""
+        hits: dict[int, list[Hit]] = defaultdict(list)
+        for groups in self._bucketed():
+            for (i, group), items in groups.items():
+                hits[i] += _CROSS_KEY[self.props[i].form].reduce(self.props[i], group, items)
+        out = []
+        for i in sorted(hits):
+            found = _CROSS_KEY[self.props[i].form].finish(self.props[i], hits[i])
+            out += sorted(found, key=lambda t: (t[0], t[1]))
+        return out
 
 
 # ---------------------------------------------------------------- witnesses

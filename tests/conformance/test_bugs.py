@@ -30,11 +30,17 @@ class Checked:
 
 
 def reference_check(traces: Path, out: Path, machines: dict[str, Any] | None = None) -> Checked:
-    """The adapter: what the Python reference checker finds in `traces` (bundled specs unless `machines`)."""
-    from kcoord.conformance.traces.pycheck import check_paths
+    """The adapter: what the Python reference checker finds in `traces` (bundled specs unless `machines`). It also
+    checks them from spill files (at most 300 rows of a machine in memory, 7 buckets by key) and requires the same
+    violations, witnesses included: the seeded bugs break the cross-key properties the spilled check maps and
+    reduces."""
+    from kcoord.conformance.traces.pycheck import Options, check_paths
     from kcoord.model.loader import bundled_machines
 
-    result = check_paths([str(traces)], machines or bundled_machines(), str(out))
+    machines = machines or bundled_machines()
+    result = check_paths([str(traces)], machines, str(out))
+    spilled = check_paths([str(traces)], machines, options=Options(max_rows_in_memory=300, buckets=7))
+    assert spilled.spilled and spilled.violations == result.violations
     return Checked(result.violations, result.quarantine.total)
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from kcoord.conformance.traces.checks import Spec
 from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
-from kcoord.conformance.traces.pycheck import check_paths
+from kcoord.conformance.traces.pycheck import Options as PyOptions
+from kcoord.conformance.traces.pycheck import Result, check_paths
 from kcoord.model import ir
 from kcoord.model.loader import bundled_machines
 
@@ -26,7 +27,36 @@ def found(tmp_path: Path, traces: dict[str, Rows], machines: dict[str, ir.Machin
     root = tmp_path / "traces"
     (write_parquet(traces, machines, str(root)) if parquet else write_jsonl(traces, str(root)))
     result = check_paths([str(root)], machines)
+    assert_same_from_disk(root, machines, result)
     return {(v.check, v.name, v.key, v.seq) for v in result.violations}
+
+
+def assert_same_from_disk(root: Path, machines: dict[str, ir.Machine], in_memory: Result) -> None:
+    """Checked bucket by bucket from spill files (at most 3 rows in memory; one bucket, and 3), the same traces give
+    the same violations, messages and witnesses as in memory."""
+    assert in_memory.spilled == {}
+    for buckets in (1, 3):
+        spilled = check_paths([str(root)], machines, options=PyOptions(max_rows_in_memory=3, buckets=buckets))
+        assert spilled.spilled == {m: buckets for m, n in in_memory.rows_read.items() if n > 3}
+        assert spilled.rows_read == in_memory.rows_read
+        assert spilled.not_checked == in_memory.not_checked
+        assert spilled.violations == in_memory.violations
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_mutated_traces_give_the_same_violations_from_spill_files(tmp_path: Path, seed: int) -> None:
+    machines = dict(bundled_machines())
+    traces, _ = generate(machines, seed, Options(keys=12, rows=200))
+    rng = random.Random(seed)
+    for name in sorted(MUTATIONS):
+        traces = {n: MUTATIONS[name](rows, Spec.of(machines[n]), rng) for n, rows in traces.items()}
+    root = tmp_path / "traces"
+    write_parquet(traces, machines, str(root))
+    in_memory = check_paths([str(root)], machines)
+    assert len({v.check for v in in_memory.violations}) >= 5, {v.check for v in in_memory.violations}
+    spilled = check_paths([str(root)], machines, options=PyOptions(max_rows_in_memory=50, buckets=5))
+    assert set(spilled.spilled) == set(machines)
+    assert spilled.violations == in_memory.violations
 
 
 @pytest.mark.parametrize("seed", [1, 2])

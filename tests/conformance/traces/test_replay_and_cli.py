@@ -42,6 +42,14 @@ def test_replay_fails_on_the_witness_and_passes_once_corrected(tmp_path: Path) -
     assert result.exit_code == 1, result.output
     (v,) = [v for v in read_violations(str(tmp_path / "out" / "violations")) if v.check == "wrong_error"]
     assert v.id in result.output and "<== violation" in result.output
+    spilled = CliRunner().invoke(app, ["check-traces", str(traces), "--engine", "python", "--out",
+                                       str(tmp_path / "out-spilled"), "--max-rows-in-memory", "5"])
+    assert spilled.exit_code == 1, spilled.output
+    assert "checked from disk: Transaction, 64 buckets by key" in spilled.output
+    assert "checked from disk" not in result.output
+    assert read_violations(str(tmp_path / "out-spilled" / "violations")) == \
+        read_violations(str(tmp_path / "out" / "violations"))
+    assert not list((tmp_path / "out-spilled").glob("kcoord-pycheck-*"))  # the spill files are gone
     replayed = CliRunner().invoke(app, ["replay", v.id, "--violations", str(tmp_path / "out"), "-o",
                                         str(tmp_path / "test_replay.py")])
     assert replayed.exit_code == 0, replayed.output

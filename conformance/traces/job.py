@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--engine", default="spark", choices=("spark", "python"))
     parser.add_argument("--spec", action="append", default=[])
-    parser.add_argument("--max-rows-in-memory", type=int, default=Config.max_rows_in_memory,
+    parser.add_argument("--max-rows-in-memory", type=int, default=MAX_ROWS_IN_MEMORY,
                         help="python engine: a machine with more rows is spilled to disk by key and checked a bucket "
                              "at a time")
     args = parser.parse_args(argv)

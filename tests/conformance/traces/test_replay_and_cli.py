@@ -103,3 +103,18 @@ def test_demo_check_prints_the_report_and_counts_violations(tmp_path: Path) -> N
     text = console.export_text()
     assert found >= 1 and "wrong_error" in text and f"{found} violations" in text
     assert read_violations(str(tmp_path / "out" / "violations"))
+
+
+def test_the_job_module_s_own_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m kcoord.conformance.traces.job` (what `spark-submit` runs), Python engine: exit 1 on violations, the
+    same violations checked in memory and from disk, 2 for a missing path."""
+    from kcoord.conformance.traces.job import main
+
+    traces = _violations(tmp_path)
+    assert main([str(traces), "--engine", "python", "--out", str(tmp_path / "mem")]) == 1
+    assert "checked from disk" not in capsys.readouterr().out
+    assert main([str(traces), "--engine", "python", "--out", str(tmp_path / "disk"), "--max-rows-in-memory", "7"]) == 1
+    assert "checked from disk: Transaction, 64 buckets by key" in capsys.readouterr().out
+    disk, mem = (read_violations(str(tmp_path / d / "violations")) for d in ("disk", "mem"))
+    assert disk == mem and disk
+    assert main([str(tmp_path / "nope"), "--engine", "python"]) == 2

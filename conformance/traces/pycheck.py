@@ -11,9 +11,10 @@ memory (~1.2 KB per Transaction row: equal values are shared between rows, and a
 one is spilled to `Options.buckets` files by key (`_Rows`) and checked a bucket at a time: a key's rows are all in one
 bucket, so the row checks and `within` run per bucket; the cross-key properties (`exclusive`, `monotonic`, `before`,
 `fenced`) are map/reduce pairs — the map emits small tuples per group, spilled by group, the reduce reads one group
-bucket at a time — and the violations they find get their witness from their key's bucket, read again. Peak memory
-is then about one bucket's rows, whatever the trace's size. A `before` or `fenced` property re-reads the other
-machine's files and keeps only the projection it needs.
+bucket at a time — and the violations they find get their witness from their key's bucket, read again. A bucket
+that itself holds more than `max_rows_in_memory` rows is split again by key. Peak memory is then about
+`max_rows_in_memory` rows whatever the trace's size (unless one key alone has more). A `before` or `fenced`
+property re-reads the other machine's files and keeps only the projection it needs.
 Must not import: pyspark, kcoord.cli.
 """
 
@@ -57,7 +58,7 @@ class Result:
     rows_read: dict[str, int] = field(default_factory=dict)
     quarantine: Quarantine = field(default_factory=Quarantine)
     not_checked: list[str] = field(default_factory=list)
-    spilled: dict[str, int] = field(default_factory=dict)  # machine → buckets, for the machines checked from disk
+    spilled: dict[str, int] = field(default_factory=dict)  # machine → buckets it was checked in, if from disk
 
 
 # ---------------------------------------------------------------- entry point
@@ -89,9 +90,9 @@ def check_paths(paths: Sequence[str], machines: Mapping[str, ir.Machine], out_di
                 for r in rows:
                     held.add(r)
                 result.rows_read[name] = held.count
-                if held.spilled:
-                    result.spilled[name] = options.buckets
                 violations, not_checked = _check_machine(spec, held, _OtherRows(specs, by_machine))
+                if held.spilled:
+                    result.spilled[name] = len(held.parts())
             result.violations += violations
             result.not_checked += not_checked
     finally:
@@ -109,20 +110,20 @@ def _check_machine(spec: Spec, held: _Rows, other: _OtherRows) -> tuple[list[Vio
     cross = _CrossKey(spec, other, held.new_spill())
     violations: list[Violation] = []
     checker = None
-    for b in range(held.buckets):
+    for part in held.parts():
         checker = None  # the previous bucket's rows go before the next bucket's come in
-        checker = MachineChecker(spec, held.bucket(b), held.trace_end)
+        checker = MachineChecker(spec, held.rows(part), held.trace_end)
         checker.run()
         violations += checker.violations()
         cross.map(checker)
     cross.map_other()
-    pending: dict[int, list[tuple[str, int, Found]]] = defaultdict(list)
+    pending: dict[Part, list[tuple[str, int, Found]]] = defaultdict(list)
     for key, pos, found in cross.reduce():
-        pending[held.bucket_of(key)].append((key, pos, found))
-    for b, items in sorted(pending.items()):
+        pending[held.part_of(key)].append((key, pos, found))
+    for part, items in sorted(pending.items()):
         if held.spilled or checker is None:
             checker = None
-            checker = MachineChecker(spec, held.bucket(b), held.trace_end)
+            checker = MachineChecker(spec, held.rows(part), held.trace_end)
         violations += [checker.violation(checker.ctx[key][pos], found) for key, pos, found in items]
     return violations, cross.not_checked
 
@@ -161,6 +162,8 @@ class _Spill:
 
     CHUNK = 4_096
 
+    MAX_FILES = 512  # open at once per spill
+
     def __init__(self, folder: str, n: int) -> None:
         self.n = n
         self._paths = [os.path.join(folder, f"{i:04d}.pickle") for i in range(n)]
@@ -194,10 +197,15 @@ class _Spill:
             f.close()
 
 
+Part = tuple[int, ...]  # which of a machine's rows: (bucket,), or (bucket, sub-bucket) for a bucket split again
+
+
 class _Rows:
     """One machine's validated rows: a list until there are more than `max_rows_in_memory`, then spilled by key to
     `buckets` files in a temporary folder (removed on exit), each row as the tuple of its values in column order
-    (`names`: every validated row has exactly these columns). Also the trace's last `ts_ms`."""
+    (`names`: every validated row has exactly these columns). A bucket itself holding more than `max_rows_in_memory`
+    rows (a very large trace) is split again by key into sub-buckets of about half that, before any is read, so one
+    part's rows always fit (unless a single key has more). Also the trace's last `ts_ms`."""
 
     def __init__(self, options: Options, names: list[str]) -> None:
         self.options = options
@@ -207,6 +215,9 @@ class _Rows:
         self._list: list[Row] | None = []
         self._folder: str | None = None
         self._rows: _Spill | None = None
+        self._counts = [0] * options.buckets
+        self._split: dict[int, _Spill] = {}
+        self._parts: list[Part] | None = None
         self._spills: list[_Spill] = []
 
     def __enter__(self) -> _Rows:
@@ -222,12 +233,38 @@ class _Rows:
     def spilled(self) -> bool:
         return self._rows is not None
 
-    @property
-    def buckets(self) -> int:
-        return self.options.buckets if self.spilled else 1
+    def _bucket_of(self, key: str) -> int:
+        return hash(key) % self.options.buckets
 
-    def bucket_of(self, key: str) -> int:
-        return hash(key) % self.options.buckets if self.spilled else 0
+    def part_of(self, key: str) -> Part:
+        if not self.spilled:
+            return (0,)
+        b = self._bucket_of(key)
+        sub = self._split.get(b)
+        return (b,) if sub is None else (b, hash((b, key)) % sub.n)  # salted: not the bucket's own hash
+
+    def parts(self) -> list[Part]:
+        """Every part, in order; splits the buckets that are too large the first time it is asked."""
+        if self._parts is None:
+            if not self.spilled:
+                self._parts = [(0,)]
+            else:
+                self._parts = []
+                for b, n in enumerate(self._counts):
+                    if n > self.options.max_rows_in_memory:
+                        self._split_bucket(b, n)
+                        self._parts += [(b, s) for s in range(self._split[b].n)]
+                    else:
+                        self._parts.append((b,))
+        return self._parts
+
+    def _split_bucket(self, b: int, rows: int) -> None:
+        assert self._rows is not None
+        sub = self._open_spill(min(_Spill.MAX_FILES, -(-rows // max(1, self.options.max_rows_in_memory // 2))))
+        at = self.names.index("key")
+        for values in self._rows.read(b):
+            sub.add(hash((b, values[at])) % sub.n, values)
+        self._split[b] = sub
 
     def add(self, r: Row) -> None:
         self.count += 1
@@ -235,35 +272,42 @@ class _Rows:
         if self.trace_end is None or ts > self.trace_end:
             self.trace_end = ts
         if self._rows is not None:
-            self._rows.add(self.bucket_of(r["key"]), tuple(r.values()))
+            self._spill(r)
             return
         assert self._list is not None
         self._list.append(r)
         if len(self._list) > self.options.max_rows_in_memory:
-            self._rows = self._open_spill()
+            self._rows = self._open_spill(self.options.buckets)
             for x in self._list:
-                self._rows.add(self.bucket_of(x["key"]), tuple(x.values()))
+                self._spill(x)
             self._list = None
+
+    def _spill(self, r: Row) -> None:
+        assert self._rows is not None
+        b = self._bucket_of(r["key"])
+        self._counts[b] += 1
+        self._rows.add(b, tuple(r.values()))
 
     def new_spill(self) -> _Spill | None:
         """More bucket files in this machine's spill folder (for the cross-key tuples), or None in memory."""
-        return self._open_spill() if self.spilled else None
+        return self._open_spill(self.options.buckets) if self.spilled else None
 
-    def _open_spill(self) -> _Spill:
+    def _open_spill(self, n: int) -> _Spill:
         if self._folder is None:
             self._folder = tempfile.mkdtemp(prefix="kcoord-pycheck-", dir=self.options.spill_dir)
         folder = os.path.join(self._folder, str(len(self._spills)))
         os.mkdir(folder)
-        spill = _Spill(folder, self.options.buckets)
+        spill = _Spill(folder, n)
         self._spills.append(spill)
         return spill
 
-    def bucket(self, b: int) -> list[Row]:
+    def rows(self, part: Part) -> list[Row]:
         if self._rows is None:
             assert self._list is not None
             return self._list
+        source = self._rows if len(part) == 1 else self._split[part[0]]
         names = self.names  # (pickling keeps equal values shared within a chunk of rows: no need to share them again)
-        return [TraceRow(zip(names, values, strict=True)) for values in self._rows.read(b)]
+        return [TraceRow(zip(names, values, strict=True)) for values in source.read(part[-1])]
 
 
 # ---------------------------------------------------------------- per-machine state

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ def test_replay_fails_on_the_witness_and_passes_once_corrected(tmp_path: Path) -
     spilled = CliRunner().invoke(app, ["check-traces", str(traces), "--engine", "python", "--out",
                                        str(tmp_path / "out-spilled"), "--max-rows-in-memory", "5"])
     assert spilled.exit_code == 1, spilled.output
-    assert "checked from disk: Transaction, 64 buckets by key" in spilled.output
+    assert re.search(r"checked from disk: Transaction, \d+ buckets by key", spilled.output)
     assert "checked from disk" not in result.output
     assert read_violations(str(tmp_path / "out-spilled" / "violations")) == \
         read_violations(str(tmp_path / "out" / "violations"))
@@ -114,7 +115,7 @@ def test_the_job_module_s_own_command_line(tmp_path: Path, capsys: pytest.Captur
     assert main([str(traces), "--engine", "python", "--out", str(tmp_path / "mem")]) == 1
     assert "checked from disk" not in capsys.readouterr().out
     assert main([str(traces), "--engine", "python", "--out", str(tmp_path / "disk"), "--max-rows-in-memory", "7"]) == 1
-    assert "checked from disk: Transaction, 64 buckets by key" in capsys.readouterr().out
+    assert re.search(r"checked from disk: Transaction, \d+ buckets by key", capsys.readouterr().out)
     disk, mem = (read_violations(str(tmp_path / d / "violations")) for d in ("disk", "mem"))
     assert disk == mem and disk
     assert main([str(tmp_path / "nope"), "--engine", "python"]) == 2

@@ -3,8 +3,9 @@
 Owns: `check_paths` (files → violations, quarantine counts) and one function per check, named as in `checks.CHECKS`
 and in `sparkcheck` (which computes the same things with Spark SQL): `illegal_transition`, `discontinuity`,
 `guard_false`, `effect_mismatch`, `frame_mismatch`, `reject_changed_state`, `wrong_error`, `invariant`, `step`, and
-`exclusive`, `monotonic`, `within`, `before`, `fenced` for the trace properties. Expressions are evaluated by the
-model's Python evaluator (`kcoord.model.pyexpr`), the code the runtime tables run.
+`within` for the per-key trace property; the cross-key ones (`exclusive`, `monotonic`, `before`, `fenced`) are
+`_<form>_local` / `_<form>_reduce` pairs in `_CROSS_KEY`. Expressions are evaluated by the model's Python evaluator
+(`kcoord.model.pyexpr`), the code the runtime tables run.
 
 Memory: readers stream rows file by file; a machine of up to `Options.max_rows_in_memory` rows is checked in
 memory (~1.2 KB per Transaction row: equal values are shared between rows, and a row is its own post-state). A larger

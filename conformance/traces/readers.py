@@ -369,7 +369,7 @@ class Quarantine:
 
 
 def read_rows(spec: Spec | None, machine: str, sources: Iterable[Source], quarantine: Quarantine,
-              batch_rows: int = 65_536) -> Iterator[dict[str, Any]]:
+              batch_rows: int = 65_536) -> Iterator[TraceRow]:
     """Validated rows of one machine folder, file by file (Parquet batch by batch); the rest to `quarantine`.
 
     `spec` is None when the folder is not a loaded machine: every row is quarantined (`unknown_machine`).

@@ -8,7 +8,9 @@ renames its keys and moves its producer ids (values >= 0 of the columns that hol
 own, so tiles are independent traces and the whole stays valid (the script checks a small tiled sample with the
 reference checker first). Each measurement runs in a fresh process, so peak memory is per size: the driver JVM's
 peak resident set (VmHWM) and the Python process's (ru_maxrss). Spark's start-up (JVM + session) is reported
-separately; checked events/s exclude it. Prints a markdown table; `run(quick)` returns the figures.
+separately; checked events/s exclude it. Beside the check, two Spark jobs that do less than any check can (`FLOORS`:
+read every column; read, then shuffle and sort by key and seq) give the ceiling a Spark check has on this machine.
+Prints a markdown table; `run(quick)` returns the figures.
 """
 
 from __future__ import annotations
@@ -83,13 +85,19 @@ def validate_tiling(base: Path, scratch: Path) -> None:
     from kcoord.conformance.traces.pycheck import check_paths
     from kcoord.model.loader import bundled_machines
 
-    pq_rows = __import__("pyarrow.parquet", fromlist=["x"]).read_metadata(base).num_rows
-    sample = tile(base, scratch / "sample", pq_rows * 2)
+    sample = tile(base, scratch / "sample", pq_rows(base) * 2)
     result = check_paths([str(sample)], {MACHINE: bundled_machines()[MACHINE]})
     assert not result.violations, f"tiled traces are not clean: {result.violations[:3]}"
 
 
 # ---------------------------------------------------------------- one measurement (in its own process)
+
+
+#: Spark jobs that do less than any check can, on the same files: reading every column of every row, and reading
+#: then ordering every key's rows by seq (one shuffle and sort, as the check's window pass does first). Their
+#: events/s bound what a Spark check can reach on this machine.
+FLOORS = {"spark-read": "Spark: read every column (floor)",
+          "spark-sort": "Spark: read + shuffle and sort by key, seq (floor)"}
 
 
 def measure(engine: str, path: str, out: str) -> dict[str, float]:
@@ -99,7 +107,7 @@ def measure(engine: str, path: str, out: str) -> dict[str, float]:
     machines = {MACHINE: bundled_machines()[MACHINE]}
     result: dict[str, float] = {}
     spark = None
-    if engine == "spark":
+    if engine in ("spark", *FLOORS):
         from kcoord.conformance.traces.session import local_session
 
         started = time.monotonic()
@@ -109,19 +117,34 @@ def measure(engine: str, path: str, out: str) -> dict[str, float]:
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()) if spark else None  # type: ignore[union-attr]
     cpu = _cpu_s(jvm_pid)
     started = time.monotonic()
-    outcome = run(Config([path], out, engine=engine, max_witnesses=10), machines, spark=spark)
+    if engine in FLOORS:
+        assert spark is not None
+        df = spark.read.parquet(os.path.join(path, MACHINE))
+        if engine == "spark-sort":
+            df = df.repartition("key").sortWithinPartitions("key", "seq")
+        df.write.format("noop").mode("overwrite").save()  # every column of every row, then dropped
+        result["rows"] = float(sum(pq_rows(f) for f in Path(path, MACHINE).glob("*.parquet")))
+        result["violations"] = 0.0
+    else:
+        outcome = run(Config([path], out, engine=engine, max_witnesses=10), machines, spark=spark)
+        result["rows"] = float(sum(outcome.summary.rows_read.values()))
+        result["violations"] = float(outcome.summary.violations_total)
+        result["spilled"] = float(sum(outcome.summary.spilled.values()))  # buckets, when the Python checker spilled
     result["check_s"] = time.monotonic() - started
     result["cpu_s"] = _cpu_s(jvm_pid) - cpu  # the checking's CPU seconds (JVM, or this process): robust under load
     result["load_avg"] = os.getloadavg()[0]
-    result["rows"] = float(sum(outcome.summary.rows_read.values()))
-    result["violations"] = float(outcome.summary.violations_total)
-    result["spilled"] = float(sum(outcome.summary.spilled.values()))  # buckets, when the Python checker spilled
     result["python_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if spark is not None:
         pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()  # type: ignore[union-attr]
         result["jvm_peak_mb"] = _peak_rss_mb(int(pid))
         spark.stop()
     return result
+
+
+def pq_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return int(pq.read_metadata(path).num_rows)
 
 
 def _cpu_s(pid: int | None) -> float:
@@ -154,7 +177,7 @@ def run_child(engine: str, path: Path, scratch: Path) -> dict[str, float]:
 
 
 def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: int = 20_000, seed: int = 1,
-          scratch: Path | None = None, log: bool = True) -> dict[str, Any]:
+          scratch: Path | None = None, log: bool = True, floors: bool = True) -> dict[str, Any]:
     """Measure both engines at each size; returns the figures (one record per size and engine)."""
     scratch = scratch or Path(tempfile.mkdtemp(prefix="bench-traces-"))
     say = (lambda text: print(text, file=sys.stderr)) if log else (lambda text: None)
@@ -168,11 +191,11 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
         data = scratch / f"data-{size}"
         shutil.rmtree(data, ignore_errors=True)
         tile(base, data, size)
-        for engine in ("spark", "python"):
+        for engine in (*(FLOORS if floors else ()), "spark", "python"):
             if engine == "python" and size > python_max:
                 results.append({"events": size, "engine": engine, "skipped": "above python_max"})
                 continue
-            measured = [run_child(engine, data, scratch) for _ in range(runs if engine == "spark" else 1)]
+            measured = [run_child(engine, data, scratch) for _ in range(runs if engine != "python" else 1)]
             check_s = statistics.median(r["check_s"] for r in measured)
             record = {"events": size, "engine": engine, "runs": len(measured), "check_s": check_s,
                       "events_per_s": measured[0]["rows"] / check_s,
@@ -196,9 +219,11 @@ HEADER = ["| events | engine | check s (median) | events/s | CPU s | Spark start
 def table_row(r: dict[str, Any]) -> str:
     if "skipped" in r:
         return f"| {r['events']:,} | {r['engine']} | not run ({r['skipped']}) | | | | | | | |"
-    startup = f"{r['startup_s']:.1f}" if r["engine"] == "spark" else ""
-    jvm = f"{r['jvm_peak_mb']:,.0f}" if r["engine"] == "spark" else ""
+    on_spark = r["engine"] != "python"
+    startup = f"{r['startup_s']:.1f}" if on_spark else ""
+    jvm = f"{r['jvm_peak_mb']:,.0f}" if on_spark else ""
     engine = f"{r['engine']} (from disk, {r['spilled']} buckets)" if r.get("spilled") else r["engine"]
+    engine = FLOORS.get(engine, engine)
     return (f"| {r['events']:,} | {engine} | {r['check_s']:.1f} | {r['events_per_s']:,.0f} | {r['cpu_s']:.0f} | "
             f"{startup} | {jvm} | {r['python_peak_mb']:,.0f} | {r['violations']} | {r['load_avg']:.1f} |")
 
@@ -206,7 +231,7 @@ def table_row(r: dict[str, Any]) -> str:
 def run(quick: bool = False) -> dict[str, Any]:
     """The figures for `benchmarks/__main__.py`: quick = 50k events, one Spark run; else 1M, 10M and 50M events."""
     if quick:
-        return bench([50_000], runs=1, python_max=5e4, base_rows=2_000, log=False)
+        return bench([50_000], runs=1, python_max=5e4, base_rows=2_000, log=False, floors=False)
     return bench([1_000_000, 10_000_000, 50_000_000], runs=3)
 
 
@@ -220,6 +245,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--scratch", default=None)
     parser.add_argument("--json", default=None, help="also write the figures here")
+    parser.add_argument("--no-floors", action="store_true", help="skip the Spark read-only and sort-only runs")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -227,7 +253,7 @@ def main() -> None:
         return
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     figures = bench(sizes, args.runs, args.python_max, args.base, args.seed,
-                    Path(args.scratch) if args.scratch else None)
+                    Path(args.scratch) if args.scratch else None, floors=not args.no_floors)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(f"\nTrace checking, {MACHINE} traces, {figures['cores']} cores (median of {args.runs} Spark runs; "

@@ -149,7 +149,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
     from kcoord.conformance.traces.readers import discover
     from kcoord.conformance.traces.session import active_session, local_session, tune
     from kcoord.conformance.traces.sparkcheck import MachinePlan, not_checked
-    from kcoord.conformance.traces.sparkread import read_machine, read_unknown
+    from kcoord.conformance.traces.sparkread import read_machine, read_unknown, tally
 
     spark = spark or active_session() or local_session(config.master,
                                                         shuffle_partitions=config.shuffle_partitions)
@@ -171,9 +171,11 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
             _count_quarantine(read_unknown(spark, name, mine), quarantine_dir, summary)
             continue
         read = read_machine(spark, machines[name], mine)
-        _count_quarantine(read.quarantine, quarantine_dir, summary)
-        reads[name] = read
-    valid = {n: r.valid for n, r in reads.items()}
+        counted = tally(read)  # one scan: the valid rows and their latest time, and whether any row is bad
+        if counted.malformed or read.bad_files:
+            _count_quarantine(read.quarantine, quarantine_dir, summary)
+        reads[name] = read, (counted.rows, counted.end)
+    valid = {n: r.valid for n, (r, _) in reads.items()}
     raw_dir = os.path.join(out, "violations_raw")
     shutil.rmtree(raw_dir, ignore_errors=True)
     plans = {}
@@ -181,16 +183,17 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
         for name in sorted(reads):
             tick(f"checking {name}")
             others = {n: df for n, df in valid.items() if n != name}
-            plan = MachinePlan(spark, specs[name], valid[name], others)
+            plan = MachinePlan(spark, specs[name], valid[name], others, counted=reads[name][1])
             plans[name] = plan
             plan.violations().write.mode("append").parquet(raw_dir)
+            plan.release()  # (the witnesses window their keys' rows again)
             summary.rows_read[name] = plan.stats()[0]
             summary.not_checked += not_checked(specs[name], others)
         tick("writing")
         shown = _finish(spark, plans, specs, raw_dir, out, config.max_witnesses, summary)
     finally:
         for plan in plans.values():
-            plan.release()  # the persisted rows stay until the witnesses are read
+            plan.release()
     if not config.out:
         shutil.rmtree(out, ignore_errors=True)
     return summary, shown

@@ -155,6 +155,7 @@ def rules(m: ir.Machine) -> list[Rule]:
     args = _arg_fields(m)
     common = [name for name, _ in columns(m)[:13]]
     out += [Rule("missing", c) for c in common]
+    out.append(Rule("range", "seq", lo=-1, hi=INT_BOUNDS["int64"][1]))  # -1: a row about no instance (the schema)
     out.append(Rule("not_in", "kind", KINDS))
     out.append(Rule("not_in", "event", (*(e.name for e in m.events), LOAD_EVENT)))
     states = tuple(s.name for s in m.states)

@@ -3,24 +3,28 @@
 Owns: `MachinePlan` (one machine's rows → its violations DataFrame) with one method per check, named as in
 `checks.CHECKS` and in the reference checker `pycheck`, and `witness_segments` (the rows around chosen violations).
 
-The evaluation strategy, per machine (what makes it fast is doing each expensive thing once):
+The evaluation strategy, per machine (what makes it fast is doing each expensive thing once, on as few rows and
+columns as the checks need):
 
-1. One shuffle and one window pass (`windowed`): the rows partitioned by key (rows with a negative seq in partitions
-   of their own) and ordered by seq; per row the previous row, the position, the running maximum of ts_ms, the next
-   ts_ms, per `within` property the next row reaching its target states (`lead ... IGNORE NULLS`: one forward
-   scan, never a frame up to UNBOUNDED FOLLOWING, which is quadratic per key) and, for `before`, the time the
-   instance entered its current state. Every frame is bounded by the current row or unbounded before it, so the
-   pass is linear in the rows of a key.
-2. The pre-state columns (`with_pre`), and the result persisted on local disk (`checked`, never in memory); one
-   small aggregate over it (`stats`) materialises it and gives the row count and the trace's latest ts_ms.
-3. The row checks: one broadcast join with the table of legal (from_state, event, to_state, row, kind), then one
-   projection computing the large per-row values once (the spec row's guard and `assumes`, the variables differing
-   from the effects, the frame, as `CASE row WHEN i THEN ... END` over the spec's rows, compiled by
-   `kcoord.model.spark_backend`; only the branch of the row's own spec row is evaluated), then one filter keeping
-   the rows with at least one violation (an array of the violated checks, without lambdas so that whole-stage code
-   generation covers it); only those rows are exploded.
+0. The job's first scan of the input (`sparkread.tally`) counts the valid rows and finds the trace's latest ts_ms,
+   so no pass here needs to.
+1. One shuffle and one window operator (`windowed`): the rows partitioned by key (rows with a negative seq in
+   partitions of their own) and ordered by seq; per row the previous row, the position, the running maximum of
+   ts_ms and the next ts_ms. Every frame is bounded by the current row or unbounded before it, so the pass is linear
+   in the rows of a key.
+2. In the same pass: the pre-state columns (`with_pre`), one broadcast join with the table of legal (from_state,
+   event, to_state, row, kind), one projection computing the large per-row values once as booleans (the spec row's
+   guard and `assumes`, whether every variable equals its effect, the frame, as `CASE row WHEN i THEN ... END` over
+   the spec's rows, compiled by `kcoord.model.spark_backend`; only the branch of the row's own spec row is
+   evaluated), one boolean per row check, and `_found`, the array of the violated checks with their messages, built
+   only where one holds (without lambdas, so whole-stage code generation covers it).
+3. The result is persisted on local disk (`checked`) with only the columns the trace properties and the messages
+   read, and without the rejections no trace property can read (`needs_row`); the row checks' violations are the
+   persisted rows with a `_found`, exploded.
 4. Each trace property is a small plan of its own over the persisted rows (a window per K, or an aggregate and a
-   join), reading only the columns it needs.
+   join), reading only the rows and columns it needs (`within` and `before` window only the rows entering or
+   reaching their states).
+5. Witnesses window again only the rows of the keys they show.
 Must not import: kcoord.cli.
 """
 
@@ -52,6 +56,11 @@ def _in(values: Mapping[str, object] | list[str] | tuple[str, ...] | frozenset[s
     return f"({col} IN ({', '.join(string_literal(str(v)) for v in items)}))" if items else "false"
 
 
+def _any(conditions: Mapping[str, str]) -> str:
+    """SQL: one of the (non-null) conditions holds; false for none."""
+    return "(" + " OR ".join(f"({c})" for c in conditions.values()) + ")" if conditions else "false"
+
+
 def _map(pairs: Mapping[int, str]) -> str:
     if not pairs:
         return "map()"
@@ -64,8 +73,8 @@ class MachinePlan:
     spec: Spec
     rows: DataFrame  # validated rows (readers' columns, sets normalised)
     others: Mapping[str, DataFrame]  # validated rows of the other machines in the run
+    counted: tuple[int, int | None] | None = None  # (rows, latest ts_ms) if the caller counted them (`stats`)
     _checked: DataFrame | None = None
-    _stats: tuple[int, int | None] | None = None
 
     @property
     def m(self) -> ir.Machine:
@@ -77,10 +86,11 @@ class MachinePlan:
         names = [n for n, _ in columns(self.m) if n != "seq"]
         return [F.col("seq"), *[F.col(n) for n in names]]
 
-    def windowed(self) -> DataFrame:
-        """Every row with its previous row, position and the running values the checks need. The key sequences
-        (seq >= 0) are windows per key ordered as `checks` says; rows with a negative seq are windowed apart (their
-        own partition of the same shuffle) and get no previous row and position -1."""
+    def windowed(self, rows: DataFrame | None = None) -> DataFrame:
+        """Every row (of `rows`, default all) with its previous row, position and the running values the checks
+        need: one window operator (every function shares its partitioning, order and a frame bounded by the current
+        row). The key sequences (seq >= 0) are windows per key ordered as `checks` says; rows with a negative seq are
+        windowed apart (their own partition of the same shuffle) and get no previous row and position -1."""
         w = Window.partitionBy("key", "_neg").orderBy(*self.order())
         prev = F.struct(*[F.col(c) for c in ("to_state", "seq", "coordinator_epoch", "ts_ms")],
                         *[F.col(v.name).alias(f"v_{v.name}") for v in self.m.variables])
@@ -89,43 +99,64 @@ class MachinePlan:
                 F.when(in_sequence, F.row_number().over(w) - 1).otherwise(F.lit(-1)).alias("pos"),
                 F.max("ts_ms").over(w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("t_start"),
                 F.lead("ts_ms", 1).over(w).alias("next_ts")]
-        hits = []
-        for i, prop in enumerate(p for p in self.m.traces if p.form == "within"):
-            # the first row at or after this one reaching B: this row, else the next non-null one (`lead ... IGNORE
-            # NULLS` is one forward scan; a frame up to UNBOUNDED FOLLOWING would cost quadratic time per key)
-            hit = f"CASE WHEN {_in(prop.states_to, 'to_state')} THEN named_struct('ts_ms', ts_ms, 'seq', seq) END"
-            hits.append(f"{hit} AS _hit_{i}")
-            cols.append(F.coalesce(F.col(f"_hit_{i}"), F.expr(f"lead(_hit_{i}, 1) IGNORE NULLS").over(w))
-                        .alias(f"next_b_{i}"))
-        df = self.rows.selectExpr("*", "seq < 0 AS _neg", *hits).select("*", *cols)
-        if any(p.form == "before" for p in self.m.traces):
-            # the time the instance entered the state the row leaves (`before`'s window): same window, no shuffle
-            df = df.select("*", F.when(F.col("prev").isNull() | (F.col("prev.to_state") != F.col("to_state")),
-                                       F.col("ts_ms")).alias("_run"))
-            df = df.select("*", F.last("_run", ignorenulls=True).over(
-                w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("_entered"))
-            df = df.select("*", F.lag("_entered", 1).over(w).alias("_since"))
-        return df
+        return (self.rows if rows is None else rows).selectExpr("*", "seq < 0 AS _neg").select("*", *cols)
 
     def checked(self) -> DataFrame:
-        """The windowed rows with their pre-state, computed once per run and persisted on local disk (never in
-        memory), so the row checks, the trace properties and the witnesses read one shuffle's result."""
+        """The rows the trace properties read, persisted on local disk (never in memory): the row's own columns,
+        its position and running values, the few pre-state columns the properties read, and `_found`, the row
+        checks' violations (null for a row without any). The row checks run here, in the pass that persists, so the
+        wide intermediate values (the previous row, every pre-state variable) are never written; and unless a
+        property reads every row (`needs_every_row`), a rejection is only kept if it has a violation or starts a
+        run of its state (see `needs_row`) — rejections are most rows of a busy coordinator's trace."""
         if self._checked is None:
-            self._checked = self.with_pre(self.windowed()).persist(StorageLevel.DISK_ONLY)
+            df = self.found(self.prepared(self.legal(self.with_pre(self.windowed()))))
+            if not self.needs_every_row():
+                df = df.where(self.needs_row())
+            keep = [*(quote(n) for n, _ in columns(self.m)), "_neg", "pos", "t_start", "next_ts",
+                    "prev.seq AS prev_seq", "prev.to_state AS prev_state", "pre_state", "pre_known",
+                    *(quote("pre_" + v) for v in self._pre_read()), "_found"]
+            self._checked = df.selectExpr(*keep).persist(StorageLevel.DISK_ONLY)
         return self._checked
 
+    def needs_every_row(self) -> bool:
+        """Whether a trace property reads rejections as such: `exclusive` (each row holds its values until the
+        next one, and a conflict is reported on the row holding them) and `fenced` against this machine's own rows
+        (every row re-asserts its value at its time)."""
+        return any(p.form == "exclusive" or (p.form == "fenced" and p.subject[3] == self.m.name)
+                   for p in self.m.traces)
+
+    @staticmethod
+    def needs_row() -> str:
+        """The rows the other trace properties can read (SQL): every accepted row and load (`monotonic`, `before`'s
+        events, `fenced`'s writes), every row with a row-check violation, and every rejection that starts a run of
+        its state or follows no row or a final one — the only rejections that can enter a state (`within`'s and
+        `before`'s A) or be the first row of a key reaching one (`within`'s B: the row before the first one in B
+        is not in B, so that one starts a run) or start the run `before`'s window begins at."""
+        return "kind <> 'reject' OR _found IS NOT NULL OR prev IS NULL OR prev.to_state <> to_state OR fresh"
+
+    def _pre_read(self) -> list[str]:
+        """The variables whose pre-state a trace property reads after the persist (`before` matches on them)."""
+        variables = [v.name for v in self.m.variables]
+        wanted = {k for p in self.m.traces if p.form == "before" for k in p.per}
+        return [v for v in variables if v in wanted]
+
     def stats(self) -> tuple[int, int | None]:
-        """(rows read, latest ts_ms): one small job over the persisted rows, which also materialises them."""
-        if self._stats is None:
-            r = self.checked().agg(F.count(F.lit(1)).alias("n"), F.max("ts_ms").alias("end")).collect()[0]
-            self._stats = (int(r["n"]), None if r["end"] is None else int(r["end"]))
-        return self._stats
+        """(rows read, latest ts_ms) of the machine's valid rows; the job passes them in (`counted`) when its first scan
+        of the input counted them (`sparkread.tally`), else one aggregate over the rows computes them."""
+        if self.counted is None:
+            r = self.rows.agg(F.count(F.lit(1)).alias("n"), F.max("ts_ms").alias("end")).collect()[0]
+            self.counted = (int(r["n"]), None if r["end"] is None else int(r["end"]))
+        return self.counted
+
+    def materialise(self) -> None:
+        """Run the pass that persists the rows (one job; the checks' plans read its result)."""
+        self.checked().count()
 
     def release(self) -> None:
         """Drop the persisted rows (after the violations and witnesses are written)."""
         if self._checked is not None:
             self._checked.unpersist()
-            self._checked, self._stats = None, None
+            self._checked = None
 
     def with_pre(self, df: DataFrame) -> DataFrame:
         """The pre-state columns (`pre_state`, `pre_<var>`), `fresh`, `pre_known` and the effective `pending`."""
@@ -190,21 +221,25 @@ class MachinePlan:
         msg = "concat_ws('; ', " + ", ".join(f"CASE WHEN {c} THEN {m} END" for c, m in reasons) + ")"
         return cond, "''", msg
 
+    GATE = "_sr_ok AND kind IN ('transition', 'stay') AND pre_known"  # the rows whose effects and frame count
+
     def prepared(self, df: DataFrame) -> DataFrame:
-        """Everything large is computed once per row here (the spec row's match, label, error and condition, the
-        variables that differ from the effects, the frame and the pre-state), so the checks below stay small."""
-        gate = "_sr_ok AND kind IN ('transition', 'stay') AND pre_known"
-        df = df.selectExpr("*", f"{self.spec_row_ok()} AS _sr_ok", f"{self.label()} AS _label",
-                           f"{self.expected_error()} AS _expected", f"{self.condition_ok()} AS _cond_ok",
-                           f"{self._names(self._effect_bad())} AS _effect_bad",
-                           f"{self._names(self._frame_bad())} AS _frame_bad",
-                           f"{self._names(self._changed())} AS _changed")
-        return df.selectExpr("*", f"CASE WHEN {gate} THEN _effect_bad ELSE '' END AS _effect_names",
-                             f"CASE WHEN {gate} THEN _frame_bad ELSE '' END AS _frame_names")
+        """The large per-row values, computed once per row as booleans (the spec row's match, error and condition,
+        whether every variable equals its effect, the frame holds, nothing changed); the names of the variables
+        that differ and the messages are only built for the rows where a check fails. The effects and the frame
+        are only evaluated on accepted rows, the unchanged variables on rejections (`OR` does not evaluate its right
+        side when the left one holds)."""
+        not_accepted = "kind NOT IN ('transition', 'stay')"
+        df = df.selectExpr("*", f"{self.spec_row_ok()} AS _sr_ok", f"{self.expected_error()} AS _expected",
+                           f"{self.condition_ok()} AS _cond_ok",
+                           f"{not_accepted} OR NOT {_any(self._effect_bad())} AS _effect_ok",
+                           f"{not_accepted} OR NOT {_any(self._frame_bad())} AS _frame_ok",
+                           f"kind <> 'reject' OR NOT {_any(self._changed())} AS _unchanged")
+        return df
 
     def guard_false(self) -> tuple[str, str, str]:
         cond = "_sr_ok AND kind IN ('transition', 'stay') AND pre_known AND NOT _cond_ok"
-        return cond, "_label", "concat('the guard of ', _label, ' is false on the pre-state')"
+        return cond, self.label(), f"concat('the guard of ', {self.label()}, ' is false on the pre-state')"
 
     def _assigning(self) -> dict[str, list[ir.Transition]]:
         out: dict[str, list[ir.Transition]] = {v.name: [] for v in self.m.variables}
@@ -214,6 +249,7 @@ class MachinePlan:
         return out
 
     def _names(self, bad: dict[str, str]) -> str:
+        """The variables whose condition in `bad` holds, comma-separated (SQL)."""
         items = ", ".join(f"CASE WHEN {cond} THEN {string_literal(v)} END" for v, cond in bad.items())
         return f"concat_ws(',', {items})" if bad else "''"  # concat_ws skips the nulls
 
@@ -243,25 +279,29 @@ class MachinePlan:
         return f"element_at({_map({i: r.error for i, r in self.spec.rows.items()})}, `row`)"
 
     def effect_mismatch(self) -> tuple[str, str, str]:
-        return "_effect_names <> ''", "_effect_names", \
-            "concat(_label, ' assigns ', replace(_effect_names, ',', ', '), ' otherwise')"
+        names = self._names(self._effect_bad())
+        return f"{self.GATE} AND NOT _effect_ok", names, \
+            f"concat({self.label()}, ' assigns ', replace({names}, ',', ', '), ' otherwise')"
 
     def frame_mismatch(self) -> tuple[str, str, str]:
-        return "_frame_names <> ''", "_frame_names", \
-            "concat(_label, ' does not assign ', replace(_frame_names, ',', ', '), ', yet they changed')"
+        names = self._names(self._frame_bad())
+        return f"{self.GATE} AND NOT _frame_ok", names, \
+            f"concat({self.label()}, ' does not assign ', replace({names}, ',', ', '), ', yet they changed')"
 
     def reject_changed_state(self) -> tuple[str, str, str]:
-        return "kind = 'reject' AND pre_known AND _changed <> ''", "_changed", \
-            "concat('a rejection changed ', replace(_changed, ',', ', '))"
+        names = self._names(self._changed())
+        return "kind = 'reject' AND pre_known AND NOT _unchanged", names, \
+            f"concat('a rejection changed ', replace({names}, ',', ', '))"
 
     def wrong_error(self) -> tuple[str, str, str]:
         wrong = "`error` <> _expected"
         false_condition = "kind = 'reject' AND NOT _cond_ok"
         cond = f"_sr_ok AND pre_known AND ({wrong} OR ({false_condition}))"
-        msg = (f"concat_ws('; ', CASE WHEN {wrong} THEN concat('error ', `error`, ', but ', _label, ' answers ', "
-               f"_expected) END, CASE WHEN {false_condition} THEN concat('the condition of ', _label, "
+        label = self.label()
+        msg = (f"concat_ws('; ', CASE WHEN {wrong} THEN concat('error ', `error`, ', but ', {label}, ' answers ', "
+               f"_expected) END, CASE WHEN {false_condition} THEN concat('the condition of ', {label}, "
                f"' is false on the pre-state') END)")
-        return cond, "_label", msg
+        return cond, label, msg
 
     def invariant(self) -> list[tuple[str, str, str]]:
         post = SparkCompiler(Columns().on_post())
@@ -290,17 +330,28 @@ class MachinePlan:
                 out.append((check, cond, name, msg))
         return out
 
-    def row_violations(self, df: DataFrame) -> DataFrame:
-        structs = [f"CASE WHEN coalesce({cond}, false) THEN named_struct('check', {string_literal(check)}, "
-                   f"'name', {name}, 'message', {msg}) END" for check, cond, name, msg in self.row_checks()]
+    def found(self, df: DataFrame) -> DataFrame:
+        """`_found`: the row's violated checks as an array of (check, name, message), null when it has none. Each
+        check's condition is one boolean computed once per row; the array and its messages are only built for the
+        few rows where one holds."""
+        checks = self.row_checks()
+        flags = [f"coalesce({cond}, false) AS _c{i}" for i, (_, cond, _, _) in enumerate(checks)]
+        structs = [f"CASE WHEN _c{i} THEN named_struct('check', {string_literal(check)}, 'name', {name}, "
+                   f"'message', {msg}) END" for i, (check, _, name, msg) in enumerate(checks)]
         none = f"CAST(NULL AS {FOUND_TYPE})"  # array_except drops it without a lambda (the checks are distinct)
-        found = F.expr(f"array_except(array({', '.join(structs)}), array({none}))")
-        df = df.select("*", found.alias("_found")).where(F.size("_found") > 0)
-        df = df.select("*", F.explode("_found").alias("_v"))
+        found = f"array_except(array({', '.join(structs)}), array({none}))"
+        if not checks:
+            return df.selectExpr("*", f"CAST(NULL AS ARRAY<{FOUND_TYPE}>) AS _found")
+        any_found = " OR ".join(f"_c{i}" for i in range(len(checks)))
+        return df.selectExpr("*", *flags).selectExpr("*", f"CASE WHEN {any_found} THEN {found} END AS _found")
+
+    def row_violations(self, checked: DataFrame) -> DataFrame:
+        """The row checks' violations, one row each, from the persisted rows' `_found`."""
+        df = checked.where("_found IS NOT NULL").select("*", F.explode("_found").alias("_v"))
         return df.select(
             F.lit(self.m.name).alias("machine"), "key", F.col("_v.check").alias("check"),
             F.col("_v.name").alias("name"), "seq",
-            F.expr("CASE WHEN _v.check = 'discontinuity' AND prev IS NOT NULL THEN prev.seq ELSE seq END")
+            F.expr("CASE WHEN _v.check = 'discontinuity' AND prev_seq IS NOT NULL THEN prev_seq ELSE seq END")
             .alias("seq_from"), F.col("seq").alias("seq_to"), self.location_column(), F.col("_v.message")
             .alias("message"), "pos", F.to_json(F.struct(*[F.col(n) for n, _ in columns(self.m)])).alias("row_json"))
 
@@ -329,9 +380,9 @@ class MachinePlan:
         job first (`stats`: it materialises the persisted window pass); call `release` once the result is written
         and the witnesses are read."""
         checked = self.checked()
-        self.stats()
+        self.materialise()
         base = checked.where("seq >= 0")
-        out = self.row_violations(self.prepared(self.legal(checked.where("seq >= -1"))))
+        out = self.row_violations(checked)
         for i, prop in enumerate(self.m.traces):
             found = _TRACE_PLANS[prop.form](self, base, prop, i)
             if found is not None:
@@ -373,25 +424,47 @@ class MachinePlan:
     def _entering(self, states: tuple[str, ...]) -> str:
         return f"({_in(states, 'to_state')} AND (NOT pre_known OR NOT {_in(states, 'pre_state')}))"
 
-    def within(self, base: DataFrame, prop: ir.TraceProperty, i: int) -> DataFrame:
+    def by_position(self) -> Window:
+        """The key sequences in order, over the persisted rows (`pos` numbers them in the checks' order)."""
+        return Window.partitionBy("key", "_neg").orderBy("pos")
+
+    def within(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame:
+        """Rows entering A whose instance reaches B late or never. The first row at or after each one reaching B
+        is found over those rows and the rows in B only (the others cannot be it): this row, else the next one
+        (`lead ... IGNORE NULLS`: one forward scan, never a frame up to UNBOUNDED FOLLOWING, quadratic per key)."""
         assert prop.bound is not None
-        within_index = [p for p in self.m.traces if p.form == "within"].index(prop)
         end = self.stats()[1]
         bound = SparkCompiler(Columns().on_post()).sql(prop.bound)
-        nb = f"next_b_{within_index}"
-        df = base.where(self._entering(prop.states_from))
+        reached = _in(prop.states_to, "to_state")
+        hit = f"CASE WHEN {reached} THEN named_struct('ts_ms', ts_ms, 'seq', seq) END"
+        entering = self._entering(prop.states_from)
+        df = base.where(f"{reached} OR {entering}").selectExpr("*", f"{hit} AS _hit", f"{entering} AS _entering")
+        df = df.select("*", F.coalesce(F.col("_hit"), F.expr("lead(_hit, 1) IGNORE NULLS").over(self.by_position()))
+                       .alias("_next_b")).where("_entering")
         df = df.selectExpr("*", f"CAST(ts_ms AS DECIMAL(38,0)) + CAST({bound} AS DECIMAL(38,0)) AS deadline")
         end_sql = "NULL" if end is None else str(end)
-        late = f"{nb} IS NOT NULL AND {nb}.ts_ms > deadline"
-        hanging = f"{nb} IS NULL AND {end_sql} > deadline"
+        late = "_next_b IS NOT NULL AND _next_b.ts_ms > deadline"
+        hanging = f"_next_b IS NULL AND {end_sql} > deadline"
         df = df.where(f"deadline IS NULL OR ({late}) OR ({hanging})")
         targets = ", ".join(prop.states_to)
         msg = (f"CASE WHEN deadline IS NULL THEN 'the bound cannot be evaluated' "
                f"WHEN {late} THEN concat('entered ', to_state, ' at ts ', CAST(ts_ms AS STRING), ', deadline ', "
-               f"CAST(deadline AS STRING), ', reached {targets} at ', CAST({nb}.ts_ms AS STRING)) "
+               f"CAST(deadline AS STRING), ', reached {targets} at ', CAST(_next_b.ts_ms AS STRING)) "
                f"ELSE concat('entered ', to_state, ' at ts ', CAST(ts_ms AS STRING), ', deadline ', "
                f"CAST(deadline AS STRING), ', not reached by the end of the trace ({end})') END")
         return self.property_rows(df, prop, F.expr(msg))
+
+    def since(self, base: DataFrame, state: str) -> DataFrame:
+        """The rows entering `state`, each with `_since`: the time its instance entered the state the row leaves
+        (the first row of the run of equal to_states just before it; null for a first row). Computed over the
+        rows starting a run and the entering rows only: no other row can start a run."""
+        run = "CASE WHEN prev_state IS NULL OR prev_state <> to_state THEN ts_ms END"
+        entering = self._entering((state,))
+        df = base.selectExpr("*", f"{run} AS _run", f"{entering} AS _entering").where("_run IS NOT NULL OR _entering")
+        w = self.by_position()
+        df = df.select("*", F.last("_run", ignorenulls=True).over(
+            w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("_entered"))
+        return df.select("*", F.lag("_entered", 1).over(w).alias("_since")).where("_entering")
 
     def before(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame | None:
         state, other, event = prop.subject[1], prop.subject[2], prop.subject[3]
@@ -400,7 +473,7 @@ class MachinePlan:
             return None
         events = rows.where(F.col("event") == event).where(F.col("kind").isin(*ACCEPTED_KINDS)) \
             .where("seq >= 0").select(*[F.col(k).alias(f"_e_{k}") for k in prop.per], F.col("ts_ms").alias("_e_ts"))
-        entering = base.where(self._entering((state,)))  # `_since` comes from the window pass
+        entering = self.since(base, state)
         variables = {v.name for v in self.m.variables}
         cond = [F.expr(f"CASE WHEN pre_known THEN {quote('pre_' + k)} ELSE {quote(k)} END" if k in variables
                        else quote(k)) == F.col(f"_e_{k}") for k in prop.per]
@@ -459,7 +532,9 @@ def witness_rows(plan: MachinePlan, wanted: list[tuple[str, int, int]]) -> dict[
     if not wanted:
         return {}
     spans = plan.spark.createDataFrame(wanted, "w_key string, lo int, hi int")
-    df = plan.checked().where("seq >= 0").select(*[n for n, _ in columns(plan.m)], "pos")
+    keys = spans.select(F.col("w_key").alias("key")).distinct()  # only these keys' rows are windowed again
+    rows = plan.rows.where("seq >= 0").join(F.broadcast(keys), "key", "left_semi")
+    df = plan.windowed(rows).select(*[n for n, _ in columns(plan.m)], "pos")
     df = df.join(F.broadcast(spans), (F.col("key") == F.col("w_key")) & F.col("pos").between(F.col("lo"),
                                                                                             F.col("hi")))
     out: dict[str, dict[int, dict[str, object]]] = {}

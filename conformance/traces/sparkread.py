@@ -30,6 +30,26 @@ SOURCE = "_source"
 class Read:
     valid: DataFrame
     quarantine: DataFrame  # machine, source, line, reason, raw
+    tagged: DataFrame | None = None  # every row of the files that fit, with `_reason` (null: valid)
+    bad_files: int = 0  # Parquet files quarantined whole (their schema does not fit)
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    rows: int  # valid rows
+    end: int | None  # their latest ts_ms
+    malformed: int  # rows with a reason (files quarantined whole not included)
+
+
+def tally(read: Read) -> Tally:
+    """The valid rows, their latest timestamp and the malformed rows, in one aggregate over the input (the
+    quarantine needs writing only if some row or file is bad)."""
+    if read.tagged is None:
+        return Tally(0, None, 0)
+    r = read.tagged.agg(F.count(F.when(F.col("_reason").isNull(), F.lit(1))).alias("n"),
+                        F.max(F.when(F.col("_reason").isNull(), F.col("ts_ms"))).alias("end"),
+                        F.count(F.col("_reason")).alias("bad")).collect()[0]
+    return Tally(int(r["n"]), None if r["end"] is None else int(r["end"]), int(r["bad"]))
 
 
 def schema_of(m: ir.Machine) -> T.StructType:
@@ -59,7 +79,7 @@ def read_machine(spark: SparkSession, m: ir.Machine, sources: Sequence[Source]) 
                                     F.to_json(F.struct(*raw.columns)).alias("raw")))
     if not frames:
         empty = spark.createDataFrame([], schema)
-        return Read(empty, _empty_quarantine(spark) if not bad_files else _union(bad_files))
+        return Read(empty, _empty_quarantine(spark) if not bad_files else _union(bad_files), None, len(bad_files))
     df = _union(frames)
     df = df.withColumn("_reason", reason_column(m))
     valid = df.where(F.col("_reason").isNull()).select(*[normalised(m, n) for n, _ in columns(m)])
@@ -67,7 +87,7 @@ def read_machine(spark: SparkSession, m: ir.Machine, sources: Sequence[Source]) 
         F.lit(m.name).alias("machine"), F.col(SOURCE).alias("source"), F.lit(None).cast("int").alias("line"),
         F.col("_reason").alias("reason"),
         F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(n) for n, _ in columns(m)]))).alias("raw"))
-    return Read(valid, _union([quarantined, *bad_files]))
+    return Read(valid, _union([quarantined, *bad_files]), df.select("_reason", "ts_ms"), len(bad_files))
 
 
 def read_unknown(spark: SparkSession, folder: str, sources: Sequence[Source]) -> DataFrame:

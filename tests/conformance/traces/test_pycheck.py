@@ -126,6 +126,17 @@ def test_orphans_are_checked_against_the_error_table_only(tmp_path: Path) -> Non
                                                            -1)}
 
 
+def test_a_seq_below_minus_one_is_quarantined_not_checked(tmp_path: Path) -> None:
+    """seq is -1 (a row about no instance) or a position: a lower one is out of range, like any bad value (the Spark
+    reader applies the same rule: tests/conformance/traces/test_spark_checker.py)."""
+    ok = lease_rows("ghost", [("Release", {"m": "m1", "gen": 3}, 100)])[0] | {"seq": -1}
+    root = tmp_path / "traces"
+    write_jsonl({"GroupLease": [ok, ok | {"key": "ghost2", "group_id": "ghost2", "seq": -2}]}, str(root))
+    result = check_paths([str(root)], {"GroupLease": GROUP_LEASE})
+    assert dict(result.quarantine.counts) == {"out_of_range": 1}
+    assert result.rows_read == {"GroupLease": 1} and not result.violations
+
+
 def test_a_first_load_row_has_no_pre_state(tmp_path: Path) -> None:
     held = lease_rows("g1", [acquire("m1", {"p1"}, 100)])[0]
     load = held | {"kind": "load", "event": "Load", "row": -1, "from_state": "Held", "seq": 40, "arg_m": None,

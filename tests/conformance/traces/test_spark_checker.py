@@ -3,6 +3,7 @@ malformed rows are quarantined the same way by both engines and never stop a run
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -19,7 +20,7 @@ from kcoord.conformance.traces.output import read_violations
 from kcoord.model import ir
 from kcoord.model.loader import bundled_machines
 
-from .helpers import LEASE_WITH_FENCED
+from .helpers import GROUP_LEASE, LEASE_WITH_FENCED
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -88,7 +89,8 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
 
     variants = [good | {"event": "Nope"}, good | {"to_state": "Gone"}, good | {"machine": "Other"},
                 {k: v for k, v in good.items() if k != "generation"},
-                good | {"last_release": "LATER"}, good | {"owned": ["a", None]}, good | {"generation": 2**40}]
+                good | {"last_release": "LATER"}, good | {"owned": ["a", None]}, good | {"generation": 2**40},
+                good | {"seq": -2}]
     lines = [*BAD_LINES, *(json.dumps({k: sorted(v) if isinstance(v, frozenset) else v for k, v in r.items()})
                            for r in variants)]
     (root / "GroupLease" / "bad.jsonl").write_text("\n".join(lines) + "\n")
@@ -97,7 +99,7 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
     (root / "Unknown" / "a.jsonl").write_text('{"machine": "Unknown"}\n')
     # (a null argument is not malformed: the runtime records null for an argument it never computed)
     return {"malformed": 3, "unknown": 2, "wrong_machine": 1, "missing": 1, "unknown_member": 1,
-            "null_element": 1, "out_of_range": 1, "bad_file_schema": 1, "unknown_machine": 1}
+            "null_element": 1, "out_of_range": 2, "bad_file_schema": 1, "unknown_machine": 1}
 
 
 def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) -> None:
@@ -143,3 +145,26 @@ def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) 
         ("Box", "effect_mismatch", "b2", 2), ("Box", "effect_mismatch", "b3", 1), ("Box", "step", "b3", 1),
         ("Box", "frame_mismatch", "b3", 2), ("Box", "illegal_transition", "b4", 2),
         ("GroupLease", "before", "g2", 2)}
+
+
+def test_rejections_that_start_a_run_are_kept_for_the_trace_properties(spark: Any, tmp_path: Path) -> None:
+    """Without an `exclusive` or own `fenced` property, the Spark checker persists only the rejections a trace
+    property can read (`MachinePlan.needs_row`). A clean rejection that starts a run — the first row of a key
+    starting again after a final state — is one: here the Free it starts is the state a snapshot into Held leaves,
+    so `before`'s window begins at it (ts 300), not at the run before (Dead, ts 250)."""
+    from .helpers import acquire, lease_rows
+    from .test_pycheck import _load
+
+    lease = dataclasses.replace(GROUP_LEASE, traces=tuple(p for p in GROUP_LEASE.traces if p.form != "exclusive"))
+    rows = lease_rows("g1", [acquire("m1", {"p1"}, 100), ("Release", {"m": "m1", "gen": 0}, 200),
+                             ("Expire", {"now_ms": 250}, 250), ("Release", {"m": "m1", "gen": -1}, 300)])
+    assert [(r["kind"], r["to_state"]) for r in rows] == [("transition", "Held"), ("transition", "Free"),
+                                                          ("transition", "Dead"), ("reject", "Free")]
+    rows.append(_load(rows[0], seq=4, ts_ms=400, from_state="Free"))
+    root = tmp_path / "traces"
+    write_jsonl({"GroupLease": rows}, str(root))
+    _, _, a, b = both(spark, root, {"GroupLease": lease})
+    messages = {k: v.message for k, v in a.items()}
+    assert [m for m in messages.values() if "without a GroupLease.Acquire" in m] == [
+        "entered Held at ts 400 without a GroupLease.Acquire on group_id since ts 300"]
+    assert messages == {k: v.message for k, v in b.items()}

@@ -162,7 +162,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
     total = len(folders) * 2 + 1
     tick = _ticker(progress, total)
 
-    reads = {}
+    reads, tallies = {}, {}
     quarantine_dir = os.path.join(out, "quarantine")
     for name in folders:
         tick(f"reading {name or '(no machine folder)'}")
@@ -171,11 +171,11 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
             _count_quarantine(read_unknown(spark, name, mine), quarantine_dir, summary)
             continue
         read = read_machine(spark, machines[name], mine)
-        counted = tally(read)  # one scan: the valid rows and their latest time, and whether any row is bad
-        if counted.malformed or read.bad_files:
+        tallies[name] = tally(read)  # one scan: the valid rows, their latest time, and whether any row is bad
+        if tallies[name].malformed or read.bad_files:
             _count_quarantine(read.quarantine, quarantine_dir, summary)
-        reads[name] = read, (counted.rows, counted.end)
-    valid = {n: r.valid for n, (r, _) in reads.items()}
+        reads[name] = read
+    valid = {n: r.valid for n, r in reads.items()}
     raw_dir = os.path.join(out, "violations_raw")
     shutil.rmtree(raw_dir, ignore_errors=True)
     plans = {}
@@ -183,7 +183,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
         for name in sorted(reads):
             tick(f"checking {name}")
             others = {n: df for n, df in valid.items() if n != name}
-            plan = MachinePlan(spark, specs[name], valid[name], others, counted=reads[name][1])
+            plan = MachinePlan(spark, specs[name], valid[name], others, counted=(tallies[name].rows, tallies[name].end))
             plans[name] = plan
             plan.violations().write.mode("append").parquet(raw_dir)
             plan.release()  # (the witnesses window their keys' rows again)
@@ -193,7 +193,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
         shown = _finish(spark, plans, specs, raw_dir, out, config.max_witnesses, summary)
     finally:
         for plan in plans.values():
-            plan.release()
+            plan.release()  # (after an error: each plan released its rows once its violations were written)
     if not config.out:
         shutil.rmtree(out, ignore_errors=True)
     return summary, shown

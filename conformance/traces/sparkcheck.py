@@ -61,6 +61,9 @@ def _any(conditions: Mapping[str, str]) -> str:
     return "(" + " OR ".join(f"({c})" for c in conditions.values()) + ")" if conditions else "false"
 
 
+ACCEPTED = _in(ACCEPTED_KINDS, "kind")  # SQL: the row is a transition or a stay
+
+
 def _map(pairs: Mapping[int, str]) -> str:
     if not pairs:
         return "map()"
@@ -221,7 +224,7 @@ class MachinePlan:
         msg = "concat_ws('; ', " + ", ".join(f"CASE WHEN {c} THEN {m} END" for c, m in reasons) + ")"
         return cond, "''", msg
 
-    GATE = "_sr_ok AND kind IN ('transition', 'stay') AND pre_known"  # the rows whose effects and frame count
+    GATE = f"_sr_ok AND {ACCEPTED} AND pre_known"  # the rows whose guard, effects and frame count
 
     def prepared(self, df: DataFrame) -> DataFrame:
         """The large per-row values, computed once per row as booleans (the spec row's match, error and condition,
@@ -229,17 +232,15 @@ class MachinePlan:
         that differ and the messages are only built for the rows where a check fails. The effects and the frame
         are only evaluated on accepted rows, the unchanged variables on rejections (`OR` does not evaluate its right
         side when the left one holds)."""
-        not_accepted = "kind NOT IN ('transition', 'stay')"
-        df = df.selectExpr("*", f"{self.spec_row_ok()} AS _sr_ok", f"{self.expected_error()} AS _expected",
-                           f"{self.condition_ok()} AS _cond_ok",
-                           f"{not_accepted} OR NOT {_any(self._effect_bad())} AS _effect_ok",
-                           f"{not_accepted} OR NOT {_any(self._frame_bad())} AS _frame_ok",
-                           f"kind <> 'reject' OR NOT {_any(self._changed())} AS _unchanged")
-        return df
+        return df.selectExpr("*", f"{self.spec_row_ok()} AS _sr_ok", f"{self.expected_error()} AS _expected",
+                             f"{self.condition_ok()} AS _cond_ok",
+                             f"NOT {ACCEPTED} OR NOT {_any(self._effect_bad())} AS _effect_ok",
+                             f"NOT {ACCEPTED} OR NOT {_any(self._frame_bad())} AS _frame_ok",
+                             f"kind <> 'reject' OR NOT {_any(self._changed())} AS _unchanged")
 
     def guard_false(self) -> tuple[str, str, str]:
-        cond = "_sr_ok AND kind IN ('transition', 'stay') AND pre_known AND NOT _cond_ok"
-        return cond, self.label(), f"concat('the guard of ', {self.label()}, ' is false on the pre-state')"
+        label = self.label()
+        return f"{self.GATE} AND NOT _cond_ok", label, f"concat('the guard of ', {label}, ' is false on the pre-state')"
 
     def _assigning(self) -> dict[str, list[ir.Transition]]:
         out: dict[str, list[ir.Transition]] = {v.name: [] for v in self.m.variables}
@@ -335,13 +336,13 @@ class MachinePlan:
         check's condition is one boolean computed once per row; the array and its messages are only built for the
         few rows where one holds."""
         checks = self.row_checks()
+        if not checks:
+            return df.selectExpr("*", f"CAST(NULL AS ARRAY<{FOUND_TYPE}>) AS _found")
         flags = [f"coalesce({cond}, false) AS _c{i}" for i, (_, cond, _, _) in enumerate(checks)]
         structs = [f"CASE WHEN _c{i} THEN named_struct('check', {string_literal(check)}, 'name', {name}, "
                    f"'message', {msg}) END" for i, (check, _, name, msg) in enumerate(checks)]
         none = f"CAST(NULL AS {FOUND_TYPE})"  # array_except drops it without a lambda (the checks are distinct)
         found = f"array_except(array({', '.join(structs)}), array({none}))"
-        if not checks:
-            return df.selectExpr("*", f"CAST(NULL AS ARRAY<{FOUND_TYPE}>) AS _found")
         any_found = " OR ".join(f"_c{i}" for i in range(len(checks)))
         return df.selectExpr("*", *flags).selectExpr("*", f"CASE WHEN {any_found} THEN {found} END AS _found")
 
@@ -377,8 +378,7 @@ class MachinePlan:
 
     def violations(self) -> DataFrame:
         """Every violation of the machine's rows, as one DataFrame (row checks, then each trace property). Runs one
-        job first (`stats`: it materialises the persisted window pass); call `release` once the result is written
-        and the witnesses are read."""
+        job first (`materialise`: the pass that persists the rows); call `release` once the result is written."""
         checked = self.checked()
         self.materialise()
         base = checked.where("seq >= 0")

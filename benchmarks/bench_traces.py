@@ -1,6 +1,7 @@
 """Trace checking throughput: Spark and the Python reference checker on the same Parquet traces.
 
     .venv/bin/python -m benchmarks.bench_traces [--sizes 1e6,1e7,5e7] [--runs 3] [--python-max 5e7] [--json F]
+        [--no-floors]
 
 Data: random valid traces of the Transaction machine (the largest guards and effects with a cross-key `monotonic`
 and a `within` property), generated once in Python (`--base` rows), then tiled with pyarrow to each size: every tile

@@ -1,8 +1,9 @@
 """The trace-checking job: trace files → violations table, summary and report, on Spark or in pure Python.
 
-Owns: `Config`, `run` (both engines, the same outputs), the Spark run (`run_spark`: read and quarantine per machine,
-one plan per machine, violations materialised once under `<out>/violations_raw/`, witnesses for the first ones, the
-final table under `<out>/violations/`) and `main`, so that the module is the job `spark-submit` runs:
+Owns: `Config`, `run` (both engines, the same outputs), the Spark run (`run_spark`: one plan per machine, whose pass
+over the rows also counts the malformed ones, so the quarantine is written after it only if there are any; the
+violations materialised once under `<out>/violations_raw/`, witnesses for the first ones, the final table under
+`<out>/violations/`) and `main`, so that the module is the job `spark-submit` runs:
 
     spark-submit conformance/traces/job.py PATH... [--out DIR] [--format text|json|junit]
 
@@ -149,7 +150,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
     from kcoord.conformance.traces.readers import discover
     from kcoord.conformance.traces.session import active_session, local_session, tune
     from kcoord.conformance.traces.sparkcheck import MachinePlan, not_checked
-    from kcoord.conformance.traces.sparkread import read_machine, read_unknown, tally
+    from kcoord.conformance.traces.sparkread import read_machine, read_unknown
 
     spark = spark or active_session() or local_session(config.master,
                                                         shuffle_partitions=config.shuffle_partitions)
@@ -162,7 +163,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
     total = len(folders) * 2 + 1
     tick = _ticker(progress, total)
 
-    reads, tallies = {}, {}
+    reads = {}
     quarantine_dir = os.path.join(out, "quarantine")
     for name in folders:
         tick(f"reading {name or '(no machine folder)'}")
@@ -170,11 +171,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
         if name not in machines:
             _count_quarantine(read_unknown(spark, name, mine), quarantine_dir, summary)
             continue
-        read = read_machine(spark, machines[name], mine)
-        tallies[name] = tally(read)  # one scan: the valid rows, their latest time, and whether any row is bad
-        if tallies[name].malformed or read.bad_files:
-            _count_quarantine(read.quarantine, quarantine_dir, summary)
-        reads[name] = read
+        reads[name] = read_machine(spark, machines[name], mine)
     valid = {n: r.valid for n, r in reads.items()}
     raw_dir = os.path.join(out, "violations_raw")
     shutil.rmtree(raw_dir, ignore_errors=True)
@@ -182,12 +179,16 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
     try:
         for name in sorted(reads):
             tick(f"checking {name}")
+            read = reads[name]
             others = {n: df for n, df in valid.items() if n != name}
-            plan = MachinePlan(spark, specs[name], valid[name], others, counted=(tallies[name].rows, tallies[name].end))
+            plan = MachinePlan(spark, specs[name], read.counted, others, counted=_counter(read))
             plans[name] = plan
             plan.violations().write.mode("append").parquet(raw_dir)
-            plan.release()  # (the witnesses window their keys' rows again)
             summary.rows_read[name] = plan.stats()[0]
+            plan.release()  # (the witnesses window their keys' rows again)
+            # the pass that persisted the rows counted the malformed ones too: the quarantine is only written if any
+            if read.tally().malformed or read.bad_files:
+                _count_quarantine(read.quarantine, quarantine_dir, summary)
             summary.not_checked += not_checked(specs[name], others)
         tick("writing")
         shown = _finish(spark, plans, specs, raw_dir, out, config.max_witnesses, summary)
@@ -197,6 +198,18 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
     if not config.out:
         shutil.rmtree(out, ignore_errors=True)
     return summary, shown
+
+
+def _counter(read: Any) -> Callable[[], tuple[int, int | None]] | None:
+    """(valid rows, latest ts_ms) of a read, once an action has read its `counted` rows."""
+    if read.observed is None:
+        return None
+
+    def counted() -> tuple[int, int | None]:
+        t = read.tally()
+        return t.rows, t.end
+
+    return counted
 
 
 def _ticker(progress: Progress | None, total: int) -> Callable[[str], None]:

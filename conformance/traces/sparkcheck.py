@@ -6,8 +6,8 @@ Owns: `MachinePlan` (one machine's rows → its violations DataFrame) with one m
 The evaluation strategy, per machine (what makes it fast is doing each expensive thing once, on as few rows and
 columns as the checks need):
 
-0. The job's first scan of the input (`sparkread.tally`) counts the valid rows and finds the trace's latest ts_ms,
-   so no pass here needs to.
+0. The rows arrive with an observation on them (`sparkread.Read.counted`): the pass below also counts them and
+   finds the trace's latest ts_ms, so no pass exists only for that (`stats`).
 1. One shuffle and one window operator (`windowed`): the rows partitioned by key (rows with a negative seq in
    partitions of their own) and ordered by seq; per row the previous row, the position, the running maximum of
    ts_ms and the next ts_ms. Every frame is bounded by the current row or unbounded before it, so the pass is linear
@@ -76,8 +76,9 @@ class MachinePlan:
     spec: Spec
     rows: DataFrame  # validated rows (readers' columns, sets normalised)
     others: Mapping[str, DataFrame]  # validated rows of the other machines in the run
-    counted: tuple[int, int | None] | None = None  # (rows, latest ts_ms) if the caller counted them (`stats`)
+    counted: Callable[[], tuple[int, int | None]] | None = None  # (rows, latest ts_ms) once `rows` was read (`stats`)
     _checked: DataFrame | None = None
+    _materialised: bool = False
 
     @property
     def m(self) -> ir.Machine:
@@ -144,22 +145,28 @@ class MachinePlan:
         return [v for v in variables if v in wanted]
 
     def stats(self) -> tuple[int, int | None]:
-        """(rows read, latest ts_ms) of the machine's valid rows; the job passes them in (`counted`) when its first scan
-        of the input counted them (`sparkread.tally`), else one aggregate over the rows computes them."""
-        if self.counted is None:
-            r = self.rows.agg(F.count(F.lit(1)).alias("n"), F.max("ts_ms").alias("end")).collect()[0]
-            self.counted = (int(r["n"]), None if r["end"] is None else int(r["end"]))
-        return self.counted
+        """(rows read, latest ts_ms) of the machine's valid rows: from `counted` once the pass that persists has read
+        them (the job's rows carry an observation, `sparkread.Read.counted`), else from one aggregate over them."""
+        if self.counted is not None:
+            self.materialise()
+            return self.counted()
+        r = self.rows.agg(F.count(F.lit(1)).alias("n"), F.max("ts_ms").alias("end")).collect()[0]
+        result = (int(r["n"]), None if r["end"] is None else int(r["end"]))
+        self.counted = lambda: result
+        return result
 
     def materialise(self) -> None:
-        """Run the pass that persists the rows (one job; the checks' plans read its result)."""
-        self.checked().count()
+        """Run the pass that persists the rows (one job, once; the checks' plans read its result)."""
+        if not self._materialised:
+            self.checked().count()
+            self._materialised = True
 
     def release(self) -> None:
         """Drop the persisted rows (after the violations and witnesses are written)."""
         if self._checked is not None:
             self._checked.unpersist()
             self._checked = None
+            self._materialised = False
 
     def with_pre(self, df: DataFrame) -> DataFrame:
         """The pre-state columns (`pre_state`, `pre_<var>`), `fresh`, `pre_known` and the effective `pending`."""

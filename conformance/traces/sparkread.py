@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -27,29 +27,34 @@ SOURCE = "_source"
 
 
 @dataclass(frozen=True, slots=True)
-class Read:
-    valid: DataFrame
-    quarantine: DataFrame  # machine, source, line, reason, raw
-    tagged: DataFrame | None = None  # every row of the files that fit, with `_reason` (null: valid)
-    bad_files: int = 0  # Parquet files quarantined whole (their schema does not fit)
-
-
-@dataclass(frozen=True, slots=True)
 class Tally:
     rows: int  # valid rows
     end: int | None  # their latest ts_ms
     malformed: int  # rows with a reason (files quarantined whole not included)
 
 
-def tally(read: Read) -> Tally:
-    """The valid rows, their latest timestamp and the malformed rows, in one aggregate over the input (the
-    quarantine needs writing only if some row or file is bad)."""
-    if read.tagged is None:
-        return Tally(0, None, 0)
-    r = read.tagged.agg(F.count(F.when(F.col("_reason").isNull(), F.lit(1))).alias("n"),
-                        F.max(F.when(F.col("_reason").isNull(), F.col("ts_ms"))).alias("end"),
-                        F.count(F.col("_reason")).alias("bad")).collect()[0]
-    return Tally(int(r["n"]), None if r["end"] is None else int(r["end"]), int(r["bad"]))
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One machine's input. `counted` is `valid` again with an observation on the way: Spark computes the `tally`
+    as a side effect of the first action that reads it, so no pass over the input exists just to count. `valid` is
+    the same rows without it, for every other use."""
+
+    valid: DataFrame
+    quarantine: DataFrame  # machine, source, line, reason, raw
+    bad_files: int = 0  # Parquet files quarantined whole (their schema does not fit)
+    observed: tuple[DataFrame, Observation] | None = None  # (None: no file to read)
+
+    @property
+    def counted(self) -> DataFrame:
+        return self.valid if self.observed is None else self.observed[0]
+
+    def tally(self) -> Tally:
+        """The valid rows, their latest ts_ms and the malformed rows: blocks until an action has read `counted`
+        (the quarantine needs writing only if some row or file is bad)."""
+        if self.observed is None:
+            return Tally(0, None, 0)
+        r = self.observed[1].get
+        return Tally(int(r["n"]), None if r["end"] is None else int(r["end"]), int(r["bad"]))
 
 
 def schema_of(m: ir.Machine) -> T.StructType:
@@ -79,15 +84,20 @@ def read_machine(spark: SparkSession, m: ir.Machine, sources: Sequence[Source]) 
                                     F.to_json(F.struct(*raw.columns)).alias("raw")))
     if not frames:
         empty = spark.createDataFrame([], schema)
-        return Read(empty, _empty_quarantine(spark) if not bad_files else _union(bad_files), None, len(bad_files))
+        return Read(empty, _empty_quarantine(spark) if not bad_files else _union(bad_files), len(bad_files))
     df = _union(frames)
     df = df.withColumn("_reason", reason_column(m))
-    valid = df.where(F.col("_reason").isNull()).select(*[normalised(m, n) for n, _ in columns(m)])
+    observation = Observation()
+    observed = df.observe(observation, F.count(F.when(F.col("_reason").isNull(), F.lit(1))).alias("n"),
+                          F.max(F.when(F.col("_reason").isNull(), F.col("ts_ms"))).alias("end"),
+                          F.count(F.col("_reason")).alias("bad"))
+    valid, counted = (d.where(F.col("_reason").isNull()).select(*[normalised(m, n) for n, _ in columns(m)])
+                      for d in (df, observed))
     quarantined = df.where(F.col("_reason").isNotNull()).select(
         F.lit(m.name).alias("machine"), F.col(SOURCE).alias("source"), F.lit(None).cast("int").alias("line"),
         F.col("_reason").alias("reason"),
         F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(n) for n, _ in columns(m)]))).alias("raw"))
-    return Read(valid, _union([quarantined, *bad_files]), df.select("_reason", "ts_ms"), len(bad_files))
+    return Read(valid, _union([quarantined, *bad_files]), len(bad_files), (counted, observation))
 
 
 def read_unknown(spark: SparkSession, folder: str, sources: Sequence[Source]) -> DataFrame:

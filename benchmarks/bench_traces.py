@@ -1,7 +1,7 @@
 """Trace checking throughput: Spark and the Python reference checker on the same Parquet traces.
 
     .venv/bin/python -m benchmarks.bench_traces [--sizes 1e6,1e7,5e7] [--runs 3] [--python-max 5e7] [--json F]
-        [--no-floors]
+        [--no-floors] [--sim 1e6]
 
 Data: random valid traces of the Transaction machine (the largest guards and effects with a cross-key `monotonic`
 and a `within` property), generated once in Python (`--base` rows), then tiled with pyarrow to each size: every tile
@@ -11,6 +11,8 @@ reference checker first). Each measurement runs in a fresh process, so peak memo
 peak resident set (VmHWM) and the Python process's (ru_maxrss). Spark's start-up (JVM + session) is reported
 separately; checked events/s exclude it. Beside the check, two Spark jobs that do less than any check can (`FLOORS`:
 read every column; read, then shuffle and sort by key and seq) give the ceiling a Spark check has on this machine.
+Then both engines check one simulator run (`--sim` rows of `kcoord simulate` with every fault, Parquet): traces of
+five machines from the real coordinators, mostly transitions, with the cross-machine properties checked too.
 Prints a markdown table; `run(quick)` returns the figures.
 """
 
@@ -82,6 +84,19 @@ def tile(base: Path, root: Path, events: int, rows_per_file: int = 1_000_000) ->
     return root
 
 
+def make_sim(folder: Path, events: int, seed: int) -> Path:
+    """`events` rows of one simulation (every client kind and fault, the default mix), as Parquet under `folder`."""
+    from kcoord.impl.sim import SimConfig, default_cluster_config, simulate
+
+    config = SimConfig(seed=seed, events=events)
+    data = Path(tempfile.mkdtemp(prefix="bench-sim-logs-"))
+    try:
+        simulate(config, folder, data, fmt="parquet", cluster_config=default_cluster_config(config))
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    return folder
+
+
 def validate_tiling(base: Path, scratch: Path) -> None:
     from kcoord.conformance.traces.pycheck import check_paths
     from kcoord.model.loader import bundled_machines
@@ -101,11 +116,12 @@ FLOORS = {"spark-read": "Spark: read every column (floor)",
           "spark-sort": "Spark: read + shuffle and sort by key, seq (floor)"}
 
 
-def measure(engine: str, path: str, out: str) -> dict[str, float]:
+def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, float]:
+    """One measurement; `scope` "one": the Transaction machine's traces, "all": every bundled machine's."""
     from kcoord.conformance.traces.job import Config, run
     from kcoord.model.loader import bundled_machines
 
-    machines = {MACHINE: bundled_machines()[MACHINE]}
+    machines = dict(bundled_machines()) if scope == "all" else {MACHINE: bundled_machines()[MACHINE]}
     result: dict[str, float] = {}
     spark = None
     if engine in ("spark", *FLOORS):
@@ -166,10 +182,10 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def run_child(engine: str, path: Path, scratch: Path) -> dict[str, float]:
+def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dict[str, float]:
     out = scratch / f"out-{engine}"
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, __file__, "--child", engine, str(path), str(out)]
+    cmd = [sys.executable, __file__, "--child", engine, str(path), str(out), scope]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -178,8 +194,9 @@ def run_child(engine: str, path: Path, scratch: Path) -> dict[str, float]:
 
 
 def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: int = 20_000, seed: int = 1,
-          scratch: Path | None = None, log: bool = True, floors: bool = True) -> dict[str, Any]:
-    """Measure both engines at each size; returns the figures (one record per size and engine)."""
+          scratch: Path | None = None, log: bool = True, floors: bool = True, sim: int = 0) -> dict[str, Any]:
+    """Measure both engines at each size, then on `sim` simulator rows (0: not); returns the figures (one record per
+    size and engine)."""
     scratch = scratch or Path(tempfile.mkdtemp(prefix="bench-traces-"))
     say = (lambda text: print(text, file=sys.stderr)) if log else (lambda text: None)
     say(f"seed {seed}; scratch {scratch}")
@@ -196,21 +213,32 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
             if engine == "python" and size > python_max:
                 results.append({"events": size, "engine": engine, "skipped": "above python_max"})
                 continue
-            measured = [run_child(engine, data, scratch) for _ in range(runs if engine != "python" else 1)]
-            check_s = statistics.median(r["check_s"] for r in measured)
-            record = {"events": size, "engine": engine, "runs": len(measured), "check_s": check_s,
-                      "events_per_s": measured[0]["rows"] / check_s,
-                      "startup_s": statistics.median(r.get("startup_s", 0.0) for r in measured),
-                      "jvm_peak_mb": max(r.get("jvm_peak_mb", 0.0) for r in measured),
-                      "python_peak_mb": max(r["python_peak_mb"] for r in measured),
-                      "violations": int(measured[0]["violations"]), "rows": int(measured[0]["rows"]),
-                      "spilled": int(measured[0].get("spilled", 0)),
-                      "cpu_s": statistics.median(r["cpu_s"] for r in measured),
-                      "load_avg": statistics.median(r["load_avg"] for r in measured)}
+            record = _record(size, engine, [run_child(engine, data, scratch)
+                                            for _ in range(runs if engine != "python" else 1)])
+            results.append(record)
+            say(table_row(record))
+        shutil.rmtree(data, ignore_errors=True)
+    if sim:
+        data = make_sim(scratch / "sim", sim, seed)
+        for engine in ("spark", "python"):
+            measured = [run_child(engine, data, scratch, "all") for _ in range(runs if engine != "python" else 1)]
+            record = _record(int(measured[0]["rows"]), engine, measured) | {"traces": "simulator"}
             results.append(record)
             say(table_row(record))
         shutil.rmtree(data, ignore_errors=True)
     return {"machine": MACHINE, "cores": os.cpu_count(), "spark_runs": runs, "results": results}
+
+
+def _record(size: int, engine: str, measured: list[dict[str, float]]) -> dict[str, Any]:
+    check_s = statistics.median(r["check_s"] for r in measured)
+    return {"events": size, "engine": engine, "runs": len(measured), "check_s": check_s,
+            "events_per_s": measured[0]["rows"] / check_s,
+            "startup_s": statistics.median(r.get("startup_s", 0.0) for r in measured),
+            "jvm_peak_mb": max(r.get("jvm_peak_mb", 0.0) for r in measured),
+            "python_peak_mb": max(r["python_peak_mb"] for r in measured),
+            "violations": int(measured[0]["violations"]), "rows": int(measured[0]["rows"]),
+            "spilled": int(measured[0].get("spilled", 0)), "cpu_s": statistics.median(r["cpu_s"] for r in measured),
+            "load_avg": statistics.median(r["load_avg"] for r in measured)}
 
 
 HEADER = ["| events | engine | check s (median) | events/s | CPU s | Spark start-up s | driver JVM peak MB | "
@@ -225,15 +253,18 @@ def table_row(r: dict[str, Any]) -> str:
     jvm = f"{r['jvm_peak_mb']:,.0f}" if on_spark else ""
     engine = f"{r['engine']} (from disk, {r['spilled']} buckets)" if r.get("spilled") else r["engine"]
     engine = FLOORS.get(engine, engine)
+    if r.get("traces") == "simulator":
+        engine += ", simulator traces (5 machines)"
     return (f"| {r['events']:,} | {engine} | {r['check_s']:.1f} | {r['events_per_s']:,.0f} | {r['cpu_s']:.0f} | "
             f"{startup} | {jvm} | {r['python_peak_mb']:,.0f} | {r['violations']} | {r['load_avg']:.1f} |")
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    """The figures for `benchmarks/__main__.py`: quick = 50k events, one Spark run; else 1M, 10M and 50M events."""
+    """The figures for `benchmarks/__main__.py`: quick = 50k events and 5k simulated, one Spark run; else 1M, 10M and
+    50M events and 1M simulated."""
     if quick:
-        return bench([50_000], runs=1, python_max=5e4, base_rows=2_000, log=False, floors=False)
-    return bench([1_000_000, 10_000_000, 50_000_000], runs=3)
+        return bench([50_000], runs=1, python_max=5e4, base_rows=2_000, log=False, floors=False, sim=5_000)
+    return bench([1_000_000, 10_000_000, 50_000_000], runs=3, sim=1_000_000)
 
 
 def main() -> None:
@@ -247,14 +278,16 @@ def main() -> None:
     parser.add_argument("--scratch", default=None)
     parser.add_argument("--json", default=None, help="also write the figures here")
     parser.add_argument("--no-floors", action="store_true", help="skip the Spark read-only and sort-only runs")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--sim", type=float, default=1e6, help="then both engines on this many rows of one "
+                        "simulation (0: skip)")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(*args.child)))
         return
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     figures = bench(sizes, args.runs, args.python_max, args.base, args.seed,
-                    Path(args.scratch) if args.scratch else None, floors=not args.no_floors)
+                    Path(args.scratch) if args.scratch else None, floors=not args.no_floors, sim=int(args.sim))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(f"\nTrace checking, {MACHINE} traces, {figures['cores']} cores (median of {args.runs} Spark runs; "

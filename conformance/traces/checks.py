@@ -61,7 +61,10 @@ The trace properties (`trace` declarations; one violation per row and property; 
 - `monotonic V per K`: ordering the rows with equal K (post-state values) by (ts_ms, seq, key), a row whose V is
   below the maximum V of the rows before it. Rejections take no part: a rejected row changes nothing and carries its
   instance's unchanged values, which may be older than what another instance with equal K already holds (a zombie's
-  refused write to a partition that never saw the new epoch).
+  refused write to a partition that never saw the new epoch). A load is compared with the rows of its own key
+  only: it restates what its instance's log holds, which may be older than what another instance already holds (a
+  partition reloaded while a Transactions V2 marker fan-out has reached other partitions but not it yet, seen in
+  `kcoord simulate --seed 1 --events 1000000`); it goes backwards only if it goes below its own key's history.
 - `within A -> B by BOUND`: a row *enters* A when its `to_state` is in A and its pre-state's state is not (or is
   unknown). Its deadline is its `ts_ms` plus BOUND evaluated on its post-state. It is violating when the first row of
   the same key at or after it (in sequence order) whose `to_state` is in B has `ts_ms` after the deadline, or, when

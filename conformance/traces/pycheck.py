@@ -681,18 +681,22 @@ def _monotonic_local(k: MachineChecker, prop: ir.TraceProperty) -> Iterator[tupl
     for key, cs in k.ctx.items():
         for c in cs:
             if c.row["kind"] != "reject":  # a rejection changes nothing (see checks.py)
-                yield _fields(c.row, prop.per), (c.row["ts_ms"], c.row["seq"], key, c.row[var], c.pos)
+                yield _fields(c.row, prop.per), (c.row["ts_ms"], c.row["seq"], key, c.row[var], c.pos,
+                                                 c.row["kind"] == "load")
 
 
 def _monotonic_reduce(prop: ir.TraceProperty, group: Group, items: list[Item]) -> Iterator[Hit]:
     (var,) = prop.subject
     items.sort()
     top = None
-    for _, _, key, v, pos in items:
-        if top is not None and v < top:
-            yield key, pos, ("monotonic", prop.name, f"{var} = {v} is below {top}, seen before for equal "
-                                                     f"{', '.join(prop.per)}")
+    own: dict[str, Any] = {}  # the maximum of each key's own rows so far (a load is compared with these only)
+    for _, _, key, v, pos, load in items:
+        seen = own.get(key) if load else top
+        if seen is not None and v < seen:
+            where = "held before by this instance (a load)" if load else f"seen before for equal {', '.join(prop.per)}"
+            yield key, pos, ("monotonic", prop.name, f"{var} = {v} is below {seen}, {where}")
         top = v if top is None else max(top, v)
+        own[key] = v if key not in own else max(own[key], v)
 
 
 def _before_times(rows: Iterable[Mapping[str, Any]], prop: ir.TraceProperty) -> Iterator[tuple[Group, Item]]:

@@ -420,12 +420,20 @@ class MachinePlan:
 
     def monotonic(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame:
         (var,) = prop.subject
-        w = Window.partitionBy(*prop.per).orderBy("ts_ms", "seq", "key", var) \
-            .rowsBetween(Window.unboundedPreceding, -1)
+
+        def before(*partition: str) -> Window:
+            return Window.partitionBy(*partition).orderBy("ts_ms", "seq", "key", var) \
+                .rowsBetween(Window.unboundedPreceding, -1)
+
         accepted = base.where(F.col("kind") != F.lit("reject"))  # a rejection changes nothing (see checks.py)
-        df = accepted.select("*", F.max(var).over(w).alias("top")).where(F.col(var) < F.col("top"))
+        load = F.col("kind") == F.lit("load")  # a load is compared with its own key's rows only (see checks.py)
+        df = accepted.select("*", F.when(load, F.max(var).over(before(*prop.per, "key")))
+                             .otherwise(F.max(var).over(before(*prop.per))).alias("top"))
+        df = df.where(F.col(var) < F.col("top"))
+        where = F.when(load, F.lit(", held before by this instance (a load)")) \
+            .otherwise(F.lit(f", seen before for equal {', '.join(prop.per)}"))
         message = F.concat(F.lit(f"{var} = "), F.col(var).cast("string"), F.lit(" is below "),
-                           F.col("top").cast("string"), F.lit(f", seen before for equal {', '.join(prop.per)}"))
+                           F.col("top").cast("string"), where)
         return self.property_rows(df, prop, message)
 
     def _entering(self, states: tuple[str, ...]) -> str:

@@ -171,6 +171,31 @@ def test_exclusive_monotonic_within_before(tmp_path: Path) -> None:
     assert ("before", "granted_after_acquire", "g7", 3) in got
 
 
+def monotonic_loads() -> tuple[list[dict[str, Any]], tuple[str, str, str, int]]:
+    """Three instances of one group: ra reaches generation 1 at ts 140; rb's load at ts 200 restates its own
+    generation 0 (older than ra's: allowed, a load restates its own log); rc's load goes below its own history."""
+    def rows(key: str, steps: list[tuple[str, dict[str, Any], int]]) -> list[dict[str, Any]]:
+        return [r | {"key": key} for r in lease_rows("gr", steps)]
+
+    ra = rows("ra", [acquire("m2", {"s2"}, 100), ("Release", {"m": "m2", "gen": 0}, 120), acquire("m2", {"s2"}, 140)])
+    rb = rows("rb", [acquire("m1", {"s1"}, 100)])
+    rc = rows("rc", [acquire("m3", {"s3"}, 100)])
+    assert ra[-1]["generation"] == 1 and rb[0]["generation"] == rc[0]["generation"] == 0
+    rb.append(_load(rb[0], seq=1, ts_ms=200, from_state="Held"))
+    rc.append(_load(rc[0], seq=1, ts_ms=200, from_state="Held", generation=-1))
+    return ra + rb + rc, ("monotonic", "generations_monotonic", "rc", 1)
+
+
+def test_a_load_is_monotonic_against_its_own_key_only(tmp_path: Path) -> None:
+    rows, expected = monotonic_loads()
+    assert found(tmp_path, {"GroupLease": rows}) == {expected}
+    # the same restating row as a transition is a write below what another instance holds
+    rb = [r for r in rows if r["key"] == "rb"]
+    moved = rb[0] | {"seq": 1, "ts_ms": 200, "kind": "stay", "event": "Acquire", "from_state": "Held"}
+    assert ("monotonic", "generations_monotonic", "rb", 1) in found(tmp_path / "t", {"GroupLease": [
+        *(r for r in rows if r["key"] == "ra"), rb[0], moved]})
+
+
 def test_fenced(tmp_path: Path) -> None:
     assert FENCED in LEASE_WITH_FENCED.traces
     g1 = lease_rows("g1", [acquire("m1", {"p1"}, 100), ("Release", {"m": "m1", "gen": 0}, 200)])

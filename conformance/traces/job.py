@@ -181,7 +181,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
             tick(f"checking {name}")
             read = reads[name]
             others = {n: df for n, df in valid.items() if n != name}
-            plan = MachinePlan(spark, specs[name], read.counted, others, counted=_counter(read))
+            plan = MachinePlan(spark, specs[name], read.counted, others, read.tally)
             plans[name] = plan
             plan.violations().write.mode("append").parquet(raw_dir)
             summary.rows_read[name] = plan.stats()[0]
@@ -198,18 +198,6 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
     if not config.out:
         shutil.rmtree(out, ignore_errors=True)
     return summary, shown
-
-
-def _counter(read: Any) -> Callable[[], tuple[int, int | None]] | None:
-    """(valid rows, latest ts_ms) of a read, once an action has read its `counted` rows."""
-    if read.observed is None:
-        return None
-
-    def counted() -> tuple[int, int | None]:
-        t = read.tally()
-        return t.rows, t.end
-
-    return counted
 
 
 def _ticker(progress: Progress | None, total: int) -> Callable[[str], None]:

@@ -7,7 +7,7 @@ The evaluation strategy, per machine (what makes it fast is doing each expensive
 columns as the checks need):
 
 0. The rows arrive with an observation on them (`sparkread.Read.counted`): the pass below also counts them and
-   finds the trace's latest ts_ms, so no pass exists only for that (`stats`).
+   finds the trace's latest ts_ms (`tally`), so no pass exists only for that (`stats`).
 1. One shuffle and one window operator (`windowed`): the rows partitioned by key (rows with a negative seq in
    partitions of their own) and ordered by seq; per row the previous row, the position, the running maximum of
    ts_ms and the next ts_ms. Every frame is bounded by the current row or unbounded before it, so the pass is linear
@@ -43,6 +43,7 @@ from kcoord.model.spark_backend import _literal as sql_literal
 
 from .checks import ACCEPTED_KINDS, NEVER, ROW_CHECKS, Spec, location
 from .readers import columns
+from .sparkread import Tally
 
 VIOLATION_COLUMNS = ("machine", "key", "check", "name", "seq", "seq_from", "seq_to", "location", "message", "pos",
                      "row_json")
@@ -76,7 +77,7 @@ class MachinePlan:
     spec: Spec
     rows: DataFrame  # validated rows (readers' columns, sets normalised)
     others: Mapping[str, DataFrame]  # validated rows of the other machines in the run
-    counted: Callable[[], tuple[int, int | None]] | None = None  # (rows, latest ts_ms) once `rows` was read (`stats`)
+    tally: Callable[[], Tally]  # the rows counted by the first action that read them (`sparkread.Read.tally`)
     _checked: DataFrame | None = None
     _materialised: bool = False
 
@@ -145,15 +146,11 @@ class MachinePlan:
         return [v for v in variables if v in wanted]
 
     def stats(self) -> tuple[int, int | None]:
-        """(rows read, latest ts_ms) of the machine's valid rows: from `counted` once the pass that persists has read
-        them (the job's rows carry an observation, `sparkread.Read.counted`), else from one aggregate over them."""
-        if self.counted is not None:
-            self.materialise()
-            return self.counted()
-        r = self.rows.agg(F.count(F.lit(1)).alias("n"), F.max("ts_ms").alias("end")).collect()[0]
-        result = (int(r["n"]), None if r["end"] is None else int(r["end"]))
-        self.counted = lambda: result
-        return result
+        """(rows read, latest ts_ms) of the machine's valid rows, counted by the pass that persists them (the rows
+        carry an observation: `sparkread.Read.counted`)."""
+        self.materialise()
+        t = self.tally()
+        return t.rows, t.end
 
     def materialise(self) -> None:
         """Run the pass that persists the rows (one job, once; the checks' plans read its result)."""

@@ -319,6 +319,11 @@ def _normalised(text: str, e: ir.Expr) -> str:
     if isinstance(e, ir.VarRef | ir.KeyRef | ir.ParamRef | ir.Lit) or (
             isinstance(e, ir.SetLit) and all(isinstance(i, ir.Lit | ir.EnumLit) for i in e.items)):
         return text
+    # `array_sort`, not `sort_array` (which sorts the same way when there is no null): Spark evaluates it without
+    # generated code, which ends whole-stage code generation at the projection using it. The trace checker relies
+    # on that boundary: with `sort_array`, its row checks fuse with the join and the window into one generated
+    # method over the JVM's 64 KB limit, and Spark logs a compile error and runs that stage slower without
+    # generated code (benchmarks/RESULTS.md, 2026-11-26).
     return f"array_sort(array_distinct({text}))"
 
 

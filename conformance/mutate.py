@@ -40,7 +40,7 @@ from typing import Any
 
 from kcoord.impl.statemachine import MachineTable, Row
 
-from .coverage import Item
+from .lockstep import Item
 from .pytest_plugin import load_universes
 from .runner import Session
 from .suite import SuiteCase, load_cases, run_suite

@@ -176,7 +176,7 @@ def _demo_workload(bootstrap: str) -> list[str]:
     # (conformance/wire/members.py `_await_topic_metadata` says how)
     if not consumer.partitions_for_topic("demo-in"):
         raise RuntimeError("no metadata for topic demo-in after producing to it")
-    records = []
+    records: list[Any] = []
     deadline = time.monotonic() + 30
     while len(records) < 6 and time.monotonic() < deadline:
         records += [r for rs in consumer.poll(200).values() for r in rs]

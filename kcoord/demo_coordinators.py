@@ -8,7 +8,7 @@ assignments and committed offsets — and returns False when something did not t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,6 +21,9 @@ from kcoord.impl.assignors import (
     decode_assignment,
     encode_assignment,
     encode_subscription,
+)
+from kcoord.impl.assignors import (
+    TopicPartition as AssignedPartition,
 )
 from kcoord.impl.cluster import Cluster, ClusterConfig
 from kcoord.impl.group.config import GroupConfig
@@ -96,7 +99,8 @@ def _trace_summary(traces: Path) -> Table:
 # ---------------------------------------------------------------------------------------------- transactions
 
 
-def _add_partitions(cluster: Cluster, txn_id: str, pid: int, epoch: int, partition: int) -> dict[Any, str]:
+def _add_partitions(cluster: Cluster, txn_id: str, pid: int, epoch: int, partition: int
+                    ) -> Mapping[TopicPartition, str]:
     """AddPartitionsToTxn, retried on CONCURRENT_TRANSACTIONS (the previous transaction's markers are still out), as
     clients do."""
     txn = cluster.node_for_coordinator("transaction", txn_id).txn
@@ -181,7 +185,7 @@ def txn_stage(out: Console, workdir: Path) -> bool:
 # ---------------------------------------------------------------------------------------------- groups
 
 
-def _classic_round(cluster: Cluster, group: str, members: dict[str, str]) -> dict[str, list[TopicPartition]]:
+def _classic_round(cluster: Cluster, group: str, members: dict[str, str]) -> dict[str, list[AssignedPartition]]:
     """Every member in `members` (instance name → member id, "" for new) joins; the leader assigns with `range`;
     everyone syncs. Updates the member ids in place and returns each instance's partitions."""
     groups = cluster.node_for_coordinator("group", group).groups
@@ -256,7 +260,7 @@ def group_stage(out: Console, workdir: Path) -> bool:
             cluster.sink.close()
 
 
-def _commit_positions(cluster: Cluster, group: str, assignment: dict[str, list[TopicPartition]],
+def _commit_positions(cluster: Cluster, group: str, assignment: dict[str, list[AssignedPartition]],
                       members: dict[str, str]) -> dict[str, int]:
     """Each member commits position 100 + partition for its partitions; returns what OffsetFetch reads back."""
     groups = cluster.node_for_coordinator("group", group).groups

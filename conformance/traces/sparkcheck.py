@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from kcoord.model import ir
@@ -418,7 +418,7 @@ class MachinePlan:
     def monotonic(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame:
         (var,) = prop.subject
 
-        def before(*partition: str) -> Window:
+        def before(*partition: str) -> WindowSpec:
             return Window.partitionBy(*partition).orderBy("ts_ms", "seq", "key", var) \
                 .rowsBetween(Window.unboundedPreceding, -1)
 
@@ -436,7 +436,7 @@ class MachinePlan:
     def _entering(self, states: tuple[str, ...]) -> str:
         return f"({_in(states, 'to_state')} AND (NOT pre_known OR NOT {_in(states, 'pre_state')}))"
 
-    def by_position(self) -> Window:
+    def by_position(self) -> WindowSpec:
         """The key sequences in order, over the persisted rows (`pos` numbers them in the checks' order)."""
         return Window.partitionBy("key", "_neg").orderBy("pos")
 

@@ -220,8 +220,9 @@ class ConfluentMember(Member):
                 messages = consumer.consume(num_messages=500, timeout=0.1)
                 good = [m for m in messages if m.error() is None]
                 for m in messages:
-                    if m.error() is not None and m.error().fatal():
-                        raise ScenarioFailed(f"fatal consumer error: {m.error()}")
+                    error = m.error()
+                    if error is not None and error.fatal():
+                        raise ScenarioFailed(f"fatal consumer error: {error}")
                 if good:
                     self._got((m.partition(), m.offset(), m.value()) for m in good)
                     try:

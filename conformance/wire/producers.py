@@ -211,10 +211,11 @@ class ConfluentTxn(TxnClient):
     def _poll(self) -> list[Record]:
         out = []
         for m in self.consumer.consume(num_messages=500, timeout=0.2):
-            if m.error() is None:
+            error = m.error()
+            if error is None:
                 out.append((m.partition(), m.offset(), m.value()))
-            elif m.error().fatal():
-                raise TxnFailed(str(m.error()))
+            elif error.fatal():
+                raise TxnFailed(str(error))
         return out
 
     def _send_offsets(self, offsets: dict[int, int]) -> None:

@@ -86,9 +86,10 @@ def api_versions(address: tuple[str, int]) -> dict[int, tuple[int, int]]:
 def find_coordinator(address: tuple[str, int], key: str, key_type: int) -> tuple[int, int]:
     """(error code, node id) of FindCoordinator v1 for `key` (key type 0: group, 1: transaction)."""
     from kio.schema.find_coordinator.v1 import FindCoordinatorRequest
+    from kio.static.primitive import i8
 
     with RawConnection(address) as conn:
-        response = conn.request(FindCoordinatorRequest(key=key, key_type=key_type))
+        response = conn.request(FindCoordinatorRequest(key=key, key_type=i8(key_type)))
     return int(response.error_code.value), int(response.node_id)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .ownership import OwnershipLog
-from .target import Record, ScenarioFailed, ScenarioSkipped, Target, wait_until
+from .target import Record, ScenarioFailed, ScenarioSkipped, Target, consumed, wait_until
 
 _log = logging.getLogger(__name__)
 CLIENTS = ("kafka-python", "aiokafka", "confluent-kafka")
@@ -123,7 +123,7 @@ class KafkaPythonMember(Member):
         member = self
         tuning = self.target.tuning
 
-        class Listener(ConsumerRebalanceListener):
+        class Listener(ConsumerRebalanceListener):  # type: ignore[misc]  # kafka-python has no types
             def on_partitions_revoked(self, revoked: Any) -> None:
                 member._revoked(tp.partition for tp in revoked)
 
@@ -224,7 +224,7 @@ class ConfluentMember(Member):
                     if error is not None and error.fatal():
                         raise ScenarioFailed(f"fatal consumer error: {error}")
                 if good:
-                    self._got((m.partition(), m.offset(), m.value()) for m in good)
+                    self._got(consumed(m) for m in good)
                     try:
                         consumer.commit(asynchronous=False)
                     except ck.KafkaException:

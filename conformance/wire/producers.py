@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .members import AioLoop, await_topic_metadata, require
-from .target import Record, Target
+from .target import Record, Target, consumed
 
 _FENCED_WORDS = ("fenced", "producerfenced", "invalid_producer_epoch", "invalidproducerepoch")
 
@@ -72,6 +72,12 @@ class TxnClient:
         while len(out) < count and time.monotonic() < deadline:
             out.extend(self._call(self._poll))
         return out
+
+    @property
+    def input(self) -> str:
+        """The input topic (only a client made with one consumes, sends offsets or rewinds)."""
+        assert self.input_topic is not None, "this client was made without an input topic"
+        return self.input_topic
 
     def send_offsets(self, offsets: dict[int, int]) -> None:
         assert self.input_topic is not None and self.group is not None
@@ -213,7 +219,7 @@ class ConfluentTxn(TxnClient):
         for m in self.consumer.consume(num_messages=500, timeout=0.2):
             error = m.error()
             if error is None:
-                out.append((m.partition(), m.offset(), m.value()))
+                out.append(consumed(m))
             elif error.fatal():
                 raise TxnFailed(str(error))
         return out
@@ -221,7 +227,7 @@ class ConfluentTxn(TxnClient):
     def _send_offsets(self, offsets: dict[int, int]) -> None:
         import confluent_kafka as ck
 
-        self.producer.send_offsets_to_transaction([ck.TopicPartition(self.input_topic, p, o)
+        self.producer.send_offsets_to_transaction([ck.TopicPartition(self.input, p, o)
                                                    for p, o in offsets.items()],
                                                   self.consumer.consumer_group_metadata(), self.timeout_s)
 
@@ -235,7 +241,7 @@ class ConfluentTxn(TxnClient):
         import confluent_kafka as ck
 
         for p, o in offsets.items():
-            self.consumer.seek(ck.TopicPartition(self.input_topic, p, o))
+            self.consumer.seek(ck.TopicPartition(self.input, p, o))
 
     def _close(self) -> None:
         try:

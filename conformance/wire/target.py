@@ -16,7 +16,10 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import confluent_kafka
 
 _log = logging.getLogger(__name__)
 
@@ -29,6 +32,17 @@ class ScenarioFailed(AssertionError):
 
 class ScenarioSkipped(Exception):
     """The scenario cannot run here (a client library is missing, a hook is not provided, one broker only)."""
+
+
+def consumed(message: confluent_kafka.Message) -> Record:
+    """A message confluent-kafka delivered without an error, as a `Record`.
+
+    Its types leave partition, offset and value optional, for the error events `consume` also returns.
+    """
+    partition, offset, value = message.partition(), message.offset(), message.value()
+    if partition is None or offset is None or value is None:
+        raise ScenarioFailed(f"consumed a message without a partition, offset or value: {message!r}")
+    return partition, offset, value
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str, interval_s: float = 0.05) -> None:

@@ -65,7 +65,8 @@ class DataHandlers:
         return self._produce_response(request, results)
 
     @staticmethod
-    def _produce_response(request: Request, results: list[tuple[str, list[tuple[int, ProduceResult]]]]) -> Any:
+    def _produce_response(request: Request,
+                          results: list[tuple[str, list[tuple[int, ProduceResult]]]]) -> ResponsePayload:
         schema = response_schema(request.api_key, request.api_version)
         topic_type = item_type(schema, "responses")
         partition_type = item_type(topic_type, "partition_responses")
@@ -126,7 +127,7 @@ class DataHandlers:
                                 isolation)
 
     @staticmethod
-    def _fetch_response(request: Request, results: list[tuple[Any, list[FetchResult]]]) -> Any:
+    def _fetch_response(request: Request, results: list[tuple[Any, list[FetchResult]]]) -> ResponsePayload:
         schema = response_schema(request.api_key, request.api_version)
         topic_type = item_type(schema, "responses")
         partition_type = item_type(topic_type, "partitions")

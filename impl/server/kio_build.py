@@ -16,28 +16,41 @@ import dataclasses
 import datetime
 import functools
 import typing
-from typing import Any, Final, TypeVar
+from collections.abc import Callable
+from typing import Any, Final, ParamSpec, TypeVar
 
 from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
+from kio.static.protocol import ResponsePayload
 
 from .responses import zero_entity
 
-__all__ = ("AUTHORIZED_OPERATIONS_OMITTED", "build", "code", "datetime_of_ms", "field_names", "item_type", "ms_of",
-           "response_schema", "timedelta_of_ms")
+__all__ = ("AUTHORIZED_OPERATIONS_OMITTED", "build", "class_cache", "code", "datetime_of_ms", "field_names",
+           "item_type", "ms_of", "response_schema", "timedelta_of_ms")
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 _EPOCH: Final = datetime.datetime.fromtimestamp(0, tz=datetime.UTC)
 #: Kafka's `authorized_operations` value when the client did not ask for them (Integer.MIN_VALUE)
 AUTHORIZED_OPERATIONS_OMITTED: Final = -2_147_483_648
 
 
-@functools.cache
+def class_cache(function: Callable[_P, _T]) -> Callable[_P, _T]:
+    """`functools.cache` that keeps `function`'s signature.
+
+    typeshed types the cached wrapper's arguments as `Hashable`, and mypy does not count a class (`type[X]`) as
+    `Hashable` (it checks the class's unbound `__hash__` against the protocol), so every call with a schema class
+    would be an error. Classes are hashable at run time, which is all the cache needs.
+    """
+    return typing.cast(Callable[_P, _T], functools.cache(function))
+
+
+@class_cache
 def field_names(entity_type: type[Any]) -> frozenset[str]:
     return frozenset(f.name for f in dataclasses.fields(entity_type))
 
 
-@functools.cache
+@class_cache
 def _field_types(entity_type: type[Any]) -> dict[str, Any]:
     return {f.name: f.type for f in dataclasses.fields(entity_type)}
 
@@ -48,7 +61,7 @@ def build(entity_type: type[_T], **values: object) -> _T:
     return zero_entity(entity_type, **{k: v for k, v in values.items() if k in names})
 
 
-@functools.cache
+@class_cache
 def item_type(entity_type: type[Any], field_name: str) -> type[Any]:
     """The element type of an (optional) array field, or the type of an (optional) struct field."""
     field_type = _field_types(entity_type)[field_name]
@@ -61,8 +74,8 @@ def item_type(entity_type: type[Any], field_name: str) -> type[Any]:
 
 
 @functools.cache
-def response_schema(api_key: int, api_version: int) -> type[Any]:
-    return typing.cast(type, load_response_schema(api_key, api_version))
+def response_schema(api_key: int, api_version: int) -> type[ResponsePayload]:
+    return load_response_schema(api_key, api_version)
 
 
 def code(name: str) -> ErrorCode:

@@ -15,11 +15,12 @@ Schemas without any array skip the walk. Must not import: `kcoord.model`, the di
 from __future__ import annotations
 
 import dataclasses
-import functools
 import struct
 import types
 import typing
 from typing import Any, Final
+
+from .kio_build import class_cache
 
 __all__ = ("LengthError", "check_body")
 
@@ -54,14 +55,14 @@ def _describe(field: dataclasses.Field[Any]) -> _Field:
         if typing.get_origin(candidate) is tuple:
             is_array = True
             element = typing.get_args(candidate)[0]
-            if dataclasses.is_dataclass(element):
+            if isinstance(element, type) and dataclasses.is_dataclass(element):
                 entity = element
         elif isinstance(candidate, type) and dataclasses.is_dataclass(candidate):
             entity = candidate
     return _Field(field.name, kafka_type, entity, is_array, _is_nullable(field.type))
 
 
-@functools.cache
+@class_cache
 def _layout(entity_type: type[Any]) -> tuple[tuple[_Field, ...], dict[int, _Field]]:
     """(regular fields in wire order, tagged fields by tag)."""
     regular, tagged = [], {}
@@ -74,7 +75,7 @@ def _layout(entity_type: type[Any]) -> tuple[tuple[_Field, ...], dict[int, _Fiel
     return tuple(regular), tagged
 
 
-@functools.cache
+@class_cache
 def _has_array(entity_type: type[Any]) -> bool:
     regular, tagged = _layout(entity_type)
     return any(f.is_array or (f.entity is not None and _has_array(f.entity)) for f in (*regular, *tagged.values()))

@@ -72,6 +72,7 @@ def conformance_gen(
 ) -> None:
     """Generate the conformance tests (conformance/generated/) by a path search over the implementation.
 
+    \b
     Example: kcoord conformance-gen Transaction     (then commit conformance/generated/)
              kcoord conformance-gen --check         (fail when a generated file is stale)
     """
@@ -152,6 +153,7 @@ def conformance_run(
     Exit 1 when a case fails or a coordinator machine has less than 100% of its states, transitions or rejections
     (the machines listed in conformance/gaps.py are reported as known gaps instead).
 
+    \b
     Example: kcoord conformance-run ClassicGroup
     """
     ok, _ = run_generated(console(), _drivers(drivers))
@@ -172,6 +174,7 @@ def mutate(
     """Mutation score: single-edge and single-guard mutants of the runtime tables (and the seeded Kafka bugs), each
     run against the generated conformance cases; writes conformance/MUTATION.md.
 
+    \b
     Example: kcoord mutate Transaction --kinds guard-false,edge-retarget
     """
     from kcoord.conformance import mutate as mut

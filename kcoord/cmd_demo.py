@@ -46,6 +46,7 @@ def demo(
     summary per machine; run both coordinators, a simulation with faults checked on Spark (clean, then a seeded bug
     caught), a real Kafka client against kcoord serve, and the generated conformance suite.
 
+    \b
     Example: kcoord demo --workdir /tmp/kcoord-demo
     """
     from .demo_coordinators import group_stage, txn_stage  # the whole implementation: only when the demo runs

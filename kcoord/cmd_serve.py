@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import logging
 import signal
 import sys
@@ -59,6 +60,10 @@ def _configure_logging(level: str, log_file: Path | None) -> None:
     logging.basicConfig(level=getattr(logging, level.upper()), handlers=[handler], force=True)
 
 
+class _CannotStart(Exception):
+    """`kcoord serve` could not start (a port in use, a data folder it may not write): said as a usage error."""
+
+
 async def _serve(options: ServeOptions) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -68,7 +73,12 @@ async def _serve(options: ServeOptions) -> None:
     from kcoord.impl.server.serve import KcoordServer
 
     server = KcoordServer(options)
-    await server.start()
+    try:
+        await server.start()
+    except OSError as e:  # (start closed whatever it had opened)
+        hint = " (choose another --port or --metrics-port; --port 0 picks free ports)" \
+            if e.errno == errno.EADDRINUSE else ""
+        raise _CannotStart(f"cannot start serving: {e}{hint}") from None
     tune_gc()  # a long-running process: start-up objects frozen, fewer young collections (impl/runtime/process.py)
     try:
         for endpoint in server.endpoints:
@@ -107,6 +117,7 @@ def serve(
     """Serve Kafka's group and transaction coordinator APIs (and the data-partition APIs clients need) to real
     Kafka clients, from an in-process cluster of --nodes nodes.
 
+    \b
     Example: kcoord serve --data-dir /tmp/kc --nodes 3 --metrics-port 9404 --trace-out /tmp/kc-traces
     """
     if durability not in _DURABILITY_MODES:
@@ -130,6 +141,8 @@ def serve(
         usage_error(str(e))
     try:
         asyncio.run(_serve(options))
+    except _CannotStart as e:
+        usage_error(str(e))
     finally:
         logging.shutdown()
 

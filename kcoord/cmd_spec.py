@@ -37,6 +37,7 @@ def check_spec(files: FilesArg = None) -> None:
 
     Exit 0 when all specs are clean, 2 when any has an error.
 
+    \b
     Example: kcoord check-spec spec/transaction.sm
     """
     machines = load_or_exit(files)
@@ -50,6 +51,7 @@ def gen(
 ) -> None:
     """Regenerate the runtime tables (impl/_generated/) and the diagrams (diagrams/) from the specs.
 
+    \b
     Example: kcoord gen            (then commit the changed files)
              kcoord gen --check    (in CI: fail when a generated file is stale)
     """
@@ -84,6 +86,7 @@ def diagrams(
     """Draw state diagrams from the specs: initial, final and pending states look different, edges carry events
     and guards, a note lists the invariants.
 
+    \b
     Example: kcoord diagrams Transaction --format png --out /tmp/diagrams
     """
     if fmt not in FORMATS:
@@ -109,6 +112,7 @@ def show(
 ) -> None:
     """Print a machine as readable tables: states, variables, transitions, rejections, invariants, properties.
 
+    \b
     Example: kcoord show ClassicGroup
     """
     (m,) = select(load_or_exit(files), [machine])

@@ -11,11 +11,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY
 
-from .cli import EXIT_USAGE, app, console, err_console, usage_error
+from .cli import app, console, err_console, usage_error
 from .specs import load_or_exit
 
 ENGINES = ("spark", "python")
@@ -43,14 +44,16 @@ def check_traces(
     """Check recorded traces against the spec: table, continuity, guards, effects and frame, error table,
     invariants, step and trace properties. Malformed rows are quarantined, never fatal.
 
-    Exit 0 when nothing is violated, 1 when something is, 2 on a usage error.
+    Exit 0 when nothing is violated, 1 when something is, 2 on a usage error, when the paths hold no trace file
+    or coordinator log, or on an input file Spark cannot read (a Parquet file broken partway; files that cannot be
+    opened at all are quarantined).
 
     \b
     Examples: kcoord check-traces traces/ --out check-out
               kcoord check-traces traces/ --engine python --format junit
               kcoord check-traces /var/lib/kafka/data --master spark://host:7077
     """
-    from kcoord.conformance.traces.job import Config, run
+    from kcoord.conformance.traces.job import Config, NoTraces, UnreadableInput, run
     from kcoord.conformance.traces.output import FORMATS
 
     if fmt not in FORMATS:
@@ -70,7 +73,11 @@ def check_traces(
         def progress(stage: str, done: int, total: int) -> None:
             bar.update(task, description=stage, completed=done, total=total)
 
-        outcome = run(config, machines, progress)
+        try:
+            outcome = run(config, machines, progress)
+        except (NoTraces, UnreadableInput) as e:
+            bar.stop()
+            usage_error(escape(str(e)))
     console().print(outcome.report, markup=False)
     raise typer.Exit(outcome.exit_code)
 
@@ -87,15 +94,20 @@ def replay(
     """Turn a violation's witness into a pytest file that replays its rows against the runtime tables: it fails on
     the recorded trace and passes on a corrected one.
 
+    \b
     Example: kcoord replay 3f2a9c0d11e4 --violations check-out
     """
-    from kcoord.conformance.traces.output import read_violations
+    from kcoord.conformance.traces.output import UnreadableViolations, read_violations
     from kcoord.conformance.traces.replay import Unsupported, find, render_test
 
     source = Path(violation)
     try:
-        if source.suffix == ".json" and source.is_file():
+        if source.suffix == ".json":
+            if not source.is_file():
+                usage_error(f"no such file: {source}")
             items = read_violations(str(source))
+            if not items:
+                usage_error(f"{source} holds no violation")
             chosen = items[0]
         else:
             table = violations / "violations" if (violations / "violations").is_dir() else violations
@@ -103,7 +115,7 @@ def replay(
                 usage_error(f"no violations table at {violations} (run check-traces --out first)")
             chosen = find(read_violations(str(table)), violation)
         text = render_test(chosen)
-    except Unsupported as e:
+    except (Unsupported, UnreadableViolations) as e:
         usage_error(str(e))
     target = output or Path(f"test_replay_{chosen.id}.py")
     target.write_text(text, encoding="utf-8")
@@ -143,8 +155,9 @@ def gen_traces(
         write_parquet(traces, machines, str(out))
     console().print(f"wrote {stats.rows} rows to {out}")
     if stats.dropped:
-        err_console().print(f"dropped candidates: {stats.dropped}")
-    raise typer.Exit(0 if not unknown else EXIT_USAGE)
+        skipped = ", ".join(f"{why} {n}" for why, n in sorted(stats.dropped.items()))
+        err_console().print(f"skipped {sum(stats.dropped.values())} random candidate rows that would have broken a "
+                            f"check (the traces written are valid): {skipped}", markup=False)
 
 
 # ---------------------------------------------------------------- `make demo`

@@ -76,6 +76,7 @@ def verify(
 
     Exit 0 when everything holds, 1 on a failure, 2 on a usage or spec error, 3 when the solver says unknown.
 
+    \b
     Example: kcoord verify --format sarif -o verify.sarif
              kcoord verify Transaction -v
     """

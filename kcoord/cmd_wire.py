@@ -9,6 +9,7 @@ skipped, not failed. Exit code 0 when nothing failed, 1 when a scenario failed, 
 from __future__ import annotations
 
 import shlex
+import socket
 import subprocess
 import time
 from typing import Annotated
@@ -38,6 +39,19 @@ def _split_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
     return out
 
 
+def _unreachable(servers: list[tuple[str, int]], timeout_s: float = 5.0) -> str | None:
+    """Why no bootstrap server accepts a TCP connection, or None when one does (the scenarios would otherwise
+    each wait out their clients' bootstrap timeout before failing)."""
+    problems = []
+    for host, port in servers:
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                return None
+        except OSError as e:
+            problems.append(f"{host}:{port}: {e.strerror or e}")
+    return "; ".join(problems)
+
+
 @app.command("conformance")
 def conformance(
     bootstrap: Annotated[str, typer.Option(help="The broker to test: HOST:PORT[,HOST:PORT...].")],
@@ -53,13 +67,14 @@ def conformance(
     """Run the wire-level conformance scenarios (consumer groups, static membership, KIP-848, transactions, fencing,
     restarts, failover, bad input) against a Kafka-compatible broker and print a pass/fail table.
 
+    \b
     Example: kcoord conformance --bootstrap 127.0.0.1:9092 --scenario 'transactions*'
     """
     from kcoord.conformance.wire.runner import Result, exit_code, run_scenarios
     from kcoord.conformance.wire.scenarios import select
     from kcoord.conformance.wire.target import Target
 
-    _split_bootstrap(bootstrap)
+    servers = _split_bootstrap(bootstrap)
     try:
         chosen = select(scenario or [])
     except ValueError as e:
@@ -69,6 +84,10 @@ def conformance(
         for s in chosen:
             out.print(escape(f"{s.name}: {s.summary}"))
         return
+    unreachable = _unreachable(servers)
+    if unreachable:
+        usage_error(escape(f"no broker answers at --bootstrap {bootstrap} ({unreachable}); start one first, e.g. "
+                           f"kcoord serve --port 9092"))
     restart = None
     if restart_command is not None:
         def restart() -> None:

@@ -7,8 +7,12 @@ violations materialised once under `<out>/violations_raw/`, witnesses for the fi
 
     spark-submit conformance/traces/job.py PATH... [--out DIR] [--format text|json|junit]
 
-Exit status: 0 no violation, 1 violations, 2 usage error. Progress goes to the `progress` callback (the CLI draws a
-bar from it). The run never stops on a malformed row: those are counted and written to `<out>/quarantine/`.
+Exit status: 0 no violation, 1 violations, 2 usage error, no input at all (`NoTraces`) or an input file Spark cannot
+read. Progress goes to the
+`progress` callback (the CLI draws a bar from it). The run never stops on a malformed row: those are counted and
+written to `<out>/quarantine/`, and so are files that cannot be opened at all. A Parquet file with a sound footer
+whose pages break partway is the one input that stops a Spark run (`UnreadableInput`, naming the file and Spark's
+reason); the Python engine keeps such a file's rows before the break.
 Must not import: kcoord.cli.
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -29,9 +34,31 @@ from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY, output
 from kcoord.conformance.traces import witness as W
 from kcoord.conformance.traces.checks import CHECKS, Spec, Violation
 from kcoord.conformance.traces.output import Summary
+from kcoord.conformance.traces.readers import discover
 from kcoord.model import ir
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
+
+
+class NoTraces(Exception):
+    """The paths hold no trace file and no coordinator log folder: nothing to check is not a clean result."""
+
+
+class UnreadableInput(Exception):
+    """Spark failed to read an input file partway (the message names the file and the reader's reason)."""
+
+
+def unreadable_input(error: Exception) -> UnreadableInput | None:
+    """Spark's read failure (`FAILED_READ_FILE`) as an `UnreadableInput`, or None for any other error."""
+    text = str(error)
+    found = re.search(r"FAILED_READ_FILE[.\w]*\] Encountered error while reading file (\S+?)\.?\s", text)
+    if found is None:
+        return None
+    causes = re.findall(r"^Caused by: (.+)$", text, re.MULTILINE)
+    path = found.group(1).removeprefix("file://")
+    reason = causes[0] if causes else "unknown reason"  # the outermost cause: the reader says what it read
+    return UnreadableInput(f"Spark cannot read {path}: {reason} (a Parquet file whose pages break partway; "
+                           f"--engine python checks its rows before the break and quarantines the rest)")
 
 
 @dataclass(slots=True)
@@ -74,10 +101,19 @@ def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progre
         shutil.rmtree(os.path.join(config.out, "quarantine"), ignore_errors=True)
     converted, scratch = _convert_logs(config, machines)
     try:
+        if converted is None and not discover(config.paths, machines, [config.out or ""]):
+            raise NoTraces(f"no trace files (*.jsonl, *.json, *.parquet) and no coordinator log folders "
+                           f"(__transaction_state-N, __consumer_offsets-N) under {', '.join(config.paths)}")
         if config.engine == "python":
             summary, shown = run_python(config, machines, progress)
         else:
-            summary, shown = run_spark(config, machines, progress, spark)
+            try:
+                summary, shown = run_spark(config, machines, progress, spark)
+            except Exception as e:
+                unreadable = unreadable_input(e)
+                if unreadable is None:
+                    raise
+                raise unreadable from None
     finally:
         config.paths = [p for p in config.paths if p != (converted.root if converted else None)]
         if scratch:
@@ -119,7 +155,6 @@ def _convert_logs(config: Config, machines: Mapping[str, ir.Machine]) -> tuple[A
 def run_python(config: Config, machines: Mapping[str, ir.Machine], progress: Progress | None) -> tuple[
         Summary, list[Violation]]:
     from kcoord.conformance.traces.pycheck import Options, check_paths
-    from kcoord.conformance.traces.readers import discover
 
     names = sorted({s.machine for s in discover(config.paths, machines, [config.out or ""])})
     done = [0]
@@ -147,7 +182,6 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], progress: Pro
 
 def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Progress | None,
               spark: Any = None) -> tuple[Summary, list[Violation]]:
-    from kcoord.conformance.traces.readers import discover
     from kcoord.conformance.traces.session import active_session, local_session, tune
     from kcoord.conformance.traces.sparkcheck import MachinePlan, not_checked
     from kcoord.conformance.traces.sparkread import read_machine, read_unknown
@@ -299,6 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              max_rows_in_memory=args.max_rows_in_memory))
     except FileNotFoundError as e:
         print(f"kcoord-check-traces: no such path: {e}", file=sys.stderr)
+        return 2
+    except (NoTraces, UnreadableInput) as e:
+        print(f"kcoord-check-traces: {e}", file=sys.stderr)
         return 2
     print(outcome.report)
     return outcome.exit_code

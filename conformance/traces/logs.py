@@ -140,8 +140,14 @@ def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
                                                                           0) + 1
         return
     machine = _Machine.of(machines[wanted])
+
+    def tail(segment: Path, stop: Any) -> None:  # the last segment's unread end: said in the summary, not a row
+        what = (f"bytes at the end of {segment} not read ({stop.reason.value} from position {stop.position}: "
+                f"{stop.detail}; a segment being written, preallocated or cut by a crash)")
+        skipped[what] = skipped.get(what, 0) + segment.stat().st_size - stop.position
+
     try:
-        for batch in read_partition_dir(directory):
+        for batch in read_partition_dir(directory, on_tail=tail):
             if batch.is_control:
                 continue
             for record in batch.records:

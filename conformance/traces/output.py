@@ -64,9 +64,29 @@ def record(v: Violation) -> dict[str, Any]:
             "witness": v.witness, "witness_rows": v.witness_rows}
 
 
+class UnreadableViolations(ValueError):
+    """A violations file or table that cannot be read back (with where and why)."""
+
+
+_REQUIRED = ("machine", "key", "check", "name", "seq", "seq_from", "seq_to", "location", "message")
+
+
 def from_record(r: dict[str, Any]) -> Violation:
     return Violation(r["machine"], r["key"], r["check"], r["name"], int(r["seq"]), int(r["seq_from"]),
                      int(r["seq_to"]), r["location"], r["message"], r.get("witness") or "", r.get("witness_rows") or "")
+
+
+def _checked_record(r: object, n: int) -> Violation:
+    """`from_record` of the `n`th item of a file a user hands in, with what is wrong with it if anything is."""
+    if not isinstance(r, dict):
+        raise UnreadableViolations(f"item {n} is a {type(r).__name__}: a violation is a JSON object")
+    for name in _REQUIRED:
+        if r.get(name) is None:
+            raise UnreadableViolations(f"violation {n} lacks {name!r}")
+    for name in ("seq", "seq_from", "seq_to"):
+        if isinstance(r[name], bool) or not isinstance(r[name], int):
+            raise UnreadableViolations(f"violation {n}'s {name!r} is not an integer: {r[name]!r}")
+    return from_record(r)
 
 
 def write_violations(violations: Sequence[Violation], out_dir: str) -> str:
@@ -84,15 +104,31 @@ def write_violations(violations: Sequence[Violation], out_dir: str) -> str:
 
 
 def read_violations(path: str) -> list[Violation]:
-    """A violations table (folder or file, Parquet) or a JSON file of one violation or a list of them."""
+    """A violations table (folder or file, Parquet) or a JSON file of one violation, a list of them, or a JSON
+    report (`{"violations": [...]}`). Raises `UnreadableViolations` saying what is wrong with a bad one."""
     if path.endswith(".json"):
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        items = data if isinstance(data, list) else data.get("violations", [data])
-        return [from_record(r) for r in items]
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except json.JSONDecodeError as e:
+            raise UnreadableViolations(f"{path} is not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise UnreadableViolations(f"cannot read {path}: {e}") from None
+        items = data.get("violations", [data]) if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise UnreadableViolations(f"{path}: a violation is a JSON object (or a list of them)")
+        try:
+            return [_checked_record(r, n) for n, r in enumerate(items, 1)]
+        except UnreadableViolations as e:
+            raise UnreadableViolations(f"{path}: {e}") from None
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return [from_record(r) for r in pq.read_table(path).to_pylist()]
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as e:
+        raise UnreadableViolations(f"cannot read the violations table {path}: {e}") from None
+    return [from_record(r) for r in table.to_pylist()]
 
 
 def write_summary(summary: Summary, out_dir: str) -> None:

@@ -10,6 +10,9 @@ array whose scalars become their text), `read_rows` (one machine's rows, streame
 `Quarantine` (malformed rows, with the reason, to `<out>/quarantine/`). Malformed rows are counted and set aside;
 they never stop a run.
 
+A Parquet file that cannot be read at all (not Parquet, or a torn or truncated footer: what a crash mid-write leaves)
+is quarantined as one row (`unreadable_file`, the reader's message as the raw value); one whose pages break partway
+keeps the rows read before the break (the Python checker only: Spark fails the read, see `sparkread`).
 A row is malformed, with the first reason that applies, in this order: the line is not a JSON object or a value has
 the wrong type (`malformed`), the Parquet file's schema does not fit (`bad_file_schema`), the folder is not a loaded
 machine (`unknown_machine`), `machine` differs from the folder (`wrong_machine`), a required column is null or
@@ -344,7 +347,7 @@ class Quarantine:
     counts: dict[str, int] = field(default_factory=dict)
     _file: Any = None
 
-    def add(self, machine: str, source: str, line: int, reason: str, raw: str) -> None:
+    def add(self, machine: str, source: str, line: int | None, reason: str, raw: str) -> None:
         code = reason.split(":", 1)[0]
         self.counts[code] = self.counts.get(code, 0) + 1
         if self.out_dir is None:
@@ -376,9 +379,10 @@ def read_rows(spec: Spec | None, machine: str, sources: Iterable[Source], quaran
     `spec` is None when the folder is not a loaded machine: every row is quarantined (`unknown_machine`).
     """
     if spec is None:
+        unknown = f"unknown_machine:{machine or '(no machine folder)'}"
         for src in sources:
-            for line, raw in _raw_records(src):
-                quarantine.add(machine, src.path, line, f"unknown_machine:{machine or '(no machine folder)'}", raw)
+            for line, raw, unreadable in _raw_records(src):
+                quarantine.add(machine, src.path, line, unreadable or unknown, raw)
         return
     cols = columns(spec.machine)
     rule_list = rules(spec.machine)
@@ -404,7 +408,8 @@ def _row_reason(row: dict[str, Any], machine: str, rule_list: list[Rule],
     return check_rules(row, rule_list, by_event)
 
 
-Record = tuple[int, dict[str, Any] | None, Any, str | None]  # line, row, raw() thunk, reason
+Record = tuple[int | None, dict[str, Any] | None, Any, str | None]  # line, row, raw() thunk, reason
+UNREADABLE = "unreadable_file"
 
 
 def _json_rows(src: Source, cols: list[tuple[str, str]]) -> Iterator[Record]:
@@ -420,19 +425,47 @@ def _json_rows(src: Source, cols: list[tuple[str, str]]) -> Iterator[Record]:
 
 
 def _parquet_rows(src: Source, cols: list[tuple[str, str]], batch_rows: int) -> Iterator[Record]:
-    import pyarrow.parquet as pq
-
-    pf = pq.ParquetFile(src.path)
-    problem = file_schema_problem(pf.schema_arrow, cols)
     n = 0
-    for batch in pf.iter_batches(batch_size=batch_rows):
-        for record in batch.to_pylist():
+    for batch in _parquet_batches(src.path, batch_rows):
+        if isinstance(batch, str):
+            yield None, None, (lambda why=batch: why), UNREADABLE
+            return
+        schema, records = batch
+        problem = file_schema_problem(schema, cols)
+        for record in records:
             n += 1
             if problem:
                 yield n, None, (lambda r=record: json.dumps(r, default=str)), f"bad_file_schema:{problem}"
                 continue
             row = {name: record.get(name) for name, _ in cols}
             yield n, row, (lambda r=row: json.dumps(r, default=str)), None
+
+
+def _parquet_batches(path: str, batch_rows: int = 65_536) -> Iterator[tuple[Any, list[dict[str, Any]]] | str]:
+    """(the file's Arrow schema, a batch of its records), batch by batch (a row group at a time, so a break keeps
+    the groups before it); where the file cannot be read from on, the reader's message instead, and nothing after."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+        for group in range(pf.num_row_groups):
+            for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[group]):
+                yield pf.schema_arrow, batch.to_pylist()
+    except (OSError, pa.ArrowException) as e:
+        yield f"{type(e).__name__}: {e}"
+
+
+def parquet_footer(path: str) -> tuple[Any, str | None]:
+    """(a Parquet file's Arrow schema, None), or (None, why the footer cannot be read) — the same message as the
+    Python checker's `unreadable_file` rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_schema(path), None
+    except (OSError, pa.ArrowException) as e:
+        return None, f"{type(e).__name__}: {e}"
 
 
 def file_schema_problem(schema: Any, cols: list[tuple[str, str]]) -> str | None:
@@ -451,17 +484,19 @@ def file_schema_problem(schema: Any, cols: list[tuple[str, str]]) -> str | None:
     return None
 
 
-def _raw_records(src: Source) -> Iterator[tuple[int, str]]:
+def _raw_records(src: Source) -> Iterator[tuple[int | None, str, str | None]]:
+    """(line, raw text, `unreadable_file` or None) of every record of a file, checked or not."""
     if src.format == "json":
         with open(src.path, encoding="utf-8", errors="replace") as f:
             for n, line in enumerate(f, 1):
                 if line.strip():
-                    yield n, line.rstrip("\n")
+                    yield n, line.rstrip("\n"), None
         return
-    import pyarrow.parquet as pq
-
     n = 0
-    for batch in pq.ParquetFile(src.path).iter_batches():
-        for record in batch.to_pylist():
+    for batch in _parquet_batches(src.path):
+        if isinstance(batch, str):
+            yield None, batch, UNREADABLE
+            return
+        for record in batch[1]:
             n += 1
-            yield n, json.dumps(record, default=str)
+            yield n, json.dumps(record, default=str), None

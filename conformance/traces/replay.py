@@ -41,7 +41,10 @@ def render_test(v: Violation) -> str:
                           f"--max-witnesses)")
     m = bundled_machines().get(v.machine)
     module = module_name(m) if m is not None else re.sub(r"(?<!^)(?=[A-Z])", "_", v.machine).lower()
-    witness = json.loads(v.witness_rows)
+    try:
+        witness = json.loads(v.witness_rows)
+    except json.JSONDecodeError as e:
+        raise Unsupported(f"violation {v.id}'s witness rows are not JSON ({e})") from None
     test_name = re.sub(r"\W", "_", f"test_{v.machine}_{v.check}_{v.id}").lower()
     return _TEMPLATE.format(
         id=v.id, check=v.check, name=v.name or "-", machine=v.machine, key=v.key, seq=v.seq, location=v.location,

@@ -4,7 +4,9 @@ reasons), so the Spark and Python checkers quarantine the same rows.
 Owns: `read_machine` (one machine folder's JSON Lines and Parquet files → valid rows with normalised sets, and the
 malformed rows with their reason) and `read_unknown` (rows of a folder that is not a loaded machine). JSON goes through
 Spark's reader in PERMISSIVE mode (a bad line or a value of the wrong type lands in the corrupt-record column:
-`malformed`); Parquet files whose schema does not fit are found from their footers and quarantined whole.
+`malformed`); Parquet files whose schema does not fit, or whose footer cannot be read (`unreadable_file`, one row
+each, as in `readers`), are found from their footers and quarantined whole. A file with a sound footer whose pages
+break partway fails Spark's read (the run stops with Spark's error); the Python checker keeps the rows before the break.
 Must not import: kcoord.cli.
 """
 
@@ -20,10 +22,11 @@ from pyspark.sql import types as T
 from kcoord.model import ir
 from kcoord.model.spark_backend import quote, spark_type, string_literal
 
-from .readers import Rule, Source, columns, file_schema_problem, rules
+from .readers import UNREADABLE, Rule, Source, columns, file_schema_problem, parquet_footer, rules
 
 CORRUPT = "_corrupt_record"
 SOURCE = "_source"
+_QUARANTINE_SCHEMA = "machine string, source string, line int, reason string, raw string"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +44,7 @@ class Read:
 
     valid: DataFrame
     quarantine: DataFrame  # machine, source, line, reason, raw
-    bad_files: int = 0  # Parquet files quarantined whole (their schema does not fit)
+    bad_files: int = 0  # Parquet files quarantined whole (their schema does not fit, or they cannot be read)
     observed: tuple[DataFrame, Observation] | None = None  # (None: no file to read)
 
     @property
@@ -72,7 +75,7 @@ def read_machine(spark: SparkSession, m: ir.Machine, sources: Sequence[Source]) 
         df = (spark.read.schema(with_corrupt).option("mode", "PERMISSIVE")
               .option("columnNameOfCorruptRecord", CORRUPT).json(json_files))
         frames.append(df.withColumn(SOURCE, F.input_file_name()))
-    good, bad = _split_parquet(parquet_files, m)
+    good, bad, unreadable = _split_parquet(parquet_files, m)
     if good:
         df = spark.read.schema(schema).parquet(*good)
         frames.append(df.withColumn(CORRUPT, F.lit(None).cast("string")).withColumn(SOURCE, F.input_file_name()))
@@ -82,6 +85,7 @@ def read_machine(spark: SparkSession, m: ir.Machine, sources: Sequence[Source]) 
                                     F.lit(None).cast("int").alias("line"),
                                     F.lit(f"bad_file_schema:{column}").alias("reason"),
                                     F.to_json(F.struct(*raw.columns)).alias("raw")))
+    bad_files += [_unreadable(spark, m.name, path, why) for path, why in unreadable]
     if not frames:
         empty = spark.createDataFrame([], schema)
         return Read(empty, _empty_quarantine(spark) if not bad_files else _union(bad_files), len(bad_files))
@@ -112,6 +116,10 @@ def read_unknown(spark: SparkSession, folder: str, sources: Sequence[Source]) ->
                                   F.col("value").alias("raw")))
     for s in sources:
         if s.format == "parquet":
+            why = parquet_footer(s.path)[1]
+            if why is not None:
+                frames.append(_unreadable(spark, folder, s.path, why))
+                continue
             raw = spark.read.parquet(s.path)
             frames.append(raw.select(F.lit(folder).alias("machine"), F.lit(s.path).alias("source"),
                                      F.lit(None).cast("int").alias("line"), F.lit(reason).alias("reason"),
@@ -119,19 +127,27 @@ def read_unknown(spark: SparkSession, folder: str, sources: Sequence[Source]) ->
     return _union(frames) if frames else _empty_quarantine(spark)
 
 
-def _split_parquet(paths: list[str], m: ir.Machine) -> tuple[list[str], list[tuple[str, str]]]:
-    """(files whose schema fits, [(file, first column that does not)]), from the Parquet footers."""
-    import pyarrow.parquet as pq
-
-    good, bad = [], []
+def _split_parquet(paths: list[str], m: ir.Machine
+                   ) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
+    """(files whose schema fits, [(file, first column that does not)], [(file, why its footer cannot be read)]),
+    from the Parquet footers."""
+    good, bad, unreadable = [], [], []
     cols = columns(m)
     for p in paths:
-        problem = file_schema_problem(pq.read_schema(p), cols)
-        if problem:
+        schema, why = parquet_footer(p)
+        problem = None if why is not None else file_schema_problem(schema, cols)
+        if why is not None:
+            unreadable.append((p, why))
+        elif problem:
             bad.append((p, problem))
         else:
             good.append(p)
-    return good, bad
+    return good, bad, unreadable
+
+
+def _unreadable(spark: SparkSession, machine: str, path: str, why: str) -> DataFrame:
+    """The one quarantine row of a Parquet file that cannot be read."""
+    return spark.createDataFrame([(machine, path, None, UNREADABLE, why)], _QUARANTINE_SCHEMA)
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -142,8 +158,7 @@ def _union(frames: list[DataFrame]) -> DataFrame:
 
 
 def _empty_quarantine(spark: SparkSession) -> DataFrame:
-    schema = "machine string, source string, line int, reason string, raw string"
-    return spark.createDataFrame([], schema)
+    return spark.createDataFrame([], _QUARANTINE_SCHEMA)
 
 
 # ---------------------------------------------------------------- validation as SQL

@@ -110,6 +110,17 @@ class KcoordServer:
         _log.info("loaded %d coordinator partitions on %d node(s) in %.2fs from %s", len(cluster.owner),
                   options.nodes, time.perf_counter() - started, options.data_dir)
         self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics)
+        try:
+            await self._listen()
+        except BaseException:  # e.g. a port in use: close what started (listeners, logs, traces) before raising
+            await self.stop()
+            raise
+        self._pump_task = asyncio.create_task(self._pump(), name="kcoord-cluster-loop")
+
+    async def _listen(self) -> None:
+        """Open each node's listener, and the metrics endpoint if asked for."""
+        options = self.options
+        assert self.shared is not None
         advertised = options.advertised_host or options.host
         for node_id in range(options.nodes):
             port = options.port + node_id if options.port else 0
@@ -122,7 +133,6 @@ class KcoordServer:
         if options.metrics_port is not None:
             self.metrics_server = MetricsHttpServer(self.metrics.registry, options.host, options.metrics_port)
             await self.metrics_server.start()
-        self._pump_task = asyncio.create_task(self._pump(), name="kcoord-cluster-loop")
 
     async def stop(self) -> None:
         """Close the listeners, stop the loop, flush and close the cluster, the traces and the metrics endpoint."""

@@ -38,6 +38,7 @@ from .batch import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    DecodeStop,
     LastValues,
     RecordBatch,
     StopReason,
@@ -681,18 +682,24 @@ def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, la
     return segments, report
 
 
-def read_partition_dir(path: str | os.PathLike[str]) -> Iterator[RecordBatch]:
+def read_partition_dir(path: str | os.PathLike[str],
+                       on_tail: Callable[[Path, DecodeStop], None] | None = None) -> Iterator[RecordBatch]:
     """Read-only iteration over a partition folder, ours or a Kafka broker's, in offset order.
 
     Only ``<20 digits>.log`` segments are read; ``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``,
-    ``leader-epoch-checkpoint`` and ``partition.metadata`` are ignored. A torn or zero-filled tail of the last
-    segment (a live or preallocated segment) ends iteration; damage anywhere else raises ``LogCorruptedError``.
-    Compressed batches raise ``UnsupportedCompressionError``. Nothing is modified.
+    ``leader-epoch-checkpoint`` and ``partition.metadata`` are ignored. A torn, zero-filled or damaged tail of the
+    last segment (a live, preallocated or crashed segment) ends iteration, and ``on_tail(segment, stop)`` hears where
+    and why; damage anywhere else raises ``LogCorruptedError``. Compressed batches raise
+    ``UnsupportedCompressionError``. Nothing is modified.
     """
     files = _segment_files(Path(path))
     for i, (_base, segment) in enumerate(files):
         scan = FileScan(segment)
         yield from scan
-        if scan.stop.reason is not StopReason.END and i != len(files) - 1:
+        if scan.stop.reason is StopReason.END:
+            continue
+        if i != len(files) - 1:
             raise LogCorruptedError(f"segment {segment} is damaged at position {scan.stop.position}: "
                                     f"{scan.stop.reason.value} {scan.stop.detail}")
+        if on_tail is not None:
+            on_tail(segment, scan.stop)

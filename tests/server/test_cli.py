@@ -92,6 +92,10 @@ def test_conformance_command_usage_errors() -> None:
     run = subprocess.run([*KCOORD, "conformance", "--bootstrap", "127.0.0.1:1", "-s", "no-such-scenario"],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "no scenario matches" in run.stderr
+    run = subprocess.run([*KCOORD, "conformance", "--bootstrap", "127.0.0.1:1", "-s", "transactions*"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert "no broker answers at --bootstrap 127.0.0.1:1 (127.0.0.1:1: Connection refused)" in run.stderr
 
 
 def test_demo_stage(tmp_path: Path) -> None:
@@ -100,3 +104,20 @@ def test_demo_stage(tmp_path: Path) -> None:
     text = console.export_text()
     assert "consumed 6 records" in text and str(tmp_path / "traces") in text
     assert {p.name for p in (tmp_path / "traces").iterdir()} >= {"ClassicGroup", "Transaction", "PartitionProducer"}
+
+
+def test_serve_on_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    """`kcoord serve` on a taken port says so, without a traceback, and exits 2 (it had loaded its data folder
+    first; `KcoordServer.start` closes that again before raising)."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([*KCOORD, "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port),
+                               "--log-level", "warning"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "kcoord: error: cannot start serving" in done.stderr and "address already in use" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (tmp_path / "data" / "__transaction_state-0").is_dir()

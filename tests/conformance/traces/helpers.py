@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from kcoord.conformance.traces.generate import scripted
@@ -83,3 +84,17 @@ machine Box
 
 def box_rows(box: str, steps: list[tuple[str, dict[str, Any], int]], seq: int = 0) -> list[dict[str, Any]]:
     return scripted(BOX, {"box_id": box}, steps, seq)
+
+
+def break_partway(path: Path) -> None:
+    """Rewrite a Parquet file of two or more rows one row per row group, then break the second group's page header:
+    the footer stays sound, so the file opens, and reading fails at the second group."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(path), path, row_group_size=1)
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups >= 2
+    broken = bytearray(path.read_bytes())
+    start = meta.row_group(1).column(0).data_page_offset
+    broken[start:start + 8] = b"\xff" * 8
+    path.write_bytes(bytes(broken))

@@ -16,7 +16,7 @@ from kcoord.conformance.traces.pycheck import Result, check_paths
 from kcoord.model import ir
 from kcoord.model.loader import bundled_machines
 
-from .helpers import BOX, FENCED, GROUP_LEASE, LEASE_WITH_FENCED, acquire, box_rows, lease_rows
+from .helpers import BOX, FENCED, GROUP_LEASE, LEASE_WITH_FENCED, acquire, box_rows, break_partway, lease_rows
 
 Rows = list[dict[str, Any]]
 
@@ -135,6 +135,19 @@ def test_a_seq_below_minus_one_is_quarantined_not_checked(tmp_path: Path) -> Non
     result = check_paths([str(root)], {"GroupLease": GROUP_LEASE})
     assert dict(result.quarantine.counts) == {"out_of_range": 1}
     assert result.rows_read == {"GroupLease": 1} and not result.violations
+
+
+def test_a_parquet_file_broken_partway_keeps_the_rows_before_the_break(tmp_path: Path) -> None:
+    """A sound footer but a broken page header in the second row group: the first group's rows are checked, the rest
+    of the file is one `unreadable_file` row with pyarrow's reason (the Spark reader fails such a read instead)."""
+    rows = lease_rows("g1", [acquire("m1", {"p1"}, 100), ("Release", {"m": "m1", "gen": 0}, 200)])
+    root = tmp_path / "traces"
+    write_parquet({"GroupLease": rows}, {"GroupLease": GROUP_LEASE}, str(root))
+    (path,) = (root / "GroupLease").glob("*.parquet")
+    break_partway(path)
+    result = check_paths([str(root)], {"GroupLease": GROUP_LEASE})
+    assert result.rows_read == {"GroupLease": 1}
+    assert dict(result.quarantine.counts) == {"unreadable_file": 1}
 
 
 def test_a_first_load_row_has_no_pre_state(tmp_path: Path) -> None:

@@ -78,6 +78,38 @@ def test_trace_properties_are_not_replayed() -> None:
         render_test(Violation("Transaction", "k", "monotonic", "epochs_monotonic", 3, 3, 3, "x:1", "m", "", "{}"))
 
 
+@pytest.mark.parametrize(("content", "reason"), [
+    ('{"id": ', r"not JSON \(line 1, column 8: Expecting value\)"),
+    ("[]", "holds no violation"),
+    ('[{"machine": "Transaction"}]', r"violation 1 lacks 'key'"),
+    ('"a string"', "a violation is a JSON object"),
+    ('{"machine": "Transaction", "key": "k", "check": "wrong_error", "name": "", "seq": "three", "seq_from": 1, '
+     '"seq_to": 1, "location": "x:1", "message": "m"}', "violation 1's 'seq' is not an integer"),
+    ('{"machine": "Transaction", "key": "k", "check": "wrong_error", "name": "", "seq": 3, "seq_from": 1, '
+     '"seq_to": 3, "location": "x:1", "message": "m", "witness_rows": "{oops"}', "witness rows are not JSON"),
+])
+def test_replay_of_a_bad_violation_file_is_a_usage_error(tmp_path: Path, content: str, reason: str) -> None:
+    _register()
+    bad = tmp_path / "violation.json"
+    bad.write_text(content)
+    result = CliRunner().invoke(app, ["replay", str(bad)])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert re.search(reason, " ".join(result.output.split())), result.output
+    assert not list(Path.cwd().glob("test_replay_*.py"))
+
+
+def test_replay_of_an_unreadable_table_or_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    _register()
+    table = tmp_path / "out" / "violations"
+    table.mkdir(parents=True)
+    (table / "part-00000.parquet").write_bytes(b"PAR1 torn")
+    result = CliRunner().invoke(app, ["replay", "abc", "--violations", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "cannot read the violations table" in result.output, result.output
+    missing = CliRunner().invoke(app, ["replay", str(tmp_path / "nowhere.json")])
+    assert missing.exit_code == 2 and "no such file" in missing.output, missing.output
+
+
 def test_check_traces_exit_codes(tmp_path: Path) -> None:
     _register()
     machines = dict(bundled_machines())
@@ -90,6 +122,9 @@ def test_check_traces_exit_codes(tmp_path: Path) -> None:
     assert "<testsuites" in ok.output and (tmp_path / "o" / "summary.json").is_file()
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["violations_total"] == 0
     assert runner.invoke(app, ["check-traces", str(tmp_path / "nope"), "--engine", "python"]).exit_code == 2
+    (tmp_path / "empty" / "Transaction").mkdir(parents=True)
+    empty = runner.invoke(app, ["check-traces", str(tmp_path / "empty"), "--engine", "python"])
+    assert empty.exit_code == 2 and "no trace files" in empty.output, empty.output
     assert runner.invoke(app, ["check-traces", str(tmp_path / "clean"), "--format", "xml"]).exit_code == 2
 
 

@@ -110,8 +110,13 @@ def test_a_bad_record_is_quarantined_and_an_epoch_going_back_is_caught(workload:
         transaction_last_update_timestamp_ms=9_000, transaction_start_timestamp_ms=9_000)
     _append_value(log_dir, encode_txn_key("t1"), encode_value(older, 0), 9_000)
     _append_value(log_dir, encode_txn_key("t1"), b"\x00\x07garbage", 9_001)
+    segment = max(log_dir.glob("*.log"))
+    with segment.open("ab") as f:  # a crash mid-append: half a batch at the end of the last segment
+        f.write(segment.read_bytes()[:20])  # (a batch header claiming more bytes than follow)
     outcome = _check([copy], tmp_path / "out")
     assert outcome.summary.quarantined == {"malformed": 1}
+    (tail,) = [n for n in outcome.summary.not_checked if "not read" in n]
+    assert tail.startswith(f"20 bytes at the end of {segment} not read (torn from position ")
     lines = (tmp_path / "out" / "quarantine" / "part-logs.jsonl").read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["reason"].startswith("malformed:")
     found = {(v.check, v.name, v.key) for v in read_violations(str(tmp_path / "out" / "violations"))}

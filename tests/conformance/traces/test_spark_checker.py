@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from kcoord.conformance.traces.checks import Spec
 from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
-from kcoord.conformance.traces.job import Config, run
+from kcoord.conformance.traces.job import Config, UnreadableInput, run, unreadable_input
 from kcoord.conformance.traces.output import read_violations
 from kcoord.model import ir
 from kcoord.model.loader import bundled_machines
@@ -95,11 +96,15 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
                            for r in variants)]
     (root / "GroupLease" / "bad.jsonl").write_text("\n".join(lines) + "\n")
     pq.write_table(pa.table({"seq": pa.array(["x"])}), root / "GroupLease" / "wrong.parquet")
+    torn = pa.table({"seq": pa.array([1, 2], pa.int64())})  # a crash mid-write: the footer is cut off
+    pq.write_table(torn, root / "GroupLease" / "torn.parquet")
+    (root / "GroupLease" / "torn.parquet").write_bytes((root / "GroupLease" / "torn.parquet").read_bytes()[:-20])
     (root / "Unknown").mkdir()
     (root / "Unknown" / "a.jsonl").write_text('{"machine": "Unknown"}\n')
+    (root / "Unknown" / "b.parquet").write_bytes(b"PAR1 not parquet")
     # (a null argument is not malformed: the runtime records null for an argument it never computed)
     return {"malformed": 3, "unknown": 2, "wrong_machine": 1, "missing": 1, "unknown_member": 1,
-            "null_element": 1, "out_of_range": 2, "bad_file_schema": 1, "unknown_machine": 1}
+            "null_element": 1, "out_of_range": 2, "bad_file_schema": 1, "unknown_machine": 1, "unreadable_file": 2}
 
 
 def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) -> None:
@@ -139,6 +144,9 @@ def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) 
     assert any((root.parent / "out-spark" / "quarantine").glob("*.json"))
     lines = (root.parent / "out-python" / "quarantine" / "part-python.jsonl").read_text()
     assert lines.count("\n") == sum(expected.values())
+    unreadable = [r for r in map(json.loads, lines.splitlines()) if r["reason"] == "unreadable_file"]
+    assert sorted(Path(r["source"]).name for r in unreadable) == ["b.parquet", "torn.parquet"]
+    assert all("Parquet" in r["raw"] for r in unreadable), unreadable  # pyarrow's reason, e.g. no magic bytes
     rows = sum(len(r) for r in clean.values()) + sum(len(r) for r in hand_made.values())
     assert sum(sp.summary.rows_read.values()) == sum(py.summary.rows_read.values()) == rows
     assert set(a) == set(b) and {k: v.message for k, v in a.items()} == {k: v.message for k, v in b.items()}
@@ -146,6 +154,22 @@ def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) 
         ("Box", "effect_mismatch", "b2", 2), ("Box", "effect_mismatch", "b3", 1), ("Box", "step", "b3", 1),
         ("Box", "frame_mismatch", "b3", 2), ("Box", "illegal_transition", "b4", 2),
         ("GroupLease", "before", "g2", 2), ("GroupLease", "monotonic", "rc", 1)}
+
+
+def test_a_parquet_file_broken_partway_stops_spark_with_its_name(spark: Any, tmp_path: Path) -> None:
+    """Spark cannot skip the rest of a file whose pages break after a sound footer: the run stops with an error that
+    names the file and the reader's reason (the CLI's exit code 2), instead of a Java stack trace."""
+    from .helpers import acquire, break_partway, lease_rows
+
+    rows = lease_rows("g1", [acquire("m1", {"p1"}, 100), ("Release", {"m": "m1", "gen": 0}, 200)])
+    root = tmp_path / "traces"
+    write_parquet({"GroupLease": rows}, {"GroupLease": GROUP_LEASE}, str(root))
+    (path,) = (root / "GroupLease").glob("*.parquet")
+    break_partway(path)
+    with pytest.raises(UnreadableInput, match=rf"Spark cannot read {re.escape(str(path))}: java\.io\.IOException: "
+                                              r"can not read class org\.apache\.parquet\.format\.PageHeader"):
+        run(Config([str(root)], str(tmp_path / "out")), {"GroupLease": GROUP_LEASE}, spark=spark)
+    assert unreadable_input(RuntimeError("[DIVIDE_BY_ZERO] Division by zero.")) is None
 
 
 def test_rejections_that_start_a_run_are_kept_for_the_trace_properties(spark: Any, tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """The `kcoord` command line: the only place that reads argv and the environment.
 
-Owns: the typer application, exit codes (0 ok, 1 problems found, 2 usage or spec error, 3 solver unknown/timeout)
-and the shared console. Each group of commands lives in its own `kcoord.cmd_*` module and registers itself here.
+Owns: the typer application, exit codes (0 ok, 1 problems found, 2 usage or spec error — a path that cannot be read
+or written included, 3 solver unknown/timeout) and the shared console. Each group of commands lives in its own
+`kcoord.cmd_*` module and registers itself here.
 May import: everything.
 """
 
@@ -62,7 +63,19 @@ def _register() -> None:
 
 def main() -> None:
     _register()
-    app()
+    try:
+        app()
+    except OSError as e:  # a path the user named cannot be used (a file where a folder goes, no permission, disk full)
+        err_console().print(f"kcoord: error: {file_problem(e)}", markup=False)
+        sys.exit(EXIT_USAGE)
+
+
+def file_problem(e: OSError) -> str:
+    """An `OSError` as one line: what the system said, and about which path."""
+    if e.filename is None:
+        return str(e)
+    target = f" -> {e.filename2}" if e.filename2 is not None else ""
+    return f"{e.strerror or type(e).__name__}: {e.filename}{target}"
 
 
 if __name__ == "__main__":

@@ -69,7 +69,25 @@ def test_diagrams_bad_format_is_a_usage_error(tmp_path: Path) -> None:
     assert code == 2 and "unknown format" in out
 
 
-@pytest.mark.parametrize("command", ["check-spec", "gen", "diagrams", "show", "demo"])
+def test_an_output_path_that_is_a_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """Through the installed entry point (`main`): a path the system refuses is said in one line, no traceback."""
+    import subprocess
+    import sys
+
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    kcoord = Path(sys.executable).parent / "kcoord"
+    done = subprocess.run([str(kcoord), "diagrams", "Transaction", "--out", str(taken)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"kcoord: error: File exists: {taken}"
+
+
+@pytest.mark.parametrize("command", ["check-spec", "gen", "diagrams", "show", "demo", "verify", "serve",
+                                     "conformance", "simulate", "check-traces", "replay", "mutate"])
 def test_every_command_has_help_with_an_example(command: str) -> None:
     code, out = run(command, "--help")
     assert code == 0 and "Example" in out
+    # the example lines are laid out as written (click rewraps a paragraph unless it starts with \b)
+    example = out[out.index("Example"):].split("\n\n")[0]
+    assert all(line.strip().startswith(("Example", "kcoord")) for line in example.splitlines()), example

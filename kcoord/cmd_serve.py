@@ -61,7 +61,8 @@ def _configure_logging(level: str, log_file: Path | None) -> None:
 
 
 class _CannotStart(Exception):
-    """`kcoord serve` could not start (a port in use, a data folder it may not write): said as a usage error."""
+    """`kcoord serve` could not start (a port in use, a data folder it may not write, a log damaged before its last
+    segment): said in one line, exit 2."""
 
 
 async def _serve(options: ServeOptions) -> None:
@@ -71,6 +72,7 @@ async def _serve(options: ServeOptions) -> None:
         loop.add_signal_handler(signum, stop.set)
     from kcoord.impl.runtime.process import tune_gc
     from kcoord.impl.server.serve import KcoordServer
+    from kcoord.impl.storage.log import LogCorruptedError
 
     server = KcoordServer(options)
     try:
@@ -79,6 +81,8 @@ async def _serve(options: ServeOptions) -> None:
         hint = " (choose another --port or --metrics-port; --port 0 picks free ports)" \
             if e.errno == errno.EADDRINUSE else ""
         raise _CannotStart(f"cannot start serving: {e}{hint}") from None
+    except LogCorruptedError as e:  # damage before a log's last segment: acknowledged records are not dropped
+        raise _CannotStart(f"cannot start serving from {options.data_dir}: {e}") from None
     tune_gc()  # a long-running process: start-up objects frozen, fewer young collections (impl/runtime/process.py)
     try:
         for endpoint in server.endpoints:

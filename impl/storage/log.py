@@ -651,14 +651,14 @@ def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, la
     next_offset = files[0][0]
     for i, (base, path) in enumerate(files):
         if base < next_offset:
-            raise LogCorruptedError(f"segment {path.name} starts at offset {base}, before the previous segment's "
+            raise LogCorruptedError(f"segment {path} starts at offset {base}, before the previous segment's "
                                     f"end offset {next_offset}")
         segment = _Segment(base, path, next_offset=base)
         count, stop_position, stop_reason = _scan_segment(segment, on_batch, last_values)
         batches += count
         if stop_position is not None:
             if i != len(files) - 1:
-                raise LogCorruptedError(f"segment {path.name} (not the last) is damaged at position {stop_position}: "
+                raise LogCorruptedError(f"segment {path} (not the last) is damaged at position {stop_position}: "
                                         f"{stop_reason}; refusing to discard records that were acknowledged")
             truncated = (path.stat().st_size - stop_position, path.name, stop_position, stop_reason)
         segments.append(segment)

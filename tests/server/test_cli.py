@@ -121,3 +121,27 @@ def test_serve_on_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     assert "kcoord: error: cannot start serving" in done.stderr and "address already in use" in done.stderr
     assert "Traceback" not in done.stderr
     assert (tmp_path / "data" / "__transaction_state-0").is_dir()
+
+
+def test_serve_refuses_a_log_damaged_before_its_last_segment_in_one_line(tmp_path: Path) -> None:
+    """Damage before a log's last segment cannot be a torn tail: truncating there would drop acknowledged records,
+    so `kcoord serve` refuses to start, naming the segment, and exits 2 (no traceback)."""
+    from kcoord.impl.storage.log import PartitionLog
+
+    log_dir = tmp_path / "data" / "__transaction_state-0"
+    log_dir.mkdir(parents=True)
+    with PartitionLog.open(log_dir, segment_bytes=1024) as log:
+        for i in range(40):
+            log.append([(b"k%d" % i, b"v" * 20)], timestamp_ms=1_000)
+    first = min(log_dir.glob("*.log"))
+    damaged = bytearray(first.read_bytes())
+    damaged[100] ^= 0xFF
+    first.write_bytes(bytes(damaged))
+    done = subprocess.run([*KCOORD, "serve", "--data-dir", str(tmp_path / "data"), "--port", "0", "--log-level",
+                           "error"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    message = " ".join(done.stderr.split())
+    assert f"kcoord: error: cannot start serving from {tmp_path / 'data'}: segment {first} (not the last) is " \
+           f"damaged at position" in message and "refusing to discard records that were acknowledged" in message
+    assert "Traceback" not in done.stderr
+    assert first.read_bytes() == bytes(damaged)  # nothing was truncated or rewritten

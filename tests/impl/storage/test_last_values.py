@@ -104,7 +104,7 @@ def _assert_same(path: Path) -> Load | str:
     shutil.copytree(path, fast_copy)
     careful, fast = _careful_load(path), _fast_load(fast_copy)
     if isinstance(careful, str) or isinstance(fast, str):
-        assert careful == fast
+        assert careful == str(fast).replace(str(fast_copy), str(path))  # (a message names the segment's path)
         return careful
     assert fast.latest == careful.latest
     assert fast.report == careful.report

@@ -9,6 +9,7 @@ May import: everything.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from typing import NoReturn
 
@@ -49,6 +50,19 @@ def err_console() -> Console:
 def usage_error(message: str) -> NoReturn:
     err_console().print(f"kcoord: error: {message}")
     raise typer.Exit(EXIT_USAGE)
+
+
+def unreachable_servers(servers: list[tuple[str, int]], timeout_s: float = 5.0) -> str | None:
+    """Why none of `servers` accepts a TCP connection, or None when one does: a fast answer before starting
+    something that would otherwise wait out its own, much longer, timeouts."""
+    problems = []
+    for host, port in servers:
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                return None
+        except OSError as e:
+            problems.append(f"{host}:{port}: {e.strerror or e}")
+    return "; ".join(problems)
 
 
 def _register() -> None:

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY
 
-from .cli import app, console, err_console, usage_error
+from .cli import app, console, err_console, unreachable_servers, usage_error
 from .specs import load_or_exit
 
 ENGINES = ("spark", "python")
@@ -53,7 +53,7 @@ def check_traces(
               kcoord check-traces traces/ --engine python --format junit
               kcoord check-traces /var/lib/kafka/data --master spark://host:7077
     """
-    from kcoord.conformance.traces.job import Config, NoTraces, UnreadableInput, run
+    from kcoord.conformance.traces.job import CannotCheck, Config, run
     from kcoord.conformance.traces.output import FORMATS
 
     if fmt not in FORMATS:
@@ -63,6 +63,10 @@ def check_traces(
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         usage_error(f"no such path: {', '.join(missing)}")
+    if engine == "spark" and master.startswith("spark://"):  # a standalone master: seconds, not a minute of retries
+        unreachable = unreachable_servers(_standalone_masters(master))
+        if unreachable:
+            usage_error(escape(f"no Spark master answers at --master {master} ({unreachable})"))
     machines = {m.name: m for m in load_or_exit(spec)}
     config = Config([str(p) for p in paths], str(out) if out else None, engine, master, fmt,
                     max_witnesses=max_witnesses, max_rows_in_memory=max_rows_in_memory)
@@ -75,11 +79,24 @@ def check_traces(
 
         try:
             outcome = run(config, machines, progress)
-        except (NoTraces, UnreadableInput) as e:
+        except CannotCheck as e:
             bar.stop()
             usage_error(escape(str(e)))
     console().print(outcome.report, markup=False)
     raise typer.Exit(outcome.exit_code)
+
+
+def _standalone_masters(master: str) -> list[tuple[str, int]]:
+    """The (host, port) of each master of `spark://host[:port][,host[:port]...]` (7077 by default, as Spark's)."""
+    out = []
+    for part in master.removeprefix("spark://").split(","):
+        host, sep, port = part.strip().rpartition(":")
+        if not sep or not port.isdigit():
+            host, port = part.strip(), "7077"
+        if not host:
+            usage_error(f"--master {master!r}: expected spark://HOST[:PORT][,HOST[:PORT]...]")
+        out.append((host, int(port)))
+    return out
 
 
 @app.command("replay")

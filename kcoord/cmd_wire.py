@@ -9,7 +9,6 @@ skipped, not failed. Exit code 0 when nothing failed, 1 when a scenario failed, 
 from __future__ import annotations
 
 import shlex
-import socket
 import subprocess
 import time
 from typing import Annotated
@@ -19,7 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
-from .cli import EXIT_PROBLEMS, app, console, usage_error
+from .cli import EXIT_PROBLEMS, app, console, unreachable_servers, usage_error
 
 
 def _run_command(template: str, what: str, **values: object) -> None:
@@ -37,19 +36,6 @@ def _split_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
             usage_error(f"--bootstrap {bootstrap!r}: expected HOST:PORT[,HOST:PORT...]")
         out.append((host, int(port)))
     return out
-
-
-def _unreachable(servers: list[tuple[str, int]], timeout_s: float = 5.0) -> str | None:
-    """Why no bootstrap server accepts a TCP connection, or None when one does (the scenarios would otherwise
-    each wait out their clients' bootstrap timeout before failing)."""
-    problems = []
-    for host, port in servers:
-        try:
-            with socket.create_connection((host, port), timeout=timeout_s):
-                return None
-        except OSError as e:
-            problems.append(f"{host}:{port}: {e.strerror or e}")
-    return "; ".join(problems)
 
 
 @app.command("conformance")
@@ -84,7 +70,7 @@ def conformance(
         for s in chosen:
             out.print(escape(f"{s.name}: {s.summary}"))
         return
-    unreachable = _unreachable(servers)
+    unreachable = unreachable_servers(servers)
     if unreachable:
         usage_error(escape(f"no broker answers at --bootstrap {bootstrap} ({unreachable}); start one first, e.g. "
                            f"kcoord serve --port 9092"))

@@ -7,8 +7,8 @@ violations materialised once under `<out>/violations_raw/`, witnesses for the fi
 
     spark-submit conformance/traces/job.py PATH... [--out DIR] [--format text|json|junit]
 
-Exit status: 0 no violation, 1 violations, 2 usage error, no input at all (`NoTraces`) or an input file Spark cannot
-read. Progress goes to the
+Exit status: 0 no violation, 1 violations, 2 usage error or a run that cannot go on (`CannotCheck`: no input at all,
+no Spark on the master asked for, an input file Spark cannot read). Progress goes to the
 `progress` callback (the CLI draws a bar from it). The run never stops on a malformed row: those are counted and
 written to `<out>/quarantine/`, and so are files that cannot be opened at all. A Parquet file with a sound footer
 whose pages break partway is the one input that stops a Spark run (`UnreadableInput`, naming the file and Spark's
@@ -40,11 +40,19 @@ from kcoord.model import ir
 Progress = Callable[[str, int, int], None]  # stage, done, total
 
 
-class NoTraces(Exception):
+class CannotCheck(Exception):
+    """The run cannot go on, for a reason the user can act on (said in one line; exit status 2)."""
+
+
+class NoTraces(CannotCheck):
     """The paths hold no trace file and no coordinator log folder: nothing to check is not a clean result."""
 
 
-class UnreadableInput(Exception):
+class SparkUnavailable(CannotCheck):
+    """No SparkSession could be started on the master asked for."""
+
+
+class UnreadableInput(CannotCheck):
     """Spark failed to read an input file partway (the message names the file and the reader's reason)."""
 
 
@@ -186,8 +194,12 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
     from kcoord.conformance.traces.sparkcheck import MachinePlan, not_checked
     from kcoord.conformance.traces.sparkread import read_machine, read_unknown
 
-    spark = spark or active_session() or local_session(config.master,
-                                                        shuffle_partitions=config.shuffle_partitions)
+    try:
+        spark = spark or active_session() or local_session(config.master,
+                                                            shuffle_partitions=config.shuffle_partitions)
+    except Exception as e:  # py4j's error carries the JVM's whole stack: its first line says what failed
+        first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        raise SparkUnavailable(f"cannot start Spark on --master {config.master}: {first.strip()}") from None
     tune(spark)
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
     sources = discover(config.paths, machines, [config.out or ""])
@@ -334,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as e:
         print(f"kcoord-check-traces: no such path: {e}", file=sys.stderr)
         return 2
-    except (NoTraces, UnreadableInput) as e:
+    except CannotCheck as e:
         print(f"kcoord-check-traces: {e}", file=sys.stderr)
         return 2
     print(outcome.report)

@@ -128,6 +128,32 @@ def test_check_traces_exit_codes(tmp_path: Path) -> None:
     assert runner.invoke(app, ["check-traces", str(tmp_path / "clean"), "--format", "xml"]).exit_code == 2
 
 
+def test_a_spark_master_that_cannot_be_reached_is_said_in_one_line(tmp_path: Path) -> None:
+    """A standalone master nobody runs is found before the JVM starts (Spark itself retries for a minute); any other
+    master Spark cannot start on ends the run with Spark's first line, exit 2. (The second runs the installed entry
+    point: in this process the tests' shared session would be reused whatever the master.)"""
+    import socket
+    import subprocess
+    import sys
+
+    _register()
+    traces = _violations(tmp_path)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    refused = CliRunner().invoke(app, ["check-traces", str(traces), "--master", f"spark://127.0.0.1:{port}"])
+    assert refused.exit_code == 2
+    assert f"no Spark master answers at --master spark://127.0.0.1:{port} (127.0.0.1:{port}: Connection refused)" \
+        in " ".join(refused.output.split())
+    bad = CliRunner().invoke(app, ["check-traces", str(traces), "--master", "spark://:7077"])
+    assert bad.exit_code == 2 and "expected spark://HOST[:PORT]" in bad.output
+    done = subprocess.run([str(Path(sys.executable).parent / "kcoord"), "check-traces", str(traces), "--master",
+                           "no-such-master"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert "kcoord: error: cannot start Spark on --master no-such-master: " in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_demo_check_prints_the_report_and_counts_violations(tmp_path: Path) -> None:
     from rich.console import Console
 

@@ -25,6 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +64,7 @@ def unreadable_input(error: Exception) -> UnreadableInput | None:
     if found is None:
         return None
     causes = re.findall(r"^Caused by: (.+)$", text, re.MULTILINE)
-    path = found.group(1).removeprefix("file://")
+    path = urllib.parse.unquote(found.group(1).removeprefix("file://"))  # (Spark names files by URI)
     reason = causes[0] if causes else "unknown reason"  # the outermost cause: the reader says what it read
     return UnreadableInput(f"Spark cannot read {path}: {reason} (a Parquet file whose pages break partway; "
                            f"--engine python checks its rows before the break and quarantines the rest)")

@@ -135,10 +135,9 @@ def _split_parquet(paths: list[str], m: ir.Machine
     cols = columns(m)
     for p in paths:
         schema, why = parquet_footer(p)
-        problem = None if why is not None else file_schema_problem(schema, cols)
         if why is not None:
             unreadable.append((p, why))
-        elif problem:
+        elif problem := file_schema_problem(schema, cols):
             bad.append((p, problem))
         else:
             good.append(p)

@@ -157,7 +157,7 @@ class MemorySink:
 
 
 class _FolderSink:
-    """Shared by the file sinks: one part file per machine, created on first use."""
+    """Shared by the file sinks: part files per machine, the next free `part-<node>-<n>` created on first use."""
 
     extension = ""
 
@@ -165,13 +165,15 @@ class _FolderSink:
         self.directory = directory
         self.node = node
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._next: dict[str, int] = {}  # machine -> the n to try next (files of earlier runs are kept)
 
     def _path(self, machine: str) -> Path:
         folder = self.directory / machine
         folder.mkdir(parents=True, exist_ok=True)
-        n = 0
+        n = self._next.get(machine, 0)
         while (folder / f"part-{self.node}-{n}.{self.extension}").exists():
             n += 1
+        self._next[machine] = n + 1
         return folder / f"part-{self.node}-{n}.{self.extension}"
 
 
@@ -221,7 +223,9 @@ class ParquetSink(_FolderSink):
 
     Rows wait in one buffer per machine; at most `batch_rows` rows wait in all of them together (then the largest
     buffer becomes a row group), so memory stays bounded however many machines write and however slowly some of
-    them fill a row group."""
+    them fill a row group. A Parquet file can be read only once its footer is written, so `flush` seals: it closes
+    the files written so far (footer, fsync) and later rows go to new part files. A process killed after a flush
+    leaves complete files with every row flushed, as the JSON Lines sink does; flushing rarely keeps files few."""
 
     extension = "parquet"
 
@@ -232,7 +236,7 @@ class ParquetSink(_FolderSink):
         self.batch_rows = batch_rows
         self._buffers: dict[str, list[Row]] = {}
         self._buffered = 0  # rows in all buffers
-        self._writers: dict[str, Any] = {}
+        self._writers: dict[str, tuple[Any, Path]] = {}  # machine -> (open ParquetWriter, its file)
 
     def write(self, machine: str, row: Row) -> None:
         buffer = self._buffers.get(machine)
@@ -259,19 +263,26 @@ class ParquetSink(_FolderSink):
             return
         schema = self._schema(machine)
         batch = pa.RecordBatch.from_pylist(buffer, schema=schema)
-        writer = self._writers.get(machine)
-        if writer is None:
-            writer = self._writers[machine] = pq.ParquetWriter(self._path(machine), schema)
-        writer.write_batch(batch)
+        open_file = self._writers.get(machine)
+        if open_file is None:
+            path = self._path(machine)
+            open_file = self._writers[machine] = (pq.ParquetWriter(path, schema), path)
+        open_file[0].write_batch(batch)
         self._buffered -= len(buffer)
         buffer.clear()
 
     def flush(self) -> None:
+        """Write every buffered row, then seal the open files (see the class)."""
         for machine in list(self._buffers):
             self._drain(machine)
+        for writer, path in self._writers.values():
+            writer.close()
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._writers.clear()
 
     def close(self) -> None:
         self.flush()
-        for writer in self._writers.values():
-            writer.close()
-        self._writers.clear()

@@ -8,11 +8,11 @@ violations materialised once under `<out>/violations_raw/`, witnesses for the fi
     spark-submit conformance/traces/job.py PATH... [--out DIR] [--format text|json|junit]
 
 Exit status: 0 no violation, 1 violations, 2 usage error or a run that cannot go on (`CannotCheck`: no input at all,
-no Spark on the master asked for, an input file Spark cannot read). Progress goes to the
-`progress` callback (the CLI draws a bar from it). The run never stops on a malformed row: those are counted and
-written to `<out>/quarantine/`, and so are files that cannot be opened at all. A Parquet file with a sound footer
-whose pages break partway is the one input that stops a Spark run (`UnreadableInput`, naming the file and Spark's
-reason); the Python engine keeps such a file's rows before the break.
+no Spark on the master asked for, an input file Spark cannot read). Progress goes to the `progress` callback (the CLI
+draws a bar from it). The run never stops on a malformed row: those are counted and written to `<out>/quarantine/`,
+and so are files that cannot be opened at all. A Parquet file with a sound footer whose pages break partway is the
+one input that stops a Spark run (`UnreadableInput`, naming the file and Spark's reason); the Python engine keeps
+such a file's rows before the break.
 Must not import: kcoord.cli.
 """
 

@@ -413,15 +413,28 @@ UNREADABLE = "unreadable_file"
 
 
 def _json_rows(src: Source, cols: list[tuple[str, str]]) -> Iterator[Record]:
-    with open(src.path, encoding="utf-8", errors="replace") as f:
+    # bytes that are not UTF-8 come through as lone surrogates (surrogateescape): such a line is malformed, as in
+    # Spark's JSON reader, never a row with replacement characters in its values
+    with open(src.path, encoding="utf-8", errors="surrogateescape") as f:
         for n, line in enumerate(f, 1):
             text = line.rstrip("\n")
             if not text.strip():
+                continue
+            if _NOT_UTF8.search(text):
+                yield n, None, (lambda t=text: _replaced(t)), "malformed"
                 continue
             try:
                 yield n, parse_json_line(text, cols), (lambda t=text: t), None
             except (ValueError, Malformed):
                 yield n, None, (lambda t=text: t), "malformed"
+
+
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what surrogateescape makes of a byte that is not UTF-8
+
+
+def _replaced(text: str) -> str:
+    """A line with bytes that are not UTF-8, those bytes as U+FFFD (for the quarantine, which is UTF-8 JSON)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _parquet_rows(src: Source, cols: list[tuple[str, str]], batch_rows: int) -> Iterator[Record]:

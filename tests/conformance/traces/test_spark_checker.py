@@ -95,6 +95,9 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
     lines = [*BAD_LINES, *(json.dumps({k: sorted(v) if isinstance(v, frozenset) else v for k, v in r.items()})
                            for r in variants)]
     (root / "GroupLease" / "bad.jsonl").write_text("\n".join(lines) + "\n")
+    not_utf8 = lines[len(BAD_LINES)].encode().replace(b'"Nope"', b'"No\xff\xfepe"')  # variants[0], broken
+    assert b"\xff" in not_utf8
+    (root / "GroupLease" / "bytes.jsonl").write_bytes(not_utf8 + b"\n")  # bytes that are not UTF-8 in a value
     pq.write_table(pa.table({"seq": pa.array(["x"])}), root / "GroupLease" / "wrong.parquet")
     torn = pa.table({"seq": pa.array([1, 2], pa.int64())})  # a crash mid-write: the footer is cut off
     pq.write_table(torn, root / "GroupLease" / "torn.parquet")
@@ -103,7 +106,7 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
     (root / "Unknown" / "a.jsonl").write_text('{"machine": "Unknown"}\n')
     (root / "Unknown" / "b.parquet").write_bytes(b"PAR1 not parquet")
     # (a null argument is not malformed: the runtime records null for an argument it never computed)
-    return {"malformed": 3, "unknown": 2, "wrong_machine": 1, "missing": 1, "unknown_member": 1,
+    return {"malformed": 4, "unknown": 2, "wrong_machine": 1, "missing": 1, "unknown_member": 1,
             "null_element": 1, "out_of_range": 2, "bad_file_schema": 1, "unknown_machine": 1, "unreadable_file": 2}
 
 

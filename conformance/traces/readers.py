@@ -6,7 +6,9 @@ Owns: the on-disk layout (`discover`: a folder per machine, `<dir>/<Machine>/`, 
 columns of a machine's rows (`columns`: `traceschema.trace_columns` with a name given twice kept once — see below),
 the ordered validation `rules`, the JSON value conversions (mirroring Spark's JSON reader: a string column takes any
 JSON value as its text, integer and boolean columns take only JSON integers and booleans, a list column takes a JSON
-array whose scalars become their text), `read_rows` (one machine's rows, streamed file by file, batch by batch) and
+array whose scalars become their text; a line's rows are its first JSON value, an object or an array of objects,
+whatever follows that value is ignored, a byte order mark opening a line is skipped, and a line with bytes that are
+not UTF-8 is malformed, all as in Spark), `read_rows` (one machine's rows, streamed file by file, batch by batch) and
 `Quarantine` (malformed rows, with the reason, to `<out>/quarantine/`). Malformed rows are counted and set aside;
 they never stop a run.
 
@@ -263,11 +265,19 @@ def convert(value: Any, typ: str) -> Any:
     raise Malformed
 
 
-def parse_json_line(line: str, cols: list[tuple[str, str]]) -> dict[str, Any]:
-    obj = json.loads(line)
-    if not isinstance(obj, dict):
+_DECODER = json.JSONDecoder()
+
+
+def parse_json_line(line: str, cols: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The rows of one line, as Spark's JSON reader takes them: the line's first JSON value (Jackson stops after
+    it, and Spark has no option to refuse what follows), an object as one row, an array of objects as one row per
+    element (none for `[]`). Anything else, or any value of the wrong type in any element, makes the whole line
+    malformed (`Malformed` or `ValueError`)."""
+    value, _ = _DECODER.raw_decode(line.lstrip(" \t\r\n"))
+    objects = value if isinstance(value, list) else [value]
+    if not all(isinstance(o, dict) for o in objects):
         raise Malformed
-    return {name: convert(obj.get(name), typ) for name, typ in cols}
+    return [{name: convert(o.get(name), typ) for name, typ in cols} for o in objects]
 
 
 # ---------------------------------------------------------------- typed rows
@@ -417,16 +427,19 @@ def _json_rows(src: Source, cols: list[tuple[str, str]]) -> Iterator[Record]:
     # Spark's JSON reader, never a row with replacement characters in its values
     with open(src.path, encoding="utf-8", errors="surrogateescape") as f:
         for n, line in enumerate(f, 1):
-            text = line.rstrip("\n")
+            text = line.rstrip("\n").removeprefix("\ufeff")  # a byte order mark opening a line: Jackson skips it
             if not text.strip():
                 continue
             if _NOT_UTF8.search(text):
                 yield n, None, (lambda t=text: _replaced(t)), "malformed"
                 continue
             try:
-                yield n, parse_json_line(text, cols), (lambda t=text: t), None
+                rows = parse_json_line(text, cols)
             except (ValueError, Malformed):
                 yield n, None, (lambda t=text: t), "malformed"
+                continue
+            for row in rows:
+                yield n, row, (lambda t=text: t), None
 
 
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what surrogateescape makes of a byte that is not UTF-8

@@ -95,9 +95,17 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
     lines = [*BAD_LINES, *(json.dumps({k: sorted(v) if isinstance(v, frozenset) else v for k, v in r.items()})
                            for r in variants)]
     (root / "GroupLease" / "bad.jsonl").write_text("\n".join(lines) + "\n")
-    not_utf8 = lines[len(BAD_LINES)].encode().replace(b'"Nope"', b'"No\xff\xfepe"')  # variants[0], broken
+    nope, _, other, no_generation = lines[len(BAD_LINES):len(BAD_LINES) + 4]  # variants 0-3 as JSON
+    not_utf8 = nope.encode().replace(b'"Nope"', b'"No\xff\xfepe"')
     assert b"\xff" in not_utf8
-    (root / "GroupLease" / "bytes.jsonl").write_bytes(not_utf8 + b"\n")  # bytes that are not UTF-8 in a value
+    # what Spark's JSON reader (Jackson) does with a line, mirrored by the Python reader: bytes that are not UTF-8
+    # make it malformed; a byte order mark opening it is skipped; its first value counts and what follows is
+    # ignored; an array of objects is a row per object, [] none; any other array, or an element of the wrong type,
+    # makes the whole line malformed
+    odd = [not_utf8, b"\xef\xbb\xbf" + no_generation.encode(), nope.encode() + b" trailing",
+           f"[{other}, {other}]".encode(), b"[]", f"[{other}, 1]".encode(),
+           ("[" + json.dumps(json.loads(other) | {"seq": "x"}) + "]").encode()]
+    (root / "GroupLease" / "odd.jsonl").write_bytes(b"\n".join(odd) + b"\n")
     pq.write_table(pa.table({"seq": pa.array(["x"])}), root / "GroupLease" / "wrong.parquet")
     torn = pa.table({"seq": pa.array([1, 2], pa.int64())})  # a crash mid-write: the footer is cut off
     pq.write_table(torn, root / "GroupLease" / "torn.parquet")
@@ -106,7 +114,7 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
     (root / "Unknown" / "a.jsonl").write_text('{"machine": "Unknown"}\n')
     (root / "Unknown" / "b.parquet").write_bytes(b"PAR1 not parquet")
     # (a null argument is not malformed: the runtime records null for an argument it never computed)
-    return {"malformed": 4, "unknown": 2, "wrong_machine": 1, "missing": 1, "unknown_member": 1,
+    return {"malformed": 6, "unknown": 3, "wrong_machine": 3, "missing": 2, "unknown_member": 1,
             "null_element": 1, "out_of_range": 2, "bad_file_schema": 1, "unknown_machine": 1, "unreadable_file": 2}
 
 

@@ -145,3 +145,50 @@ def test_serve_refuses_a_log_damaged_before_its_last_segment_in_one_line(tmp_pat
            f"damaged at position" in message and "refusing to discard records that were acknowledged" in message
     assert "Traceback" not in done.stderr
     assert first.read_bytes() == bytes(damaged)  # nothing was truncated or rewritten
+
+
+def test_parquet_traces_of_a_killed_server_are_readable_up_to_the_last_seal(tmp_path: Path) -> None:
+    """`kcoord serve --trace-format parquet` seals its trace files at each flush (every 10 s): killed with SIGKILL
+    after one, it leaves complete part files that the checker reads (a file still open at the kill has no footer and
+    is quarantined as `unreadable_file`, never a crash)."""
+    import kafka
+    import pyarrow.parquet as pq
+
+    from kcoord.conformance.traces.job import Config, run
+
+    port = free_port_block(1)
+    traces = tmp_path / "traces"
+    process = subprocess.Popen(
+        [*KCOORD, "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port), "--trace-out", str(traces),
+         "--trace-format", "parquet", "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        assert process.stdout is not None and "listening on" in process.stdout.readline()
+        producer = kafka.KafkaProducer(bootstrap_servers=f"127.0.0.1:{port}", transactional_id="sealed")
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send("sealed-out", b"v", partition=0)
+        producer.commit_transaction()
+        producer.close()
+
+        def sealed() -> list[Path]:
+            out = []
+            for part in (traces / "Transaction").glob("*.parquet"):
+                try:
+                    pq.read_metadata(part)
+                except Exception:  # still open: no footer yet
+                    continue
+                out.append(part)
+            return out
+
+        deadline = time.monotonic() + 40
+        while not sealed() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert sealed(), "no Transaction trace file was sealed within 40 s"
+    finally:
+        process.kill()  # SIGKILL: no flush, no close
+        process.wait(timeout=60)
+    outcome = run(Config([str(traces)], str(tmp_path / "check"), engine="python"))
+    assert outcome.summary.rows_read["Transaction"] >= 3  # InitProducerId, AddPartitions, EndTxn at least
+    assert set(outcome.summary.quarantined) <= {"unreadable_file"}
+    assert outcome.summary.violations_total == 0, outcome.report

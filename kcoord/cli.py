@@ -48,7 +48,8 @@ def err_console() -> Console:
 
 
 def usage_error(message: str) -> NoReturn:
-    err_console().print(f"kcoord: error: {message}")
+    """Say `message` as it is (paths, JSON and Java errors hold brackets rich would read as markup) and exit 2."""
+    err_console().print(f"kcoord: error: {message}", markup=False)
     raise typer.Exit(EXIT_USAGE)
 
 

@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY
@@ -66,7 +65,7 @@ def check_traces(
     if engine == "spark" and master.startswith("spark://"):  # a standalone master: seconds, not a minute of retries
         unreachable = unreachable_servers(_standalone_masters(master))
         if unreachable:
-            usage_error(escape(f"no Spark master answers at --master {master} ({unreachable})"))
+            usage_error(f"no Spark master answers at --master {master} ({unreachable})")
     machines = {m.name: m for m in load_or_exit(spec)}
     config = Config([str(p) for p in paths], str(out) if out else None, engine, master, fmt,
                     max_witnesses=max_witnesses, max_rows_in_memory=max_rows_in_memory)
@@ -81,7 +80,7 @@ def check_traces(
             outcome = run(config, machines, progress)
         except CannotCheck as e:
             bar.stop()
-            usage_error(escape(str(e)))
+            usage_error(str(e))
     console().print(outcome.report, markup=False)
     raise typer.Exit(outcome.exit_code)
 

@@ -72,8 +72,8 @@ def conformance(
         return
     unreachable = unreachable_servers(servers)
     if unreachable:
-        usage_error(escape(f"no broker answers at --bootstrap {bootstrap} ({unreachable}); start one first, e.g. "
-                           f"kcoord serve --port 9092"))
+        usage_error(f"no broker answers at --bootstrap {bootstrap} ({unreachable}); start one first, e.g. "
+                    f"kcoord serve --port 9092")
     restart = None
     if restart_command is not None:
         def restart() -> None:

@@ -108,6 +108,9 @@ def test_replay_of_an_unreadable_table_or_a_missing_file_is_a_usage_error(tmp_pa
     assert result.exit_code == 2 and "cannot read the violations table" in result.output, result.output
     missing = CliRunner().invoke(app, ["replay", str(tmp_path / "nowhere.json")])
     assert missing.exit_code == 2 and "no such file" in missing.output, missing.output
+    bracketed = tmp_path / "[bold]runs" / "v.json"  # said as it is, not read as rich markup
+    missing = CliRunner().invoke(app, ["replay", str(bracketed)])
+    assert f"no such file: {bracketed}" in " ".join(missing.output.split()), missing.output
 
 
 def test_check_traces_exit_codes(tmp_path: Path) -> None:

@@ -53,6 +53,21 @@ def usage_error(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
+def host_ports(text: str, option: str, default_port: int | None = None, scheme: str = "") -> list[tuple[str, int]]:
+    """`[scheme]HOST:PORT[,HOST:PORT...]` (a missing port is `default_port`, if there is one) as (host, port) pairs;
+    a usage error naming `option` otherwise."""
+    out = []
+    for part in text.removeprefix(scheme).split(","):
+        host, sep, port = part.strip().rpartition(":")
+        if (not sep or not port.isdigit()) and default_port is not None:
+            host, port = part.strip(), str(default_port)
+        if not host or not port.isdigit():
+            shape = "HOST:PORT" if default_port is None else "HOST[:PORT]"
+            usage_error(f"{option} {text!r}: expected {scheme}{shape}[,{shape}...]")
+        out.append((host, int(port)))
+    return out
+
+
 def unreachable_servers(servers: list[tuple[str, int]], timeout_s: float = 5.0) -> str | None:
     """Why none of `servers` accepts a TCP connection, or None when one does: a fast answer before starting
     something that would otherwise wait out its own, much longer, timeouts."""

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY
 
-from .cli import app, console, err_console, unreachable_servers, usage_error
+from .cli import app, console, err_console, host_ports, unreachable_servers, usage_error
 from .specs import load_or_exit
 
 ENGINES = ("spark", "python")
@@ -63,7 +63,7 @@ def check_traces(
     if missing:
         usage_error(f"no such path: {', '.join(missing)}")
     if engine == "spark" and master.startswith("spark://"):  # a standalone master: seconds, not a minute of retries
-        unreachable = unreachable_servers(_standalone_masters(master))
+        unreachable = unreachable_servers(host_ports(master, "--master", 7077, scheme="spark://"))
         if unreachable:
             usage_error(f"no Spark master answers at --master {master} ({unreachable})")
     machines = {m.name: m for m in load_or_exit(spec)}
@@ -83,19 +83,6 @@ def check_traces(
             usage_error(str(e))
     console().print(outcome.report, markup=False)
     raise typer.Exit(outcome.exit_code)
-
-
-def _standalone_masters(master: str) -> list[tuple[str, int]]:
-    """The (host, port) of each master of `spark://host[:port][,host[:port]...]` (7077 by default, as Spark's)."""
-    out = []
-    for part in master.removeprefix("spark://").split(","):
-        host, sep, port = part.strip().rpartition(":")
-        if not sep or not port.isdigit():
-            host, port = part.strip(), "7077"
-        if not host:
-            usage_error(f"--master {master!r}: expected spark://HOST[:PORT][,HOST[:PORT]...]")
-        out.append((host, int(port)))
-    return out
 
 
 @app.command("replay")

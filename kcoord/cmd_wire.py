@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
-from .cli import EXIT_PROBLEMS, app, console, unreachable_servers, usage_error
+from .cli import EXIT_PROBLEMS, app, console, host_ports, unreachable_servers, usage_error
 
 
 def _run_command(template: str, what: str, **values: object) -> None:
@@ -26,16 +26,6 @@ def _run_command(template: str, what: str, **values: object) -> None:
     completed = subprocess.run(shlex.split(command), check=False, capture_output=True, text=True)
     if completed.returncode != 0:
         raise RuntimeError(f"{what} command {command!r} exited {completed.returncode}: {completed.stderr.strip()}")
-
-
-def _split_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
-    out = []
-    for part in bootstrap.split(","):
-        host, sep, port = part.strip().rpartition(":")
-        if not sep or not host or not port.isdigit():
-            usage_error(f"--bootstrap {bootstrap!r}: expected HOST:PORT[,HOST:PORT...]")
-        out.append((host, int(port)))
-    return out
 
 
 @app.command("conformance")
@@ -60,7 +50,7 @@ def conformance(
     from kcoord.conformance.wire.scenarios import select
     from kcoord.conformance.wire.target import Target
 
-    servers = _split_bootstrap(bootstrap)
+    servers = host_ports(bootstrap, "--bootstrap")
     try:
         chosen = select(scenario or [])
     except ValueError as e:

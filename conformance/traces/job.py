@@ -35,7 +35,7 @@ from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY, output
 from kcoord.conformance.traces import witness as W
 from kcoord.conformance.traces.checks import CHECKS, Spec, Violation
 from kcoord.conformance.traces.output import Summary
-from kcoord.conformance.traces.readers import discover
+from kcoord.conformance.traces.readers import Source, discover
 from kcoord.model import ir
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
@@ -110,14 +110,15 @@ def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progre
         shutil.rmtree(os.path.join(config.out, "quarantine"), ignore_errors=True)
     converted, scratch = _convert_logs(config, machines)
     try:
-        if converted is None and not discover(config.paths, machines, [config.out or ""]):
+        sources = discover(config.paths, machines, [config.out or ""])
+        if converted is None and not sources:
             raise NoTraces(f"no trace files (*.jsonl, *.json, *.parquet) and no coordinator log folders "
                            f"(__transaction_state-N, __consumer_offsets-N) under {', '.join(config.paths)}")
         if config.engine == "python":
-            summary, shown = run_python(config, machines, progress)
+            summary, shown = run_python(config, machines, sources, progress)
         else:
             try:
-                summary, shown = run_spark(config, machines, progress, spark)
+                summary, shown = run_spark(config, machines, sources, progress, spark)
             except Exception as e:
                 unreadable = unreadable_input(e)
                 if unreadable is None:
@@ -161,11 +162,11 @@ def _convert_logs(config: Config, machines: Mapping[str, ir.Machine]) -> tuple[A
 # ---------------------------------------------------------------- pure Python
 
 
-def run_python(config: Config, machines: Mapping[str, ir.Machine], progress: Progress | None) -> tuple[
-        Summary, list[Violation]]:
+def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
+               progress: Progress | None) -> tuple[Summary, list[Violation]]:
     from kcoord.conformance.traces.pycheck import Options, check_paths
 
-    names = sorted({s.machine for s in discover(config.paths, machines, [config.out or ""])})
+    names = sorted({s.machine for s in sources})
     done = [0]
 
     def step(name: str) -> None:
@@ -189,8 +190,8 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], progress: Pro
 # ---------------------------------------------------------------- Spark
 
 
-def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Progress | None,
-              spark: Any = None) -> tuple[Summary, list[Violation]]:
+def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
+              progress: Progress | None, spark: Any = None) -> tuple[Summary, list[Violation]]:
     from kcoord.conformance.traces.session import active_session, local_session, tune
     from kcoord.conformance.traces.sparkcheck import MachinePlan, not_checked
     from kcoord.conformance.traces.sparkread import read_machine, read_unknown
@@ -203,7 +204,6 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], progress: Prog
         raise SparkUnavailable(f"cannot start Spark on --master {config.master}: {first.strip()}") from None
     tune(spark)
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
-    sources = discover(config.paths, machines, [config.out or ""])
     folders = sorted({s.machine for s in sources})
     specs = {n: Spec.of(m) for n, m in machines.items()}
     summary = Summary("spark")

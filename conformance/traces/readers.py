@@ -479,7 +479,7 @@ def _parquet_batches(path: str, batch_rows: int = 65_536) -> Iterator[tuple[Any,
             for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[group]):
                 yield pf.schema_arrow, batch.to_pylist()
     except (OSError, pa.ArrowException) as e:
-        yield f"{type(e).__name__}: {e}"
+        yield _unreadable_reason(e)
 
 
 def parquet_footer(path: str) -> tuple[Any, str | None]:
@@ -491,7 +491,11 @@ def parquet_footer(path: str) -> tuple[Any, str | None]:
     try:
         return pq.read_schema(path), None
     except (OSError, pa.ArrowException) as e:
-        return None, f"{type(e).__name__}: {e}"
+        return None, _unreadable_reason(e)
+
+
+def _unreadable_reason(e: Exception) -> str:
+    return f"{type(e).__name__}: {e}"
 
 
 def file_schema_problem(schema: Any, cols: list[tuple[str, str]]) -> str | None:

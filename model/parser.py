@@ -318,6 +318,8 @@ def _generic_message(e: UnexpectedInput) -> str:
         # `accepts` is what the parser could really take here; `expected` is the whole LALR lookahead set
         candidates = getattr(e, "accepts", None) or e.expected
         expected = sorted({_describe(t) for t in candidates})
+        if "NAME" in candidates and e.token.type != "NAME" and str(e.token).isidentifier():
+            return f"'{e.token}' is a reserved word and cannot be used as a name: see spec/README.md"
         if e.token.type == "NAME":  # `rejects`, `whenever`: a near miss of a keyword that fits here
             keywords = [x.strip("'") for x in expected if x.startswith("'") and x[1:-1].isalpha()]
             close = difflib.get_close_matches(str(e.token), keywords, n=1, cutoff=0.6)

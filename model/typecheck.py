@@ -305,7 +305,8 @@ class ExprChecker:
             kind = {"|": "union", "&": "inter", "-": "diff"}[op]
             return ir.Binary(kind, left, right, _join(left.type, right.type), e.span)  # type: ignore[arg-type]
         what = "integers" if op in ("+",) else "two integers or two sets" if op == "-" else "two sets"
-        return self._error(e.op_span, f"'{op}' needs {what}, not {left.type} and {right.type}")
+        hint = "; the union of two sets is `|`" if op == "+" and ir.is_set(left.type) and ir.is_set(right.type) else ""
+        return self._error(e.op_span, f"'{op}' needs {what}, not {left.type} and {right.type}{hint}")
 
 
 def _widen(t: ir.Type) -> ir.Type:

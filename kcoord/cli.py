@@ -40,16 +40,18 @@ def _width(stream_is_tty: bool) -> int | None:
 
 
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout.isatty()))
+    """The console for results. Markup is off: what kcoord prints holds spec text, paths, values and error messages
+    (`set[string]`, `[Empty]`, `[/x]`) that rich would take for style tags; colour is given with `rich.text.Text`."""
+    return Console(highlight=False, markup=False, soft_wrap=True, width=_width(sys.stdout.isatty()))
 
 
 def err_console() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr.isatty()))
+    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True, width=_width(sys.stderr.isatty()))
 
 
 def usage_error(message: str) -> NoReturn:
     """Say `message` as it is (paths, JSON and Java errors hold brackets rich would read as markup) and exit 2."""
-    err_console().print(f"kcoord: error: {message}", markup=False)
+    err_console().print(f"kcoord: error: {message}")
     raise typer.Exit(EXIT_USAGE)
 
 
@@ -96,7 +98,7 @@ def main() -> None:
     try:
         app()
     except OSError as e:  # a path the user named cannot be used (a file where a folder goes, no permission, disk full)
-        err_console().print(f"kcoord: error: {file_problem(e)}", markup=False)
+        err_console().print(f"kcoord: error: {file_problem(e)}")
         sys.exit(EXIT_USAGE)
 
 

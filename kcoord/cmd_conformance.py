@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.status import Status
+from rich.text import Text
 
 if TYPE_CHECKING:
     from kcoord.conformance.runner import Session
@@ -129,7 +130,7 @@ def run_generated(out: Console, drivers: list[str] | None = None) -> tuple[bool,
         task = bar.add_task("conformance cases", total=len(cases))
         result = run_suite(cases, session=session, progress=lambda done, total: bar.update(task, completed=done))
     for case, why in result.failures[:5]:
-        out.print(f"[red]FAILED[/red] {case.driver} {case.id}\n{why}")
+        out.print(Text.assemble(("FAILED", "red"), f" {case.driver} {case.id}\n{why}"))
     out.print(f"{result.passed}/{result.ran} generated conformance cases passed")
     out.print(coverage_table(session))
     complete = True
@@ -138,7 +139,7 @@ def run_generated(out: Console, drivers: list[str] | None = None) -> tuple[bool,
         if short and name in KNOWN_GAPS:
             out.print(f"known gap: {name} {', '.join(short)} ({KNOWN_GAPS[name]})")
         elif short:
-            out.print(f"[red]below 100%[/red]: {name} {', '.join(short)}")
+            out.print(Text.assemble(("below 100%", "red"), f": {name} {', '.join(short)}"))
             complete = False
     return result.ok and complete, session
 

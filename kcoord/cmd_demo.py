@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from kcoord.model.gen import generate_all, write
 from kcoord.model.verify import Options
@@ -63,7 +64,7 @@ def demo(
     out.print(summary_table(machines))
     out.rule("3. verify every machine with z3")
     results = run_verification(machines, Options(), os.cpu_count() or 1, show_progress=True)
-    out.print(render_text(results, warnings=False), markup=False)
+    out.print(render_text(results, warnings=False))
     ok = exit_code(results) == 0
     work = workdir if workdir is not None else target / "build" / "demo"
     shutil.rmtree(work, ignore_errors=True)
@@ -101,5 +102,5 @@ def _serve_and_check(out: Console, work: Path) -> bool:
 
 
 def _stage(out: Console, name: str, passed: bool) -> bool:
-    out.print(f"[green]✓ {name} stage passed[/green]" if passed else f"[red]✗ {name} stage failed[/red]")
+    out.print(Text(f"✓ {name} stage passed", "green") if passed else Text(f"✗ {name} stage failed", "red"))
     return passed

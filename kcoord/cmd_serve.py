@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from .cli import app, usage_error
 
@@ -168,7 +169,7 @@ def demo_stage(out: Console, workdir: Path) -> bool:
             out.print(f"  kcoord serve listening on {server.bootstrap} (data in {data_dir})")
             summary = _demo_workload(server.bootstrap)
     except Exception as e:  # a failed stage is reported, not raised: the demo goes on to say what passed
-        out.print(f"  [red]server stage failed[/]: {type(e).__name__}: {e}")
+        out.print(Text.assemble("  ", ("server stage failed", "red"), f": {type(e).__name__}: {e}"))
         return False
     for line in summary:
         out.print(f"  {line}")

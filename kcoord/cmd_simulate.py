@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .cli import EXIT_PROBLEMS, app, console, err_console, usage_error
 
@@ -69,8 +70,9 @@ def simulate(
 
     if list_bugs:
         for b in BUGS.values():
-            console().print(f"[bold]{b.name}[/bold] ({b.reference}; {b.switch})\n  {b.description}\n"
-                            f"  fires with: kcoord simulate --seed {b.seed} --events {b.events} --bug {b.name}")
+            console().print(Text.assemble((b.name, "bold"), f" ({b.reference}; {b.switch})\n  {b.description}\n"
+                                          f"  fires with: kcoord simulate --seed {b.seed} --events {b.events} "
+                                          f"--bug {b.name}"))
         return
     if fmt not in FORMATS:
         usage_error(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
@@ -105,8 +107,8 @@ def simulate(
     try:
         summary = _run(config, out, data_dir or scratch, fmt, cluster_config)
     except IllegalStateError as e:
-        err_console().print(f"[red]a coordinator broke its own assertions[/red] (seed {seed}; replay with --seed "
-                            f"{seed}): {e}")
+        err_console().print(Text.assemble(("a coordinator broke its own assertions", "red"),
+                                          f" (seed {seed}; replay with --seed {seed}): {e}"))
         raise typer.Exit(EXIT_PROBLEMS) from e
     finally:
         restore_gc(previous_gc)

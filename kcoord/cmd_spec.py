@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from kcoord.model import ir
 from kcoord.model.gen import generate_all, stale, write
@@ -117,9 +118,10 @@ def show(
     """
     (m,) = select(load_or_exit(files), [machine])
     out = console()
-    out.print(f"[bold]{m.name}[/bold] ({m.kind}, {m.path}) — key {', '.join(f'{k.name}: {k.type}' for k in m.keys)}")
+    keys = ", ".join(f"{k.name}: {k.type}" for k in m.keys)
+    out.print(Text.assemble((m.name, "bold"), f" ({m.kind}, {m.path}) — key {keys}"))
     if m.doc:
-        out.print(m.doc, markup=False)
+        out.print(m.doc)
     out.print(_states_table(m))
     out.print(_variables_table(m))
     out.print(_rows_table(m))
@@ -146,7 +148,8 @@ def _variables_table(m: ir.Machine) -> Table:
 
 def _rows_table(m: ir.Machine) -> Table:
     t = Table(title="rows (checks first, then the table; conditions as written)", title_justify="left")
-    for c in ("#", "event", "in", "when", "outcome"):
+    requires = any(row.assumes != ir.TRUE for row in m.rows)  # the event's `requires` that concern the row
+    for c in ("#", "event", "in", "when", *(("requires",) if requires else ()), "outcome"):
         t.add_column(c, overflow="fold")
     for row in m.rows:
         sources = "every state" if len(row.sources) == len([s for s in m.states if not s.final]) else \
@@ -156,7 +159,8 @@ def _rows_table(m: ir.Machine) -> Table:
                 (f" (answer {row.answer})" if row.answer != "NONE" else "")
         else:
             outcome = f"{row.error}" + (" (check)" if row.origin == "check" else "")
-        t.add_row(str(row.index), row.event, sources, row.condition_text, outcome)
+        assumes = (render(row.assumes) if row.assumes != ir.TRUE else "",) if requires else ()
+        t.add_row(str(row.index), row.event, sources, row.condition_text, *assumes, outcome)
     return t
 
 

@@ -81,7 +81,7 @@ def check_traces(
         except CannotCheck as e:
             bar.stop()
             usage_error(str(e))
-    console().print(outcome.report, markup=False)
+    console().print(outcome.report)
     raise typer.Exit(outcome.exit_code)
 
 
@@ -160,7 +160,7 @@ def gen_traces(
     if stats.dropped:
         skipped = ", ".join(f"{why} {n}" for why, n in sorted(stats.dropped.items()))
         err_console().print(f"skipped {sum(stats.dropped.values())} random candidate rows that would have broken a "
-                            f"check (the traces written are valid): {skipped}", markup=False)
+                            f"check (the traces written are valid): {skipped}")
 
 
 # ---------------------------------------------------------------- `make demo`
@@ -177,7 +177,7 @@ def demo_check(out: Console, paths: list[Path], engine: str = "spark", *, report
                     max_witnesses=shown)
     with out.status(f"checking {', '.join(str(p) for p in paths)} ({engine})"):
         outcome = run(config, dict(bundled_machines()))
-    out.print(outcome.report, markup=False)
+    out.print(outcome.report)
     return outcome.summary.violations_total
 
 

@@ -89,12 +89,12 @@ def verify(
     try:
         results = run_verification(chosen, options, jobs or (os.cpu_count() or 1), sys.stderr.isatty())
     except VerifierBug as e:  # our bug, not the user's spec: say so loudly
-        err_console().print(f"kcoord: internal error in the verifier: {e}", markup=False)
+        err_console().print(f"kcoord: internal error in the verifier: {e}")
         raise typer.Exit(EXIT_USAGE + 2) from e
     text = render_text(results, verbose=verbose) if fmt == "text" else RENDERERS[fmt](results)
     if output is not None:
         output.write_text(text + "\n", encoding="utf-8")
         console().print(render_text(results).rsplit("\n", 1)[-1])
     else:
-        console().print(text, markup=False)
+        console().print(text)
     raise typer.Exit(exit_code(results))

@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from .cli import EXIT_PROBLEMS, app, console, host_ports, unreachable_servers, usage_error
 
@@ -58,7 +59,7 @@ def conformance(
     out = console()
     if list_only:
         for s in chosen:
-            out.print(escape(f"{s.name}: {s.summary}"))
+            out.print(f"{s.name}: {s.summary}")
         return
     unreachable = unreachable_servers(servers)
     if unreachable:
@@ -87,8 +88,7 @@ def conformance(
         table.add_column(column, overflow="fold")
     colours = {"pass": "green", "fail": "red", "skip": "yellow"}
     for r in results:
-        table.add_row(escape(r.name), f"[{colours[r.status]}]{r.status.upper()}[/]", f"{r.seconds:.1f}",
-                      escape(r.detail))
+        table.add_row(r.name, Text(r.status.upper(), colours[r.status]), f"{r.seconds:.1f}", r.detail)
     out.print(table)
     counts = {s: sum(1 for r in results if r.status == s) for s in ("pass", "fail", "skip")}
     out.print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")

@@ -30,10 +30,10 @@ def load_or_exit(files: list[Path] | None) -> list[ir.Machine]:
     """Load and check specs; print every diagnostic; exit 2 when any spec has an error."""
     machines, diags = load_files(spec_paths(files))
     if len(diags):
-        err_console().print(diags.render(), markup=False)
+        err_console().print(diags.render())
     if diags.has_errors:
         count = sum(1 for d in diags if d.severity == "error")
-        err_console().print(f"kcoord: {count} error{'s' if count != 1 else ''} in the spec", markup=False)
+        err_console().print(f"kcoord: {count} error{'s' if count != 1 else ''} in the spec")
         raise typer.Exit(EXIT_USAGE)
     return machines
 

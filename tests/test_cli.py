@@ -44,6 +44,22 @@ def test_show_prints_states_rows_and_properties() -> None:
         assert needle in out
 
 
+def test_show_prints_types_requires_and_docs_as_written(tmp_path: Path) -> None:
+    """Brackets are text, not rich markup: `set[string]` and a doc's `[x]` are printed whole."""
+    spec = tmp_path / "door.sm"
+    spec.write_text('machine Door "A door [with a lock]."\n  key id: string\n'
+                    '  var keys: set[string] = {} "keys used [so far]"\n'
+                    '  initial state Closed\n  state Locked\n'
+                    '  event Lock(k: string)\n    from Closed -> Locked ensures keys\' == keys | {k}\n'
+                    '  event Unlock(k: string)\n    requires k in keys\n'
+                    '    from Locked -> Closed ensures keys\' == keys - {k}\n')
+    code, out = run("show", "Door", "--spec", str(spec))
+    assert code == 0, out
+    assert "set[string]" in out and "keys used [so far]" in out and "A door [with a lock]." in out
+    unlock = next(line for line in out.splitlines() if "Unlock" in line)
+    assert "k in keys" in unlock
+
+
 def test_show_unknown_machine_suggests() -> None:
     code, out = run("show", "Transactoin")
     assert code == 2 and "did you mean 'Transaction'" in out

@@ -15,7 +15,7 @@ from kcoord.model.gen.diagrams import EXTENSIONS, FORMATS, DotNotFoundError, dia
 from kcoord.model.pretty import render, render_value
 
 from .cli import EXIT_PROBLEMS, app, console, err_console, usage_error
-from .specs import load_or_exit, repo_root, select
+from .specs import SpecFiles, load_or_exit, repo_root, select
 
 FilesArg = Annotated[list[Path] | None, typer.Argument(help="Spec files (default: every bundled spec in spec/).",
                                                        show_default=False)]
@@ -83,16 +83,18 @@ def diagrams(
                                                          show_default=False)] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help=f"One of: {', '.join(FORMATS)}.")] = "svg",
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("diagrams"),
+    files: SpecFiles = None,
 ) -> None:
     """Draw state diagrams from the specs: initial, final and pending states look different, edges carry events
     and guards, a note lists the invariants.
 
     \b
-    Example: kcoord diagrams Transaction --format png --out /tmp/diagrams
+    Examples: kcoord diagrams Transaction --format png --out /tmp/diagrams
+              kcoord diagrams --spec my_machine.sm
     """
     if fmt not in FORMATS:
         usage_error(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
-    chosen = select(load_or_exit(None), machines)
+    chosen = select(load_or_exit(files), machines)
     out.mkdir(parents=True, exist_ok=True)
     for m in chosen:
         try:
@@ -108,8 +110,7 @@ def diagrams(
 @app.command("show")
 def show(
     machine: Annotated[str, typer.Argument(help="Machine name, e.g. Transaction.")],
-    files: Annotated[list[Path] | None, typer.Option("--spec", help="Spec file(s) to read instead of the bundled.")]
-    = None,
+    files: SpecFiles = None,
 ) -> None:
     """Print a machine as readable tables: states, variables, transitions, rejections, invariants, properties.
 

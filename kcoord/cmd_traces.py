@@ -16,7 +16,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY
 
 from .cli import app, console, err_console, host_ports, unreachable_servers, usage_error
-from .specs import load_or_exit
+from .specs import SpecFiles, load_or_exit
 
 ENGINES = ("spark", "python")
 
@@ -32,9 +32,8 @@ def check_traces(
                                                                  "and report here.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text, json or junit.")] = "text",
     engine: Annotated[str, typer.Option(help="spark, or python (the reference checker, for small traces).")] = "spark",
-    spec: Annotated[list[Path] | None, typer.Option("--spec", help="Check against these spec files instead of the "
-                                                    "bundled ones.")] = None,
-    max_witnesses: Annotated[int, typer.Option(help="Violations that get a witness (the first ones).")] = 1000,
+    spec: SpecFiles = None,
+    max_witnesses: Annotated[int, typer.Option(help="Violations that get a witness (the first ones).", min=0)] = 1000,
     max_rows_in_memory: Annotated[int, typer.Option(
         min=1, help="--engine python: a machine with more rows is spilled to disk by key (beside --out, else in the "
                     "temporary folder) and checked a bucket at a time, so memory stays bounded; in memory a "
@@ -129,29 +128,41 @@ def replay(
 def gen_traces(
     out: Annotated[Path, typer.Argument(help="Folder to write <Machine>/part-0.<format> into.", show_default=False)],
     seed: Annotated[int, typer.Option(help="Random seed (same seed, same traces).")] = 1,
-    keys: Annotated[int, typer.Option(help="Keys per machine.")] = 20,
-    rows: Annotated[int, typer.Option(help="Rows per machine (about).")] = 400,
+    keys: Annotated[int, typer.Option(help="Keys per machine.", min=1)] = 20,
+    rows: Annotated[int, typer.Option(help="Rows per machine (about).", min=1)] = 400,
     fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or parquet.")] = "jsonl",
     mutate: Annotated[list[str] | None, typer.Option(help="Apply a mutation to every machine's trace (drop_row, "
                                                           "duplicate_row, swap_rows, corrupt_variable, "
                                                           "non_edge_target, change_error).")] = None,
+    files: SpecFiles = None,
 ) -> None:
-    """Write random valid traces of every bundled machine (optionally broken by mutations)."""
+    """Write random valid traces of every bundled machine, or of the machines of --spec (optionally broken by
+    mutations), in the layout `kcoord check-traces` reads.
+
+    \b
+    Examples: kcoord gen-traces traces/ --format parquet --rows 10000
+              kcoord gen-traces broken/ --mutate drop_row
+              kcoord gen-traces door-traces/ --spec door.sm
+    """
     import random
 
     from kcoord.conformance.traces.checks import Spec
     from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
-    from kcoord.model.loader import bundled_machines
-
     unknown = [m for m in mutate or [] if m not in MUTATIONS]
-    if unknown or fmt not in ("jsonl", "parquet"):
-        usage_error(f"unknown mutation or format: {', '.join(unknown) or fmt}")
-    machines = bundled_machines()
+    if unknown:
+        usage_error(f"unknown mutation {', '.join(unknown)} (choose from {', '.join(MUTATIONS)})")
+    if fmt not in ("jsonl", "parquet"):
+        usage_error(f"unknown format '{fmt}' (choose from jsonl, parquet)")
+    machines = {m.name: m for m in load_or_exit(files)}
     console().print(f"seed {seed}")
     traces, stats = generate(machines, seed, Options(keys=keys, rows=rows))
     rng = random.Random(seed)
     for name in mutate or []:
-        traces = {m: MUTATIONS[name](rows_, Spec.of(machines[m]), rng) for m, rows_ in traces.items()}
+        mutated = {m: MUTATIONS[name](rows_, Spec.of(machines[m]), rng) for m, rows_ in traces.items()}
+        unchanged = sorted(m for m in traces if mutated[m] == traces[m])
+        if unchanged:  # a machine too small for it (no key with two rows, no state that is not a target...)
+            err_console().print(f"{name} changed nothing in {', '.join(unchanged)}: no row of theirs it can break")
+        traces = mutated
     if fmt == "jsonl":
         write_jsonl(traces, str(out))
     else:

@@ -17,7 +17,7 @@ from kcoord.model.verify import Options, Result, VerifierBug, verify_machine
 from kcoord.model.verify_report import RENDERERS, exit_code, render_text
 
 from .cli import EXIT_USAGE, app, console, err_console, usage_error
-from .specs import load_or_exit, select
+from .specs import SpecFiles, load_or_exit, select
 
 FORMATS = tuple(RENDERERS)
 
@@ -65,9 +65,8 @@ def verify(
     fmt: Annotated[str, typer.Option("--format", "-f", help=f"One of: {', '.join(FORMATS)}.")] = "text",
     timeout_s: Annotated[float, typer.Option("--timeout-s", help="Solver time limit per obligation, seconds.")] = 10.0,
     depth: Annotated[int, typer.Option(help="Bounded model checking depth for reachability.")] = 8,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes (default: CPU count).")] = 0,
-    spec: Annotated[list[Path] | None, typer.Option("--spec", help="Verify these spec files instead of the "
-                                                    "bundled ones.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel processes (0: one per CPU).", min=0)] = 0,
+    spec: SpecFiles = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to a file.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Text: list obligations that hold too.")] = False,
 ) -> None:

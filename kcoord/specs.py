@@ -7,6 +7,7 @@ Owns: resolving FILES arguments, printing diagnostics to stderr, exiting 2 on sp
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -15,6 +16,10 @@ from kcoord.model.diagnostics import suggest
 from kcoord.model.loader import bundled_spec_files, load_files, spec_dir
 
 from .cli import EXIT_USAGE, err_console, usage_error
+
+#: The `--spec FILE` option of every command that reads specs (repeat it for several files).
+SpecFiles = Annotated[list[Path] | None, typer.Option(
+    "--spec", help="Use these spec files instead of the bundled ones (repeat for several).", show_default=False)]
 
 
 def spec_paths(files: list[Path] | None) -> list[Path]:

@@ -44,20 +44,66 @@ def test_show_prints_states_rows_and_properties() -> None:
         assert needle in out
 
 
+DOOR = ('machine Door "A door [with a lock]."\n  key id: string\n  kind task\n'
+        '  var keys: set[string] = {} "keys used [so far]"\n'
+        '  initial state Closed\n  state Locked\n'
+        '  event Lock(k: string)\n    from Closed -> Locked ensures keys\' == keys | {k}\n'
+        '    reject in Locked with NONE\n'
+        '  event Unlock(k: string)\n    requires k in keys\n'
+        '    from Locked -> Closed ensures keys\' == keys - {k}\n    reject in Closed with NONE\n'
+        '  invariant unlocked_when_closed: state == Closed -> keys == {}\n')
+
+
 def test_show_prints_types_requires_and_docs_as_written(tmp_path: Path) -> None:
     """Brackets are text, not rich markup: `set[string]` and a doc's `[x]` are printed whole."""
     spec = tmp_path / "door.sm"
-    spec.write_text('machine Door "A door [with a lock]."\n  key id: string\n'
-                    '  var keys: set[string] = {} "keys used [so far]"\n'
-                    '  initial state Closed\n  state Locked\n'
-                    '  event Lock(k: string)\n    from Closed -> Locked ensures keys\' == keys | {k}\n'
-                    '  event Unlock(k: string)\n    requires k in keys\n'
-                    '    from Locked -> Closed ensures keys\' == keys - {k}\n')
+    spec.write_text(DOOR)
     code, out = run("show", "Door", "--spec", str(spec))
     assert code == 0, out
     assert "set[string]" in out and "keys used [so far]" in out and "A door [with a lock]." in out
     unlock = next(line for line in out.splitlines() if "Unlock" in line)
     assert "k in keys" in unlock
+
+
+def test_own_spec_through_diagrams_gen_traces_and_check_traces(tmp_path: Path) -> None:
+    """A user's own spec (not bundled) works with every command that reads specs: drawn, traced, checked."""
+    spec = tmp_path / "door.sm"
+    spec.write_text(DOOR)
+    code, out = run("diagrams", "--spec", str(spec), "--format", "dot", "--out", str(tmp_path / "d"))
+    assert code == 0, out
+    assert [p.name for p in (tmp_path / "d").iterdir()] == ["door.dot"]
+    assert "Locked" in (tmp_path / "d" / "door.dot").read_text()
+    code, out = run("gen-traces", str(tmp_path / "t"), "--spec", str(spec), "--keys", "3", "--rows", "40")
+    assert code == 0, out
+    assert [p.name for p in (tmp_path / "t").iterdir()] == ["Door"]
+    rows = (tmp_path / "t" / "Door" / "part-0.jsonl").read_text().splitlines()
+    assert len(rows) >= 20 and all('"machine": "Door"' in r for r in rows)
+    code, out = run("check-traces", str(tmp_path / "t"), "--engine", "python", "--spec", str(spec))
+    assert code == 0 and "0 violations" in out, out
+    code, out = run("gen-traces", str(tmp_path / "bad"), "--spec", str(spec), "--keys", "3", "--rows", "40",
+                    "--mutate", "drop_row", "--mutate", "non_edge_target")
+    # two states, each the target of the other's only edge: no row can be given a target that is not an edge
+    assert code == 0 and "non_edge_target changed nothing in Door" in out, out
+    code, out = run("check-traces", str(tmp_path / "bad"), "--engine", "python", "--spec", str(spec))
+    assert code == 1 and "discontinuity" in out, out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--keys", "0"], "Invalid value for '--keys': Input should be greater than or equal to 1"),
+    (["--rows", "-5"], "Invalid value for '--rows': Input should be greater than or equal to 1"),
+    (["--mutate", "bogus"], "unknown mutation bogus (choose from drop_row, duplicate_row"),
+    (["--format", "csv"], "unknown format 'csv' (choose from jsonl, parquet)"),
+])
+def test_gen_traces_refuses_bad_options_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:
+    code, out = run("gen-traces", str(tmp_path / "t"), *args)
+    assert code == 2 and message in " ".join(out.split()), out
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("args", [["verify", "-j", "-1"], ["check-traces", ".", "--max-witnesses", "-1"]])
+def test_negative_counts_are_usage_errors(args: list[str]) -> None:
+    code, out = run(*args)
+    assert code == 2 and "Input should be greater than or equal to 0" in out, out
 
 
 def test_show_unknown_machine_suggests() -> None:

@@ -43,8 +43,9 @@ def check_traces(
     invariants, step and trace properties. Malformed rows are quarantined, never fatal.
 
     Exit 0 when nothing is violated, 1 when something is, 2 on a usage error, when the paths hold no trace file
-    or coordinator log, or on an input file Spark cannot read (a Parquet file broken partway; files that cannot be
-    opened at all are quarantined).
+    or coordinator log, when every row read was quarantined (nothing checked: e.g. traces of machines --spec does
+    not have), or on an input file Spark cannot read (a Parquet file broken partway; files that cannot be opened
+    at all are quarantined).
 
     \b
     Examples: kcoord check-traces traces/ --out check-out

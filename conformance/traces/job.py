@@ -91,7 +91,8 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.summary.violations_total else 0
+        """1 when something is violated; 2 when rows were read but none could be checked; else 0."""
+        return 1 if self.summary.violations_total else 2 if self.summary.nothing_checked else 0
 
 
 def load_machines(spec_files: Sequence[str]) -> dict[str, ir.Machine]:

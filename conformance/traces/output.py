@@ -43,6 +43,11 @@ class Summary:
     def quarantined_total(self) -> int:
         return sum(self.quarantined.values())
 
+    @property
+    def nothing_checked(self) -> bool:
+        """Rows were read but every one was quarantined (the wrong --spec, or a broken writer): not a clean run."""
+        return not sum(self.rows_read.values()) and self.quarantined_total > 0
+
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["violations_total"] = self.violations_total
@@ -167,6 +172,10 @@ def _summary_text(s: Summary) -> str:
     for machine, checks in s.violations.items():
         out += [f"  {machine:<22} {check:<22} {n}" for check, n in checks.items()]
     out += [f"  quarantined {code}: {n}" for code, n in sorted(s.quarantined.items())]
+    if s.nothing_checked:
+        hint = " (the spec has no machine of that name: is --spec right?)" if "unknown_machine" in s.quarantined \
+            else ""
+        out.append(f"  nothing was checked: all {s.quarantined_total} rows were quarantined{hint}")
     out += [f"  not checked: {what}" for what in s.not_checked]
     out += [f"  checked from disk: {machine}, {n} buckets by key (more rows than --max-rows-in-memory)"
             for machine, n in sorted(s.spilled.items())]

@@ -50,6 +50,10 @@ EXCLUDED_RULES = ("org.apache.spark.sql.catalyst.optimizer.CollapseProject",
                   "org.apache.spark.sql.catalyst.optimizer.PushDownPredicates")
 
 
+#: Adaptive-execution rules the checker turns off (see `tune`).
+AQE_EXCLUDED_RULES = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
+
+
 def tune(session: SparkSession) -> None:
     """Runtime settings the checker needs on any session (also one `spark-submit` started): whole-stage code
     generation on (the row checks are a few large projections; `local_session` lets the JIT compile their large
@@ -66,6 +70,10 @@ def tune(session: SparkSession) -> None:
     session.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
     # a checksum of every shuffled row, only used to detect non-deterministic stage retries (none in a check run)
     session.conf.set("spark.sql.shuffle.orderIndependentChecksum.enabled", "false")
+    # the rows are counted by an observation on the pass that persists them (`sparkread.Read.counted`); when no row
+    # is valid, adaptive execution replaces that pass by an empty relation, the observation's operator leaves the
+    # final plan and Spark never fills in its result (`Observation.get` fails: SPARK-54620)
+    session.conf.set("spark.sql.adaptive.optimizer.excludedRules", AQE_EXCLUDED_RULES)
 
 
 def active_session() -> SparkSession | None:

@@ -128,6 +128,13 @@ def test_check_traces_exit_codes(tmp_path: Path) -> None:
     (tmp_path / "empty" / "Transaction").mkdir(parents=True)
     empty = runner.invoke(app, ["check-traces", str(tmp_path / "empty"), "--engine", "python"])
     assert empty.exit_code == 2 and "no trace files" in empty.output, empty.output
+    lease = tmp_path / "lease.sm"  # a spec that has none of the traces' machines: every row is quarantined
+    lease.write_text("machine Lease\n  key id: string\n  kind task\n  initial state Free\n  state Held\n"
+                     "  event Take()\n    from Free -> Held\n    reject in Held with NONE\n"
+                     "  event Give()\n    from Held -> Free\n    reject in Free with NONE\n")
+    wrong = runner.invoke(app, ["check-traces", str(tmp_path / "clean"), "--engine", "python", "--spec", str(lease)])
+    assert wrong.exit_code == 2 and "nothing was checked" in wrong.output and "is --spec right?" in wrong.output, \
+        wrong.output
     assert runner.invoke(app, ["check-traces", str(tmp_path / "clean"), "--format", "xml"]).exit_code == 2
 
 

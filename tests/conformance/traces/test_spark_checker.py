@@ -204,3 +204,24 @@ def test_rejections_that_start_a_run_are_kept_for_the_trace_properties(spark: An
     assert [m for m in messages.values() if "without a GroupLease.Acquire" in m] == [
         "entered Held at ts 400 without a GroupLease.Acquire on group_id since ts 300"]
     assert messages == {k: v.message for k, v in b.items()}
+
+
+def test_nothing_checked_because_every_row_was_quarantined_is_exit_2(spark: Any, tmp_path: Path) -> None:
+    """Traces of machines the spec does not have (the wrong --spec) and lines that are all malformed: both engines
+    check no row, quarantine every one with its reason (written, nothing lost) and the outcome is exit 2, not a
+    clean 0 a CI job would take for a pass."""
+    traces, _ = generate({"Transaction": bundled_machines()["Transaction"]}, 3, Options(keys=2, rows=30))
+    write_jsonl(traces, str(tmp_path / "t"))
+    (tmp_path / "t" / "GroupLease").mkdir()
+    (tmp_path / "t" / "GroupLease" / "part-0.jsonl").write_text("not json\n{\"seq\": \"x\"}\n")
+    rows = sum(len(r) for r in traces.values()) + 2
+    for engine in ("python", "spark"):
+        out = tmp_path / f"out-{engine}"
+        outcome = run(Config([str(tmp_path / "t")], str(out), engine=engine), {"GroupLease": GROUP_LEASE},
+                      spark=spark)
+        assert outcome.summary.quarantined_total == rows and not sum(outcome.summary.rows_read.values()), engine
+        assert outcome.exit_code == 2, engine
+        assert f"nothing was checked: all {rows} rows were quarantined" in outcome.report, outcome.report
+        quarantined = [json.loads(line) for p in (out / "quarantine").glob("part-*.json*") for line in p.open()]
+        assert len(quarantined) == rows, engine
+        assert {q["reason"].split(":")[0] for q in quarantined} >= {"unknown_machine", "malformed"}, engine

@@ -93,12 +93,18 @@ def replay(
                                              "folder or its violations/).")] = Path("check-out"),
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the test here (default: "
                                                 "test_replay_<id>.py).")] = None,
+    files: SpecFiles = None,
 ) -> None:
     """Turn a violation's witness into a pytest file that replays its rows against the runtime tables: it fails on
     the recorded trace and passes on a corrected one.
 
     \b
-    Example: kcoord replay 3f2a9c0d11e4 --violations check-out
+    A machine of your own spec (checked with --spec) needs the same --spec here: the test builds its table from
+    that file each time it runs.
+
+    \b
+    Examples: kcoord replay 3f2a9c0d11e4 --violations check-out
+              kcoord replay 3f2a9c0d11e4 --violations check-out --spec door.sm
     """
     from kcoord.conformance.traces.output import UnreadableViolations, read_violations
     from kcoord.conformance.traces.replay import Unsupported, find, render_test
@@ -117,7 +123,8 @@ def replay(
             if not table.exists():
                 usage_error(f"no violations table at {violations} (run check-traces --out first)")
             chosen = find(read_violations(str(table)), violation)
-        text = render_test(chosen)
+        given = {m.name: m for m in load_or_exit(files)} if files else {}
+        text = render_test(chosen, given.get(chosen.machine))
     except (Unsupported, UnreadableViolations) as e:
         usage_error(str(e))
     target = output or Path(f"test_replay_{chosen.id}.py")

@@ -2,7 +2,9 @@
 broke the spec.
 
 Owns: `render_test` (the generated file) and `find` (a violation by id in a violations table). The generated test
-loads `kcoord.impl.statemachine.MachineTable.load(<module>)`, rebuilds the state before the witness, and for every row
+loads the machine's runtime table — `kcoord.impl.statemachine.MachineTable.load(<module>)` for a bundled machine,
+`table_from_spec(<file>, <machine>)` for one of the user's own spec files (built from the file when the test runs, so
+a corrected spec is what it checks) — rebuilds the state before the witness, and for every row
 asserts what the spec says: the row starts where the previous one ended, `decide` picks the row the trace names with
 its error, the recorded post-state is the decision's (effects and frame rule), a rejection changes nothing, a `load`
 (a snapshot) is reachable along the edges, invariants hold after the row and step properties across it. The same
@@ -15,9 +17,14 @@ from __future__ import annotations
 
 import json
 import re
+import types
+from pathlib import Path
 
+from kcoord.impl.statemachine import MachineTable
+from kcoord.model import ir
 from kcoord.model.gen.common import module_name
-from kcoord.model.loader import bundled_machines
+from kcoord.model.gen.tables import render_module
+from kcoord.model.loader import bundled_machines, load
 
 from .checks import ROW_CHECKS, Violation
 
@@ -33,14 +40,31 @@ def find(violations: list[Violation], wanted: str) -> Violation:
     return hits[0]
 
 
-def render_test(v: Violation) -> str:
+def table_from_spec(path: str, machine: str) -> MachineTable:
+    """The runtime table of `machine` in the spec file at `path`, generated as `kcoord gen` would and not written."""
+    found = [m for m in load([Path(path)]) if m.name == machine]
+    if not found:
+        raise LookupError(f"{path} has no machine {machine}")
+    module = types.ModuleType(f"kcoord_replay_{module_name(found[0])}")
+    exec(compile(render_module(found[0]), path, "exec"), module.__dict__)  # our own generated table code
+    return MachineTable(module)
+
+
+def render_test(v: Violation, spec: ir.Machine | None = None) -> str:
+    """The pytest file replaying `v`'s witness; `spec`: the machine as given with --spec (else the bundled one)."""
     if v.check not in ROW_CHECKS:
         raise Unsupported(f"{v.check} is a trace property: its witness (one key's rows) cannot replay it")
     if not v.witness_rows:
         raise Unsupported(f"violation {v.id} has no witness rows (only the first ones get one: raise "
                           f"--max-witnesses)")
-    m = bundled_machines().get(v.machine)
-    module = module_name(m) if m is not None else re.sub(r"(?<!^)(?=[A-Z])", "_", v.machine).lower()
+    if spec is not None:
+        table = f"table_from_spec({str(Path(spec.path).resolve())!r}, {spec.name!r})"
+        source = "from kcoord.conformance.traces.replay import table_from_spec"
+    elif v.machine in bundled_machines():
+        table = f"MachineTable.load({module_name(bundled_machines()[v.machine])!r})"
+        source = "from kcoord.impl.statemachine import MachineTable"
+    else:
+        raise Unsupported(f"{v.machine} is not a bundled machine: pass its spec with --spec FILE")
     try:
         witness = json.loads(v.witness_rows)
     except json.JSONDecodeError as e:
@@ -48,8 +72,8 @@ def render_test(v: Violation) -> str:
     test_name = re.sub(r"\W", "_", f"test_{v.machine}_{v.check}_{v.id}").lower()
     return _TEMPLATE.format(
         id=v.id, check=v.check, name=v.name or "-", machine=v.machine, key=v.key, seq=v.seq, location=v.location,
-        message=v.message.replace('"""', "'''"), module=module, witness=json.dumps(witness, indent=1, sort_keys=True),
-        test_name=test_name)
+        message=v.message.replace('"""', "'''"), source=source, table=table,
+        witness=json.dumps(witness, indent=1, sort_keys=True), test_name=test_name)
 
 
 _TEMPLATE = '''"""Replay of violation {id}: {check} ({name}) on {machine} key {key} seq {seq}, {location}.
@@ -62,9 +86,8 @@ about each of them; it fails on the recorded trace and passes once the trace (or
 
 import json
 
-from kcoord.impl.statemachine import MachineTable
+{source}
 
-TABLE = {module!r}
 WITNESS = json.loads(r"""{witness}""")
 
 
@@ -96,7 +119,7 @@ def _terminal(table, state):
 
 
 def replay(witness):
-    table = MachineTable.load(TABLE)
+    table = {table}
     for segment in witness["segments"]:
         first = segment["rows"][0]
         keys = {{k: first[k] for k, _ in table.keys}}

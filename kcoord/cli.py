@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 import typer
@@ -53,6 +54,12 @@ def usage_error(message: str) -> NoReturn:
     """Say `message` as it is (paths, JSON and Java errors hold brackets rich would read as markup) and exit 2."""
     err_console().print(f"kcoord: error: {message}")
     raise typer.Exit(EXIT_USAGE)
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a report or file the user named (`-o reports/verify.xml`), making its folder as `--out DIR` does."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def host_ports(text: str, option: str, default_port: int | None = None, scheme: str = "") -> list[tuple[str, int]]:

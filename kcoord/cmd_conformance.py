@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # The conformance packages import the whole implementation (about a second); they are imported inside the commands
 # so that every other `kcoord` command starts fast.
-from .cli import EXIT_PROBLEMS, app, console, err_console, usage_error
+from .cli import EXIT_PROBLEMS, app, console, err_console, usage_error, write_output
 
 MUTATION_REPORT = Path(__file__).resolve().parent.parent / "conformance" / "MUTATION.md"
 
@@ -201,7 +201,7 @@ def mutate(
         result = mut.run_mutation(mutants, progress=lambda done, total, v: bar.update(task, completed=done))
     result.notes = notes
     report = mut.render_report(result)
-    out_path.write_text(report, encoding="utf-8")
+    write_output(out_path, report)
     out.print(report)
     out.print(f"wrote {out_path}")
     if result.score < target:

@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from .cli import EXIT_PROBLEMS, app, console, err_console, usage_error
+from .cli import EXIT_PROBLEMS, app, console, err_console, usage_error, write_output
 
 if TYPE_CHECKING:
     from kcoord.impl.cluster import ClusterConfig
@@ -116,7 +116,7 @@ def simulate(
             shutil.rmtree(scratch, ignore_errors=True)
     print_summary(console(), summary.as_dict())
     if summary_json is not None:
-        summary_json.write_text(json.dumps(summary.as_dict(), indent=2))
+        write_output(summary_json, json.dumps(summary.as_dict(), indent=2) + "\n")
 
 
 CLIENT_KINDS = ("producers", "classic", "consumers", "streams", "veterans")

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY
 
-from .cli import app, console, err_console, host_ports, unreachable_servers, usage_error
+from .cli import app, console, err_console, host_ports, unreachable_servers, usage_error, write_output
 from .specs import SpecFiles, load_or_exit
 
 ENGINES = ("spark", "python")
@@ -128,7 +128,7 @@ def replay(
     except (Unsupported, UnreadableViolations) as e:
         usage_error(str(e))
     target = output or Path(f"test_replay_{chosen.id}.py")
-    target.write_text(text, encoding="utf-8")
+    write_output(target, text)
     console().print(f"wrote {target}: {chosen.check} on {chosen.machine} key {chosen.key} seq {chosen.seq}")
 
 

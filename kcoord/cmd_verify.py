@@ -16,7 +16,7 @@ from kcoord.model import ir
 from kcoord.model.verify import Options, Result, VerifierBug, verify_machine
 from kcoord.model.verify_report import RENDERERS, exit_code, render_text
 
-from .cli import EXIT_USAGE, app, console, err_console, usage_error
+from .cli import EXIT_USAGE, app, console, err_console, usage_error, write_output
 from .specs import SpecFiles, load_or_exit, select
 
 FORMATS = tuple(RENDERERS)
@@ -92,7 +92,7 @@ def verify(
         raise typer.Exit(EXIT_USAGE + 2) from e
     text = render_text(results, verbose=verbose) if fmt == "text" else RENDERERS[fmt](results)
     if output is not None:
-        output.write_text(text + "\n", encoding="utf-8")
+        write_output(output, text + "\n")
         console().print(render_text(results).rsplit("\n", 1)[-1])
     else:
         console().print(text)

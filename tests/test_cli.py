@@ -117,6 +117,14 @@ def test_the_spec_readme_s_complete_example_verifies(tmp_path: Path) -> None:
     assert code == 0 and re.search(r"total: \d+ hold, 0 fail", out), out
 
 
+def test_report_files_go_into_new_folders(tmp_path: Path) -> None:
+    """`-o reports/x` makes `reports/` (it ran the whole verification, then failed to write)."""
+    target = tmp_path / "reports" / "ci" / "verify.xml"
+    code, out = run("verify", "StreamsTask", "-f", "junit", "-o", str(target), "-j", "1")
+    assert code == 0, out
+    assert target.read_text().startswith("<?xml")
+
+
 def test_show_unknown_machine_suggests() -> None:
     code, out = run("show", "Transactoin")
     assert code == 2 and "did you mean 'Transaction'" in out

@@ -46,7 +46,10 @@ def _settings(values: list[str]) -> ClusterConfig:
         if key not in {f.name for f in dataclasses.fields(current)}:
             usage_error(f"--set {item!r}: {section} has no setting {key!r}")
         old = getattr(current, key)
-        value: Any = raw.lower() in ("1", "true", "yes") if isinstance(old, bool) else type(old)(raw)
+        try:
+            value: Any = raw.lower() in ("1", "true", "yes") if isinstance(old, bool) else type(old)(raw)
+        except ValueError:
+            usage_error(f"--set {item!r}: {section}.{key} takes a value like {old!r}")
         sections.setdefault(section, {})[key] = value
     try:
         return dataclasses.replace(config, **{s: dataclasses.replace(getattr(config, s), **kv)
@@ -113,7 +116,7 @@ def serve(
     = 104_857_600,
     durability: Annotated[str, typer.Option(help="fsync (every batch, default) or group (group commit).")]
     = "fsync",
-    group_commit_ms: Annotated[int, typer.Option(help="Group commit: longest wait before an fsync.")] = 5,
+    group_commit_ms: Annotated[int, typer.Option(help="Group commit: longest wait before an fsync.", min=0)] = 5,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override a setting: SECTION.KEY=VALUE, e.g. "
                                                    "groups.initial_rebalance_delay_ms=0.")] = None,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",

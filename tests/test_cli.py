@@ -125,6 +125,23 @@ def test_report_files_go_into_new_folders(tmp_path: Path) -> None:
     assert target.read_text().startswith("<?xml")
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--port", "70000"], "--port 70000: a port is 0 to 65535"),
+    (["--port", "65535", "--nodes", "2"], "--port 65535 with --nodes 2: node 1 would listen on 65536"),
+    (["--metrics-port", "-1"], "--metrics-port -1: a port is 0 to 65535"),
+    (["--port", "19092", "--nodes", "3", "--metrics-port", "19094"],
+     "--metrics-port 19094 is node 2's port (--port 19092, --nodes 3: node i listens on port + i)"),
+    (["--max-frame-bytes", "0"], "--max-frame-bytes 0: must be positive"),
+    (["--set", "groups.initial_rebalance_delay_ms=abc"],
+     "--set 'groups.initial_rebalance_delay_ms=abc': groups.initial_rebalance_delay_ms takes a value like 3000"),
+    (["--durability", "group", "--group-commit-ms", "-1"], "Input should be greater than or equal to 0"),
+])
+def test_serve_refuses_bad_options_before_opening_anything(tmp_path: Path, args: list[str], message: str) -> None:
+    code, out = run("serve", "--data-dir", str(tmp_path / "data"), *args)
+    assert code == 2 and message in " ".join(out.split()) and "Traceback" not in out, out
+    assert not (tmp_path / "data").exists()
+
+
 def test_show_unknown_machine_suggests() -> None:
     code, out = run("show", "Transactoin")
     assert code == 2 and "did you mean 'Transaction'" in out

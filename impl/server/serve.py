@@ -47,6 +47,7 @@ _BUSY_SLEEP_S: Final = 0.001  # a deadline that is due but gives no work: do not
 #: how often the traces are flushed (what a crash may lose): a Parquet flush seals its files, so one every 10 s
 #: keeps the part files few (`ParquetSink`)
 _TRACE_FLUSH_INTERVAL_S: Final[Mapping[str, float]] = {"jsonl": 1.0, "parquet": 10.0}
+_MAX_PORT: Final = 65535
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,17 @@ class ServeOptions:
     def __post_init__(self) -> None:
         if self.nodes < 1:
             raise ValueError(f"nodes must be >= 1, got {self.nodes}")
+        for option, port in (("--port", self.port), ("--metrics-port", self.metrics_port)):
+            if port is not None and not 0 <= port <= _MAX_PORT:
+                raise ValueError(f"{option} {port}: a port is 0 to {_MAX_PORT} (0: a free one)")
+        if self.port and self.port + self.nodes - 1 > _MAX_PORT:
+            raise ValueError(f"--port {self.port} with --nodes {self.nodes}: node {self.nodes - 1} would listen on "
+                             f"{self.port + self.nodes - 1}")
+        if self.port and self.metrics_port and self.port <= self.metrics_port < self.port + self.nodes:
+            raise ValueError(f"--metrics-port {self.metrics_port} is node {self.metrics_port - self.port}'s port "
+                             f"(--port {self.port}, --nodes {self.nodes}: node i listens on port + i)")
+        if self.max_frame_bytes < 1:
+            raise ValueError(f"--max-frame-bytes {self.max_frame_bytes}: must be positive")
         if self.trace_format not in ("jsonl", "parquet"):
             raise ValueError(f"trace format {self.trace_format!r}: expected jsonl or parquet")
 

@@ -170,7 +170,8 @@ def mutate(
         ("edge-retarget", "edge-drop", "guard-true", "guard-false", "guard-negate")),
     bugs: Annotated[bool, typer.Option(help="Also run the seeded-bug variants (kcoord.conformance.bugs).")] = True,
     out_path: Annotated[Path, typer.Option("--out", help="Where to write the Markdown report.")] = MUTATION_REPORT,
-    target: Annotated[float, typer.Option(help="Exit 1 when the score is below this percentage.")] = 95.0,
+    target: Annotated[float, typer.Option(help="Exit 1 when the score is below this percentage.", min=0, max=100)]
+    = 95.0,
 ) -> None:
     """Mutation score: single-edge and single-guard mutants of the runtime tables (and the seeded Kafka bugs), each
     run against the generated conformance cases; writes conformance/MUTATION.md.
@@ -205,6 +206,7 @@ def mutate(
     out.print(report)
     out.print(f"wrote {out_path}")
     if result.score < target:
+        err_console().print(f"kcoord: the mutation score {result.score:.1f}% is below --target {target:g}%")
         raise typer.Exit(EXIT_PROBLEMS)
 
 

@@ -101,10 +101,14 @@ def test_gen_traces_refuses_bad_options_and_writes_nothing(tmp_path: Path, args:
     assert not (tmp_path / "t").exists()
 
 
-@pytest.mark.parametrize("args", [["verify", "-j", "-1"], ["check-traces", ".", "--max-witnesses", "-1"]])
-def test_negative_counts_are_usage_errors(args: list[str]) -> None:
+@pytest.mark.parametrize(("args", "message"), [
+    (["verify", "-j", "-1"], "greater than or equal to 0"),
+    (["check-traces", ".", "--max-witnesses", "-1"], "greater than or equal to 0"),
+    (["mutate", "--target", "150"], "less than or equal to 100"),
+])
+def test_counts_out_of_range_are_usage_errors(args: list[str], message: str) -> None:
     code, out = run(*args)
-    assert code == 2 and "Input should be greater than or equal to 0" in out, out
+    assert code == 2 and f"Input should be {message}" in out, out
 
 
 def test_the_spec_readme_s_complete_example_verifies(tmp_path: Path) -> None:

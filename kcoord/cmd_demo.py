@@ -22,7 +22,7 @@ from kcoord.model.gen import generate_all, write
 from kcoord.model.verify import Options
 from kcoord.model.verify_report import exit_code, render_text
 
-from .cli import EXIT_PROBLEMS, app, console
+from .cli import EXIT_PROBLEMS, app, console, usage_error
 from .cmd_conformance import demo_stage as conformance_demo
 from .cmd_serve import demo_stage as serve_demo
 from .cmd_simulate import demo_bug_stage
@@ -40,7 +40,8 @@ def demo(
     root: Annotated[Path | None, typer.Option(help="Repository root to regenerate into (default: this checkout).")]
     = None,
     workdir: Annotated[Path | None, typer.Option(
-        help="Where the workloads keep their logs and traces (emptied first; default: build/demo under the root).")]
+        help="Where the workloads keep their logs and traces (default: build/demo under the root). Emptied first, so "
+             "it must be new, empty or an earlier demo's.")]
     = None,
 ) -> None:
     """Run the main job: check every spec, regenerate tables and diagrams, verify every machine with z3, print a
@@ -52,12 +53,16 @@ def demo(
     """
     from .demo_coordinators import group_stage, txn_stage  # the whole implementation: only when the demo runs
 
+    target = repo_root(root)
+    work = workdir if workdir is not None else target / "build" / "demo"
+    if workdir is not None and not _ours_to_empty(workdir):
+        usage_error(f"--workdir {workdir} holds files an earlier demo did not write, and the demo empties it first: "
+                    f"choose a new or empty folder")
     out = console()
     out.rule("1. check the specs")
     machines = load_or_exit(None)
     out.print(f"{len(machines)} machines checked clean")
     out.rule("2. regenerate runtime tables and diagrams")
-    target = repo_root(root)
     files = generate_all(machines)
     changed = write(files, target)
     out.print(f"{len(files)} generated files, {len(changed)} changed; diagrams in {target / 'diagrams'}")
@@ -66,8 +71,9 @@ def demo(
     results = run_verification(machines, Options(), os.cpu_count() or 1, show_progress=True)
     out.print(render_text(results, warnings=False))
     ok = exit_code(results) == 0
-    work = workdir if workdir is not None else target / "build" / "demo"
     shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / _MARKER).write_text("written by kcoord demo: it empties this folder when it runs again\n")
     out.rule("4. the transaction coordinator: a short transactional workload")
     ok &= _stage(out, "transactions", txn_stage(out, work / "transactions"))
     out.rule("5. the group coordinator: a classic group and a KIP-848 group")
@@ -80,6 +86,14 @@ def demo(
     ok &= _stage(out, "conformance", conformance_demo(out, work / "conformance"))
     if not ok:
         raise typer.Exit(EXIT_PROBLEMS)
+
+
+_MARKER = ".kcoord-demo"  # in a workdir the demo made: the next demo may empty it
+
+
+def _ours_to_empty(folder: Path) -> bool:
+    """A folder the demo may empty: not there yet, empty, or one an earlier demo wrote (it holds the marker)."""
+    return not folder.exists() or (folder.is_dir() and (not any(folder.iterdir()) or (folder / _MARKER).is_file()))
 
 
 def _simulate_and_check(out: Console, work: Path) -> bool:

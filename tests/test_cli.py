@@ -146,6 +146,27 @@ def test_serve_refuses_bad_options_before_opening_anything(tmp_path: Path, args:
     assert not (tmp_path / "data").exists()
 
 
+def test_demo_never_empties_a_folder_it_did_not_write(tmp_path: Path) -> None:
+    """`kcoord demo --workdir ~/work` would have deleted the folder's files: it refuses before doing anything."""
+    precious = tmp_path / "work" / "notes.txt"
+    precious.parent.mkdir()
+    precious.write_text("mine")
+    code, out = run("demo", "--workdir", str(tmp_path / "work"))
+    assert code == 2 and "holds files an earlier demo did not write" in " ".join(out.split()), out
+    assert precious.read_text() == "mine"
+    assert "check the specs" not in out  # refused before the first stage
+    from kcoord.cmd_demo import _MARKER, _ours_to_empty
+
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    (earlier / "traces").mkdir()
+    assert not _ours_to_empty(earlier)
+    (earlier / _MARKER).write_text("")
+    assert _ours_to_empty(earlier) and _ours_to_empty(tmp_path / "new") and _ours_to_empty(tmp_path / "earlier" /
+                                                                                          "traces")
+    assert not _ours_to_empty(precious)  # a file is not a folder to empty
+
+
 def test_show_unknown_machine_suggests() -> None:
     code, out = run("show", "Transactoin")
     assert code == 2 and "did you mean 'Transaction'" in out

@@ -75,7 +75,7 @@ async def _serve(options: ServeOptions) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     from kcoord.impl.runtime.process import tune_gc
-    from kcoord.impl.server.serve import KcoordServer
+    from kcoord.impl.server.serve import DataDirInUse, KcoordServer
     from kcoord.impl.storage.log import LogCorruptedError
 
     server = KcoordServer(options)
@@ -85,6 +85,8 @@ async def _serve(options: ServeOptions) -> None:
         hint = " (choose another --port or --metrics-port; --port 0 picks free ports)" \
             if e.errno == errno.EADDRINUSE else ""
         raise _CannotStart(f"cannot start serving: {e}{hint}") from None
+    except DataDirInUse as e:
+        raise _CannotStart(f"cannot start serving: {e}") from None
     except LogCorruptedError as e:  # damage before a log's last segment: acknowledged records are not dropped
         raise _CannotStart(f"cannot start serving from {options.data_dir}: {e}") from None
     tune_gc()  # a long-running process: start-up objects frozen, fewer young collections (impl/runtime/process.py)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import logging
+import os
 import time
 from collections import Counter as Tally
 from collections.abc import Mapping
@@ -94,6 +96,23 @@ def _trace_sink(options: ServeOptions) -> TraceSink | None:
     return ParquetSink(options.trace_out, columns)
 
 
+class DataDirInUse(Exception):
+    """Another server holds the data folder's lock: two would append to the same logs."""
+
+
+def _lock(data_dir: Path) -> int:
+    """Take the data folder's `.lock` (as Kafka's LogManager does for each log directory): an exclusive `flock`,
+    held until `_unlock` or the process ends (a killed server leaves no stale lock)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DataDirInUse(f"{data_dir} is in use by another kcoord serve (it holds {data_dir / '.lock'})") from None
+    return fd
+
+
 class KcoordServer:
     """The whole served cluster. `await start()`, then `await stop()`; or `await run(stop_event)`."""
 
@@ -109,26 +128,30 @@ class KcoordServer:
         self._pump_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._last_trace_flush_s = 0.0
+        self._lock_fd: int | None = None
         self.metrics.attach_snapshot(self.snapshot)
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
         options = self.options
-        self._wake = asyncio.Event()
-        self._sink = MetricsTap(self.metrics, _trace_sink(options))
-        config = dataclasses.replace(options.cluster, nodes=options.nodes)
-        cluster = self.cluster = Cluster(options.data_dir, self.clock, config=config, sink=self._sink)
-        cluster.load_listener = self.metrics.partition_loaded
-        started = time.perf_counter()
-        cluster.start()
-        _log.info("loaded %d coordinator partitions on %d node(s) in %.2fs from %s", len(cluster.owner),
-                  options.nodes, time.perf_counter() - started, options.data_dir)
-        self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics)
+        self._lock_fd = _lock(options.data_dir)
         try:
+            self._wake = asyncio.Event()
+            self._sink = MetricsTap(self.metrics, _trace_sink(options))
+            config = dataclasses.replace(options.cluster, nodes=options.nodes)
+            cluster = self.cluster = Cluster(options.data_dir, self.clock, config=config, sink=self._sink)
+            cluster.load_listener = self.metrics.partition_loaded
+            started = time.perf_counter()
+            cluster.start()
+            _log.info("loaded %d coordinator partitions on %d node(s) in %.2fs from %s", len(cluster.owner),
+                      options.nodes, time.perf_counter() - started, options.data_dir)
+            self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics)
             await self._listen()
-        except BaseException:  # e.g. a port in use: close what started (listeners, logs, traces) before raising
-            await self.stop()
+        except BaseException:  # a port in use, a damaged log: close what started (listeners, logs, traces, the
+            with contextlib.suppress(Exception):  # lock) before raising the cause
+                await self.stop()
+            self._unlock()
             raise
         self._pump_task = asyncio.create_task(self._pump(), name="kcoord-cluster-loop")
 
@@ -167,7 +190,13 @@ class KcoordServer:
             self.cluster.close()
         if self._sink is not None:
             self._sink.close()
+        self._unlock()
         _log.info("stopped; logs and traces flushed")
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # (closing the descriptor releases the flock)
+            self._lock_fd = None
 
     async def run(self, stop: asyncio.Event) -> None:
         await self.start()

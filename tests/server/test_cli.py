@@ -192,3 +192,22 @@ def test_parquet_traces_of_a_killed_server_are_readable_up_to_the_last_seal(tmp_
     assert outcome.summary.rows_read["Transaction"] >= 3  # InitProducerId, AddPartitions, EndTxn at least
     assert set(outcome.summary.quarantined) <= {"unreadable_file"}
     assert outcome.summary.violations_total == 0, outcome.report
+
+
+def test_a_data_dir_serves_one_server_at_a_time(tmp_path: Path) -> None:
+    """Two servers on one data folder would append to the same logs (Kafka locks each log directory with `.lock`
+    for this): the second is refused in one line, exit 2, and the folder is free again once the first stops."""
+    from kcoord.impl.server.embedded import ServerThread
+    from kcoord.impl.server.serve import DataDirInUse, ServeOptions
+
+    data = tmp_path / "data"
+    with ServerThread(ServeOptions(data_dir=data, port=0)):
+        with pytest.raises(DataDirInUse, match="is in use by another kcoord serve"):
+            ServerThread(ServeOptions(data_dir=data, port=0)).start()
+        done = subprocess.run([*KCOORD, "serve", "--data-dir", str(data), "--port", "0", "--log-level", "warning"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert f"kcoord: error: cannot start serving: {data} is in use by another kcoord serve" in done.stderr
+        assert "Traceback" not in done.stderr
+    with ServerThread(ServeOptions(data_dir=data, port=0)) as again:  # released by the first one's stop
+        assert again.bootstrap

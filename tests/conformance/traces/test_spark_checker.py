@@ -83,6 +83,9 @@ BAD_LINES = [
 ]
 
 
+TEXT_KEYED_ROWS = 2  # valid rows `add_malformed` writes too (string columns holding numbers, objects, arrays)
+
+
 def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
     """Malformed rows of every kind beside the valid ones; returns the quarantine counts they must give."""
     import pyarrow as pa
@@ -105,6 +108,12 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
     odd = [not_utf8, b"\xef\xbb\xbf" + no_generation.encode(), nope.encode() + b" trailing",
            f"[{other}, {other}]".encode(), b"[]", f"[{other}, 1]".encode(),
            ("[" + json.dumps(json.loads(other) | {"seq": "x"}) + "]").encode()]
+    # a string column holding a number, object or array takes its text as written (1e2 stays 1e2, spaces kept):
+    # two valid rows whose keys and holders only the text as written names alike in both engines
+    acquire = json.loads(nope) | {"event": "Acquire", "to_state": "Dead"}  # Free -Acquire-> Dead: not an edge
+    for key, holder in (("1e2", "[1.50, -0]"), ('{"k": [1,  2]}', "true")):
+        row = json.dumps(acquire | {"key": "K", "group_id": "K", "holder": "H"})
+        odd.append(row.replace('"K"', key).replace('"H"', holder).encode())
     (root / "GroupLease" / "odd.jsonl").write_bytes(b"\n".join(odd) + b"\n")
     pq.write_table(pa.table({"seq": pa.array(["x"])}), root / "GroupLease" / "wrong.parquet")
     torn = pa.table({"seq": pa.array([1, 2], pa.int64())})  # a crash mid-write: the footer is cut off
@@ -158,13 +167,15 @@ def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) 
     unreadable = [r for r in map(json.loads, lines.splitlines()) if r["reason"] == "unreadable_file"]
     assert sorted(Path(r["source"]).name for r in unreadable) == ["b.parquet", "torn.parquet"]
     assert all("Parquet" in r["raw"] for r in unreadable), unreadable  # pyarrow's reason, e.g. no magic bytes
-    rows = sum(len(r) for r in clean.values()) + sum(len(r) for r in hand_made.values())
+    rows = sum(len(r) for r in clean.values()) + sum(len(r) for r in hand_made.values()) + TEXT_KEYED_ROWS
     assert sum(sp.summary.rows_read.values()) == sum(py.summary.rows_read.values()) == rows
     assert set(a) == set(b) and {k: v.message for k, v in a.items()} == {k: v.message for k, v in b.items()}
     assert {(m, c, k, s) for m, k, c, _, s in a} == {
         ("Box", "effect_mismatch", "b2", 2), ("Box", "effect_mismatch", "b3", 1), ("Box", "step", "b3", 1),
         ("Box", "frame_mismatch", "b3", 2), ("Box", "illegal_transition", "b4", 2),
-        ("GroupLease", "before", "g2", 2), ("GroupLease", "monotonic", "rc", 1)}
+        ("GroupLease", "before", "g2", 2), ("GroupLease", "monotonic", "rc", 1),
+        *{("GroupLease", check, key, 101) for check in ("illegal_transition", "reject_changed_state")
+          for key in ("1e2", '{"k": [1,  2]}')}}  # (the text-keyed rows: a rejection row that moves and changes)
 
 
 def test_a_parquet_file_broken_partway_stops_spark_with_its_name(spark: Any, tmp_path: Path) -> None:

@@ -310,12 +310,28 @@ def parse_json_line(line: str, cols: list[tuple[str, str]]) -> list[dict[str, An
     if not all(isinstance(o, dict) for o in objects):
         raise Malformed
     try:
-        return [{name: convert(o.get(name), typ) for name, typ in cols} for o in objects]
+        rows = [{name: convert(o.get(name), typ) for name, typ in cols} for o in objects]
     except _NeedsText:  # rare: read the line again, keeping each member's text
         members = [_members(text, 0)[0]] if text[0] == "{" else [_members(raw, 0)[0] for _, raw in
                                                                   _elements(text, 0)[0]]
-        return [{name: convert(m[name][0], typ, m[name][1]) if name in m else None for name, typ in cols}
+        rows = [{name: convert(m[name][0], typ, m[name][1]) if name in m else None for name, typ in cols}
                 for m in members]
+    if "\\u" in text and _LONE_SURROGATE.search(text):  # rare: `\ud83d` escaped without its pair
+        rows = [{name: _unpaired(v) for name, v in r.items()} for r in rows]
+    return rows
+
+
+_LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # (a pair decodes to one character; what is left is alone)
+
+
+def _unpaired(value: Any) -> Any:
+    """A string with a surrogate left alone by its escape, as Spark has it: `?` in its place (UTF-8 cannot hold
+    it)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, list):
+        return [_unpaired(x) for x in value]
+    return value
 
 
 def _skip(text: str, i: int) -> int:

@@ -83,7 +83,7 @@ BAD_LINES = [
 ]
 
 
-TEXT_KEYED_ROWS = 2  # valid rows `add_malformed` writes too (string columns holding numbers, objects, arrays)
+TEXT_KEYED_ROWS = 3  # valid rows `add_malformed` writes too (string columns holding numbers, objects, arrays)
 
 
 def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
@@ -108,10 +108,11 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
     odd = [not_utf8, b"\xef\xbb\xbf" + no_generation.encode(), nope.encode() + b" trailing",
            f"[{other}, {other}]".encode(), b"[]", f"[{other}, 1]".encode(),
            ("[" + json.dumps(json.loads(other) | {"seq": "x"}) + "]").encode()]
-    # a string column holding a number, object or array takes its text as written (1e2 stays 1e2, spaces kept):
-    # two valid rows whose keys and holders only the text as written names alike in both engines
+    # a string column holding a number, object or array takes its text as written (1e2 stays 1e2, spaces kept),
+    # and an escaped surrogate without its pair is a `?`: valid rows whose keys and holders only that reading
+    # names alike in both engines
     acquire = json.loads(nope) | {"event": "Acquire", "to_state": "Dead"}  # Free -Acquire-> Dead: not an edge
-    for key, holder in (("1e2", "[1.50, -0]"), ('{"k": [1,  2]}', "true")):
+    for key, holder in (("1e2", "[1.50, -0]"), ('{"k": [1,  2]}', "true"), ('"a\\ud83d"', '"\\udc00"')):
         row = json.dumps(acquire | {"key": "K", "group_id": "K", "holder": "H"})
         odd.append(row.replace('"K"', key).replace('"H"', holder).encode())
     (root / "GroupLease" / "odd.jsonl").write_bytes(b"\n".join(odd) + b"\n")
@@ -175,7 +176,7 @@ def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) 
         ("Box", "frame_mismatch", "b3", 2), ("Box", "illegal_transition", "b4", 2),
         ("GroupLease", "before", "g2", 2), ("GroupLease", "monotonic", "rc", 1),
         *{("GroupLease", check, key, 101) for check in ("illegal_transition", "reject_changed_state")
-          for key in ("1e2", '{"k": [1,  2]}')}}  # (the text-keyed rows: a rejection row that moves and changes)
+          for key in ("1e2", '{"k": [1,  2]}', "a?")}}  # (the text-keyed rows: a rejection row that moves and changes)
 
 
 def test_a_parquet_file_broken_partway_stops_spark_with_its_name(spark: Any, tmp_path: Path) -> None:

@@ -595,13 +595,17 @@ def file_schema_problem(schema: Any, cols: list[tuple[str, str]]) -> str | None:
     `missing`), or None."""
     import pyarrow as pa
 
-    accepted = {"string": (pa.string(), pa.large_string()), "int64": (pa.int64(),), "int32": (pa.int32(),),
+    strings = (pa.string(), pa.large_string())
+    accepted = {"string": strings, "int64": (pa.int64(),), "int32": (pa.int32(),),
                 "bool": (pa.bool_(),), "list<string>": (pa.list_(pa.string()), pa.large_list(pa.string()))}
     for name, typ in cols:
         idx = schema.get_field_index(name)
         if idx < 0:
             continue
-        if schema.field(idx).type not in accepted[typ]:
+        found = schema.field(idx).type
+        if typ == "string" and pa.types.is_dictionary(found):  # dictionary-encoded strings (low-cardinality
+            found = found.value_type  # columns: kind, event, states) are strings to Spark's reader too
+        if found not in accepted[typ]:
             return name
     return None
 

@@ -16,7 +16,8 @@ A Parquet file that cannot be read at all (not Parquet, or a torn or truncated f
 is quarantined as one row (`unreadable_file`, the reader's message as the raw value); one whose pages break partway
 keeps the rows read before the break (the Python checker only: Spark fails the read, see `sparkread`).
 A row is malformed, with the first reason that applies, in this order: the line is not a JSON object or a value has
-the wrong type (`malformed`), the Parquet file's schema does not fit (`bad_file_schema`), the folder is not a loaded
+the wrong type (`malformed`), the Parquet file's schema does not fit (`bad_file_schema`; what Spark's reader takes
+fits: dictionary-encoded strings, integers narrower than the column's), the folder is not a loaded
 machine (`unknown_machine`), `machine` differs from the folder (`wrong_machine`), a required column is null or
 absent (`missing:<column>`: every common column, key field and variable, and the arguments of the row's own event),
 an unknown `kind`, event or state, a set with a null element, an enum value that is not a member, an integer outside
@@ -596,7 +597,9 @@ def file_schema_problem(schema: Any, cols: list[tuple[str, str]]) -> str | None:
     import pyarrow as pa
 
     strings = (pa.string(), pa.large_string())
-    accepted = {"string": strings, "int64": (pa.int64(),), "int32": (pa.int32(),),
+    small = (pa.int8(), pa.int16(), pa.uint8(), pa.uint16())  # narrower integers Spark's reader widens, as we do
+    accepted = {"string": strings, "int64": (pa.int64(), pa.int32(), pa.uint32(), *small),
+                "int32": (pa.int32(), *small),
                 "bool": (pa.bool_(),), "list<string>": (pa.list_(pa.string()), pa.large_list(pa.string()))}
     for name, typ in cols:
         idx = schema.get_field_index(name)

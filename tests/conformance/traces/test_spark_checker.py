@@ -95,6 +95,17 @@ def dictionary_encode(path: Path, names: tuple[str, ...]) -> None:
     pq.write_table(table, path)
 
 
+def narrow(path: Path, types: dict[str, str]) -> None:
+    """Rewrite a Parquet file with these integer columns in narrower types (both engines widen them)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    for name, typ in types.items():
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, name, table.column(name).cast(typ))
+    pq.write_table(table, path)
+
+
 TEXT_KEYED_ROWS = 3  # valid rows `add_malformed` writes too (string columns holding numbers, objects, arrays)
 
 
@@ -169,6 +180,8 @@ def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) 
     clean, _ = generate(machines(), 11, Options(keys=5, rows=80))
     write_parquet(clean, ms, str(root), partition="day=1")
     dictionary_encode(root / "ConsumerGroupMember" / "day=1" / "part-0.parquet", ("kind", "event", "to_state"))
+    narrow(root / "PartitionProducer" / "day=1" / "part-0.parquet", {"seq": "int32", "node": "uint8",
+                                                                      "ts_ms": "uint32"})
     reloaded, _ = monotonic_loads()  # a load is compared with its own key's rows only
     hand_made = {"Box": gone + again + carried + stepped + back, "GroupLease": held + window + entered + reloaded}
     write_jsonl(hand_made, str(root))

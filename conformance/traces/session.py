@@ -51,7 +51,7 @@ EXCLUDED_RULES = ("org.apache.spark.sql.catalyst.optimizer.CollapseProject",
 
 
 #: Adaptive-execution rules the checker turns off (see `tune`).
-AQE_EXCLUDED_RULES = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
+AQE_EXCLUDED_RULES = ("org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation",)
 
 
 def tune(session: SparkSession) -> None:
@@ -60,7 +60,7 @@ def tune(session: SparkSession) -> None:
     generated methods), no alias inlining (the large expressions are computed once and read several times), and
     adaptive coalescing of the persisted window pass's partitions, no compression of the persisted rows and no
     per-row shuffle checksums."""
-    session.conf.set("spark.sql.optimizer.excludedRules", ",".join(EXCLUDED_RULES))
+    _exclude(session, "spark.sql.optimizer.excludedRules", EXCLUDED_RULES)
     session.conf.set("spark.sql.codegen.wholeStage", "true")
     # the window pass is persisted (`sparkcheck.MachinePlan.checked`): let adaptive execution coalesce its shuffle
     # partitions too (by default it leaves a persisted plan at spark.sql.shuffle.partitions tasks, 200 tiny ones)
@@ -73,7 +73,13 @@ def tune(session: SparkSession) -> None:
     # the rows are counted by an observation on the pass that persists them (`sparkread.Read.counted`); when no row
     # is valid, adaptive execution replaces that pass by an empty relation, the observation's operator leaves the
     # final plan and Spark never fills in its result (`Observation.get` fails: SPARK-54620)
-    session.conf.set("spark.sql.adaptive.optimizer.excludedRules", AQE_EXCLUDED_RULES)
+    _exclude(session, "spark.sql.adaptive.optimizer.excludedRules", AQE_EXCLUDED_RULES)
+
+
+def _exclude(session: SparkSession, setting: str, rules: tuple[str, ...]) -> None:
+    """Add `rules` to a list of excluded optimiser rules, keeping those the session (`spark-submit --conf`) has."""
+    current = [r for r in (session.conf.get(setting, "") or "").split(",") if r]
+    session.conf.set(setting, ",".join([*current, *(r for r in rules if r not in current)]))
 
 
 def active_session() -> SparkSession | None:

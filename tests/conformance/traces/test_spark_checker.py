@@ -263,3 +263,22 @@ def test_nothing_checked_because_every_row_was_quarantined_is_exit_2(spark: Any,
         quarantined = [json.loads(line) for p in (out / "quarantine").glob("part-*.json*") for line in p.open()]
         assert len(quarantined) == rows, engine
         assert {q["reason"].split(":")[0] for q in quarantined} >= {"unknown_machine", "malformed"}, engine
+
+
+def test_the_checker_s_rule_exclusions_keep_the_session_s_own(spark: Any) -> None:
+    """Under `spark-submit --conf spark.sql.optimizer.excludedRules=...` the user's exclusions stay, ours are added
+    once (running `tune` again changes nothing)."""
+    from kcoord.conformance.traces.session import AQE_EXCLUDED_RULES, EXCLUDED_RULES, tune
+
+    setting = "spark.sql.optimizer.excludedRules"
+    before = spark.conf.get(setting)
+    mine = "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation"
+    try:
+        spark.conf.set(setting, mine)
+        tune(spark)
+        tune(spark)
+        assert spark.conf.get(setting).split(",") == [mine, *EXCLUDED_RULES]
+        aqe = spark.conf.get("spark.sql.adaptive.optimizer.excludedRules").split(",")
+        assert aqe == list(AQE_EXCLUDED_RULES)
+    finally:
+        spark.conf.set(setting, before)

@@ -260,9 +260,7 @@ _SPACE = " \t\r\n"  # JSON's whitespace
 
 def _text(value: Any, raw: str | None) -> str:
     """A value of a string column (or of a set's element): a string as decoded, anything else as written."""
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):  # (bool is not here: `convert` and `_element_text` spell it first)
+    if isinstance(value, str | int):  # (a bool is spelt `true` / `false` before: `_spelt`)
         return str(value)
     if raw is None:
         raise _NeedsText

@@ -72,7 +72,7 @@ def demo(
     out.print(render_text(results, warnings=False))
     ok = exit_code(results) == 0
     shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    work.mkdir(parents=True, exist_ok=True)
     (work / _MARKER).write_text("written by kcoord demo: it empties this folder when it runs again\n")
     out.rule("4. the transaction coordinator: a short transactional workload")
     ok &= _stage(out, "transactions", txn_stage(out, work / "transactions"))

@@ -156,6 +156,7 @@ def gen_traces(
 
     from kcoord.conformance.traces.checks import Spec
     from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
+
     unknown = [m for m in mutate or [] if m not in MUTATIONS]
     if unknown:
         usage_error(f"unknown mutation {', '.join(unknown)} (choose from {', '.join(MUTATIONS)})")

@@ -259,8 +259,11 @@ _SPACE = " \t\r\n"  # JSON's whitespace
 
 
 def _text(value: Any, raw: str | None) -> str:
-    """A value of a string column (or of a set's element): a string as decoded, anything else as written."""
-    if isinstance(value, str | int):  # (a bool is spelt `true` / `false` before: `_spelt`)
+    """A value of a string column (or of a set's element): a string as decoded, a boolean as `true` / `false`,
+    anything else as written."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int):
         return str(value)
     if raw is None:
         raise _NeedsText
@@ -273,7 +276,7 @@ def convert(value: Any, typ: str, raw: str | None = None) -> Any:
     if value is None:
         return None
     if typ == "string":
-        return _text(_spelt(value), raw)
+        return _text(value, raw)
     if typ in INT_BOUNDS:
         lo, hi = INT_BOUNDS[typ]
         if isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi:
@@ -287,14 +290,9 @@ def convert(value: Any, typ: str, raw: str | None = None) -> Any:
         raise Malformed
     if isinstance(value, list):
         if raw is None:
-            return [None if x is None else _text(_spelt(x), None) for x in value]
-        return [None if x is None else _text(_spelt(x), text) for x, text in _elements(raw, 0)[0]]
+            return [None if x is None else _text(x, None) for x in value]
+        return [None if x is None else _text(x, text) for x, text in _elements(raw, 0)[0]]
     raise Malformed
-
-
-def _spelt(value: Any) -> Any:
-    """A JSON boolean as its text (Spark gives a string column `true`), any other value as it is."""
-    return ("true" if value else "false") if isinstance(value, bool) else value
 
 
 def parse_json_line(line: str, cols: list[tuple[str, str]]) -> list[dict[str, Any]]:

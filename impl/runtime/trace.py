@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..statemachine import Decision, MachineTable
+from ..storage._files import fsync_file
 
 Row = dict[str, Any]
 
@@ -277,11 +278,7 @@ class ParquetSink(_FolderSink):
             self._drain(machine)
         for writer, path in self._writers.values():
             writer.close()
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_file(path)
         self._writers.clear()
 
     def close(self) -> None:

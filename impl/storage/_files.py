@@ -18,6 +18,7 @@ __all__ = [
     "FileScan",
     "atomic_write",
     "fsync_dir",
+    "fsync_file",
     "parse_segment_name",
     "segment_name",
 ]
@@ -42,7 +43,16 @@ def parse_segment_name(name: str) -> int | None:
 
 def fsync_dir(path: Path) -> None:
     """Make a directory's entries (created, renamed, deleted files) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    _fsync(path, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def fsync_file(path: Path) -> None:
+    """Make a closed file's content durable."""
+    _fsync(path, os.O_RDONLY)
+
+
+def _fsync(path: Path, flags: int) -> None:
+    fd = os.open(path, flags)
     try:
         os.fsync(fd)
     finally:

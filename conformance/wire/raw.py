@@ -1,7 +1,7 @@
 """Hand-built wire requests: what the client libraries cannot be made to send (or not precisely enough).
 
 Owns: `RawConnection` (a blocking socket speaking length-prefixed frames, with kio request encoding and response
-decoding from the wire codec) and the few requests the scenarios need: ApiVersions, FindCoordinator.
+decoding from the wire codec) and the few requests the scenarios need: ApiVersions, FindCoordinator, DescribeGroups.
 Must not import: `kcoord.impl` beyond the wire codec (`kcoord.impl.server.codec` / `frames`), which is plain Kafka.
 """
 
@@ -91,6 +91,17 @@ def find_coordinator(address: tuple[str, int], key: str, key_type: int) -> tuple
     with RawConnection(address) as conn:
         response = conn.request(FindCoordinatorRequest(key=key, key_type=i8(key_type)))
     return int(response.error_code.value), int(response.node_id)
+
+
+def describe_group(address: tuple[str, int], group: str, version: int) -> tuple[int, str | None, str]:
+    """(error code, error message, state) of DescribeGroups at `version` (5 or 6) for one group."""
+    import importlib
+
+    module = importlib.import_module(f"kio.schema.describe_groups.v{version}.request")
+    with RawConnection(address) as conn:
+        response = conn.request(module.DescribeGroupsRequest(groups=(group,), include_authorized_operations=False))
+    (described,) = response.groups
+    return int(described.error_code.value), getattr(described, "error_message", None), described.group_state
 
 
 def unknown_api_frame(correlation_id: int) -> bytes:

@@ -43,6 +43,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     *_per_client("classic-group", groups.classic_group),
     _one("static-membership[kafka-python]", groups.static_membership),
     _one("consumer-protocol[confluent-kafka]", groups.consumer_protocol),
+    _one("describe-unknown-group", groups.describe_unknown_group),
     *_per_client("transactions", txn.transactions),
     *_per_client("fencing", txn.fencing),
     _one("restart-mid-transaction[kafka-python]", txn.restart_mid_transaction),

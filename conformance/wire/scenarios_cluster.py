@@ -26,11 +26,6 @@ CLIENT_APIS = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "Of
                24: "AddPartitionsToTxn", 25: "AddOffsetsToTxn", 26: "EndTxn", 28: "TxnOffsetCommit"}
 
 
-def _addresses(target: Target) -> dict[int, tuple[str, int]]:
-    brokers = target.admin().describe_cluster()["brokers"]
-    return {b["broker_id"]: (b["host"], b["port"]) for b in brokers}
-
-
 def advertised_apis(target: Target) -> str:
     """ApiVersions lists every API the three clients use for groups, offsets and transactions."""
     address = split_bootstrap(target.bootstrap)[0]
@@ -43,7 +38,7 @@ def advertised_apis(target: Target) -> str:
 
 def coordinator_spread(target: Target) -> str:
     """FindCoordinator names more than one broker for 30 group ids and 30 transactional ids."""
-    addresses = _addresses(target)
+    addresses = target.addresses()
     if len(addresses) < 2:
         raise ScenarioSkipped("one broker: nothing to spread over")
     address = next(iter(addresses.values()))
@@ -67,7 +62,7 @@ def coordinator_failover(target: Target) -> str:
     coordinators (NOT_COORDINATOR or a disconnect, then FindCoordinator) and carry on."""
     if target.stop_node is None:
         raise ScenarioSkipped("needs --stop-node-command (a way to stop one broker)")
-    addresses = _addresses(target)
+    addresses = target.addresses()
     if len(addresses) < 2:
         raise ScenarioSkipped("one broker: no failover possible")
     topic, sink = target.name("kp", "fo"), target.name("kp", "fo-out")
@@ -97,7 +92,7 @@ def coordinator_failover(target: Target) -> str:
             producer = _commit_one(target, producer, txn_id, sink, b"t1", committed, maybe)
         finally:
             producer.close()
-    live = {n: a for n, a in _addresses(target).items() if n != stopped}
+    live = {n: a for n, a in target.addresses().items() if n != stopped}
     _, now = find_coordinator(next(iter(live.values())), group, 0)
     if now == stopped or now not in live:
         raise ScenarioFailed(f"after node {stopped} stopped, FindCoordinator names node {now}")

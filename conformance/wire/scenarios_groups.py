@@ -13,10 +13,12 @@ from collections import defaultdict
 
 from .members import Member, MemberFactory, wait_settled
 from .ownership import OwnershipLog
-from .raw import api_versions, split_bootstrap
+from .raw import api_versions, describe_group, find_coordinator, split_bootstrap
 from .target import Record, ScenarioFailed, ScenarioSkipped, Target, wait_until
 
 CONSUMER_GROUP_HEARTBEAT_KEY = 68
+DESCRIBE_GROUPS_KEY = 15
+GROUP_ID_NOT_FOUND = 69
 
 
 def _tag(client: str) -> str:
@@ -150,3 +152,27 @@ def consumer_protocol(target: Target) -> str:
         c3.stop()
     _check_log(log)
     return f"3 members joined and left; {sum(1 for e in log.events if e.partitions)} reconciliation steps"
+
+
+def describe_unknown_group(target: Target) -> str:
+    """DescribeGroups of a group id no one has used: a Dead group without an error up to v5, GROUP_ID_NOT_FOUND
+    with a message from v6 on (KIP-1043, Kafka 4.0)."""
+    group = target.name("describe", "nobody")
+    error, node = find_coordinator(split_bootstrap(target.bootstrap)[0], group, 0)
+    if error:
+        raise ScenarioFailed(f"FindCoordinator({group}) answered error {error}")
+    address = target.addresses()[node]
+    newest = api_versions(address).get(DESCRIBE_GROUPS_KEY, (0, -1))[1]
+    if newest < 5:
+        raise ScenarioSkipped(f"DescribeGroups is advertised up to v{newest}; this scenario asks at v5 and v6")
+    answers = []
+    for version in range(5, min(newest, 6) + 1):
+        code, message, state = describe_group(address, group, version)
+        if version < 6 and (code, state) != (0, "Dead"):
+            raise ScenarioFailed(f"DescribeGroups v{version} of an unknown group: error {code}, state {state!r}; "
+                                 f"expected no error and state 'Dead'")
+        if version >= 6 and (code != GROUP_ID_NOT_FOUND or not message):
+            raise ScenarioFailed(f"DescribeGroups v{version} of an unknown group: error {code}, message {message!r}; "
+                                 f"expected GROUP_ID_NOT_FOUND ({GROUP_ID_NOT_FOUND}) with a message")
+        answers.append(f"v{version}: " + (f"{state}, no error" if code == 0 else f"error {code} ({message})"))
+    return "; ".join(answers)

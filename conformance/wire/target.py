@@ -113,8 +113,12 @@ class Target:
         return {p["partition_index"] for t in meta if t["name"] == topic and not t["error_code"]
                 for p in t["partitions"]}
 
+    def addresses(self) -> dict[int, tuple[str, int]]:
+        """node id -> (host, port) of every broker, as the cluster describes itself."""
+        return {b["broker_id"]: (b["host"], b["port"]) for b in self.admin().describe_cluster()["brokers"]}
+
     def brokers(self) -> list[int]:
-        return sorted(b["broker_id"] for b in self.admin().describe_cluster()["brokers"])
+        return sorted(self.addresses())
 
     def committed(self, group: str, topic: str) -> dict[int, int]:
         """The group's committed offset per partition of `topic` (partitions without one are left out)."""

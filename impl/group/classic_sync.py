@@ -181,12 +181,14 @@ def write_offset_tombstones(state: GroupShardState, b: object, group_id: str) ->
 # ---------------------------------------------------------------------------------------------- DescribeGroups
 
 
-def describe_classic_group(state: GroupShardState, instance: dict[str, object] | None,
-                           group_id: str) -> DescribedGroup:
+def describe_classic_group(state: GroupShardState, instance: dict[str, object] | None, group_id: str,
+                           consumer_group: bool = False) -> DescribedGroup:
     """GroupMetadataManager.describeGroups: Stable groups with each member's metadata and assignment, other states
-    without; an unknown (or non-classic, or Dead) group is described as Dead without an error."""
+    without. An unknown, Dead or KIP-848 (`consumer_group`) group id is GROUP_ID_NOT_FOUND with the message of
+    Kafka's GroupIdNotFoundException (KIP-1043; what DescribeGroups v6 answers)."""
     if instance is None or not instance["exists"] or instance["state"] == "Dead":
-        return DescribedGroup(group_id, "NONE", "Dead")
+        why = "is not a classic group" if consumer_group else "not found"
+        return DescribedGroup(group_id, "GROUP_ID_NOT_FOUND", message=f"Group {group_id} {why}.")
     data = state.classic.get(group_id)
     stable = instance["state"] == "Stable"
     protocol = str(instance["protocol"]) if stable else ""

@@ -143,8 +143,9 @@ class GroupCoordinator:
             except KafkaError as e:
                 out.append(DescribedGroup(group_id, e.name))
                 continue
-            out.append(classic_sync.describe_classic_group(shard.spec, shard.get("ClassicGroup", (group_id,)),  # type: ignore[arg-type]
-                                                           group_id))
+            out.append(classic_sync.describe_classic_group(
+                shard.spec, shard.get("ClassicGroup", (group_id,)), group_id,  # type: ignore[arg-type]
+                consumer_group=shard.get("ConsumerGroup", (group_id,)) is not None))
         return out
 
     def list_groups(self, states: Sequence[str] = (), types: Sequence[str] = ()) -> list[ListedGroup]:

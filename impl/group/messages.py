@@ -203,12 +203,15 @@ class DescribedMember:
 
 @dataclass(frozen=True, slots=True)
 class DescribedGroup:
+    """One group as DescribeGroups answers it. An unknown group (or one that is not classic) is GROUP_ID_NOT_FOUND
+    with Kafka's message; the wire layer answers clients before DescribeGroups v6 with a Dead group instead."""
     group_id: str
     error: str
     state: str = "Dead"
     protocol_type: str = ""
     protocol: str = ""
     members: tuple[DescribedMember, ...] = ()
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,8 @@ A node that does not own the group's `__consumer_offsets` partition answers NOT_
 COORDINATOR_LOAD_IN_PROGRESS): the coordinator's routing, not this module's. The member's client host is the
 peer address in Kafka's `InetAddress.toString` form (`/127.0.0.1`). An empty ConsumerGroupHeartbeat
 `subscribed_topic_regex` is no regex (Kafka tests `!regex.isEmpty()`; librdkafka sends "" with topic names).
+DescribeGroups answers an unknown group with GROUP_ID_NOT_FOUND and its message from v6 on (KIP-1043), and as a
+Dead group without an error before.
 Must not import: `kcoord.model`.
 """
 
@@ -22,6 +24,7 @@ from kio.static.protocol import ResponsePayload
 from ..group.messages import (
     ConsumerGroupHeartbeatRequest,
     DescribedConsumerGroup,
+    DescribedGroup,
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
@@ -32,6 +35,9 @@ from ..group.messages import (
 from .broker import BrokerContext
 from .dispatch import Request
 from .kio_build import AUTHORIZED_OPERATIONS_OMITTED, build, code, item_type, ms_of, response_schema, timedelta_of_ms
+
+#: the first DescribeGroups version that answers an unknown group with GROUP_ID_NOT_FOUND (KIP-1043)
+_DESCRIBE_GROUPS_NOT_FOUND_VERSION = 6
 
 
 def client_host(request: Request) -> str:
@@ -112,8 +118,11 @@ class GroupHandlers:
         schema = response_schema(request.api_key, request.api_version)
         group_type = item_type(schema, "groups")
         member_type = item_type(group_type, "members")
+        if request.api_version < _DESCRIBE_GROUPS_NOT_FOUND_VERSION:  # before KIP-1043: a Dead group, no error
+            described = [DescribedGroup(g.group_id, "NONE") if g.error == "GROUP_ID_NOT_FOUND" else g
+                         for g in described]
         groups = tuple(build(
-            group_type, error_code=code(g.error), error_message=None, group_id=g.group_id, group_state=g.state,
+            group_type, error_code=code(g.error), error_message=g.message, group_id=g.group_id, group_state=g.state,
             protocol_type=g.protocol_type, protocol_data=g.protocol,
             members=tuple(build(member_type, member_id=m.member_id, group_instance_id=m.group_instance_id,
                                 client_id=m.client_id, client_host=m.client_host, member_metadata=m.metadata,

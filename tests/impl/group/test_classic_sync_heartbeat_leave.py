@@ -277,10 +277,13 @@ def test_describe_and_list_groups(h: Harness) -> None:
     assert (d.error, d.state, d.protocol_type, d.protocol) == ("NONE", "Stable", "consumer", "range")
     assert {m.member_id: m.assignment for m in d.members} == {a: f"a-{a}".encode(), b: f"a-{b}".encode()}
     (unknown,) = h.c.describe_groups(["nope"])
-    assert (unknown.error, unknown.state) == ("NONE", "Dead")
+    assert (unknown.error, unknown.state, unknown.message) == ("GROUP_ID_NOT_FOUND", "Dead", "Group nope not found.")
     h.join("g", a)
     (d,) = h.c.describe_groups(["g"])
     assert d.state == "PreparingRebalance" and {m.assignment for m in d.members} == {b""}
     listed = h.c.list_groups()
     assert [(g.group_id, g.state, g.group_type) for g in listed] == [("g", "PreparingRebalance", "classic")]
     assert h.c.list_groups(states=["stable"]) == []
+    h.cg("cg", "m", 0)
+    (not_classic,) = h.c.describe_groups(["cg"])
+    assert (not_classic.error, not_classic.message) == ("GROUP_ID_NOT_FOUND", "Group cg is not a classic group.")

@@ -27,7 +27,7 @@ up to v11):
 |   REQUEST_TIMED_OUT, or no verifier                                            |                                 |
 | verification answered PRODUCER_FENCED                                          | INVALID_PRODUCER_EPOCH          |
 | verification answered anything else but NONE (TRANSACTION_ABORTABLE, ...)      | the spec, verification_ok=false |
-| a marker with a negative producer id, epoch or coordinator epoch               | INVALID_REQUEST                 |
+| a marker with a negative producer id or epoch                                  | INVALID_REQUEST                 |
 Must not import: `kcoord.model`.
 """
 
@@ -283,7 +283,7 @@ class PartitionManager:
                 part = self.partition(tp)
                 if part is None:
                     answers[i][tp] = "UNKNOWN_TOPIC_OR_PARTITION"
-                elif marker.producer_epoch < 0 or marker.coordinator_epoch < 0 or marker.producer_id < 0:
+                elif marker.producer_epoch < 0 or marker.producer_id < 0:
                     answers[i][tp] = "INVALID_REQUEST"
                 else:
                     appended = part.write_marker(marker)

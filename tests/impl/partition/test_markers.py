@@ -65,6 +65,24 @@ def test_marker_from_an_older_coordinator_epoch_is_transaction_coordinator_fence
     assert env.part.last_stable_offset == 2  # the second transaction is still open at offset 2
 
 
+def test_an_admin_abort_with_coordinator_epoch_minus_one_closes_a_transaction_no_marker_reached(env: Env) -> None:
+    """KIP-664: an administrator aborts a hanging transaction with WriteTxnMarkers at coordinator epoch -1 (what
+    kafka-python's `abort_transaction` sends by default). Kafka compares it with the partition's stored coordinator
+    epoch only: -1 passes where no marker was seen, and is fenced once one was."""
+    open_txn(env, n=2)
+    assert env.marker(PID, 0, "ABORT", coordinator_epoch=-1) == {TP: "NONE"}
+    state = env.state(PID)
+    assert state is not None
+    assert (state["state"], state["txn_coordinator_epoch"], state["current_txn_first_offset"]) == ("Known", -1, -1)
+    assert env.part.states.aborted_index == (AbortedTxn(PID, 0, 2, 3),)
+    assert decode_end_txn_marker(env.on_disk()[-1].records[0]).coordinator_epoch == -1
+    open_txn(env, seq=2)
+    assert env.marker(PID, 0, "COMMIT", coordinator_epoch=0) == {TP: "NONE"}
+    open_txn(env, seq=3)
+    assert env.marker(PID, 0, "ABORT", coordinator_epoch=-1) == {TP: "TRANSACTION_COORDINATOR_FENCED"}
+    assert env.state(PID)["state"] == "Ongoing"  # type: ignore[index]
+
+
 def test_marker_for_an_unknown_producer_takes_the_epochs_and_completes_nothing(env: Env) -> None:
     assert env.produce(batch()).error == "NONE"  # offset 0, no producer id
     assert env.marker(PID, 3, "ABORT", coordinator_epoch=1) == {TP: "NONE"}

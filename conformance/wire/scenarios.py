@@ -46,6 +46,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _one("describe-unknown-group", groups.describe_unknown_group),
     *_per_client("transactions", txn.transactions),
     *_per_client("fencing", txn.fencing),
+    _one("describe-producers[kafka-python]", txn.describe_producers),
     _one("restart-mid-transaction[kafka-python]", txn.restart_mid_transaction),
     _one("coordinator-failover[kafka-python]", cluster.coordinator_failover),
 )

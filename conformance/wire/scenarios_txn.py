@@ -1,5 +1,5 @@
-"""Transaction scenarios: consume-transform-produce with commit and abort, fencing by a second producer, and a
-broker restart in the middle of a transactional workload.
+"""Transaction scenarios: consume-transform-produce with commit and abort, fencing by a second producer, a broker
+restart in the middle of a transactional workload, and the producer state a partition shows (DescribeProducers).
 
 Owns the scenario bodies (see `scenarios_groups` for the conventions). What is checked is what a client can see: a
 read_committed reader sees every committed record exactly once and no aborted record; the group's committed offsets
@@ -205,3 +205,41 @@ def _settled_state(target: Target, txn_id: str) -> str:
     wait_until(settled, target.timeout_s, f"transaction {txn_id} is settled (states seen: {states[-3:]})",
                interval_s=0.2)
     return states[-1]
+
+
+def describe_producers(target: Target) -> str:
+    """DescribeProducers (KIP-664) shows what a partition keeps per producer: an idempotent producer's last
+    sequence, a transactional producer's open transaction (its first offset), and after the commit no open
+    transaction and the coordinator epoch of the marker."""
+    from kafka.structs import TopicPartition
+
+    topic = target.name("kp", "producers")
+    target.create_topic(topic, 1)
+    target.produce(topic, [(0, f"i{i}".encode()) for i in range(3)])  # offsets 0-2, sequences 0-2
+    tp = TopicPartition(topic, 0)
+    producer = make_txn_client("kafka-python", target, target.name("kp", "producers-txn"))
+    try:
+        producer.init()
+        producer.begin()
+        producer.produce(topic, b"open")  # offset 3
+        during = target.admin().describe_producers([tp])[tp].active_producers
+        producer.commit()
+        after = target.admin().describe_producers([tp])[tp].active_producers
+    finally:
+        producer.close()
+    shown = [(p.producer_id, p.last_sequence, p.coordinator_epoch, p.current_transaction_start_offset) for p in during]
+    idempotent = [p for p in during if p.current_transaction_start_offset == -1]
+    open_txn = [p for p in during if p.current_transaction_start_offset != -1]
+    if len(idempotent) != 1 or (idempotent[0].last_sequence, idempotent[0].coordinator_epoch) != (2, -1):
+        raise ScenarioFailed(f"while a transaction was open the partition showed {shown} (producer id, last sequence, "
+                             "coordinator epoch, transaction start): expected one idempotent producer at sequence 2")
+    if len(open_txn) != 1 or (open_txn[0].current_transaction_start_offset, open_txn[0].last_sequence) != (3, 0):
+        raise ScenarioFailed(f"while a transaction was open the partition showed {shown}: expected one transaction "
+                             "open at offset 3 with sequence 0")
+    [committed] = [p for p in after if p.producer_id == open_txn[0].producer_id] or [None]
+    if committed is None or committed.current_transaction_start_offset != -1 or committed.coordinator_epoch < 0:
+        raise ScenarioFailed(f"after the commit the transactional producer showed {committed}: expected no open "
+                             "transaction and the marker's coordinator epoch")
+    return (f"idempotent producer {idempotent[0].producer_id} at sequence 2; transactional producer "
+            f"{committed.producer_id} open at offset 3, then committed "
+            f"(coordinator epoch {committed.coordinator_epoch})")

@@ -1,10 +1,11 @@
 """The partition side of idempotence and transactions: data partitions on a (single-replica) broker.
 
-Owns: `PartitionManager` (topics, Produce, Fetch, ListOffsets, WriteTxnMarkers for data partitions, producer
-expiration), `DataPartition` (one partition's log, producer state, HW/LSO), `ProducerStateManager` (the
-`PartitionProducer` instances driven by the spec, the duplicate cache, verification entries, open/aborted
-transactions), `BrokerMarkerTarget` (a broker's WriteTxnMarkers split between data partitions and the group
-coordinator's `__consumer_offsets`), and `committed_records` (what a read_committed consumer keeps of a Fetch).
+Owns: `PartitionManager` (topics, Produce, Fetch, ListOffsets, DescribeProducers, WriteTxnMarkers for data
+partitions, producer expiration), `DataPartition` (one partition's log, producer state, HW/LSO),
+`ProducerStateManager` (the `PartitionProducer` instances driven by the spec, the duplicate cache, verification
+entries, open/aborted transactions), `BrokerMarkerTarget` (a broker's WriteTxnMarkers split between data
+partitions and the group coordinator's `__consumer_offsets`), and `committed_records` (what a read_committed
+consumer keeps of a Fetch).
 Must not import: `kcoord.model`.
 """
 
@@ -21,12 +22,14 @@ from .types import (
     MAX_TIMESTAMP,
     AbortedTransaction,
     AbortedTxn,
+    ActiveProducer,
     AppendOrigin,
     FetchResult,
     IsolationLevel,
     ListOffsetsResult,
     PartitionConfig,
     PartitionMetadata,
+    PartitionProducers,
     ProduceResult,
     TopicMetadata,
 )
@@ -37,6 +40,7 @@ __all__ = [
     "MAX_TIMESTAMP",
     "AbortedTransaction",
     "AbortedTxn",
+    "ActiveProducer",
     "AppendOrigin",
     "BrokerMarkerTarget",
     "DataPartition",
@@ -46,6 +50,7 @@ __all__ = [
     "PartitionConfig",
     "PartitionManager",
     "PartitionMetadata",
+    "PartitionProducers",
     "ProduceResult",
     "ProducerStateManager",
     "TopicMetadata",

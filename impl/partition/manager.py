@@ -7,7 +7,7 @@ Owns `PartitionManager`:
   transactional batch of a producer with no open transaction here, the leader creates a verification guard and asks
   the `TxnVerifier`; the batch is then appended with the guard, and the spec decides with `verification_ok`), the
   append (`DataPartition.produce`), and the answer once `acks` allows (-1: durable; 0 and 1: appended);
-- `fetch`, `list_offsets`;
+- `fetch`, `list_offsets`, `describe_producers`;
 - `write_txn_markers` (`MarkerTarget`): control batches on the data partitions this node holds; any other partition
   (an unknown topic, or `__consumer_offsets`, which the group coordinator holds: see `BrokerMarkerTarget`) is
   UNKNOWN_TOPIC_OR_PARTITION here;
@@ -56,6 +56,7 @@ from .types import (
     ListOffsetsResult,
     PartitionConfig,
     PartitionMetadata,
+    PartitionProducers,
     ProduceResult,
     TopicMetadata,
 )
@@ -264,6 +265,18 @@ class PartitionManager:
         if part is None:
             return ListOffsetsResult("UNKNOWN_TOPIC_OR_PARTITION")
         return part.list_offset(timestamp_ms, isolation_level)
+
+    def describe_producers(self, topic: str, partition: int) -> PartitionProducers:
+        """DescribeProducers for one partition (KIP-664; Kafka's `handleDescribeProducersRequest`): the producers it
+        keeps state for; an illegal topic name is INVALID_TOPIC_EXCEPTION, a partition not here
+        UNKNOWN_TOPIC_OR_PARTITION (the coordinators' topics included, as in Metadata)."""
+        problem = topic_name_problem(topic)
+        if problem is not None:
+            return PartitionProducers("INVALID_TOPIC_EXCEPTION", error_message=problem)
+        part = self.partition(TopicPartition(topic, partition))
+        if part is None:
+            return PartitionProducers("UNKNOWN_TOPIC_OR_PARTITION")
+        return PartitionProducers("NONE", tuple(part.states.active_producers()))
 
     # ------------------------------------------------------------------------------------------ markers
 

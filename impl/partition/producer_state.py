@@ -31,7 +31,7 @@ from ..runtime.clock import Clock
 from ..runtime.trace import Tracer
 from ..statemachine import Decision, Instance, MachineTable
 from ..storage.batch import RecordBatch, decode_end_txn_marker
-from .types import AbortedTxn
+from .types import AbortedTxn, ActiveProducer
 
 NUM_BATCHES_TO_RETAIN: Final = 5
 MAX_SEQUENCE: Final = 2**31 - 1
@@ -127,6 +127,12 @@ class ProducerStateManager:
 
     def instances(self) -> Mapping[int, Instance]:
         return self._instances
+
+    def active_producers(self) -> list[ActiveProducer]:
+        """Every producer this partition keeps state for (Known or Ongoing), by producer id: DescribeProducers."""
+        return [ActiveProducer(producer_id, i["producer_epoch"], i["last_sequence"], i["last_timestamp_ms"],
+                               i["txn_coordinator_epoch"], i["current_txn_first_offset"])
+                for producer_id, i in sorted(self._instances.items())]
 
     def has_open_txn(self, producer_id: int, epoch: int) -> bool:
         """Kafka 4.x's `hasOngoingTransaction(producerId, producerEpoch)`: the spec's `current_txn_first_offset` is

@@ -2,7 +2,8 @@
 
 Owns: `PartitionConfig` (the broker and topic settings the partition side reads, Kafka's names and defaults),
 `AppendOrigin`, `IsolationLevel`, `ProduceResult`, `FetchResult`, `AbortedTransaction`, `ListOffsetsResult`,
-`TopicMetadata`/`PartitionMetadata`. Plain frozen data, no behaviour beyond trivial properties.
+`ActiveProducer`/`PartitionProducers`, `TopicMetadata`/`PartitionMetadata`. Plain frozen data, no behaviour
+beyond trivial properties.
 Must not import: `kcoord.model`.
 """
 
@@ -116,6 +117,28 @@ class ListOffsetsResult:
     timestamp_ms: int = -1
     offset: int = -1
     leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveProducer:
+    """One producer a partition keeps state for, as DescribeProducers shows it (KIP-664; Kafka's
+    `UnifiedLog.activeProducers`): -1 for a sequence, coordinator epoch or start offset the partition has not got."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp_ms: int
+    coordinator_epoch: int
+    current_txn_start_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionProducers:
+    """One partition's DescribeProducers answer."""
+
+    error: str
+    producers: tuple[ActiveProducer, ...] = ()
+    error_message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,7 @@ SERVED: Final[types.MappingProxyType[int, VersionRange]] = types.MappingProxyTyp
     42: VersionRange(0, 2),  # DeleteGroups (admin clients)
     47: VersionRange(0, 0),  # OffsetDelete (admin clients)
     60: VersionRange(0, 1),  # DescribeCluster (admin clients)
+    61: VersionRange(0, 0),  # DescribeProducers (kafka-python admin)
     65: VersionRange(0, 0),  # DescribeTransactions (kafka-python admin)
     66: VersionRange(0, 2),  # ListTransactions (kafka-python admin 2)
     68: VersionRange(0, 1),  # ConsumerGroupHeartbeat (librdkafka group.protocol=consumer 1)
@@ -71,7 +72,7 @@ def _handlers(ctx: BrokerContext) -> dict[int, Callable[..., Any]]:
         19: cluster.create_topics, 22: txn.init_producer_id, 23: data.offset_for_leader_epoch,
         24: txn.add_partitions_to_txn, 25: txn.add_offsets_to_txn, 26: txn.end_txn, 27: data.write_txn_markers,
         28: offsets.txn_offset_commit,
-        42: groups.delete_groups, 47: offsets.offset_delete, 60: cluster.describe_cluster,
+        42: groups.delete_groups, 47: offsets.offset_delete, 60: cluster.describe_cluster, 61: data.describe_producers,
         65: txn.describe_transactions, 66: txn.list_transactions, 68: groups.consumer_group_heartbeat,
         69: groups.consumer_group_describe,
     }

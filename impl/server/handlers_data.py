@@ -1,5 +1,5 @@
-"""Data-partition APIs: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, and the broker side of WriteTxnMarkers,
-for one node.
+"""Data-partition APIs: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DescribeProducers, and the broker side of
+WriteTxnMarkers, for one node.
 
 Owns: translating these kio requests to the shared `PartitionManager` and back. A node answers only for the data
 partitions it leads (`Cluster.data_leader`); any other partition is NOT_LEADER_OR_FOLLOWER, so clients refresh
@@ -21,7 +21,7 @@ from typing import Any
 from kio.static.protocol import ResponsePayload
 
 from ..interfaces import TopicPartition, TxnMarker
-from ..partition.types import FetchResult, IsolationLevel, ProduceResult
+from ..partition.types import FetchResult, IsolationLevel, PartitionProducers, ProduceResult
 from ..runtime.completion import Completion
 from .broker import BrokerContext
 from .dispatch import Request
@@ -171,6 +171,34 @@ class DataHandlers:
                     error, timestamp, offset, epoch = r.error, r.timestamp_ms, r.offset, r.leader_epoch
                 answers.append(build(partition_type, partition_index=part.partition_index, error_code=code(error),
                                      timestamp=timestamp, offset=offset, leader_epoch=epoch))
+            topics.append(build(topic_type, name=topic.name, partitions=tuple(answers)))
+        return build(schema, topics=tuple(topics))
+
+    # ------------------------------------------------------------------ DescribeProducers (61)
+
+    async def describe_producers(self, request: Request) -> ResponsePayload:
+        """KIP-664: the producers each partition keeps state for (what `kafka-transactions.sh describe-producers`
+        and `find-hanging` read, and the epochs an administrator's abort of a hanging transaction needs)."""
+        body: Any = request.body
+        schema = response_schema(request.api_key, request.api_version)
+        topic_type = item_type(schema, "topics")
+        partition_type = item_type(topic_type, "partitions")
+        producer_type = item_type(partition_type, "active_producers")
+        partitions = self.ctx.cluster.partitions
+        topics = []
+        for topic in body.topics:
+            answers = []
+            for index in topic.partition_indexes:
+                tp = TopicPartition(topic.name, index)
+                answer = partitions.describe_producers(topic.name, index)
+                if answer.error == "NONE" and not self.ctx.leads(tp):
+                    answer = PartitionProducers("NOT_LEADER_OR_FOLLOWER")
+                answers.append(build(partition_type, partition_index=index, error_code=code(answer.error),
+                                     error_message=answer.error_message, active_producers=tuple(
+                    build(producer_type, producer_id=p.producer_id, producer_epoch=p.producer_epoch,
+                          last_sequence=p.last_sequence, last_timestamp=p.last_timestamp_ms,
+                          coordinator_epoch=p.coordinator_epoch, current_txn_start_offset=p.current_txn_start_offset)
+                    for p in answer.producers)))
             topics.append(build(topic_type, name=topic.name, partitions=tuple(answers)))
         return build(schema, topics=tuple(topics))
 

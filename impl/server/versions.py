@@ -41,6 +41,7 @@ CLIENT_VERSIONS: Final[types.MappingProxyType[int, VersionRange]] = types.Mappin
     25: VersionRange(0, 3),  # AddOffsetsToTxn: aiokafka 0, librdkafka 0, kafka-python 3
     26: VersionRange(0, 3),  # EndTxn: aiokafka 0, librdkafka 1, kafka-python 3
     28: VersionRange(0, 3),  # TxnOffsetCommit: aiokafka 0, kafka-python 3, librdkafka 3
+    61: VersionRange(0, 0),  # DescribeProducers: kafka-python admin 0
     65: VersionRange(0, 0),  # DescribeTransactions: kafka-python admin 0
     66: VersionRange(2, 2),  # ListTransactions: kafka-python admin 2
     68: VersionRange(1, 1),  # ConsumerGroupHeartbeat: librdkafka group.protocol=consumer 1

@@ -1,5 +1,5 @@
-"""Topic administration (CreateTopics, Metadata with auto-creation) and the Produce front door (the request and
-batch checks that come before any producer state: `validation.py`, `manager.py`)."""
+"""Topic administration (CreateTopics, Metadata with auto-creation, DescribeProducers) and the Produce front door
+(the request and batch checks that come before any producer state: `validation.py`, `manager.py`)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kcoord.impl.partition import AppendOrigin, PartitionConfig, topic_name_problem
+from kcoord.impl.partition import ActiveProducer, AppendOrigin, PartitionConfig, PartitionProducers, topic_name_problem
 from kcoord.impl.storage.batch import Record, RecordBatch, encode_batch
 
-from .helpers import TOPIC, Env, batch, make_env
+from .helpers import T0_MS, TOPIC, TP, Env, batch, make_env
 
 
 def test_create_topic_answers(env: Env) -> None:
@@ -111,3 +111,31 @@ def test_request_level_answers(env: Env) -> None:
     assert env.produce(batch(n=10)).error == "MESSAGE_TOO_LARGE"
     assert env.produce(batch(1, 0, 0), origin=AppendOrigin.CLIENT).error == "NONE"
     assert env.verifier.calls == []
+
+
+def test_describe_producers_shows_what_the_partition_keeps_per_producer(env: Env) -> None:
+    """DescribeProducers (KIP-664, `UnifiedLog.activeProducers`): epoch, last sequence, latest timestamp, coordinator
+    epoch and open transaction's first offset of each producer, by producer id; -1 where there is none."""
+    assert env.manager.describe_producers(TOPIC, 0) == PartitionProducers("NONE")
+    assert env.produce(batch(8, 0, seq=0, n=1, txn=True, ts_ms=T0_MS + 50)).error == "INVALID_TXN_STATE"  # unverified
+    env.verifier.add(8)
+    assert env.produce(batch(8, 0, seq=0, n=2, txn=True, ts_ms=T0_MS + 50)).base_offset == 0
+    assert env.produce(batch(7, 2, seq=0, n=3)).base_offset == 2
+    assert env.manager.describe_producers(TOPIC, 0) == PartitionProducers("NONE", (
+        ActiveProducer(7, 2, 2, T0_MS + 2, -1, -1),
+        ActiveProducer(8, 0, 1, T0_MS + 51, -1, 0)))
+    assert env.marker(8, 0, "COMMIT", coordinator_epoch=4) == {TP: "NONE"}
+    marker_ts = env.clock.now_ms()
+    assert env.manager.describe_producers(TOPIC, 0).producers[1] == ActiveProducer(8, 0, 1, marker_ts, 4, -1)
+    env.reopen()  # rebuilt from the log
+    assert [p.producer_id for p in env.manager.describe_producers(TOPIC, 0).producers] == [7, 8]
+    assert env.manager.describe_producers(TOPIC, 0).producers[1].coordinator_epoch == 4
+
+
+@pytest.mark.parametrize(("topic", "partition", "error"), [
+    (TOPIC, 1, "UNKNOWN_TOPIC_OR_PARTITION"), ("nope", 0, "UNKNOWN_TOPIC_OR_PARTITION"),
+    ("__consumer_offsets", 0, "UNKNOWN_TOPIC_OR_PARTITION"), ("bad name", 0, "INVALID_TOPIC_EXCEPTION")])
+def test_describe_producers_of_a_partition_not_here(env: Env, topic: str, partition: int, error: str) -> None:
+    answer = env.manager.describe_producers(topic, partition)
+    assert (answer.error, answer.producers) == (error, ())
+    assert (answer.error_message is not None) == (error == "INVALID_TOPIC_EXCEPTION")

@@ -129,6 +129,7 @@ def kafka_python_flows(bootstrap: str) -> dict[str, Callable[[], None]]:
             a.list_group_offsets({GROUP: None})
             a.list_transactions()
             a.describe_transactions(["tx-kp"])
+            a.describe_producers([TopicPartition(TOPIC, 0)])
         finally:
             a.close()
 

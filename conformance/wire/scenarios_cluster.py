@@ -1,6 +1,6 @@
 """Cluster and wire scenarios: the APIs the clients need are advertised, FindCoordinator spreads coordinators over
-the brokers, a coordinator's broker stops and the clients carry on, and bad bytes on the wire are answered with an
-error or a closed connection while the broker keeps serving.
+the brokers, a coordinator's broker stops and the clients carry on, compressed batches are taken and read back,
+and bad bytes on the wire are answered with an error or a closed connection while the broker keeps serving.
 
 Owns the scenario bodies (see `scenarios_groups` for the conventions).
 Must not import: `kcoord.impl` beyond the wire codec.
@@ -8,11 +8,13 @@ Must not import: `kcoord.impl` beyond the wire codec.
 
 from __future__ import annotations
 
+import functools
 import struct
+import time
 
 from kio.schema.metadata.v9 import MetadataRequest
 
-from .members import MemberFactory, wait_settled
+from .members import MemberFactory, require, wait_settled
 from .ownership import OwnershipLog
 from .producers import make_txn_client
 from .raw import RawConnection, api_versions, find_coordinator, split_bootstrap, unknown_api_frame
@@ -144,3 +146,70 @@ def _answered_or_closed(conn: RawConnection, correlation_id: int) -> str:
     if got != correlation_id:
         raise ScenarioFailed(f"answered correlation id {got}, expected {correlation_id}")
     return "error response"
+
+
+_CODECS = ("gzip", "snappy", "lz4", "zstd")
+
+
+def compression(target: Target) -> str:
+    """Batches confluent-kafka compressed with gzip, snappy, lz4 and zstd are accepted and read back intact, and a
+    read_committed reader sees a compressed transaction's records once it commits and never an aborted one's."""
+    require("confluent-kafka")
+    import confluent_kafka
+
+    topics = {codec: target.name("ck", "compressed", codec) for codec in (*_CODECS, "txn")}
+    for topic in topics.values():
+        target.create_topic(topic, 1)
+    expected: dict[str, list[bytes]] = {}
+    failures: dict[str, list[object]] = {codec: [] for codec in _CODECS}
+    for codec in _CODECS:
+        producer = confluent_kafka.Producer({"bootstrap.servers": target.bootstrap, "compression.type": codec,
+                                             "linger.ms": 20, "enable.idempotence": True})
+        expected[codec] = [f"{codec}-{i}-".encode() * 20 for i in range(40)]
+        for value in expected[codec]:
+            producer.produce(topics[codec], value, partition=0, on_delivery=functools.partial(_delivered,
+                                                                                              failures[codec]))
+        if producer.flush(target.timeout_s) or failures[codec]:
+            raise ScenarioFailed(f"{codec}: {len(failures[codec])} deliveries failed, first {failures[codec][:1]}")
+    txn = confluent_kafka.Producer({"bootstrap.servers": target.bootstrap, "compression.type": "zstd",
+                                    "transactional.id": target.name("ck", "compressed-txn"), "linger.ms": 20})
+    txn.init_transactions(target.timeout_s)
+    for outcome in ("committed", "aborted"):
+        txn.begin_transaction()
+        for i in range(20):
+            txn.produce(topics["txn"], f"{outcome}-{i}".encode(), partition=0)
+        (txn.commit_transaction if outcome == "committed" else txn.abort_transaction)(target.timeout_s)
+    expected["txn"] = [f"committed-{i}".encode() for i in range(20)]
+    for name, topic in topics.items():
+        seen = _read_with_confluent(target, topic, len(expected[name]))
+        if seen != expected[name]:
+            raise ScenarioFailed(f"{name}: read back {len(seen)} records, first {seen[:2]}; expected "
+                                 f"{len(expected[name])}, first {expected[name][:2]}")
+    return "gzip, snappy, lz4 and zstd batches read back intact; a zstd transaction committed, another aborted"
+
+
+def _delivered(failures: list[object], error: object, _message: object) -> None:
+    if error is not None:
+        failures.append(error)
+
+
+def _read_with_confluent(target: Target, topic: str, count: int) -> list[bytes]:
+    """The values of partition 0 from the start under read_committed: `count` of them, then a little more time to
+    show there are no more."""
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": target.bootstrap, "group.id": target.name("reader"),
+                                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    try:
+        consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
+        values: list[bytes] = []
+        deadline = time.monotonic() + target.timeout_s
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                values.append(message.value() or b"")
+            elif len(values) >= count:
+                break
+        return values
+    finally:
+        consumer.close()

@@ -16,7 +16,8 @@ state (so they are not the spec's business), each mapped to Kafka's error:
 | transactional without a producer id                                           | INVALID_RECORD               |
 | coordinator origin: a producer id on a non-transactional batch                | INVALID_RECORD               |
 | a record timestamp below -1 (`validateTimestamp`)                             | INVALID_TIMESTAMP            |
-| a compressed batch (valid Kafka data this implementation does not decode)     | UNSUPPORTED_COMPRESSION_TYPE |
+| a compression codec Kafka does not define (attributes bits 0-2 above 4)       | UNSUPPORTED_COMPRESSION_TYPE |
+| compressed records that do not decompress, parse, or fit 64 MiB decompressed  | CORRUPT_MESSAGE              |
 
 Must not import: `kcoord.model`.
 """

@@ -2,7 +2,10 @@
 
 Owns encoding and decoding of batches, their records, and control records (transaction markers), following
 ``DefaultRecordBatch``/``DefaultRecord``/``ControlRecordType``/``EndTransactionMarker`` in Apache Kafka. Pure
-functions over bytes, no I/O. Only compression ``none`` is supported: coordinator topics enforce it.
+functions over bytes, no I/O. The coordinators write uncompressed batches (their topics enforce
+``compression.type=none``); a compressed batch (a producer's, on a data partition) is decoded through
+``compression.decompress`` and keeps the producer's compressed bytes (``RecordBatch.compressed_records``), which
+encoding writes back unchanged, as Kafka stores a batch whose codec the topic accepts.
 
 Batch layout (big-endian; the CRC-32C covers ``attributes`` to the end of the batch)::
 
@@ -23,13 +26,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, fields, make_dataclass
+from dataclasses import dataclass, field, fields, make_dataclass, replace
 from enum import Enum, IntEnum
 from typing import Any, Final
 
 from crc32c import crc32c
 
 from ._varint import VarintError, read_uvarint, read_zigzag, zigzag_varint
+from .compression import CODEC_NAMES, DecompressionError, decompress
 
 __all__ = [
     "BATCH_OVERHEAD",
@@ -88,7 +92,6 @@ _CONTROL_FLAG = 0x20
 _DELETE_HORIZON_FLAG = 0x40
 _NOT_INDEXED: Final = -(1 << 62)  # LastValues.indexed_at before a segment's first batch
 _NOT_PLAIN = _COMPRESSION_MASK | _CONTROL_FLAG  # a batch a last-value load hands back whole
-_COMPRESSION_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
 _CONTROL_KEY = struct.Struct(">hh")
 _END_TXN_VALUE = struct.Struct(">hi")
@@ -117,7 +120,7 @@ class RecordFormatError(ValueError):
 
 
 class UnsupportedCompressionError(RecordFormatError):
-    """A batch uses a compression codec other than none; coordinator logs never do."""
+    """A batch names a compression codec Kafka does not define (attributes bits 0-2 above 4)."""
 
 
 Header = tuple[str, bytes | None]
@@ -151,6 +154,10 @@ class RecordBatch:
     producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = NO_PRODUCER_EPOCH
     base_sequence: int = NO_SEQUENCE
+    compression: int = 0
+    """The codec (attributes bits 0-2: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)."""
+    compressed_records: bytes | None = None
+    """For a compressed batch, its records section as written (``records`` are its decompressed contents)."""
 
     @classmethod
     def of(
@@ -196,7 +203,8 @@ class RecordBatch:
     @property
     def attributes(self) -> int:
         return (
-            (_TIMESTAMP_TYPE_FLAG if self.timestamp_type == TimestampType.LOG_APPEND_TIME else 0)
+            self.compression
+            | (_TIMESTAMP_TYPE_FLAG if self.timestamp_type == TimestampType.LOG_APPEND_TIME else 0)
             | (_TRANSACTIONAL_FLAG if self.is_transactional else 0)
             | (_CONTROL_FLAG if self.is_control else 0)
             | (_DELETE_HORIZON_FLAG if self.has_delete_horizon else 0)
@@ -249,7 +257,16 @@ def _seal(base_offset: int, partition_leader_epoch: int, attributes: int, last_o
 
 
 def encode_batch(batch: RecordBatch) -> bytes:
-    """Encode ``batch`` exactly: explicit header fields, deltas derived from each record's offset and timestamp."""
+    """Encode ``batch`` exactly: explicit header fields, deltas derived from each record's offset and timestamp (a
+    compressed batch: its compressed records as they were written, whose deltas do not change with the base)."""
+    if batch.compressed_records is not None:
+        if not batch.compression:
+            raise RecordFormatError("compressed records without a compression codec")
+        return _seal(batch.base_offset, batch.partition_leader_epoch, batch.attributes, batch.last_offset_delta,
+                     batch.base_timestamp_ms, batch.max_timestamp_ms, batch.producer_id, batch.producer_epoch,
+                     batch.base_sequence, len(batch.records), batch.compressed_records)
+    if batch.compression:
+        raise RecordFormatError("a compressed batch needs its compressed records (kcoord does not compress)")
     base_offset = batch.base_offset
     base_ts = batch.base_timestamp_ms
     previous = base_offset - 1
@@ -420,13 +437,7 @@ _SpanBuilder = _unchecked_builder(BatchSpan)
 
 
 def _attribute_flags(attributes: int) -> tuple[TimestampType, bool, bool, bool]:
-    """(timestamp type, transactional, control, delete horizon); raises for a compressed batch."""
-    codec = attributes & _COMPRESSION_MASK
-    if codec:
-        name = _COMPRESSION_NAMES.get(codec, f"unknown codec {codec}")
-        raise UnsupportedCompressionError(
-            f"batch is compressed with {name}; only uncompressed batches are supported "
-            "(coordinator topics enforce compression.type=none)")
+    """(timestamp type, transactional, control, delete horizon) of an uncompressed batch's attributes."""
     return (TimestampType.LOG_APPEND_TIME if attributes & _TIMESTAMP_TYPE_FLAG else TimestampType.CREATE_TIME,
             bool(attributes & _TRANSACTIONAL_FLAG), bool(attributes & _CONTROL_FLAG),
             bool(attributes & _DELETE_HORIZON_FLAG))
@@ -493,13 +504,38 @@ def decode_batch(buf: bytes, pos: int = 0, *, file_base: int = 0) -> RecordBatch
     raise RecordFormatError(f"batch at position {decoder.stop.position}: {decoder.stop.detail}")
 
 
+def _decompressed_batch(buf: bytes, pos: int, end: int) -> RecordBatch:
+    """The CRC-valid compressed batch at ``buf[pos:end]``: its records decompressed and parsed as an uncompressed
+    batch of the same header would be, its compressed bytes kept. Raises ``UnsupportedCompressionError`` for a codec
+    Kafka does not define, ``RecordFormatError`` for records that do not decompress or parse."""
+    (base_offset, _, leader_epoch, _, _, attributes, last_offset_delta, base_ts, max_ts, producer_id, producer_epoch,
+     base_sequence, count) = _HEADER.unpack_from(buf, pos)
+    codec = attributes & _COMPRESSION_MASK
+    if codec not in CODEC_NAMES:
+        raise UnsupportedCompressionError(f"batch attributes name compression codec {codec}, which Kafka does not "
+                                          "define (1 gzip, 2 snappy, 3 lz4, 4 zstd)")
+    if attributes & _CONTROL_FLAG:
+        raise RecordFormatError("a control batch is never compressed")
+    payload = bytes(buf[pos + BATCH_OVERHEAD:end])
+    try:
+        plain = decompress(codec, payload)
+    except DecompressionError as e:
+        raise RecordFormatError(str(e)) from None
+    inner = BatchDecoder(_seal(base_offset, leader_epoch, attributes & ~_COMPRESSION_MASK, last_offset_delta, base_ts,
+                               max_ts, producer_id, producer_epoch, base_sequence, count, plain))
+    batches = [batch for _, _, batch in inner.located()]
+    if len(batches) != 1 or inner.stop.reason is not StopReason.END:
+        raise RecordFormatError(f"its {CODEC_NAMES[codec]} records do not parse: {inner.stop.detail}")
+    return replace(batches[0], compression=codec, compressed_records=payload)
+
+
 class BatchDecoder:
     """Iterates the valid batches of a buffer and records why it stopped.
 
     Iteration never raises on a torn or corrupt tail: it ends, and ``stop`` gives the position (a file position,
     ``start_offset_in_file`` + index) of the first byte not consumed and the reason, so the caller can truncate
-    there (or read more bytes, when the buffer is a chunk of a larger file). A compressed batch raises
-    ``UnsupportedCompressionError``: it is valid Kafka data that this implementation does not decode.
+    there (or read more bytes, when the buffer is a chunk of a larger file). A compressed batch is decompressed (see
+    ``RecordBatch.compressed_records``); one whose codec Kafka does not define raises ``UnsupportedCompressionError``.
     """
 
     __slots__ = ("_buf", "_file_base", "_stop")
@@ -558,6 +594,17 @@ class BatchDecoder:
             if (length < _MIN_LENGTH or end > n or magic != MAGIC or last_offset_delta < 0 or count < 0
                     or crc32c(view[pos + _ATTRIBUTES_OFFSET:end]) != crc):
                 break
+            if attributes & _COMPRESSION_MASK:
+                try:
+                    compressed = _decompressed_batch(buf, pos, end)
+                except RecordFormatError as e:
+                    if isinstance(e, UnsupportedCompressionError):
+                        raise
+                    self._stop = DecodeStop(base + pos, StopReason.CORRUPT, f"compressed batch: {e}")
+                    return
+                yield base + pos, end - pos, compressed
+                pos = end
+                continue
             timestamp_type, transactional, control, delete_horizon = (flags_of.get(attributes)
                                                                       or _attribute_flags(attributes))
             fixed_ts = max_ts if timestamp_type else None  # LOG_APPEND_TIME: records carry the batch's max timestamp
@@ -643,7 +690,7 @@ class BatchDecoder:
                 return
             batch = batch_builder(base_offset, tuple(records), last_offset_delta, base_ts, max_ts, leader_epoch,
                                   timestamp_type, transactional, control, delete_horizon, producer_id, producer_epoch,
-                                  base_sequence)
+                                  base_sequence, 0, None)
             batch.__class__ = batch_cls
             yield base + pos, end - pos, batch
             pos = end

@@ -689,8 +689,8 @@ def read_partition_dir(path: str | os.PathLike[str],
     Only ``<20 digits>.log`` segments are read; ``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``,
     ``leader-epoch-checkpoint`` and ``partition.metadata`` are ignored. A torn, zero-filled or damaged tail of the
     last segment (a live, preallocated or crashed segment) ends iteration, and ``on_tail(segment, stop)`` hears where
-    and why; damage anywhere else raises ``LogCorruptedError``. Compressed batches raise
-    ``UnsupportedCompressionError``. Nothing is modified.
+    and why; damage anywhere else raises ``LogCorruptedError``. Compressed batches are decompressed; a codec Kafka
+    does not define raises ``UnsupportedCompressionError``. Nothing is modified.
     """
     files = _segment_files(Path(path))
     for i, (_base, segment) in enumerate(files):

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from pathlib import Path
 
+import cramjam
+import crc32c
 import pytest
 
 from kcoord.impl.partition import ActiveProducer, AppendOrigin, PartitionConfig, PartitionProducers, topic_name_problem
-from kcoord.impl.storage.batch import Record, RecordBatch, encode_batch
+from kcoord.impl.storage.batch import BATCH_OVERHEAD, Record, RecordBatch, encode_batch
 
 from .helpers import T0_MS, TOPIC, TP, Env, batch, make_env
 
@@ -90,13 +93,12 @@ def test_front_door_rejects_malformed_batches(env: Env, name: str, data: bytes, 
     assert (result.base_offset, env.on_disk(), env.rows()) == (-1, [], [])
 
 
-def test_compressed_batches_are_refused_as_unsupported(env: Env) -> None:
-    from crc32c import crc32c
-
+def test_a_codec_kafka_does_not_define_is_unsupported_compression_type(env: Env) -> None:
     raw = bytearray(encode_batch(batch(1, 0, 0)))
-    struct.pack_into(">h", raw, 21, 1)  # gzip, with a correct CRC: valid Kafka data we do not decode
-    struct.pack_into(">I", raw, 17, crc32c(bytes(raw[21:])))
+    struct.pack_into(">h", raw, 21, 5)  # codec 5, with a correct CRC
+    struct.pack_into(">I", raw, 17, crc32c.crc32c(bytes(raw[21:])))
     assert env.produce(bytes(raw)).error == "UNSUPPORTED_COMPRESSION_TYPE"
+    assert env.on_disk() == []
 
 
 def test_request_level_answers(env: Env) -> None:
@@ -139,3 +141,38 @@ def test_describe_producers_of_a_partition_not_here(env: Env, topic: str, partit
     answer = env.manager.describe_producers(topic, partition)
     assert (answer.error, answer.producers) == (error, ())
     assert (answer.error_message is not None) == (error == "INVALID_TOPIC_EXCEPTION")
+
+
+def _zstd(b: RecordBatch) -> bytes:
+    """`b` as a producer compressing with zstd sends it."""
+    plain = encode_batch(b)
+    payload = bytes(cramjam.zstd.compress(plain[BATCH_OVERHEAD:]))
+    return encode_batch(dataclasses.replace(b, compression=4, compressed_records=payload))
+
+
+def test_a_compressed_batch_is_appended_with_the_producers_bytes_and_fetched_as_written(env: Env) -> None:
+    """As Kafka with `compression.type=producer`: the records are decompressed to validate them, and the batch is
+    stored and fetched compressed, only its base offset and leader epoch rewritten (neither is under the CRC)."""
+    assert env.produce(batch(n=2)).base_offset == 0
+    sent = _zstd(batch(7, 0, seq=0, n=30, names=[f"v{i}" * 40 for i in range(30)]))
+    result = env.produce(sent)
+    assert (result.error, result.base_offset) == ("NONE", 2)
+    stored = env.on_disk()[-1]
+    assert (stored.compression, stored.base_offset, stored.compressed_records) == (4, 2, sent[BATCH_OVERHEAD:])
+    fetched = env.manager.fetch(TOPIC, 0, 2)
+    assert fetched.records.endswith(sent[BATCH_OVERHEAD:]) and len(fetched.records) == len(sent)
+    assert [r.value for r in fetched.batches[0].records] == [(f"v{i}" * 40).encode() for i in range(30)]
+    assert env.state(7)["last_sequence"] == 29  # type: ignore[index]
+    env.reopen()  # producer state rebuilt from the compressed batch's header
+    assert env.state(7)["last_sequence"] == 29  # type: ignore[index]
+    assert env.produce(_zstd(batch(7, 0, seq=30, n=2))).base_offset == 32
+
+
+def test_a_compressed_batch_that_does_not_decompress_is_corrupt_message(env: Env) -> None:
+    sent = bytearray(_zstd(batch(7, 0, seq=0, n=30)))
+    del sent[-5:]
+    struct.pack_into(">i", sent, 8, len(sent) - 12)
+    struct.pack_into(">I", sent, 17, crc32c.crc32c(bytes(sent[21:])))
+    result = env.produce(bytes(sent))
+    assert result.error == "CORRUPT_MESSAGE" and "compressed batch" in (result.error_message or "")
+    assert env.on_disk() == [] and env.state(7) is None

@@ -103,12 +103,22 @@ def test_empty_batch_preserves_offsets() -> None:
     assert (decoded.last_offset, decoded.next_offset, decoded.base_timestamp_ms) == (14, 15, -1)
 
 
-def test_compressed_batch_is_rejected_clearly() -> None:
-    data = bytearray(_one_record_batch())
-    struct.pack_into(">h", data, 21, 0x10 | 3)  # lz4
-    struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
-    with pytest.raises(UnsupportedCompressionError, match="compressed with lz4"):
-        list(decode_batches(bytes(data)))
+def _with_attributes(data: bytes, attributes: int) -> bytes:
+    out = bytearray(data)
+    struct.pack_into(">h", out, 21, attributes)
+    struct.pack_into(">I", out, 17, crc32c.crc32c(bytes(out[21:])))
+    return bytes(out)
+
+
+def test_a_codec_kafka_does_not_define_is_rejected_clearly() -> None:
+    with pytest.raises(UnsupportedCompressionError, match="codec 5, which Kafka does not define"):
+        list(decode_batches(_with_attributes(_one_record_batch(), 0x10 | 5)))
+
+
+def test_plain_records_under_a_codec_flag_stop_as_corrupt() -> None:
+    decoder = decode_batches(_with_attributes(_one_record_batch(), 0x10 | 3))  # lz4 named, the records are plain
+    assert list(decoder) == []
+    assert decoder.stop.reason is StopReason.CORRUPT and "compressed batch" in decoder.stop.detail
 
 
 def test_log_append_time_uses_max_timestamp_and_unused_attribute_bits_are_ignored() -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import struct
 from pathlib import Path
 
+import crc32c
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
@@ -326,13 +328,24 @@ def test_read_partition_dir_reads_a_kafka_style_folder(tmp_path: Path) -> None:
         list(read_partition_dir(kafka_dir))
 
 
-def test_read_partition_dir_rejects_compressed_batches(tmp_path: Path) -> None:
+def test_read_partition_dir_reads_a_batch_kafka_python_compressed_with_gzip(tmp_path: Path) -> None:
     builder = DefaultRecordBatchBuilder(magic=2, compression_type=1, is_transactional=False, producer_id=-1,
                                         producer_epoch=-1, base_sequence=-1, batch_size=1 << 16)
     for i in range(50):
-        builder.append(i, timestamp=0, key=b"k", value=b"a" * 100, headers=[])
-    (tmp_path / "00000000000000000000.log").write_bytes(bytes(builder.build()))
-    with pytest.raises(UnsupportedCompressionError, match="gzip"):
+        builder.append(i, timestamp=0, key=b"k", value=b"a%d" % i * 100, headers=[])
+    data = bytes(builder.build())
+    (tmp_path / "00000000000000000000.log").write_bytes(data)
+    [batch] = list(read_partition_dir(tmp_path))
+    assert batch.compression == 1 and len(data) < 50 * 100
+    assert [(r.offset, r.value) for r in batch.records] == [(i, b"a%d" % i * 100) for i in range(50)]
+
+
+def test_read_partition_dir_rejects_a_codec_kafka_does_not_define(tmp_path: Path) -> None:
+    data = bytearray(encode_new_batch([(b"k", b"v")], base_offset=0, timestamp_ms=0))
+    struct.pack_into(">h", data, 21, 6)
+    struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
+    (tmp_path / "00000000000000000000.log").write_bytes(bytes(data))
+    with pytest.raises(UnsupportedCompressionError, match="codec 6"):
         list(read_partition_dir(tmp_path))
 
 

@@ -40,6 +40,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _one("advertised-apis", cluster.advertised_apis),
     _one("bad-input", cluster.bad_input),
     _one("coordinator-spread", cluster.coordinator_spread),
+    _one("create-topics-answers", cluster.create_topics_answers),
     _one("compression[confluent-kafka]", cluster.compression),
     *_per_client("classic-group", groups.classic_group),
     _one("static-membership[kafka-python]", groups.static_membership),

@@ -213,3 +213,26 @@ def _read_with_confluent(target: Target, topic: str, count: int) -> list[bytes]:
         return values
     finally:
         consumer.close()
+
+
+def create_topics_answers(target: Target) -> str:
+    """CreateTopics answers each refusal with its Kafka error code and a message: a topic that exists, an illegal
+    name, zero partitions, and a coordinator's internal topic."""
+    from kafka.admin import NewTopic
+    from kafka.errors import for_code
+
+    existing = target.name("ct", "exists")
+    target.create_topic(existing, 1)
+    cases = [(NewTopic(existing, 1, 1), {"TopicAlreadyExistsError"}),
+             (NewTopic("bad name!", 1, 1), {"InvalidTopicError"}),
+             (NewTopic(target.name("ct", "zero"), 0, 1), {"InvalidPartitionsError"}),
+             (NewTopic("__consumer_offsets", 1, 1), {"InvalidRequestError", "TopicAlreadyExistsError"})]
+    seen = []
+    for topic, expected in cases:
+        [result] = target.admin().create_topics([topic], raise_errors=False)["topics"]
+        error, message = for_code(result["error_code"]).__name__, result["error_message"]
+        if error not in expected or not message:
+            raise ScenarioFailed(f"CreateTopics({topic.name!r}, {topic.num_partitions} partitions) answered {error} "
+                                 f"({message!r}); expected {' or '.join(sorted(expected))} with a message")
+        seen.append(f"{topic.name}: {error}")
+    return "; ".join(seen)

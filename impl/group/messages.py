@@ -276,3 +276,4 @@ class DescribedConsumerGroup:
     assignment_epoch: int = 0
     assignor: str = ""
     members: tuple[DescribedConsumerMember, ...] = field(default_factory=tuple)
+    message: str | None = None

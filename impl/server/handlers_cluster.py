@@ -19,7 +19,8 @@ from kio.static.protocol import ResponsePayload
 
 from ..cluster import CoordinatorKind
 from ..interfaces import TopicPartition
-from ..partition.types import TopicMetadata
+from ..partition.manager import topic_name_problem
+from ..partition.types import INTERNAL_TOPICS, TopicMetadata
 from .broker import BrokerContext
 from .dispatch import Request
 from .kio_build import AUTHORIZED_OPERATIONS_OMITTED, build, code, item_type, response_schema
@@ -110,10 +111,10 @@ class ClusterHandlers:
                     f"1..{live} (the live nodes)", count)
         if validate_only:
             if topic.name in cluster.partitions.topic_names():
-                return "TOPIC_ALREADY_EXISTS", f"topic {topic.name!r} already exists", count
+                return "TOPIC_ALREADY_EXISTS", _create_message(topic.name, "TOPIC_ALREADY_EXISTS"), count
             return "NONE", None, count
         error = self.ctx.shared.create_topic(topic.name, count)
-        return error, None if error == "NONE" else f"topic {topic.name!r}: {error}", count
+        return error, _create_message(topic.name, error), count
 
     # ------------------------------------------------------------------ DescribeCluster (60)
 
@@ -154,3 +155,16 @@ class ClusterHandlers:
         if endpoint is None or not node.alive or node.node_id in self.ctx.shared.stopped_nodes:
             return -1, "", -1, "COORDINATOR_NOT_AVAILABLE", f"node {node.node_id} is not available"
         return endpoint.node_id, endpoint.host, endpoint.port, "NONE", None
+
+
+def _create_message(name: str, error: str) -> str | None:
+    """The error message of a CreateTopics answer, as Kafka's controller words it."""
+    if error == "NONE":
+        return None
+    if error == "TOPIC_ALREADY_EXISTS":
+        return f"Topic '{name}' already exists."
+    if error == "INVALID_PARTITIONS":
+        return "Number of partitions was set to an invalid non-positive value."
+    if error == "INVALID_REQUEST" and name in INTERNAL_TOPICS:
+        return f"Creation of internal topic {name} is prohibited: its coordinator creates it."
+    return topic_name_problem(name) or error

@@ -189,7 +189,7 @@ class GroupHandlers:
             subscribed_topic_names=m.subscribed_topic_names, subscribed_topic_regex=None,
             assignment=self._assignment(assignment_type, m.assignment),
             target_assignment=self._assignment(assignment_type, m.target_assignment)) for m in g.members)
-        return build(group_type, error_code=code(g.error), error_message=None, group_id=g.group_id,
+        return build(group_type, error_code=code(g.error), error_message=g.message, group_id=g.group_id,
                      group_state=g.state, group_epoch=g.group_epoch, assignment_epoch=g.assignment_epoch,
                      assignor_name=g.assignor, members=members, authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
 

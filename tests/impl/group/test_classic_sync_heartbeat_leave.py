@@ -287,3 +287,6 @@ def test_describe_and_list_groups(h: Harness) -> None:
     h.cg("cg", "m", 0)
     (not_classic,) = h.c.describe_groups(["cg"])
     assert (not_classic.error, not_classic.message) == ("GROUP_ID_NOT_FOUND", "Group cg is not a classic group.")
+    (classic, unknown_848) = h.c.consumer_group_describe(["g", "nope"])
+    assert (classic.error, classic.message) == ("GROUP_ID_NOT_FOUND", "Group g is not a consumer group.")
+    assert (unknown_848.error, unknown_848.message) == ("GROUP_ID_NOT_FOUND", "Group nope not found.")

@@ -41,8 +41,9 @@ def conformance(
     stop_node_command: Annotated[str | None, typer.Option(
         help="Shell command that stops one broker; {node} is replaced by its node id.")] = None,
 ) -> None:
-    """Run the wire-level conformance scenarios (consumer groups, static membership, KIP-848, transactions, fencing,
-    restarts, failover, bad input) against a Kafka-compatible broker and print a pass/fail table.
+    """Run the wire-level conformance scenarios (consumer groups, static membership, KIP-848, admin answers,
+    compression, transactions, fencing, restarts, failover, bad input) against a Kafka-compatible broker and print
+    a pass/fail table; --list names them all.
 
     \b
     Example: kcoord conformance --bootstrap 127.0.0.1:9092 --scenario 'transactions*'

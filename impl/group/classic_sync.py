@@ -25,6 +25,7 @@ from .messages import (
     MemberIdentity,
     SyncGroupRequest,
     SyncGroupResponse,
+    group_not_found,
 )
 from .planning import is_check_row
 from .shard_state import GroupShardState
@@ -187,8 +188,8 @@ def describe_classic_group(state: GroupShardState, instance: dict[str, object] |
     without. An unknown, Dead or KIP-848 (`consumer_group`) group id is GROUP_ID_NOT_FOUND with the message of
     Kafka's GroupIdNotFoundException (KIP-1043; what DescribeGroups v6 answers)."""
     if instance is None or not instance["exists"] or instance["state"] == "Dead":
-        why = "is not a classic group" if consumer_group else "not found"
-        return DescribedGroup(group_id, "GROUP_ID_NOT_FOUND", message=f"Group {group_id} {why}.")
+        return DescribedGroup(group_id, "GROUP_ID_NOT_FOUND",
+                              message=group_not_found(group_id, consumer_group, "classic"))
     data = state.classic.get(group_id)
     stable = instance["state"] == "Stable"
     protocol = str(instance["protocol"]) if stable else ""

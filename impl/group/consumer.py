@@ -25,6 +25,7 @@ from .messages import (
     ConsumerGroupHeartbeatResponse,
     DescribedConsumerGroup,
     DescribedConsumerMember,
+    group_not_found,
 )
 from .planning import PlanBuilder
 from .shard_state import GroupShardState
@@ -333,10 +334,10 @@ def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
                             group_id: str) -> DescribedConsumerGroup:
     inst = shard.get("ConsumerGroup", (group_id,))
     data = state.consumer.get(group_id)
-    if inst is None or data is None:  # Kafka's GroupIdNotFoundException messages
+    if inst is None or data is None:
         classic = shard.get("ClassicGroup", (group_id,))
-        why = "is not a consumer group" if classic is not None and classic["exists"] else "not found"
-        return DescribedConsumerGroup(group_id, "GROUP_ID_NOT_FOUND", message=f"Group {group_id} {why}.")
+        return DescribedConsumerGroup(group_id, "GROUP_ID_NOT_FOUND", message=group_not_found(
+            group_id, classic is not None and bool(classic["exists"]), "consumer"))
     names = ctx.names
     members = []
     for member_id, meta in data.members.items():

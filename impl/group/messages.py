@@ -3,7 +3,8 @@
 Owns: one request and one response dataclass per API (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
 TxnOffsetCommit, OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups, ConsumerGroupHeartbeat,
 ConsumerGroupDescribe). Field names follow Kafka's JSON message schemas in snake case; `None` is Kafka's null.
-Error fields hold Kafka error names (`Errors.java`), "NONE" for success.
+Error fields hold Kafka error names (`Errors.java`), "NONE" for success; `group_not_found` words the message that
+goes with GROUP_ID_NOT_FOUND in the describe answers.
 Must not import: `kcoord.model`.
 """
 
@@ -13,6 +14,12 @@ import uuid
 from dataclasses import dataclass, field
 
 Protocols = tuple[tuple[str, bytes], ...]  # JoinGroup protocols: (name, metadata), in the client's preference order
+
+
+def group_not_found(group_id: str, exists_as_other_type: bool, wanted_type: str) -> str:
+    """The message of Kafka's GroupIdNotFoundException when a describe of `wanted_type` ("classic", "consumer")
+    finds no such group, or a group of the other type."""
+    return f"Group {group_id} is not a {wanted_type} group." if exists_as_other_type else f"Group {group_id} not found."
 
 
 # ---------------------------------------------------------------------------------------------- classic group APIs

@@ -11,6 +11,9 @@
 from __future__ import annotations
 
 import ast
+import pickle
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,15 +40,24 @@ def module_name(path: Path, root: Path = ROOT) -> str:
 
 
 def parse(source: str, filename: str) -> ast.Module:
-    """`ast.parse`, once more after CPython 3.11.7's spurious "AST constructor recursion depth mismatch"
-    SystemError (gh-106905, fixed in 3.11.8: an error path forgets to unwind its depth count; seen once in a full
-    suite on the largest generated table)."""
+    """`ast.parse`, or in a fresh interpreter after CPython 3.11.7's spurious "AST constructor recursion depth
+    mismatch" SystemError (gh-106905, fixed in 3.11.8): the depth counter is shared by the process's threads, and a
+    traceback formatted in a background thread (3.11 parses source lines to place its carets) can corrupt it while
+    this test parses. Seen in full suites on the largest generated table, twice in a row in one process."""
     try:
         return ast.parse(source, filename=filename)
     except SystemError as e:
         if "recursion depth mismatch" not in str(e):
             raise
-        return ast.parse(source, filename=filename)
+    child = subprocess.run([sys.executable, "-c", _PARSE_IN_CHILD, filename], input=source.encode("utf-8"),
+                           capture_output=True, check=True)
+    tree = pickle.loads(child.stdout)
+    assert isinstance(tree, ast.Module)
+    return tree
+
+
+_PARSE_IN_CHILD = ("import ast, pickle, sys; "
+                   "sys.stdout.buffer.write(pickle.dumps(ast.parse(sys.stdin.buffer.read().decode(), sys.argv[1])))")
 
 
 def imports_of(path: Path, root: Path = ROOT) -> list[Edge]:

@@ -31,7 +31,8 @@ def _run_command(template: str, what: str, **values: object) -> None:
 
 @app.command("conformance")
 def conformance(
-    bootstrap: Annotated[str, typer.Option(help="The broker to test: HOST:PORT[,HOST:PORT...].")],
+    bootstrap: Annotated[str | None, typer.Option(
+        help="The broker to test: HOST:PORT[,HOST:PORT...] (required unless --list).")] = None,
     scenario: Annotated[list[str] | None, typer.Option(
         "--scenario", "-s", help="Run only scenarios matching this name or glob (repeatable).")] = None,
     list_only: Annotated[bool, typer.Option("--list", help="List the scenarios and exit.")] = False,
@@ -47,12 +48,12 @@ def conformance(
 
     \b
     Example: kcoord conformance --bootstrap 127.0.0.1:9092 --scenario 'transactions*'
+             kcoord conformance --list
     """
     from kcoord.conformance.wire.runner import Result, exit_code, run_scenarios
     from kcoord.conformance.wire.scenarios import select
     from kcoord.conformance.wire.target import Target
 
-    servers = host_ports(bootstrap, "--bootstrap")
     try:
         chosen = select(scenario or [])
     except ValueError as e:
@@ -60,8 +61,11 @@ def conformance(
     out = console()
     if list_only:
         for s in chosen:
-            out.print(f"{s.name}: {s.summary}")
+            out.print(f"{s.name}: {s.summary}", markup=False, highlight=False)
         return
+    if bootstrap is None:
+        usage_error("missing option --bootstrap HOST:PORT (the broker to test; only --list runs without one)")
+    servers = host_ports(bootstrap, "--bootstrap")
     unreachable = unreachable_servers(servers)
     if unreachable:
         usage_error(f"no broker answers at --bootstrap {bootstrap} ({unreachable}); start one first, e.g. "

@@ -27,13 +27,17 @@ class Scenario:
     summary: str
 
 
+def _summary(fn: Callable[..., str]) -> str:
+    """The first paragraph of `fn`'s docstring, on one line."""
+    return " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
+
+
 def _per_client(name: str, fn: Callable[[str, Target], str], clients: Sequence[str] = CLIENTS) -> list[Scenario]:
-    doc = (fn.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
-    return [Scenario(f"{name}[{client}]", functools.partial(fn, client), doc) for client in clients]
+    return [Scenario(f"{name}[{client}]", functools.partial(fn, client), _summary(fn)) for client in clients]
 
 
 def _one(name: str, fn: Callable[[Target], str]) -> Scenario:
-    return Scenario(name, fn, (fn.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
+    return Scenario(name, fn, _summary(fn))
 
 
 SCENARIOS: tuple[Scenario, ...] = (

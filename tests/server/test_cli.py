@@ -96,6 +96,20 @@ def test_conformance_command_usage_errors() -> None:
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2, run.stderr
     assert "no broker answers at --bootstrap 127.0.0.1:1 (127.0.0.1:1: Connection refused)" in run.stderr
+    run = subprocess.run([*KCOORD, "conformance", "-s", "transactions*"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "missing option --bootstrap" in run.stderr, run.stderr
+
+
+def test_conformance_list_needs_no_broker() -> None:
+    """`--list` names the scenarios (as selected by -s) without a broker to test."""
+    from kcoord.conformance.wire.scenarios import select
+
+    run = subprocess.run([*KCOORD, "conformance", "--list", "-s", "describe-*"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    names = [line.split(": ", 1)[0] for line in run.stdout.splitlines()]
+    assert names == [s.name for s in select(["describe-*"])] and "describe-unknown-group" in names
+    assert "Dead group without an error up to v5, GROUP_ID_NOT_FOUND with a message" in run.stdout  # one line each
 
 
 def test_demo_stage(tmp_path: Path) -> None:

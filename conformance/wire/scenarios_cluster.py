@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import struct
 import time
+from typing import Any
 
 from kio.schema.metadata.v9 import MetadataRequest
 
@@ -217,22 +218,51 @@ def _read_with_confluent(target: Target, topic: str, count: int) -> list[bytes]:
 
 def create_topics_answers(target: Target) -> str:
     """CreateTopics answers each refusal with its Kafka error code and a message: a topic that exists, an illegal
-    name, zero partitions, and a coordinator's internal topic."""
+    name, one that collides with an existing topic's ('.' and '_' are one to Kafka), zero partitions, replication
+    factors of 0 and of more than the brokers, a null config value, a coordinator's internal topic, a name given
+    twice in one request (refused once, and not created), and a request that would write more than the 10,000
+    metadata records Kafka's controller allows (POLICY_VIOLATION for all its topics; 9,999 partitions are fine),
+    validated only."""
     from kafka.admin import NewTopic
     from kafka.errors import for_code
 
-    existing = target.name("ct", "exists")
+    existing, dotted, twice = target.name("ct", "exists"), target.name("ct", "a.b"), target.name("ct", "twice")
     target.create_topic(existing, 1)
-    cases = [(NewTopic(existing, 1, 1), {"TopicAlreadyExistsError"}),
-             (NewTopic("bad name!", 1, 1), {"InvalidTopicError"}),
-             (NewTopic(target.name("ct", "zero"), 0, 1), {"InvalidPartitionsError"}),
-             (NewTopic("__consumer_offsets", 1, 1), {"InvalidRequestError", "TopicAlreadyExistsError"})]
+    target.create_topic(dotted, 1)
+    one = {"num_partitions": 1, "replication_factor": 1}
+    cases: list[tuple[list[Any], bool, dict[str, set[str]]]] = [
+        ([NewTopic(existing, **one)], False, {existing: {"TopicAlreadyExistsError"}}),
+        ([NewTopic("bad name!", **one)], False, {"bad name!": {"InvalidTopicError"}}),
+        ([NewTopic(dotted.replace(".", "_"), **one)], False, {dotted.replace(".", "_"): {"InvalidTopicError"}}),
+        ([NewTopic(target.name("ct", "zero"), 0, 1)], False, {target.name("ct", "zero"): {"InvalidPartitionsError"}}),
+        ([NewTopic(target.name("ct", "rf0"), 1, 0)], False,
+         {target.name("ct", "rf0"): {"InvalidReplicationFactorError"}}),
+        ([NewTopic(target.name("ct", "rf"), 1, 1000)], False,
+         {target.name("ct", "rf"): {"InvalidReplicationFactorError"}}),
+        ([NewTopic(target.name("ct", "null"), **one, topic_configs={"retention.ms": None})], False,
+         {target.name("ct", "null"): {"InvalidConfigurationError"}}),
+        ([NewTopic("__consumer_offsets", **one)], False,
+         {"__consumer_offsets": {"InvalidRequestError", "TopicAlreadyExistsError"}}),
+        ([NewTopic(twice, **one), NewTopic(twice, **one)], False, {twice: {"InvalidRequestError"}}),
+        ([NewTopic(target.name("ct", "big"), 9_999, 1)], True, {target.name("ct", "big"): {"NoError"}}),
+        ([NewTopic(target.name("ct", "bigger"), 10_000, 1), NewTopic(target.name("ct", "small"), **one)], True,
+         {target.name("ct", "bigger"): {"PolicyViolationError"}, target.name("ct", "small"): {"PolicyViolationError"}}),
+    ]
     seen = []
-    for topic, expected in cases:
-        [result] = target.admin().create_topics([topic], raise_errors=False)["topics"]
-        error, message = for_code(result["error_code"]).__name__, result["error_message"]
-        if error not in expected or not message:
-            raise ScenarioFailed(f"CreateTopics({topic.name!r}, {topic.num_partitions} partitions) answered {error} "
-                                 f"({message!r}); expected {' or '.join(sorted(expected))} with a message")
-        seen.append(f"{topic.name}: {error}")
+    for topics, validate_only, expected in cases:
+        results = target.admin().create_topics(topics, raise_errors=False, validate_only=validate_only)["topics"]
+        answered = {r["name"]: (for_code(r["error_code"]).__name__, r["error_message"]) for r in results}
+        if len(results) != len(expected) or set(answered) != set(expected):
+            raise ScenarioFailed(f"CreateTopics({[t.name for t in topics]}) answered {results}; expected one result "
+                                 f"for each of {sorted(expected)}")
+        for name, (error, message) in answered.items():
+            if error not in expected[name] or (error != "NoError") != bool(message):
+                raise ScenarioFailed(f"CreateTopics({name!r}) answered {error} ({message!r}); expected "
+                                     f"{' or '.join(sorted(expected[name]))}"
+                                     f"{'' if 'NoError' in expected[name] else ' with a message'}")
+            seen.append(f"{name}: {error}")
+    made = [name for name in (twice, target.name("ct", "big"), target.name("ct", "bigger"))
+            if target.partitions_of(name)]
+    if made:
+        raise ScenarioFailed(f"topics refused or only validated were created: {made}")
     return "; ".join(seen)

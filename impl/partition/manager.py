@@ -27,13 +27,13 @@ up to v11):
 |   REQUEST_TIMED_OUT, or no verifier                                            |                                 |
 | verification answered PRODUCER_FENCED                                          | INVALID_PRODUCER_EPOCH          |
 | verification answered anything else but NONE (TRANSACTION_ABORTABLE, ...)      | the spec, verification_ok=false |
-| a marker with a negative producer id or epoch                                  | INVALID_REQUEST                 |
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -65,22 +65,33 @@ from .validation import Rejected, decode_produce_batch
 _TOPIC_NAME: Final = re.compile(r"[a-zA-Z0-9._-]+")
 _MAX_TOPIC_NAME_LENGTH: Final = 249
 _DIR_NAME: Final = re.compile(r"(.+)-(\d+)")
+CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"  # KRaft's metadata log: Kafka refuses to create it
+MAX_RECORDS_PER_USER_OP: Final = 10_000  # Kafka's controller writes at most this many records for one request
 _RETRIABLE_VERIFICATION: Final = frozenset({"NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE",
                                             "COORDINATOR_LOAD_IN_PROGRESS", "CONCURRENT_TRANSACTIONS",
                                             "NETWORK_EXCEPTION", "REQUEST_TIMED_OUT"})
 
 
 def topic_name_problem(name: str) -> str | None:
-    """Kafka's `Topic.validate`: why `name` is not a legal topic name, or None."""
+    """Kafka's `Topic.validate`: why `name` is not a legal topic name (its InvalidTopicException message), or None.
+    The length is Java's: UTF-16 code units."""
     if not name:
-        return "the topic name is empty"
-    if name in (".", ".."):
-        return f"topic name {name!r} is not allowed"
-    if len(name) > _MAX_TOPIC_NAME_LENGTH:
-        return f"the topic name is {len(name)} characters long, more than {_MAX_TOPIC_NAME_LENGTH}"
-    if not _TOPIC_NAME.fullmatch(name):
-        return f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_' and '-'"
-    return None
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name.encode("utf-16-le")) // 2 > _MAX_TOPIC_NAME_LENGTH:
+        reason = f"the length of '{name}' is longer than the max allowed length {_MAX_TOPIC_NAME_LENGTH}"
+    elif not _TOPIC_NAME.fullmatch(name):
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    else:
+        return None
+    return f"Topic name is invalid: {reason}"
+
+
+def _unified(name: str) -> str:
+    """Kafka's `Topic.unifyCollisionChars`: '.' and '_' collide in metric names, so two topics may not differ only
+    in them."""
+    return name.replace(".", "_")
 
 
 class PartitionManager:
@@ -126,29 +137,58 @@ class PartitionManager:
     def _open_topic(self, name: str, topic_id: uuid.UUID, num_partitions: int) -> None:
         if self._closed:  # a topic made now would be written next to a data directory another process may own
             raise RuntimeError(f"the partition manager of {self.data_dir} is closed; topic {name!r} not created")
-        partitions = []
-        for index in range(num_partitions):
-            tp = TopicPartition(name, index)
-            directory = self.data_dir / str(tp)
-            create_partition_dir(directory, topic_id)
-            partitions.append(DataPartition.open(tp, directory, topic_id=topic_id, table=self._table,
-                                                 tracer=self.tracer, clock=self.clock, config=self.config,
-                                                 durability=self.durability))
+        # The last partition first: once its directory is durable, a start after a crash part way through knows
+        # the topic's size and makes the missing partitions (`_discover`), so a creation is all or nothing.
+        partitions: list[DataPartition] = []
+        made: list[Path] = []
+        try:
+            for index in reversed(range(num_partitions)):
+                tp = TopicPartition(name, index)
+                directory = self.data_dir / str(tp)
+                if not directory.is_dir():
+                    made.append(directory)
+                create_partition_dir(directory, topic_id)
+                partitions.append(DataPartition.open(tp, directory, topic_id=topic_id, table=self._table,
+                                                     tracer=self.tracer, clock=self.clock, config=self.config,
+                                                     durability=self.durability))
+        except BaseException:
+            for partition in partitions:  # (out of file descriptors, disk full: undo, so nothing half made stays)
+                partition.close()
+            for directory in made:
+                shutil.rmtree(directory, ignore_errors=True)
+            raise
+        partitions.reverse()
         self._topics[name] = (topic_id, partitions)
 
-    def create_topic(self, name: str, num_partitions: int | None = None) -> str:
-        """CreateTopics for one topic: NONE, or TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS,
-        INVALID_REQUEST (an internal topic: the coordinators own those)."""
-        count = self.config.num_partitions if num_partitions is None else num_partitions
-        if name in INTERNAL_TOPICS:
-            return "INVALID_REQUEST"
-        if topic_name_problem(name) is not None:
-            return "INVALID_TOPIC_EXCEPTION"
+    def creation_problem(self, name: str, num_partitions: int | None = None) -> tuple[str, str] | None:
+        """Why Kafka's controller would not create topic `name` with `num_partitions` (None or -1: the default):
+        (error, message), or None. INVALID_REQUEST for an internal topic (the coordinators own theirs; KRaft's
+        metadata log is nobody's to create), INVALID_TOPIC_EXCEPTION for an illegal name or one that collides with
+        an existing topic's ('.' and '_' are one character to Kafka), TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS."""
+        count = self.config.num_partitions if num_partitions in (None, -1) else num_partitions
+        if name in INTERNAL_TOPICS or name == CLUSTER_METADATA_TOPIC:
+            return "INVALID_REQUEST", f"Creation of internal topic {name} is prohibited."
+        problem = topic_name_problem(name)
+        if problem is not None:
+            return "INVALID_TOPIC_EXCEPTION", problem
         if name in self._topics:
-            return "TOPIC_ALREADY_EXISTS"
-        if count <= 0:
-            return "INVALID_PARTITIONS"
-        self._open_topic(name, self._topic_id_factory(), count)
+            return "TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists."
+        if "." in name or "_" in name:
+            colliding = sorted(t for t in self._topics if _unified(t) == _unified(name))
+            if colliding:
+                return "INVALID_TOPIC_EXCEPTION", f"Topic '{name}' collides with existing topic: {colliding[0]}"
+        if count is None or count <= 0:
+            return "INVALID_PARTITIONS", "Number of partitions was set to an invalid non-positive value."
+        return None
+
+    def create_topic(self, name: str, num_partitions: int | None = None) -> str:
+        """CreateTopics for one topic: NONE, or the error of `creation_problem`. Either every partition is made or,
+        if the disk fails part way, none is left (the error is raised)."""
+        problem = self.creation_problem(name, num_partitions)
+        if problem is not None:
+            return problem[0]
+        self._open_topic(name, self._topic_id_factory(),
+                         self.config.num_partitions if num_partitions in (None, -1) else num_partitions)
         return "NONE"
 
     def topic_names(self) -> list[str]:
@@ -281,7 +321,8 @@ class PartitionManager:
     # ------------------------------------------------------------------------------------------ markers
 
     def write_txn_markers(self, markers: Sequence[TxnMarker]) -> Completion[list[MarkerResult]]:
-        """`MarkerTarget`: each marker on each of its partitions, answered once every marker is durable."""
+        """`MarkerTarget`: each marker on each of its partitions, answered once every marker is durable. Producer ids
+        and epochs are not negative (`BrokerMarkerTarget`, the broker's front door, refuses those)."""
         out: Completion[list[MarkerResult]] = Completion()
         answers: list[dict[TopicPartition, str]] = [dict.fromkeys(m.partitions, "") for m in markers]
         waiting = [1]  # one for this call, so nothing completes before every write is made
@@ -296,8 +337,6 @@ class PartitionManager:
                 part = self.partition(tp)
                 if part is None:
                     answers[i][tp] = "UNKNOWN_TOPIC_OR_PARTITION"
-                elif marker.producer_epoch < 0 or marker.producer_id < 0:
-                    answers[i][tp] = "INVALID_REQUEST"
                 else:
                     appended = part.write_marker(marker)
                     answers[i][tp] = appended.result.error

@@ -5,7 +5,9 @@ partition manager (control batches); partitions of an internal topic with a regi
 → the group coordinator, which materialises or drops the producer's transactional offsets before it answers) go
 there. Each marker is answered once all its partitions are, in the marker's partition order; the group
 coordinator's COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR become
-NOT_LEADER_OR_FOLLOWER, so the transaction coordinator's marker channel retries them.
+NOT_LEADER_OR_FOLLOWER, so the transaction coordinator's marker channel retries them. A front-door answer of our own:
+a marker with a negative producer id or epoch (no control batch can carry it) is INVALID_REQUEST on every one of its
+partitions and reaches no holder.
 Must not import: `kcoord.model`.
 """
 
@@ -38,6 +40,9 @@ class BrokerMarkerTarget:
         parts: dict[int, list[tuple[int, TxnMarker]]] = {}  # id(target) -> (marker index, marker restricted to it)
         targets: dict[int, tuple[MarkerTarget, bool]] = {}
         for i, marker in enumerate(markers):
+            if marker.producer_id < 0 or marker.producer_epoch < 0:
+                answers[i] = dict.fromkeys(marker.partitions, "INVALID_REQUEST")
+                continue
             for target, internal, tps in self._split(marker):
                 targets[id(target)] = (target, internal)
                 parts.setdefault(id(target), []).append((i, replace(marker, partitions=tuple(tps))))
@@ -49,7 +54,8 @@ class BrokerMarkerTarget:
                 out.set([{tp: answers[i][tp] for tp in m.partitions} for i, m in enumerate(markers)])
 
         if not parts:
-            out.set([{} for _ in markers])
+            remaining[0] = 1
+            finish()
         for key, sent in parts.items():
             target, internal = targets[key]
             self._send(target, sent, internal, answers, finish)

@@ -7,25 +7,27 @@ newer epoch after a failover. FindCoordinator names the node owning the key's co
 (`Cluster.node_for_coordinator`), old single-key and v4+ batched forms alike.
 Front-door answers of our own (documented, not from any spec): FindCoordinator with an unknown key type or an empty
 transactional id → INVALID_REQUEST; with the owner stopped → COORDINATOR_NOT_AVAILABLE; CreateTopics with a manual
-replica assignment or a replication factor above the live nodes → INVALID_REQUEST / INVALID_REPLICATION_FACTOR.
+replica assignment → INVALID_REQUEST (every other CreateTopics answer is Kafka's controller's, in its words).
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
+from typing import Any, Final
 
 from kio.static.protocol import ResponsePayload
 
 from ..cluster import CoordinatorKind
 from ..interfaces import TopicPartition
-from ..partition.manager import topic_name_problem
-from ..partition.types import INTERNAL_TOPICS, TopicMetadata
+from ..partition.manager import MAX_RECORDS_PER_USER_OP
+from ..partition.types import TopicMetadata
 from .broker import BrokerContext
 from .dispatch import Request
 from .kio_build import AUTHORIZED_OPERATIONS_OMITTED, build, code, item_type, response_schema
 
 _KEY_TYPES: dict[int, CoordinatorKind] = {0: "group", 1: "transaction"}
+_EXCESSIVE_BATCH: Final = "Unable to perform excessively large batch operation."  # Kafka's PolicyViolationException
 
 
 class ClusterHandlers:
@@ -84,37 +86,65 @@ class ClusterHandlers:
     # ------------------------------------------------------------------ CreateTopics (19)
 
     async def create_topics(self, request: Request) -> ResponsePayload:
+        """Kafka's controller: a name given twice is refused once, INVALID_REQUEST, after the others; each other
+        topic is refused for its own reason or created; a request that would write more than 10,000 metadata
+        records (a topic record, its config records and one per partition, for every topic it creates) creates
+        nothing and answers POLICY_VIOLATION for every topic it named."""
         body: Any = request.body
         schema = response_schema(request.api_key, request.api_version)
         topic_type = item_type(schema, "topics")
+        default = self.ctx.cluster.partitions.config.num_partitions
+        named = Counter(topic.name for topic in body.topics)
+        planned = [(topic, self._refusal(topic), default if topic.num_partitions == -1 else topic.num_partitions)
+                   for topic in body.topics if named[topic.name] == 1]
+        records = sum(1 + len({c.name for c in topic.configs}) + count
+                      for topic, refusal, count in planned if refusal is None)
+        if records > MAX_RECORDS_PER_USER_OP:
+            return build(schema, topics=tuple(
+                build(topic_type, name=topic.name, topic_id=None, error_code=code("POLICY_VIOLATION"),
+                      error_message=_EXCESSIVE_BATCH, num_partitions=-1, replication_factor=-1, configs=())
+                for topic in body.topics))
         results = []
-        for topic in body.topics:
-            error, message, count = self._create_one(topic, bool(body.validate_only))
+        for topic, refusal, count in planned:
+            error, message = refusal or ("NONE", None)
             meta = None
-            if error == "NONE":
+            if error == "NONE" and not body.validate_only:
+                created = self.ctx.shared.create_topic(topic.name, count)
+                assert created == "NONE", created  # `_refusal` looked just now, with no await in between
                 (meta,) = self.ctx.cluster.partitions.describe_topics([topic.name])
             results.append(build(
                 topic_type, name=topic.name, topic_id=meta.topic_id if meta is not None else None,
                 error_code=code(error), error_message=message,
-                num_partitions=len(meta.partitions) if meta is not None else count,
+                num_partitions=len(meta.partitions) if meta is not None else count if error == "NONE" else -1,
                 replication_factor=1 if error == "NONE" else -1, configs=()))
+        results += [build(topic_type, name=name, topic_id=None, error_code=code("INVALID_REQUEST"),
+                          error_message="Duplicate topic name.", num_partitions=-1, replication_factor=-1,
+                          configs=()) for name, n in named.items() if n > 1]
         return build(schema, topics=tuple(results))
 
-    def _create_one(self, topic: Any, validate_only: bool) -> tuple[str, str | None, int]:
-        cluster = self.ctx.cluster
-        count = topic.num_partitions if topic.num_partitions != -1 else cluster.partitions.config.num_partitions
-        live = len(self.ctx.shared.live_endpoints())
+    def _refusal(self, topic: Any) -> tuple[str, str] | None:
+        """Why this topic of a CreateTopics request is not created, in the order Kafka's controller looks, or None:
+        its name (`creation_problem`), null config values, a manual assignment (not served: the partitions of this
+        cluster have one replica), the replication factor, the partition count."""
+        partitions = self.ctx.cluster.partitions
+        problem = partitions.creation_problem(topic.name, topic.num_partitions)
+        if problem is not None and problem[0] != "INVALID_PARTITIONS":
+            return problem
+        nulls = [c.name for c in topic.configs if c.value is None]
+        if nulls:
+            return "INVALID_CONFIG", f"Null value not supported for topic configs: {','.join(nulls)}"
         if topic.assignments:
-            return "INVALID_REQUEST", "manual replica assignments are not supported", count
-        if topic.replication_factor != -1 and not 1 <= topic.replication_factor <= live:
-            return ("INVALID_REPLICATION_FACTOR", f"replication factor {topic.replication_factor} is not in "
-                    f"1..{live} (the live nodes)", count)
-        if validate_only:
-            if topic.name in cluster.partitions.topic_names():
-                return "TOPIC_ALREADY_EXISTS", _create_message(topic.name, "TOPIC_ALREADY_EXISTS"), count
-            return "NONE", None, count
-        error = self.ctx.shared.create_topic(topic.name, count)
-        return error, _create_message(topic.name, error), count
+            return "INVALID_REQUEST", "manual replica assignments are not supported"
+        if topic.replication_factor < -1 or topic.replication_factor == 0:
+            return "INVALID_REPLICATION_FACTOR", ("Replication factor must be larger than 0, or -1 to use the default "
+                                                  "value.")
+        live = len(self.ctx.shared.live_endpoints())
+        if topic.replication_factor > live:
+            return "INVALID_REPLICATION_FACTOR", (
+                f"Unable to replicate the partition {topic.replication_factor} time(s): The target replication "
+                f"factor of {topic.replication_factor} cannot be reached because only {live} broker(s) are "
+                "registered.")
+        return problem
 
     # ------------------------------------------------------------------ DescribeCluster (60)
 
@@ -155,16 +185,3 @@ class ClusterHandlers:
         if endpoint is None or not node.alive or node.node_id in self.ctx.shared.stopped_nodes:
             return -1, "", -1, "COORDINATOR_NOT_AVAILABLE", f"node {node.node_id} is not available"
         return endpoint.node_id, endpoint.host, endpoint.port, "NONE", None
-
-
-def _create_message(name: str, error: str) -> str | None:
-    """The error message of a CreateTopics answer, as Kafka's controller words it."""
-    if error == "NONE":
-        return None
-    if error == "TOPIC_ALREADY_EXISTS":
-        return f"Topic '{name}' already exists."
-    if error == "INVALID_PARTITIONS":
-        return "Number of partitions was set to an invalid non-positive value."
-    if error == "INVALID_REQUEST" and name in INTERNAL_TOPICS:
-        return f"Creation of internal topic {name} is prohibited: its coordinator creates it."
-    return topic_name_problem(name) or error

@@ -10,7 +10,7 @@ records). Then:
   `max_frame_bytes`, a negative size and a client that disconnects mid-request, each followed by a check that the
   server still answers and the state is unchanged.
 Only frames that do not decode to an advertised request are sent: a mutation that happens to decode is a valid
-request, and a valid request may change state.
+request, and a valid request may change state (test_valid_requests sends valid requests with odd values).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import os
 import random
 import socket
 import struct
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,9 +29,9 @@ import pytest
 from kio.schema.api_versions.v3 import ApiVersionsRequest
 from kio.schema.errors import ErrorCode
 from kio.schema.index import api_key_map
+from node_state import make_state
 from served_cluster import ServedCluster
 
-from kcoord.conformance.wire.members import await_topic_metadata
 from kcoord.impl.server.apis import SERVED, node_registry
 from kcoord.impl.server.broker import BrokerContext
 from kcoord.impl.server.codec import decode_request, decode_response, encode_request
@@ -106,37 +105,6 @@ def malformed_frames(count: int, seed: int) -> Iterator[bytes]:
 # --- the served node and its state -------------------------------------------------------------------------
 
 
-def make_state(bootstrap: str) -> Any:
-    """A classic group with committed offsets, one committed and one open transaction, records; returns the producer
-    whose transaction is open (the caller closes it once the tests are done)."""
-    import kafka
-    from kafka.structs import OffsetAndMetadata, TopicPartition
-
-    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
-    for i in range(20):
-        producer.send(TOPIC, b"v%d" % i, partition=0)
-    producer.flush()
-    producer.close()
-    consumer = kafka.KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=GROUP, enable_auto_commit=False,
-                                   auto_offset_reset="earliest", session_timeout_ms=30_000)
-    await_topic_metadata(consumer, TOPIC, 30)  # before the first poll: a kafka-python 3.0.12 bug (see there)
-    seen = 0
-    deadline = time.monotonic() + 30
-    while seen < 20 and time.monotonic() < deadline:
-        seen += sum(len(rs) for rs in consumer.poll(200).values())
-    assert seen == 20
-    consumer.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(20, "", -1)})
-    consumer.close(autocommit=False)  # the group stays with its offsets
-    txn = kafka.KafkaProducer(bootstrap_servers=bootstrap, transactional_id=TXN, transaction_timeout_ms=600_000)
-    txn.init_transactions()
-    txn.begin_transaction()
-    txn.send(TOPIC, b"committed", partition=0).get(10)
-    txn.commit_transaction()
-    txn.begin_transaction()
-    txn.send(TOPIC, b"open", partition=0).get(10)  # left open: the server must not end it because of garbage
-    return txn
-
-
 def snapshot(served: ServedCluster) -> dict[str, Any]:
     """Everything the coordinators and the partition side hold, read on the server's loop."""
     def read() -> dict[str, Any]:
@@ -157,7 +125,7 @@ def snapshot(served: ServedCluster) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedCluster]:
     with ServedCluster(tmp_path_factory.mktemp("bad-input"), 1, trace=False, max_frame_bytes=MAX_FRAME_BYTES) as s:
-        open_txn = make_state(s.bootstrap)
+        open_txn = make_state(s.bootstrap, TOPIC, GROUP, TXN)
         yield s
         open_txn.close(timeout=5)
 

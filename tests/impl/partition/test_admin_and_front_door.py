@@ -28,6 +28,84 @@ def test_create_topic_answers(env: Env) -> None:
     assert topic_name_problem("ok.name_1-x") is None
 
 
+def test_creation_problems_in_kafka_s_words(env: Env) -> None:
+    assert env.manager.create_topic("a.b", 1) == "NONE"
+    problem = env.manager.creation_problem
+    assert [problem(name, n) for name, n in [
+        ("a_b", 1), ("a.b", 1), ("ab", 1), ("x", 0), ("x", -2), ("x", -1), ("", 1), ("..", 1), ("a" * 250, 1),
+        ("bad name", 1), ("__cluster_metadata", 1), ("__transaction_state", 1)]] == [
+        ("INVALID_TOPIC_EXCEPTION", "Topic 'a_b' collides with existing topic: a.b"),
+        ("TOPIC_ALREADY_EXISTS", "Topic 'a.b' already exists."),
+        None,
+        ("INVALID_PARTITIONS", "Number of partitions was set to an invalid non-positive value."),
+        ("INVALID_PARTITIONS", "Number of partitions was set to an invalid non-positive value."),
+        None,  # -1: the broker's default
+        ("INVALID_TOPIC_EXCEPTION", "Topic name is invalid: the empty string is not allowed"),
+        ("INVALID_TOPIC_EXCEPTION", "Topic name is invalid: '..' is not allowed"),
+        ("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: the length of '{'a' * 250}' is longer than the max "
+                                    "allowed length 249"),
+        ("INVALID_TOPIC_EXCEPTION", "Topic name is invalid: 'bad name' contains one or more characters other than "
+                                    "ASCII alphanumerics, '.', '_' and '-'"),
+        ("INVALID_REQUEST", "Creation of internal topic __cluster_metadata is prohibited."),
+        ("INVALID_REQUEST", "Creation of internal topic __transaction_state is prohibited.")]
+    assert env.manager.create_topic("a_b", 1) == "INVALID_TOPIC_EXCEPTION" and "a_b" not in env.manager.topic_names()
+
+
+def test_a_creation_the_disk_fails_part_way_leaves_nothing(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of file descriptors (or disk) at the third partition: the partitions opened are closed, their
+    directories removed, the error raised; the same creation then succeeds."""
+    from kcoord.impl.partition import manager as manager_module
+
+    real_open, opened, closed = manager_module.DataPartition.open, [], []
+
+    def failing_open(*args: object, **kw: object) -> object:
+        if len(opened) == 2:
+            raise OSError(24, "Too many open files")
+        part = real_open(*args, **kw)  # type: ignore[arg-type]
+        opened.append(part)
+        real_close = part.close
+        part.close = lambda: (closed.append(part), real_close())  # type: ignore[method-assign]
+        return part
+
+    before = sorted(p.name for p in env.path.iterdir())
+    monkeypatch.setattr(manager_module.DataPartition, "open", failing_open)
+    with pytest.raises(OSError, match="Too many open files"):
+        env.manager.create_topic("wide", 5)
+    assert closed == opened and len(opened) == 2
+    assert sorted(p.name for p in env.path.iterdir()) == before and "wide" not in env.manager.topic_names()
+    monkeypatch.setattr(manager_module.DataPartition, "open", real_open)
+    assert env.manager.create_topic("wide", 5) == "NONE"
+    assert [p.tp.partition for p in env.manager.partitions() if p.tp.topic == "wide"] == [0, 1, 2, 3, 4]
+
+
+def test_a_creation_cut_short_by_a_crash_is_completed_at_the_next_start(env: Env,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Partitions are made last first: a crash after any of them leaves the topic's size on disk, and the next
+    start makes the rest, with the same topic id."""
+    from kcoord.impl.partition import manager as manager_module
+
+    made: list[int] = []
+    real_create = manager_module.create_partition_dir
+
+    def crash_after_two(directory: Path, topic_id: object) -> None:
+        if len(made) == 2:
+            raise SystemExit("crash")  # a BaseException stands for the process dying: nothing after it runs
+        real_create(directory, topic_id)  # type: ignore[arg-type]
+        made.append(int(directory.name.rsplit("-", 1)[1]))
+
+    monkeypatch.setattr(manager_module, "create_partition_dir", crash_after_two)
+    monkeypatch.setattr(manager_module.shutil, "rmtree", lambda *a, **k: None)  # a crash cleans nothing up
+    with pytest.raises(SystemExit):
+        env.manager.create_topic("wide", 4)
+    assert made == [3, 2]
+    monkeypatch.undo()
+    env.manager.close()
+    reopened = env.reopen()
+    [meta] = reopened.describe_topics(["wide"])
+    assert meta.error == "NONE" and [p.partition for p in meta.partitions] == [0, 1, 2, 3]
+    assert len({(env.path / f"wide-{i}" / "partition.metadata").read_text() for i in range(4)}) == 1
+
+
 def test_describe_topics_with_and_without_auto_creation(env: Env) -> None:
     [known] = env.manager.describe_topics([TOPIC])
     assert (known.error, known.is_internal, len(known.partitions)) == ("NONE", False, 1)

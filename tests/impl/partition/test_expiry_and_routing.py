@@ -91,6 +91,26 @@ def test_broker_router_splits_markers_between_data_partitions_and_the_group_coor
     assert [list(r) for r in done.result()] == [[offsets, TP, unknown], [offsets]]  # the markers' order
 
 
+def test_broker_router_refuses_negative_producer_ids_and_epochs_before_any_holder(env: Env) -> None:
+    """No control batch carries a negative producer id or epoch: such a marker is INVALID_REQUEST on every partition,
+    the group coordinator's included (it once reached the offsets log's writer, which raised), and nothing is
+    written; the other markers of the request are answered as usual."""
+    group = FakeGroupCoordinator(error="NONE")
+    router = BrokerMarkerTarget(env.manager)
+    router.register("__consumer_offsets", group)
+    offsets = TopicPartition("__consumer_offsets", 3)
+    end = env.part.log_end_offset
+    done = router.write_txn_markers([TxnMarker(-5, 0, "COMMIT", 0, (offsets, TP)),
+                                     TxnMarker(A, -1, "ABORT", 0, (TP, offsets))])
+    assert done.result() == [{offsets: "INVALID_REQUEST", TP: "INVALID_REQUEST"},
+                             {TP: "INVALID_REQUEST", offsets: "INVALID_REQUEST"}]
+    assert group.got == [] and env.part.log_end_offset == end
+    mixed = router.write_txn_markers([TxnMarker(-1, -1, "ABORT", 0, (TP,)), TxnMarker(A, 0, "ABORT", 0, (offsets,))])
+    assert [m.producer_id for m in group.got] == [A]
+    group.release()
+    assert mixed.result() == [{TP: "INVALID_REQUEST"}, {offsets: "NONE"}]
+
+
 def test_broker_router_without_markers_or_owners(env: Env) -> None:
     router = BrokerMarkerTarget(env.manager)
     assert router.write_txn_markers([]).result() == []

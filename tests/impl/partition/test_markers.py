@@ -116,8 +116,8 @@ def test_several_markers_in_one_request_are_answered_in_order(env: Env) -> None:
     open_txn(env, PID + 1)
     done = env.manager.write_txn_markers([TxnMarker(PID, 0, "COMMIT", 0, (TP,)),
                                           TxnMarker(PID + 1, 0, "ABORT", 0, (TP,)),
-                                          TxnMarker(PID + 2, -1, "ABORT", 0, (TP,))])
-    assert done.result() == [{TP: "NONE"}, {TP: "NONE"}, {TP: "INVALID_REQUEST"}]
+                                          TxnMarker(PID + 2, 0, "ABORT", 0, (TopicPartition("nope", 0),))])
+    assert done.result() == [{TP: "NONE"}, {TP: "NONE"}, {TopicPartition("nope", 0): "UNKNOWN_TOPIC_OR_PARTITION"}]
     assert env.part.states.aborted_index == (AbortedTxn(PID + 1, 1, 3, 4),)
 
 

@@ -179,13 +179,14 @@ def txn_offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: T
     valid = any(not metadata_too_large(ctx, p.metadata) for _, parts in req.topics for p in parts)
     if valid:
         key = (state.topic_partition, req.producer_id)
+        now_ms = ctx.now_ms()
         args = {"epoch": req.producer_epoch, "verification_ok": True, "first_offset": shard.log.log_end_offset,
-                "timestamp_ms": ctx.now_ms()}
+                "timestamp_ms": now_ms}
         d = b.decide(ctx.tables.producer, key, "CoordinatorAppend", args, record=0)
         if not d.accepted:
             b.then(lambda: _set(out, TxnOffsetCommitResponse(all_partitions(req.topics, d.error))))
             return b.plan()
-        b.producer = (req.producer_id, req.producer_epoch, False)
+        b.producer = (req.producer_id, req.producer_epoch, False, now_ms)
     answers = _write_offsets(ctx, shard, state, b, req.group_id, req.topics, expire_timestamp_ms=-1,
                              producer_id=req.producer_id)
     b.then(lambda: _set(out, TxnOffsetCommitResponse(answers)))
@@ -370,7 +371,7 @@ def complete_transaction(ctx: Context, shard: Shard, state: GroupShardState, mar
         return b.plan(Completion.of(d.error))
     control = ControlType.COMMIT if marker.result == "COMMIT" else ControlType.ABORT
     b.write(end_txn_marker_entry(control, marker.coordinator_epoch))
-    b.producer = (marker.producer_id, marker.producer_epoch, True)
+    b.producer = (marker.producer_id, marker.producer_epoch, True, now_ms)
     marker_offset = shard.log.log_end_offset
     answer: Completion[str] = Completion()
 

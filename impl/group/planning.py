@@ -29,7 +29,9 @@ class PlanBuilder:
         self.records: list[RecordBytes] = []
         self.effects: list[Callable[[], object]] = []
         self._views: dict[tuple[str, Key], Instance] = {}
-        self.producer: tuple[int, int, bool] | None = None  # (producer id, epoch, control) for a transactional batch
+        # (producer id, epoch, control, timestamp) for a transactional batch; the timestamp is the one its
+        # PartitionProducer transition used, so the batch reloads to the same state
+        self.producer: tuple[int, int, bool, int] | None = None
 
     # ------------------------------------------------------------ instances as this plan leaves them
 
@@ -96,8 +98,8 @@ class PlanBuilder:
 
         batch = None
         if self.producer is not None and self.records:
-            pid, epoch, control = self.producer
-            batch = BatchAttributes(pid, epoch, transactional=True, control=control)
+            pid, epoch, control, timestamp_ms = self.producer
+            batch = BatchAttributes(pid, epoch, transactional=True, control=control, timestamp_ms=timestamp_ms)
         return Plan(changes=list(self.changes), records=list(self.records), response=response, on_failure=on_failure,
                     after_apply=after_apply if effects else None, batch=batch)
 

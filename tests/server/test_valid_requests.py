@@ -157,6 +157,19 @@ def unknown_server_errors(value: Any, path: str = "") -> list[str]:
     return found
 
 
+def differences(before: Any, after: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    """Where two nested values differ: (path, before, after) at the deepest mapping or tuple level that differs."""
+    if before == after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        return [d for k in sorted(before.keys() | after.keys(), key=repr)
+                for d in differences(before.get(k, "<absent>"), after.get(k, "<absent>"), f"{path}/{k!r}")]
+    if isinstance(before, tuple) and isinstance(after, tuple) and len(before) == len(after):
+        return [d for i, (x, y) in enumerate(zip(before, after, strict=True))
+                for d in differences(x, y, f"{path}[{i}]")]
+    return [(path, before, after)]
+
+
 def held(cluster: Any) -> dict[str, Any]:
     """What the node holds that Kafka keeps in its logs: every transaction (but its epoch before the last bump, which
     the transaction log does not hold: Kafka loads it as -1, `TransactionLog.readTxnRecordValue`, and so does
@@ -272,5 +285,5 @@ def test_valid_requests_with_odd_values_fail_no_handler_and_survive_a_restart(se
     served.restart()
     after = served.call(lambda: held(served.server.cluster))
     assert before
-    differ = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-    assert not differ, pprint.pformat({k: (before.get(k), after.get(k)) for k in differ[:3]}, width=200)
+    differ = differences(before, after)
+    assert not differ, pprint.pformat(differ[:10], width=200)

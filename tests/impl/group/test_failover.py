@@ -152,3 +152,27 @@ def test_the_runtime_cleans_the_offsets_log_as_it_grows(tmp_path: Path) -> None:
     h.c.unload(0)
     other = Harness(tmp_path, clock=ManualClock(h.clock.now_ms()))
     assert other.fetched("busy", *(("orders", p) for p in range(4))) == {("orders", p): 396 + p for p in range(4)}
+
+
+class TickingClock(ManualClock):
+    """A clock one millisecond later at every reading: the real clock's worst case between two readings."""
+
+    def now_ms(self) -> int:
+        self._now_ms += 1
+        return self._now_ms
+
+
+def test_transactional_writes_reload_with_the_timestamps_they_were_applied_with(tmp_path: Path) -> None:
+    """A transactional offset commit's and a marker's batch carries the timestamp their PartitionProducer
+    transition used, so the producer's `last_timestamp_ms` reloads as it was held (the batch was once stamped with
+    a later reading of the clock: a millisecond apart when the clock ticked in between)."""
+    h = Harness(tmp_path, verifier=FakeVerifier(), clock=TickingClock(1_000_000))
+    h.commit("g", {("orders", 0): 1})
+    txn_commit(h, "g", {("orders", 1): 100}, pid=7, epoch=1)
+    marker(h, 7, "COMMIT", epoch=1, coordinator_epoch=3)
+    txn_commit(h, "g", {("orders", 2): 5}, pid=8)
+    before = h.c.snapshot(0)["instances"]["PartitionProducer"]
+    assert set(before) == {("__consumer_offsets-0", 7), ("__consumer_offsets-0", 8)}
+    h.c.unload(0)
+    other = Harness(tmp_path, verifier=FakeVerifier(), clock=ManualClock(h.clock.now_ms()))
+    assert other.c.snapshot(0)["instances"]["PartitionProducer"] == before

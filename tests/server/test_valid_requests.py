@@ -1,10 +1,11 @@
 """Valid requests with odd values, to every served API of a real node: no handler fails, every answer reads back, and
 what the node holds afterwards is what it reloads from its logs.
 
-test_bad_input sends bytes that do not decode to a served request. This module sends ones that do: hypothesis builds
-each request from kio's schema of that API and version (every served pair), then most strings and integers in it are
-swapped for values the node has used — names and ids harvested from earlier answers (group, member, transactional and
-producer ids, epochs, generations, topic ids) and edge values (-1, 0, Int32 bounds) — so that requests reach the
+test_bad_input sends bytes that do not decode to a served request. This module sends ones that do. Each request is
+drawn by hypothesis from kio's schema of a served API and version (every served pair), or, for about a third, is a
+request a real client sent (the wire corpus: a JoinGroup with a real subscription, a KIP-848 heartbeat, ...); then
+most of its strings and integers are swapped for values the node has used — ids, names, epochs and offsets that
+earlier answers gave in fields of the same name, and edge values (-1, 0, Int32 bounds) — so that requests reach the
 coordinators' state rather than stop at "unknown group". The node starts with real state made by a real client (a
 group with offsets, a committed and an open transaction). Oracles, for each request:
 - no handler raises and no answer fails to encode: either would be logged at ERROR and answered
@@ -19,12 +20,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import json
 import logging
 import os
 import pprint
 import random
+import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,7 +43,7 @@ from served_cluster import ServedCluster
 
 from kcoord.impl.server.apis import SERVED, node_registry
 from kcoord.impl.server.broker import BrokerContext
-from kcoord.impl.server.codec import decode_response, encode_request
+from kcoord.impl.server.codec import decode_request, decode_response, encode_request
 from kcoord.impl.server.dispatch import ConnectionInfo, Dispatcher, NoReply, Reply
 
 pytestmark = [pytest.mark.wire, pytest.mark.slow]
@@ -50,6 +54,8 @@ TOPIC, GROUP, TXN = "odd-t", "odd-g", "odd-tx"
 KEYS = sorted((key, v) for key, served in SERVED.items() for v in range(served.min_version, served.max_version + 1))
 # a longer hunt: KCOORD_FUZZ_REQUESTS=20000 KCOORD_FUZZ_SEED=7 pytest tests/server/test_valid_requests.py
 REQUESTS = int(os.environ.get("KCOORD_FUZZ_REQUESTS", "1500"))
+REAL_SHARE = 0.35  # of the requests sent, the share taken from real clients' requests rather than drawn
+CORPUS = Path(__file__).parents[1] / "impl" / "server" / "corpus" / "client_frames.json"
 SEED = int(os.environ.get("KCOORD_FUZZ_SEED", "20261126"))
 WAIT_S = 0.5  # a request still parked after this (a long poll, a join waiting for a rebalance) is left to run
 EDGE_INTS = (-(1 << 31), -2, -1, 0, 1, 2, 3, 100, (1 << 31) - 1)
@@ -108,16 +114,16 @@ class Pool:
         elif isinstance(value, uuid.UUID):
             _add(self.uuids, value, 500)
 
-    def bias(self, value: Any, rnd: random.Random, name: str = "", kafka_type: str = "") -> Any:
+    def bias(self, value: Any, rnd: random.Random, name: str = "", kafka_type: str = "", keep: float = 0.25) -> Any:
         """`value` with most of its strings, integers, ids and durations swapped: for one the answers gave a field of
         the same `name`, or any pool value of its type (`kafka_type`: the schema's type, which bounds an integer)."""
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            changes = {f.name: self.bias(getattr(value, f.name), rnd, f.name, f.metadata.get("kafka_type", ""))
+            changes = {f.name: self.bias(getattr(value, f.name), rnd, f.name, f.metadata.get("kafka_type", ""), keep)
                        for f in dataclasses.fields(value)}
             return dataclasses.replace(value, **changes)
         if isinstance(value, tuple):
-            return tuple(self.bias(item, rnd, name, kafka_type) for item in value)
-        if isinstance(value, bool) or value is None or rnd.random() < 0.25:
+            return tuple(self.bias(item, rnd, name, kafka_type, keep) for item in value)
+        if isinstance(value, bool) or value is None or rnd.random() < keep:
             return value
         same_name = [v for v in self.named.get(name, ()) if _kind(v) == _kind(value)]
         if isinstance(value, str):
@@ -176,7 +182,16 @@ def held(cluster: Any) -> dict[str, Any]:
     kcoord, `impl/txn/records.py`); per offsets partition its offsets and
     KIP-848 groups, and its classic groups that are not in a rebalance (a rebalance's joins are never written) and
     were ever written (a group made by a first JoinGroup that was told MEMBER_ID_REQUIRED is not); per data
-    partition its offsets and producer states. Read on the server's loop."""
+    partition its offsets and producer states. A producer that a load may expire is left out: no open transaction
+    and a latest timestamp (the batch's, which the client sets) more than producer.id.expiration.ms old, give or take
+    a minute (Kafka's load drops those, and the running node only at its next expiration check). Read on the
+    server's loop."""
+    expired_before = time.time() * 1000 - cluster.partitions.config.producer_id_expiration_ms + 60_000
+
+    def kept(producers: dict[Any, Any]) -> dict[Any, Any]:
+        return {k: dict(v) for k, v in producers.items()
+                if v["current_txn_first_offset"] != -1 or v["last_timestamp_ms"] > expired_before}
+
     out: dict[str, Any] = {"topics": cluster.partitions.topic_names()}
     for node in cluster.nodes:
         for p in sorted(node.txn.runtime.shards):
@@ -190,10 +205,12 @@ def held(cluster: Any) -> dict[str, Any]:
             out[f"groups-{p}"] = {
                 "classic": classic, "classic-side": {g: snap["classic"].get(g) for (g,) in classic},
                 "offsets": snap["offsets"], "consumer": snap["consumer"],
-                **{m: snap["instances"][m] for m in snap["instances"] if m != "ClassicGroup"}}
+                "ConsumerGroup": snap["instances"]["ConsumerGroup"],
+                "ConsumerGroupMember": snap["instances"]["ConsumerGroupMember"],
+                "PartitionProducer": kept(snap["instances"]["PartitionProducer"])}
     for part in cluster.partitions.partitions():
         out[f"log-{part.tp}"] = (part.log_end_offset, part.high_watermark, part.last_stable_offset,
-                                 {k: dict(v) for k, v in part.states.instances().items()})
+                                 kept(dict(part.states.instances())))
     return out
 
 
@@ -223,8 +240,20 @@ def drawn_requests() -> list[tuple[int, int, Any]]:
     return out[:REQUESTS]
 
 
+def client_requests() -> list[tuple[int, int, Any]]:
+    """The requests kafka-python, aiokafka and librdkafka sent in their normal flows (the wire corpus), decoded."""
+    out = []
+    for entry in json.loads(CORPUS.read_text()):
+        decoded = decode_request(bytes.fromhex(entry["frame_hex"]))
+        served = SERVED.get(decoded.api_key)
+        if served is not None and decoded.api_version in served:
+            out.append((decoded.api_key, decoded.api_version, decoded.body))
+    return out
+
+
 def test_every_served_api_version_is_sent() -> None:
     assert len(KEYS) >= 100 and {key for key, _ in KEYS} == set(SERVED)
+    assert len({key for key, _, _ in client_requests()}) >= 20
 
 
 def test_valid_requests_with_odd_values_fail_no_handler_and_survive_a_restart(served: ServedCluster) -> None:
@@ -234,8 +263,13 @@ def test_valid_requests_with_odd_values_fail_no_handler_and_survive_a_restart(se
     logging.getLogger().addHandler(errors)  # removed below; a failed test leaves it (it only collects)
 
     rnd = random.Random(SEED)
+    real = client_requests()
     for step, (key, version, drawn) in enumerate(drawn_requests()):
-        request = pool.bias(drawn, rnd)
+        if rnd.random() < REAL_SHARE:  # a real client's request, fewer of its values swapped: deeper protocol paths
+            key, version, real_request = rnd.choice(real)
+            request = pool.bias(real_request, rnd, keep=0.6)
+        else:
+            request = pool.bias(drawn, rnd)
         frame = encode_request(request, correlation_id=step, client_id=rnd.choice(["odd-1", "odd-2"]))
         connection = ConnectionInfo(connection_id=rnd.randrange(4), client_host="127.0.0.1", client_port=1)
 

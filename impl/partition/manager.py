@@ -165,7 +165,7 @@ class PartitionManager:
         (error, message), or None. INVALID_REQUEST for an internal topic (the coordinators own theirs; KRaft's
         metadata log is nobody's to create), INVALID_TOPIC_EXCEPTION for an illegal name or one that collides with
         an existing topic's ('.' and '_' are one character to Kafka), TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS."""
-        count = self.config.num_partitions if num_partitions in (None, -1) else num_partitions
+        count = self.partition_count(num_partitions)
         if name in INTERNAL_TOPICS or name == CLUSTER_METADATA_TOPIC:
             return "INVALID_REQUEST", f"Creation of internal topic {name} is prohibited."
         problem = topic_name_problem(name)
@@ -177,7 +177,7 @@ class PartitionManager:
             colliding = sorted(t for t in self._topics if _unified(t) == _unified(name))
             if colliding:
                 return "INVALID_TOPIC_EXCEPTION", f"Topic '{name}' collides with existing topic: {colliding[0]}"
-        if count is None or count <= 0:
+        if count <= 0:
             return "INVALID_PARTITIONS", "Number of partitions was set to an invalid non-positive value."
         return None
 
@@ -187,9 +187,12 @@ class PartitionManager:
         problem = self.creation_problem(name, num_partitions)
         if problem is not None:
             return problem[0]
-        self._open_topic(name, self._topic_id_factory(),
-                         self.config.num_partitions if num_partitions in (None, -1) else num_partitions)
+        self._open_topic(name, self._topic_id_factory(), self.partition_count(num_partitions))
         return "NONE"
+
+    def partition_count(self, num_partitions: int | None) -> int:
+        """The partitions a topic created with `num_partitions` gets: the broker's default for None or -1."""
+        return self.config.num_partitions if num_partitions in (None, -1) else num_partitions
 
     def topic_names(self) -> list[str]:
         return sorted(self._topics)

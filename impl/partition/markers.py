@@ -48,14 +48,16 @@ class BrokerMarkerTarget:
                 parts.setdefault(id(target), []).append((i, replace(marker, partitions=tuple(tps))))
         remaining = [len(parts)]
 
+        def answered() -> list[MarkerResult]:
+            return [{tp: answers[i][tp] for tp in m.partitions} for i, m in enumerate(markers)]
+
         def finish() -> None:
             remaining[0] -= 1
             if remaining[0] == 0:
-                out.set([{tp: answers[i][tp] for tp in m.partitions} for i, m in enumerate(markers)])
+                out.set(answered())
 
-        if not parts:
-            remaining[0] = 1
-            finish()
+        if not parts:  # nothing to send (no markers, or only refused ones)
+            out.set(answered())
         for key, sent in parts.items():
             target, internal = targets[key]
             self._send(target, sent, internal, answers, finish)

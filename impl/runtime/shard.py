@@ -67,6 +67,7 @@ class BatchAttributes:
     timestamp_ms: int | None = None  # the batch's timestamp: the one its producer-state transition used (reloaded
     # from the batch, it must be the same); None: the clock at the append
 
+
 @dataclass(slots=True)
 class Plan:
     """What a handler decided: changes, the records describing them, and the answer.
@@ -249,13 +250,11 @@ class Shard:
             return
         self.write_open()  # a batch with producer fields of its own: after the plans before it
         attributes: dict[str, Any] = {}
-        timestamp_ms = None
         if plan.batch is not None:
             attributes = {"producer_id": plan.batch.producer_id, "producer_epoch": plan.batch.producer_epoch,
                           "transactional": plan.batch.transactional, "control": plan.batch.control}
-            timestamp_ms = plan.batch.timestamp_ms
-        if timestamp_ms is None:
-            timestamp_ms = self.clock.now_ms()
+        stamped = plan.batch.timestamp_ms if plan.batch is not None else None
+        timestamp_ms = self.clock.now_ms() if stamped is None else stamped
         try:
             info = self.log.append(plan.records, timestamp_ms=timestamp_ms,
                                    partition_leader_epoch=self.coordinator_epoch, **attributes)

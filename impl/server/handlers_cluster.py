@@ -93,9 +93,9 @@ class ClusterHandlers:
         body: Any = request.body
         schema = response_schema(request.api_key, request.api_version)
         topic_type = item_type(schema, "topics")
-        default = self.ctx.cluster.partitions.config.num_partitions
+        partitions = self.ctx.cluster.partitions
         named = Counter(topic.name for topic in body.topics)
-        planned = [(topic, self._refusal(topic), default if topic.num_partitions == -1 else topic.num_partitions)
+        planned = [(topic, self._refusal(topic), partitions.partition_count(topic.num_partitions))
                    for topic in body.topics if named[topic.name] == 1]
         records = sum(1 + len({c.name for c in topic.configs}) + count
                       for topic, refusal, count in planned if refusal is None)
@@ -111,7 +111,7 @@ class ClusterHandlers:
             if error == "NONE" and not body.validate_only:
                 created = self.ctx.shared.create_topic(topic.name, count)
                 assert created == "NONE", created  # `_refusal` looked just now, with no await in between
-                (meta,) = self.ctx.cluster.partitions.describe_topics([topic.name])
+                (meta,) = partitions.describe_topics([topic.name])
             results.append(build(
                 topic_type, name=topic.name, topic_id=meta.topic_id if meta is not None else None,
                 error_code=code(error), error_message=message,

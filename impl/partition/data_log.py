@@ -10,7 +10,11 @@ Owns:
 - `partition.metadata` (Kafka's format: `version: 0` / `topic_id: <base64 uuid>`), written once when the partition is
   created, and `leader-epoch-checkpoint` (Kafka's format: version, count, `epoch start_offset` lines): a single-node
   partition becomes leader again on every open, so each open appends a new leader epoch starting at the log end
-  offset. Both are replaced atomically (temp file, fsync, rename, fsync the directory).
+  offset. Both are replaced atomically (temp file, fsync, rename, fsync the directory) — except in a new partition
+  made with a `SyncLater` (a topic's partitions made together): there they are written in place and made durable
+  by its one sync, so a crash before it may leave them missing or empty. An empty `partition.metadata` reads as
+  none (the partition manager accepts that only below a partition of the same topic that has one, and rewrites it);
+  an empty `leader-epoch-checkpoint` reads as no epochs, for an empty log only.
 Must not import: `kcoord.model`.
 """
 
@@ -22,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from uuid import UUID
 
-from ..storage._files import atomic_write, fsync_dir
+from ..storage._files import SyncLater, atomic_write, fsync_dir
 from ..storage.batch import Record, RecordBatch, encode_batch
 from ..storage.log import AppendInfo, PartitionLog
 
@@ -55,18 +59,24 @@ class DataLog(PartitionLog):
 # ---------------------------------------------------------------------------------------------- metadata files
 
 
-def write_partition_metadata(directory: Path, topic_id: UUID) -> None:
-    """Kafka's `partition.metadata` (the topic id in base64url without padding, as `Uuid.toString`)."""
-    text = f"version: 0\ntopic_id: {_uuid_text(topic_id)}\n"
-    atomic_write(directory / PARTITION_METADATA_FILE, text.encode())
+def write_partition_metadata(directory: Path, topic_id: UUID, later: SyncLater | None = None) -> None:
+    """Kafka's `partition.metadata` (the topic id in base64url without padding, as `Uuid.toString`): replaced
+    atomically, or with `later` written in place, durable at its sync (for a new partition's directory)."""
+    data = f"version: 0\ntopic_id: {_uuid_text(topic_id)}\n".encode()
+    if later is None:
+        atomic_write(directory / PARTITION_METADATA_FILE, data)
+    else:
+        later.write_new(directory / PARTITION_METADATA_FILE, data)
 
 
 def read_partition_metadata(directory: Path) -> UUID | None:
-    """The topic id of a partition directory, or None when it has no (readable) `partition.metadata`."""
+    """The topic id of a partition directory, or None when its `partition.metadata` is missing or empty."""
     path = directory / PARTITION_METADATA_FILE
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
+        return None
+    if not lines:
         return None
     fields = dict(line.split(": ", 1) for line in lines if ": " in line)
     if fields.get("version") != "0" or "topic_id" not in fields:
@@ -79,13 +89,18 @@ def _uuid_text(topic_id: UUID) -> str:
     return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
 
 
-def read_leader_epochs(directory: Path) -> list[tuple[int, int]]:
-    """The `(epoch, start_offset)` entries of `leader-epoch-checkpoint` (empty when there is none)."""
+def read_leader_epochs(directory: Path, *, log_end_offset: int | None = None) -> list[tuple[int, int]]:
+    """The `(epoch, start_offset)` entries of `leader-epoch-checkpoint` (empty when there is none). An empty file
+    (a new partition's, cut short by a crash) reads as no entries when the log is known empty (`log_end_offset`
+    0); otherwise it is refused, as any unreadable checkpoint."""
     path = directory / LEADER_EPOCH_FILE
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return []
+    if not text and log_end_offset == 0:
+        return []
+    lines = text.split("\n")
     if len(lines) < 2 or lines[0] != "0":
         raise ValueError(f"{path}: not a version 0 leader epoch checkpoint")
     count = int(lines[1])
@@ -95,19 +110,33 @@ def read_leader_epochs(directory: Path) -> list[tuple[int, int]]:
     return [(e[0], e[1]) for e in entries]
 
 
-def begin_leader_epoch(directory: Path, log_end_offset: int) -> int:
-    """Record a new leader epoch (one above the last, 0 for the first) starting at `log_end_offset`; return it."""
-    entries = read_leader_epochs(directory)
+def begin_leader_epoch(directory: Path, log_end_offset: int, later: SyncLater | None = None
+                       ) -> list[tuple[int, int]]:
+    """Record a new leader epoch (one above the last, 0 for the first) starting at `log_end_offset`; return the
+    entries as written (the new epoch last). With `later`, durable at its sync: a new checkpoint is written in
+    place (a crash before the sync may leave it empty, which reads as no epochs: its log is empty), an existing
+    one is replaced atomically."""
+    entries = read_leader_epochs(directory, log_end_offset=log_end_offset)
     epoch = entries[-1][0] + 1 if entries else 0
     entries = [e for e in entries if e[1] < log_end_offset] + [(epoch, log_end_offset)]  # truncated tails drop out
     text = "0\n" + f"{len(entries)}\n" + "".join(f"{e} {o}\n" for e, o in entries)
-    atomic_write(directory / LEADER_EPOCH_FILE, text.encode())
-    return epoch
+    path = directory / LEADER_EPOCH_FILE
+    if later is not None and not path.exists():
+        later.write_new(path, text.encode())
+    else:
+        atomic_write(path, text.encode(), later=later)
+    return entries
 
 
-def create_partition_dir(directory: Path, topic_id: UUID) -> None:
-    """The partition directory with its `partition.metadata`, durably (the segment comes with the log)."""
-    if not directory.is_dir():
+def create_partition_dir(directory: Path, topic_id: UUID, later: SyncLater | None = None) -> None:
+    """The partition directory with its `partition.metadata` (the segment comes with the log): durable now, or at
+    `later.sync()` for a directory made here (an existing one's metadata is replaced atomically, now)."""
+    if directory.is_dir():
+        later = None
+    else:
         os.makedirs(directory)
-        fsync_dir(directory.parent)
-    write_partition_metadata(directory, topic_id)
+        if later is None:
+            fsync_dir(directory.parent)
+        else:
+            later.directory(directory.parent)
+    write_partition_metadata(directory, topic_id, later)

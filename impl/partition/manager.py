@@ -32,6 +32,7 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import uuid
@@ -44,9 +45,10 @@ from ..runtime.clock import Clock
 from ..runtime.completion import Completion
 from ..runtime.trace import Tracer
 from ..statemachine import MachineTable
+from ..storage._files import SyncLater, fsync_dir
 from ..storage.batch import RecordBatch
 from ..storage.log import Durability
-from .data_log import create_partition_dir, read_partition_metadata
+from .data_log import PARTITION_METADATA_FILE, create_partition_dir, read_partition_metadata
 from .partition import Appended, DataPartition, Verification
 from .types import (
     INTERNAL_TOPICS,
@@ -119,15 +121,29 @@ class PartitionManager:
     # ------------------------------------------------------------------------------------------ topics
 
     def _discover(self) -> None:
-        """Open the data topics found under `data_dir` (partition directories with a `partition.metadata`)."""
+        """Open the data topics found under `data_dir` (partition directories with a `partition.metadata`).
+
+        A topic's size is its highest partition that has a `partition.metadata`: partitions are made last first
+        and the last one is durable before any other is made, so a creation a crash cut short is completed here
+        (missing partitions made, empty `partition.metadata` files written again). An empty `partition.metadata`
+        with no higher partition of the topic is not a creation cut short: the start is refused."""
         found: dict[str, dict[int, tuple[Path, uuid.UUID]]] = {}
+        empty: dict[str, dict[int, Path]] = {}
         for entry in sorted(self.data_dir.iterdir()):
             match = _DIR_NAME.fullmatch(entry.name)
             if match is None or not entry.is_dir() or match.group(1) in INTERNAL_TOPICS:
                 continue
+            topic, index = match.group(1), int(match.group(2))
             topic_id = read_partition_metadata(entry)
             if topic_id is not None:
-                found.setdefault(match.group(1), {})[int(match.group(2))] = (entry, topic_id)
+                found.setdefault(topic, {})[index] = (entry, topic_id)
+            elif (entry / PARTITION_METADATA_FILE).exists():
+                empty.setdefault(topic, {})[index] = entry / PARTITION_METADATA_FILE
+        for topic, files in empty.items():
+            highest = max(files)
+            if highest > max(found.get(topic, {-1: None})):
+                raise ValueError(f"{files[highest]} is empty and no higher partition of topic {topic} has a "
+                                 "partition.metadata: its topic id is unknown")
         for topic, partitions in sorted(found.items()):
             ids = {topic_id for _, topic_id in partitions.values()}
             if len(ids) != 1:
@@ -135,27 +151,40 @@ class PartitionManager:
             self._open_topic(topic, ids.pop(), max(partitions) + 1)  # a creation cut short is completed
 
     def _open_topic(self, name: str, topic_id: uuid.UUID, num_partitions: int) -> None:
+        """Open (making what is missing) partitions 0..num_partitions-1 of topic `name`, durably.
+
+        A new last partition is made first and durable at once: from then on a start after a crash knows the
+        topic's size and makes the missing partitions (`_discover`), so a creation is all or nothing. Every other
+        partition's fsyncs wait for one sync at the end (`SyncLater`: one disk flush, not up to seven a
+        partition); a crash before it may lose the new partitions' files or leave them empty, which `_discover`
+        repairs, and no partition answers anything before it."""
         if self._closed:  # a topic made now would be written next to a data directory another process may own
             raise RuntimeError(f"the partition manager of {self.data_dir} is closed; topic {name!r} not created")
-        # The last partition first: once its directory is durable, a start after a crash part way through knows
-        # the topic's size and makes the missing partitions (`_discover`), so a creation is all or nothing.
         partitions: list[DataPartition] = []
         made: list[Path] = []
+        later = SyncLater(self.data_dir)
         try:
             for index in reversed(range(num_partitions)):
                 tp = TopicPartition(name, index)
                 directory = self.data_dir / str(tp)
-                if not directory.is_dir():
+                new = not directory.is_dir()
+                if new:
                     made.append(directory)
-                create_partition_dir(directory, topic_id)
+                deferred = None if new and index == num_partitions - 1 else later
+                if new or read_partition_metadata(directory) != topic_id:
+                    create_partition_dir(directory, topic_id, deferred)
                 partitions.append(DataPartition.open(tp, directory, topic_id=topic_id, table=self._table,
                                                      tracer=self.tracer, clock=self.clock, config=self.config,
-                                                     durability=self.durability))
+                                                     durability=self.durability, later=deferred))
+            later.sync()
         except BaseException:
             for partition in partitions:  # (out of file descriptors, disk full: undo, so nothing half made stays)
                 partition.close()
             for directory in made:
                 shutil.rmtree(directory, ignore_errors=True)
+            if made:
+                with contextlib.suppress(OSError):  # the removal is durable too: a failed creation does not come back
+                    fsync_dir(self.data_dir)
             raise
         partitions.reverse()
         self._topics[name] = (topic_id, partitions)

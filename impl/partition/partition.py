@@ -32,9 +32,10 @@ from ..interfaces import TopicPartition, TxnMarker
 from ..runtime.clock import Clock
 from ..runtime.trace import Tracer
 from ..statemachine import Decision, MachineTable
+from ..storage._files import SyncLater
 from ..storage.batch import ControlType, Record, RecordBatch, encode_batch, end_txn_marker_entry
 from ..storage.log import Durability, OffsetOutOfRangeError
-from .data_log import DataLog, begin_leader_epoch, read_leader_epochs
+from .data_log import DataLog, begin_leader_epoch
 from .producer_state import BatchMetadata, ProducerStateManager, VerificationGuard, last_sequence_of
 from .types import (
     EARLIEST_TIMESTAMP,
@@ -86,17 +87,21 @@ class DataPartition:
 
     @classmethod
     def open(cls, tp: TopicPartition, directory: Path, *, topic_id: UUID, table: MachineTable, tracer: Tracer,
-             clock: Clock, config: PartitionConfig, durability: Durability | None = None) -> DataPartition:
-        """Open (creating if needed) the partition's log, rebuild its producer state, begin a new leader epoch."""
+             clock: Clock, config: PartitionConfig, durability: Durability | None = None,
+             later: SyncLater | None = None) -> DataPartition:
+        """Open (creating if needed) the partition's log, rebuild its producer state, begin a new leader epoch.
+        `later`: its files are made durable by `later.sync()` (see `PartitionLog.open`, `begin_leader_epoch`): the
+        partition must not answer anything before that sync."""
         states = ProducerStateManager(str(tp), table=table, tracer=tracer, clock=clock, leader_epoch=-1)
         log = DataLog.open(directory, segment_bytes=config.segment_bytes, durability=durability,
-                           clock_ms=clock.now_ms, on_batch=states.replay_batch)
+                           clock_ms=clock.now_ms, on_batch=states.replay_batch, later=later)
         assert isinstance(log, DataLog)
-        epoch = begin_leader_epoch(directory, log.log_end_offset)
+        epochs = begin_leader_epoch(directory, log.log_end_offset, later)
+        epoch = epochs[-1][0]
         states.leader_epoch = epoch
         states.finish_load(log.durable_offset)
         partition = cls(tp, log, states, topic_id=topic_id, clock=clock, config=config, leader_epoch=epoch,
-                        leader_epochs=read_leader_epochs(directory))
+                        leader_epochs=epochs)
         partition.expire_producers()
         return partition
 

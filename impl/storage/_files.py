@@ -1,4 +1,5 @@
-"""File-level helpers of the storage layer: segment names, durable renames, and streaming batch scans.
+"""File-level helpers of the storage layer: segment names, durable renames, fsyncs put off to one point
+(``SyncLater``), and streaming batch scans.
 
 ``FileScan`` reads a segment in bounded chunks (so a 100 MiB segment never sits in memory whole) and stitches
 batches that straddle a chunk boundary. Must not import ``kcoord.model``.
@@ -6,6 +7,8 @@ batches that straddle a chunk boundary. Must not import ``kcoord.model``.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +19,7 @@ from .batch import BatchDecoder, BatchSpan, DecodeStop, LastValues, RecordBatch,
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
     "FileScan",
+    "SyncLater",
     "atomic_write",
     "fsync_dir",
     "fsync_file",
@@ -59,23 +63,104 @@ def _fsync(path: Path, flags: int) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, *, tmp_suffix: str = ".tmp") -> None:
+def atomic_write(path: Path, data: bytes, *, tmp_suffix: str = ".tmp", later: SyncLater | None = None) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves either the old or the new content, durably.
 
-    Write ``path`` + ``tmp_suffix``, fsync it, rename it over ``path``, fsync the directory. A leftover temp file
-    means the crash happened before the rename: the original is intact and the temp file can be deleted.
+    Write ``path`` + ``tmp_suffix``, fsync it, rename it over ``path``, fsync the directory (with ``later``: at
+    ``later.sync()``; until then a crash may leave the old content). A leftover temp file means the crash happened
+    before the rename: the original is intact and the temp file can be deleted.
     """
     tmp = path.with_name(path.name + tmp_suffix)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        _write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    fsync_dir(path.parent)
+    if later is None:
+        fsync_dir(path.parent)
+    else:
+        later.directory(path.parent)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class SyncLater:
+    """fsyncs put off to one ``sync()`` for many files: opening a topic's partitions, where an fsync each would
+    cost a disk flush each. Nothing that depends on the noted files may be acknowledged before ``sync()`` returns.
+
+    A file that ``atomic_write(..., later=)`` replaces keeps its guarantee (after a crash: the old content or the
+    new, never a mix); only the rename's directory fsync waits. A file noted with ``file`` (an existing one whose
+    content may still be only in the page cache, or a new one) is durable only at ``sync()``; a new file
+    (``write_new``) that a crash comes before may be lost or left empty (its directory entry can reach the disk
+    before its data), so only files a restart repairs when they are missing or empty may be made this way.
+
+    ``sync()`` is one syncfs(2) of the file system holding ``anchor`` (every noted path must be on it): one journal
+    commit and disk flush for all of them. Where syncfs is not available, each noted file and then each noted
+    directory is fsynced. A failed sync raises ``OSError`` (before Linux 5.8 syncfs does not report errors of the
+    page cache's write-back; fsync does).
+    """
+
+    __slots__ = ("_anchor", "_directories", "_files")
+
+    def __init__(self, anchor: Path) -> None:
+        self._anchor = anchor
+        self._files: list[Path] = []
+        self._directories: dict[Path, None] = {}  # ordered and without repeats: one fsync each in the fallback
+
+    def write_new(self, path: Path, data: bytes) -> None:
+        """Create (or empty) ``path`` and write ``data``; durable at ``sync()``."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        self.file(path)
+
+    def file(self, path: Path) -> None:
+        """``path``'s content and its entry in its directory become durable at ``sync()`` (not before)."""
+        self._files.append(path)
+        self.directory(path.parent)
+
+    def directory(self, path: Path) -> None:
+        """The entries of directory ``path`` (files made, renamed, removed) become durable at ``sync()``."""
+        self._directories[path] = None
+
+    def sync(self) -> None:
+        syncfs = _syncfs()
+        if syncfs is None:
+            for path in self._files:
+                fsync_file(path)
+            for path in self._directories:
+                fsync_dir(path)
+        elif self._files or self._directories:
+            fd = os.open(self._anchor, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                if syncfs(fd) != 0:
+                    code = ctypes.get_errno()
+                    raise OSError(code, f"syncfs of {self._anchor}: {os.strerror(code)}")
+            finally:
+                os.close(fd)
+        self._files.clear()
+        self._directories.clear()
+
+
+@functools.cache
+def _syncfs() -> Callable[[int], int] | None:
+    """Linux's syncfs(2) from the C library, or None where there is none."""
+    try:
+        found = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    found.argtypes = [ctypes.c_int]
+    found.restype = ctypes.c_int
+    syncfs: Callable[[int], int] = found
+    return syncfs
 
 
 class FileScan:

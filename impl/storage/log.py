@@ -32,7 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal
 
-from ._files import FileScan, atomic_write, fsync_dir, parse_segment_name, segment_name
+from ._files import FileScan, SyncLater, atomic_write, fsync_dir, parse_segment_name, segment_name
 from .batch import (
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
@@ -238,7 +238,7 @@ class PartitionLog:
     def open(cls, path: str | os.PathLike[str], *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
              durability: Durability | None = None, clock_ms: Callable[[], int] = _wall_clock_ms,
              on_batch: Callable[[RecordBatch], None] | None = None,
-             last_values: LastValues | None = None) -> PartitionLog:
+             last_values: LastValues | None = None, later: SyncLater | None = None) -> PartitionLog:
         """Open (creating if needed) the log in directory ``path`` and recover it; see ``recovery`` for the report.
 
         Every batch of every segment is validated (length, magic, CRC, offsets increasing). A bad tail of the last
@@ -252,22 +252,30 @@ class PartitionLog:
         ``BatchDecoder.last_values``; no batch objects are built) and ``on_batch`` receives only the other batches
         (control batches, records without a key or with headers), each in its place in the log. Its scan trusts
         the batches below the log's recovery point (see the module docstring): their CRC is not computed again.
+
+        ``later``: the fsyncs of this open (the directory and first segment it makes, the last segment it
+        recovers) wait for ``later.sync()``, for opening many partitions at once; until that sync nothing of this
+        log may be acknowledged, though ``durable_offset`` already counts what the sync will make durable.
         """
         if segment_bytes < 1024:
             raise ValueError(f"segment_bytes must be at least 1024, got {segment_bytes}")
         directory = Path(path)
         if not directory.is_dir():
             directory.mkdir(parents=True)
-            fsync_dir(directory.parent)  # the partition directory itself must survive a crash
+            if later is None:
+                fsync_dir(directory.parent)  # the partition directory itself must survive a crash
+            else:
+                later.directory(directory.parent)
         for leftover in directory.glob(f"*{_COMPACTING_SUFFIX}"):
             leftover.unlink()  # a compaction that crashed before its rename: the original is intact
         vouched = _read_recovery_point(directory)
         if last_values is not None:
             last_values.trusted_below = vouched
-        segments, report = _recover(directory, on_batch, last_values)
+        segments, report = _recover(directory, on_batch, last_values, later)
         log = cls(directory, segments, segment_bytes=segment_bytes, durability=durability or Durability.per_batch(),
                   clock_ms=clock_ms, recovery=report, recovery_point=vouched)
-        log._checkpoint_recovery_point()  # everything up to the log end is now validated and fsynced
+        if later is None:  # (with `later`, the old, lower recovery point stays until a roll or close moves it)
+            log._checkpoint_recovery_point()  # everything up to the log end is now validated and fsynced
         return log
 
     # ------------------------------------------------------------------------------------------ offsets
@@ -637,13 +645,16 @@ def _out_of_order(position: int, base_offset: int, expected: int) -> str:
     return f"{stop.reason.value}: {stop.detail}"
 
 
-def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, last_values: LastValues | None
-             ) -> tuple[list[_Segment], RecoveryReport]:
+def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, last_values: LastValues | None,
+             later: SyncLater | None) -> tuple[list[_Segment], RecoveryReport]:
     files = _segment_files(directory)
     if not files:
         path = directory / segment_name(0)
         path.touch()
-        fsync_dir(directory)
+        if later is None:
+            fsync_dir(directory)
+        else:
+            later.file(path)
         files = [(0, path)]
     segments: list[_Segment] = []
     batches = 0
@@ -664,13 +675,17 @@ def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, la
         segments.append(segment)
         next_offset = segment.next_offset
     last = segments[-1]
-    fd = os.open(last.path, os.O_WRONLY)
-    try:
-        if truncated is not None:
-            os.ftruncate(fd, last.size)
-        os.fsync(fd)  # whatever the page cache held before the crash is durable from here on
-    finally:
-        os.close(fd)
+    if truncated is not None or later is None:
+        fd = os.open(last.path, os.O_WRONLY)
+        try:
+            if truncated is not None:
+                os.ftruncate(fd, last.size)
+            if later is None:
+                os.fsync(fd)  # whatever the page cache held before the crash is durable from here on
+        finally:
+            os.close(fd)
+    if later is not None:
+        later.file(last.path)  # (durable at its sync, before anything of this log is acknowledged)
     report = RecoveryReport(
         segments=len(segments), batches=batches, log_start_offset=segments[0].base_offset,
         log_end_offset=last.next_offset,

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -11,8 +13,12 @@ import cramjam
 import crc32c
 import pytest
 
+from kcoord.impl.interfaces import TopicPartition
 from kcoord.impl.partition import ActiveProducer, AppendOrigin, PartitionConfig, PartitionProducers, topic_name_problem
+from kcoord.impl.partition.data_log import read_leader_epochs, read_partition_metadata
+from kcoord.impl.storage._files import SyncLater
 from kcoord.impl.storage.batch import BATCH_OVERHEAD, Record, RecordBatch, encode_batch
+from kcoord.impl.storage.log import read_partition_dir
 
 from .helpers import T0_MS, TOPIC, TP, Env, batch, make_env
 
@@ -78,32 +84,126 @@ def test_a_creation_the_disk_fails_part_way_leaves_nothing(env: Env, monkeypatch
     assert [p.tp.partition for p in env.manager.partitions() if p.tp.topic == "wide"] == [0, 1, 2, 3, 4]
 
 
-def test_a_creation_cut_short_by_a_crash_is_completed_at_the_next_start(env: Env,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Partitions are made last first: a crash after any of them leaves the topic's size on disk, and the next
-    start makes the rest, with the same topic id."""
+def test_a_creation_the_final_sync_fails_leaves_nothing(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     from kcoord.impl.partition import manager as manager_module
 
-    made: list[int] = []
-    real_create = manager_module.create_partition_dir
+    before = sorted(p.name for p in env.path.iterdir())
 
-    def crash_after_two(directory: Path, topic_id: object) -> None:
-        if len(made) == 2:
-            raise SystemExit("crash")  # a BaseException stands for the process dying: nothing after it runs
-        real_create(directory, topic_id)  # type: ignore[arg-type]
-        made.append(int(directory.name.rsplit("-", 1)[1]))
+    def failing_sync(self: object) -> None:
+        raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(manager_module, "create_partition_dir", crash_after_two)
-    monkeypatch.setattr(manager_module.shutil, "rmtree", lambda *a, **k: None)  # a crash cleans nothing up
+    monkeypatch.setattr(manager_module.SyncLater, "sync", failing_sync)
+    with pytest.raises(OSError, match="Input/output error"):
+        env.manager.create_topic("wide", 3)
+    assert sorted(p.name for p in env.path.iterdir()) == before and "wide" not in env.manager.topic_names()
+
+
+def _crash_before_the_sync(env: Env, monkeypatch: pytest.MonkeyPatch, name: str, partitions: int,
+                           crash_at_open: int | None = None) -> set[str]:
+    """Create topic `name` and let the process die just before the creation's sync (or when partition
+    `crash_at_open` is being opened): nothing after that runs, nothing is cleaned up. Returns the directories of
+    the files that were waiting for the sync."""
+    waiting: set[str] = set()
+    from kcoord.impl.partition import manager as manager_module
+
+    real_open = manager_module.DataPartition.open
+
+    def dying_open(tp: TopicPartition, *args: object, **kw: object) -> object:
+        if tp.partition == crash_at_open:
+            raise SystemExit("crash")  # a BaseException stands for the process dying
+        return real_open(tp, *args, **kw)  # type: ignore[arg-type]
+
+    def dying_sync(self: SyncLater) -> None:
+        waiting.update(path.parent.name for path in self._files)
+        raise SystemExit("crash")
+
+    monkeypatch.setattr(manager_module.DataPartition, "open", dying_open)
+    monkeypatch.setattr(manager_module.SyncLater, "sync", dying_sync)
+    monkeypatch.setattr(manager_module.shutil, "rmtree", lambda *a, **k: None)
     with pytest.raises(SystemExit):
-        env.manager.create_topic("wide", 4)
-    assert made == [3, 2]
+        env.manager.create_topic(name, partitions)
     monkeypatch.undo()
     env.manager.close()
+    return waiting
+
+
+def test_a_creation_cut_short_by_a_crash_is_completed_at_the_next_start(env: Env,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last partition is made durable first; the others wait for one sync, and a crash before it may lose any
+    of their files or leave them empty (the disk got the directory entry, not the data). Every such loss is
+    repaired at the next start: the topic has all its partitions, one topic id, and each takes records."""
+    assert _crash_before_the_sync(env, monkeypatch, "wide", 6) == {f"wide-{i}" for i in range(5)}
+    lost = {  # what the page cache held and the disk did not, partition by partition (5 was durable)
+        0: lambda d: shutil.rmtree(d),
+        1: lambda d: (d / "partition.metadata").write_bytes(b""),
+        2: lambda d: (d / "leader-epoch-checkpoint").write_bytes(b""),
+        3: lambda d: (d / "00000000000000000000.log").unlink(),
+        4: lambda d: [(d / f).write_bytes(b"") for f in ("partition.metadata", "leader-epoch-checkpoint")],
+    }
+    for index, lose in lost.items():
+        lose(env.path / f"wide-{index}")
     reopened = env.reopen()
     [meta] = reopened.describe_topics(["wide"])
+    assert meta.error == "NONE" and [p.partition for p in meta.partitions] == list(range(6))
+    assert {read_partition_metadata(env.path / f"wide-{i}") for i in range(6)} == {meta.topic_id}
+    for index in range(6):
+        assert reopened.produce("wide", index, batch()).result().error == "NONE"
+        assert read_leader_epochs(env.path / f"wide-{index}")[-1][1] == 0
+    assert [len(list(read_partition_dir(env.path / f"wide-{i}"))) for i in range(6)] == [1] * 6
+
+
+def test_a_crash_while_the_partitions_are_made_is_completed_at_the_next_start(
+        env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Partitions are made last first: a crash after the first is made leaves the topic's size on disk."""
+    _crash_before_the_sync(env, monkeypatch, "wide", 4, crash_at_open=1)
+    assert sorted(p.name for p in env.path.iterdir() if p.name.startswith("wide")) == ["wide-1", "wide-2", "wide-3"]
+    [meta] = env.reopen().describe_topics(["wide"])
     assert meta.error == "NONE" and [p.partition for p in meta.partitions] == [0, 1, 2, 3]
     assert len({(env.path / f"wide-{i}" / "partition.metadata").read_text() for i in range(4)}) == 1
+
+
+def test_an_empty_partition_metadata_is_repaired_only_below_a_partition_that_has_one(env: Env) -> None:
+    """An empty `partition.metadata` in a topic's highest partition is not a creation cut short (that one is made
+    durable first): the start is refused rather than the topic shrunk or its id guessed."""
+    assert env.manager.create_topic("wide", 3) == "NONE"
+    env.manager.close()
+    (env.path / "wide-2" / "partition.metadata").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"wide-2/partition.metadata is empty and no higher partition of topic wide"):
+        env.reopen()
+    (env.path / "lone-0").mkdir()
+    (env.path / "lone-0" / "partition.metadata").write_bytes(b"")
+    (env.path / "wide-2" / "partition.metadata").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"is empty and no higher partition"):
+        env.reopen()
+
+
+def test_an_empty_leader_epoch_checkpoint_is_refused_for_a_log_with_records(env: Env) -> None:
+    assert env.produce(batch(), txn_id=None).error == "NONE"
+    env.manager.close()
+    (env.path / str(TP) / "leader-epoch-checkpoint").write_bytes(b"")
+    with pytest.raises(ValueError, match="not a version 0 leader epoch checkpoint"):
+        env.reopen()
+
+
+def test_creating_and_reopening_many_partitions_takes_few_fsyncs(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One disk flush for a topic's partitions, not several each: the last partition's own fsyncs and one syncfs
+    at creation; at a start, one fsync a partition (the leader epoch checkpoint's new content, before its rename)
+    and one syncfs."""
+    from kcoord.impl.storage import _files
+
+    fsyncs: list[int] = []
+    syncfs_calls: list[int] = []
+    real_fsync, real_syncfs = os.fsync, _files._syncfs()
+    assert real_syncfs is not None  # Linux
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
+    monkeypatch.setattr(_files, "_syncfs", lambda: lambda fd: (syncfs_calls.append(fd), real_syncfs(fd))[1])
+    assert env.manager.create_topic("wide", 50) == "NONE"
+    assert len(fsyncs) <= 7 and len(syncfs_calls) == 1
+    env.manager.close()
+    fsyncs.clear()
+    syncfs_calls.clear()
+    env.reopen()
+    assert len(fsyncs) == 51 and len(syncfs_calls) == 2  # (`orders` and `wide`: one sync a topic)
 
 
 def test_describe_topics_with_and_without_auto_creation(env: Env) -> None:

@@ -135,8 +135,5 @@ def create_partition_dir(directory: Path, topic_id: UUID, later: SyncLater | Non
         later = None
     else:
         os.makedirs(directory)
-        if later is None:
-            fsync_dir(directory.parent)
-        else:
-            later.directory(directory.parent)
+        fsync_dir(directory.parent, later)
     write_partition_metadata(directory, topic_id, later)

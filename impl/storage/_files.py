@@ -45,9 +45,12 @@ def parse_segment_name(name: str) -> int | None:
     return None
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a directory's entries (created, renamed, deleted files) durable."""
-    _fsync(path, os.O_RDONLY | os.O_DIRECTORY)
+def fsync_dir(path: Path, later: SyncLater | None = None) -> None:
+    """Make a directory's entries (created, renamed, deleted files) durable: now, or at ``later.sync()``."""
+    if later is None:
+        _fsync(path, os.O_RDONLY | os.O_DIRECTORY)
+    else:
+        later.directory(path)
 
 
 def fsync_file(path: Path) -> None:
@@ -78,10 +81,7 @@ def atomic_write(path: Path, data: bytes, *, tmp_suffix: str = ".tmp", later: Sy
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    if later is None:
-        fsync_dir(path.parent)
-    else:
-        later.directory(path.parent)
+    fsync_dir(path.parent, later)
 
 
 def _write_all(fd: int, data: bytes) -> None:

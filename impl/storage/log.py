@@ -262,10 +262,7 @@ class PartitionLog:
         directory = Path(path)
         if not directory.is_dir():
             directory.mkdir(parents=True)
-            if later is None:
-                fsync_dir(directory.parent)  # the partition directory itself must survive a crash
-            else:
-                later.directory(directory.parent)
+            fsync_dir(directory.parent, later)  # the partition directory itself must survive a crash
         for leftover in directory.glob(f"*{_COMPACTING_SUFFIX}"):
             leftover.unlink()  # a compaction that crashed before its rename: the original is intact
         vouched = _read_recovery_point(directory)

@@ -1,7 +1,7 @@
 """Trace checking throughput: Spark and the Python reference checker on the same Parquet traces.
 
     .venv/bin/python -m benchmarks.bench_traces [--sizes 1e6,1e7,5e7] [--runs 3] [--python-max 5e7] [--json F]
-        [--no-floors] [--sim 1e6]
+        [--no-floors | --floors-only] [--sim 1e6]
 
 Data: random valid traces of the Transaction machine (the largest guards and effects with a cross-key `monotonic`
 and a `within` property), generated once in Python (`--base` rows), then tiled with pyarrow to each size: every tile
@@ -9,8 +9,10 @@ renames its keys and moves its producer ids (values >= 0 of the columns that hol
 own, so tiles are independent traces and the whole stays valid (the script checks a small tiled sample with the
 reference checker first). Each measurement runs in a fresh process, so peak memory is per size: the driver JVM's
 peak resident set (VmHWM) and the Python process's (ru_maxrss). Spark's start-up (JVM + session) is reported
-separately; checked events/s exclude it. Beside the check, two Spark jobs that do less than any check can (`FLOORS`:
-read every column; read, then shuffle and sort by key and seq) give the ceiling a Spark check has on this machine.
+separately; checked events/s exclude it. Beside the check, three Spark jobs that do less than any check can
+(`FLOORS`: read every column; read, then shuffle and sort by key and seq; pair each row with its key's previous row
+on a copy already bucketed and sorted by key, so with no shuffle and no sort at all) give the ceiling a Spark check
+has on this machine.
 Then both engines check one simulator run (`--sim` rows of `kcoord simulate` with every fault, Parquet): traces of
 five machines from the real coordinators, mostly transitions, with the cross-machine properties checked too.
 Prints a markdown table; `run(quick)` returns the figures.
@@ -113,7 +115,34 @@ def validate_tiling(base: Path, scratch: Path) -> None:
 #: then ordering every key's rows by seq (one shuffle and sort, as the check's window pass does first). Their
 #: events/s bound what a Spark check can reach on this machine.
 FLOORS = {"spark-read": "Spark: read every column (floor)",
-          "spark-sort": "Spark: read + shuffle and sort by key, seq (floor)"}
+          "spark-sort": "Spark: read + shuffle and sort by key, seq (floor)",
+          "spark-prev-clustered": "Spark: each row + its previous row, input clustered by key (floor)"}
+
+#: buckets of the clustered copy the "spark-prev-clustered" floor reads (one file each, sorted by key and seq)
+CLUSTER_BUCKETS = 16
+
+
+def clustered_copy(spark: Any, path: str, out: str) -> Any:
+    """The traces rewritten as a bucketed table (by key, one file per bucket, sorted by key and seq), read back so
+    that Spark knows the layout: a window per key over it needs neither a shuffle nor a sort. The best layout a
+    trace could have for a check; writing it is not timed (it costs a shuffle and sort of its own)."""
+    spark.conf.set("spark.sql.legacy.bucketedTableScan.outputOrdering", "true")  # one file per bucket: sorted
+    spark.sql("DROP TABLE IF EXISTS bench_clustered")
+    spark.read.parquet(os.path.join(path, MACHINE)).repartition(CLUSTER_BUCKETS, "key").write \
+        .bucketBy(CLUSTER_BUCKETS, "key").sortBy("key", "seq").option("path", os.path.join(out, "clustered")) \
+        .format("parquet").saveAsTable("bench_clustered")
+    return spark.table("bench_clustered")
+
+
+def with_previous(df: Any) -> Any:
+    """Each row with its key's previous row (every column a check compares: state, seq, epoch, time, variables)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    first_variable = df.columns.index("producer_id")
+    prev = F.struct(*[F.col(c) for c in ("to_state", "seq", "coordinator_epoch", "ts_ms",
+                                         *df.columns[first_variable:])])
+    return df.select("*", F.lag(prev, 1).over(Window.partitionBy("key").orderBy("seq")).alias("prev"))
 
 
 def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, float]:
@@ -132,11 +161,16 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         spark.range(1).count()
         result["startup_s"] = time.monotonic() - started
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()) if spark else None  # type: ignore[union-attr]
+    clustered = None
+    if engine == "spark-prev-clustered":
+        clustered = with_previous(clustered_copy(spark, path, out))
+        plan = clustered._jdf.queryExecution().executedPlan().toString()
+        assert "Exchange" not in plan and "Sort [" not in plan, f"the clustered copy is shuffled or sorted:\n{plan}"
     cpu = _cpu_s(jvm_pid)
     started = time.monotonic()
     if engine in FLOORS:
         assert spark is not None
-        df = spark.read.parquet(os.path.join(path, MACHINE))
+        df = clustered if clustered is not None else spark.read.parquet(os.path.join(path, MACHINE))
         if engine == "spark-sort":
             df = df.repartition("key").sortWithinPartitions("key", "seq")
         df.write.format("noop").mode("overwrite").save()  # every column of every row, then dropped
@@ -194,7 +228,8 @@ def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dic
 
 
 def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: int = 20_000, seed: int = 1,
-          scratch: Path | None = None, log: bool = True, floors: bool = True, sim: int = 0) -> dict[str, Any]:
+          scratch: Path | None = None, log: bool = True, floors: bool = True, sim: int = 0,
+          checks: bool = True) -> dict[str, Any]:
     """Measure both engines at each size, then on `sim` simulator rows (0: not); returns the figures (one record per
     size and engine)."""
     scratch = scratch or Path(tempfile.mkdtemp(prefix="bench-traces-"))
@@ -209,7 +244,7 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
         data = scratch / f"data-{size}"
         shutil.rmtree(data, ignore_errors=True)
         tile(base, data, size)
-        for engine in (*(FLOORS if floors else ()), "spark", "python"):
+        for engine in (*(FLOORS if floors else ()), *(("spark", "python") if checks else ())):
             if engine == "python" and size > python_max:
                 results.append({"events": size, "engine": engine, "skipped": "above python_max"})
                 continue
@@ -277,7 +312,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--scratch", default=None)
     parser.add_argument("--json", default=None, help="also write the figures here")
-    parser.add_argument("--no-floors", action="store_true", help="skip the Spark read-only and sort-only runs")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--no-floors", action="store_true", help="skip the Spark floors (read only, sort only, "
+                       "previous row on a clustered copy)")
+    which.add_argument("--floors-only", action="store_true", help="only the Spark floors (no check, no simulator)")
     parser.add_argument("--sim", type=float, default=1e6, help="then both engines on this many rows of one "
                         "simulation (0: skip)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -287,7 +325,8 @@ def main() -> None:
         return
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     figures = bench(sizes, args.runs, args.python_max, args.base, args.seed,
-                    Path(args.scratch) if args.scratch else None, floors=not args.no_floors, sim=int(args.sim))
+                    Path(args.scratch) if args.scratch else None, floors=not args.no_floors,
+                    sim=0 if args.floors_only else int(args.sim), checks=not args.floors_only)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(f"\nTrace checking, {MACHINE} traces, {figures['cores']} cores (median of {args.runs} Spark runs; "

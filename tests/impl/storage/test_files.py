@@ -26,6 +26,16 @@ def _record_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+def _two_new_files(tmp_path: Path) -> SyncLater:
+    """A SyncLater that noted tmp_path's entries and two new files d/a and d/b."""
+    later = SyncLater(tmp_path)
+    (tmp_path / "d").mkdir()
+    later.directory(tmp_path)
+    later.write_new(tmp_path / "d" / "a", b"alpha")
+    later.write_new(tmp_path / "d" / "b", b"beta")
+    return later
+
+
 def test_one_syncfs_of_the_anchor_s_file_system_for_every_noted_file(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     real_syncfs = _files._syncfs()
@@ -34,11 +44,7 @@ def test_one_syncfs_of_the_anchor_s_file_system_for_every_noted_file(tmp_path: P
     monkeypatch.setattr(_files, "_syncfs", lambda: lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
                                                                real_syncfs(fd))[1])
     fsyncs = _record_fsyncs(monkeypatch)
-    later = SyncLater(tmp_path)
-    (tmp_path / "d").mkdir()
-    later.directory(tmp_path)
-    later.write_new(tmp_path / "d" / "a", b"alpha")
-    later.write_new(tmp_path / "d" / "b", b"beta")
+    later = _two_new_files(tmp_path)
     assert (tmp_path / "d" / "a").read_bytes() == b"alpha" and fsyncs == [] and synced == []
     later.sync()
     assert synced == [str(tmp_path)] and fsyncs == []
@@ -50,11 +56,7 @@ def test_without_syncfs_each_file_then_each_directory_is_fsynced_once(tmp_path: 
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_files, "_syncfs", lambda: None)
     fsyncs = _record_fsyncs(monkeypatch)
-    later = SyncLater(tmp_path)
-    (tmp_path / "d").mkdir()
-    later.directory(tmp_path)
-    later.write_new(tmp_path / "d" / "a", b"alpha")
-    later.write_new(tmp_path / "d" / "b", b"beta")
+    later = _two_new_files(tmp_path)
     (tmp_path / "c").touch()
     later.file(tmp_path / "c")
     later.sync()

@@ -141,7 +141,7 @@ class PartitionManager:
                 empty.setdefault(topic, {})[index] = entry / PARTITION_METADATA_FILE
         for topic, files in empty.items():
             highest = max(files)
-            if highest > max(found.get(topic, {-1: None})):
+            if highest > max(found.get(topic, ()), default=-1):
                 raise ValueError(f"{files[highest]} is empty and no higher partition of topic {topic} has a "
                                  "partition.metadata: its topic id is unknown")
         for topic, partitions in sorted(found.items()):

@@ -53,9 +53,13 @@ def fsync_dir(path: Path, later: SyncLater | None = None) -> None:
         later.directory(path)
 
 
-def fsync_file(path: Path) -> None:
-    """Make a closed file's content durable."""
-    _fsync(path, os.O_RDONLY)
+def fsync_file(path: Path, later: SyncLater | None = None) -> None:
+    """Make a closed file's content (and its entry in its directory, with ``later``) durable: now, or at
+    ``later.sync()``."""
+    if later is None:
+        _fsync(path, os.O_RDONLY)
+    else:
+        later.file(path)
 
 
 def _fsync(path: Path, flags: int) -> None:

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal
 
-from ._files import FileScan, SyncLater, atomic_write, fsync_dir, parse_segment_name, segment_name
+from ._files import FileScan, SyncLater, atomic_write, fsync_dir, fsync_file, parse_segment_name, segment_name
 from .batch import (
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
@@ -648,10 +648,7 @@ def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, la
     if not files:
         path = directory / segment_name(0)
         path.touch()
-        if later is None:
-            fsync_dir(directory)
-        else:
-            later.file(path)
+        fsync_dir(directory, later)
         files = [(0, path)]
     segments: list[_Segment] = []
     batches = 0
@@ -672,17 +669,11 @@ def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, la
         segments.append(segment)
         next_offset = segment.next_offset
     last = segments[-1]
-    if truncated is not None or later is None:
-        fd = os.open(last.path, os.O_WRONLY)
-        try:
-            if truncated is not None:
-                os.ftruncate(fd, last.size)
-            if later is None:
-                os.fsync(fd)  # whatever the page cache held before the crash is durable from here on
-        finally:
-            os.close(fd)
-    if later is not None:
-        later.file(last.path)  # (durable at its sync, before anything of this log is acknowledged)
+    if truncated is not None:
+        os.truncate(last.path, last.size)
+    # whatever the page cache held before the crash is durable from here on (with `later`: from its sync, which
+    # comes before anything of this log is acknowledged)
+    fsync_file(last.path, later)
     report = RecoveryReport(
         segments=len(segments), batches=batches, log_start_offset=segments[0].base_offset,
         log_end_offset=last.next_offset,

@@ -91,3 +91,19 @@ def test_atomic_write_with_later_fsyncs_the_new_content_now_and_the_rename_at_th
     assert fsyncs == [str(tmp_path / "f.tmp"), str(tmp_path)]
     atomic_write(tmp_path / "f", b"newer")
     assert fsyncs[2:] == [str(tmp_path / "f.tmp"), str(tmp_path)]
+
+
+def test_fsync_file_and_fsync_dir_with_later_wait_for_the_sync(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_files, "_syncfs", lambda: None)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_bytes(b"x")
+    fsyncs = _record_fsyncs(monkeypatch)
+    later = SyncLater(tmp_path)
+    _files.fsync_file(tmp_path / "d" / "f", later)
+    _files.fsync_dir(tmp_path, later)
+    assert fsyncs == []
+    later.sync()
+    assert fsyncs == [str(tmp_path / "d" / "f"), str(tmp_path / "d"), str(tmp_path)]
+    _files.fsync_file(tmp_path / "d" / "f")  # without one: now
+    assert fsyncs[3:] == [str(tmp_path / "d" / "f")]

@@ -112,7 +112,9 @@ def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progre
     converted, scratch = _convert_logs(config, machines)
     try:
         sources = discover(config.paths, machines, [config.out or ""])
-        if converted is None and not sources:
+        if not sources:  # (the logs' rows, if any, are among the sources)
+            if converted is not None:  # nothing could be read from them: no trace at all, not a clean one
+                raise NoTraces(converted.nothing_read())
             raise NoTraces(f"no trace files (*.jsonl, *.json, *.parquet) and no coordinator log folders "
                            f"(__transaction_state-N, __consumer_offsets-N) under {', '.join(config.paths)}")
         if config.engine == "python":

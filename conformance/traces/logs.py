@@ -126,9 +126,10 @@ class _Machine:
 
 
 def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
-             skipped: dict[str, int]) -> Iterator[Row]:
+             skipped: dict[str, int], stops: list[str] | None = None) -> Iterator[Row]:
     """The rows of one partition folder, in offset order; records that fail to decode go to `bad`, records that
-    are not machine state are counted in `skipped` (by kind)."""
+    are not machine state are counted in `skipped` (by kind), and where a segment stops being readable is said in
+    `stops` (`<segment>: <why> from position <n>`)."""
     from kcoord.impl.storage.log import LogCorruptedError, read_partition_dir
 
     topic = LOG_DIR.match(os.path.basename(os.path.normpath(directory)))
@@ -145,6 +146,8 @@ def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
         what = (f"bytes at the end of {segment} not read ({stop.reason.value} from position {stop.position}: "
                 f"{stop.detail}; a segment being written, preallocated or cut by a crash)")
         skipped[what] = skipped.get(what, 0) + segment.stat().st_size - stop.position
+        if stops is not None:
+            stops.append(f"{segment}: {stop.reason.value} from position {stop.position} ({stop.detail})")
 
     try:
         for batch in read_partition_dir(directory, on_tail=tail):
@@ -163,6 +166,8 @@ def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
                 yield machine.row(key, instance, record.timestamp_ms, batch.partition_leader_epoch)
     except (LogCorruptedError, OSError, ValueError) as e:  # a damaged segment ends this folder, never the run
         bad.append(Bad(directory, -1, f"malformed:{type(e).__name__}: {e}", ""))
+        if stops is not None:
+            stops.append(f"{directory}: {type(e).__name__}: {e}")
 
 
 def _raw(key: bytes | None, value: bytes | None) -> str:
@@ -223,21 +228,32 @@ class Converted:
     rows: dict[str, int] = field(default_factory=dict)
     bad: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    stops: list[str] = field(default_factory=list)  # where a segment stopped being readable, and why
+    log_dirs: list[str] = field(default_factory=list)
 
     def notes(self) -> list[str]:
         return [f"{n} {what} in coordinator logs (not derived as rows)" for what, n in sorted(self.skipped.items())]
+
+    def nothing_read(self) -> str:
+        """One line saying why the logs gave no row at all (when they gave none)."""
+        where = f"the coordinator logs under {', '.join(self.log_dirs)}"
+        if self.stops:
+            more = f" (and {len(self.stops) - 1} more)" if len(self.stops) > 1 else ""
+            return f"nothing could be read from {where}: {self.stops[0]}{more}"
+        kinds = ", ".join(f"{n} {what}" for what, n in sorted(self.skipped.items()))
+        return f"{where} hold no record a machine's state is derived from" + (f" (only {kinds})" if kinds else "")
 
 
 def convert(log_dirs: Sequence[str], machines: Mapping[str, ir.Machine], root: str,
             quarantine_dir: str | None) -> Converted:
     """Write the rows of `log_dirs` as `<root>/<Machine>/part-<n>.jsonl` (one file per log folder, streamed) and the
     bad records to `<quarantine_dir>/part-logs.jsonl`."""
-    out = Converted(root)
+    out = Converted(root, log_dirs=list(log_dirs))
     bad: list[Bad] = []
     for n, directory in enumerate(log_dirs):
         handles: dict[str, Any] = {}
         try:
-            for row in log_rows(directory, machines, bad, out.skipped):
+            for row in log_rows(directory, machines, bad, out.skipped, out.stops):
                 name = row["machine"]
                 handle = handles.get(name)
                 if handle is None:

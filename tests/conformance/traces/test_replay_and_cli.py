@@ -229,3 +229,25 @@ def test_the_job_module_s_own_command_line(tmp_path: Path, capsys: pytest.Captur
     disk, mem = (read_violations(str(tmp_path / d / "violations")) for d in ("disk", "mem"))
     assert disk == mem and disk
     assert main([str(tmp_path / "nope"), "--engine", "python"]) == 2
+
+
+@pytest.mark.parametrize("engine", ["python", "spark"])
+def test_a_coordinator_log_of_garbage_from_byte_0_is_exit_2_not_a_clean_run(tmp_path: Path, engine: str) -> None:
+    """Issue 28, item 6: a `__transaction_state-0` folder whose only segment is garbage from its first byte gives no
+    row at all. Nothing could be read, so there is nothing to call clean: exit 2 with one line saying what could not
+    be read and why (both engines, before any Spark is started), never "0 violations" and exit 0. The same folder
+    beside a readable trace only adds its note to that run's report."""
+    _register()
+    logs = tmp_path / "data" / "__transaction_state-0"
+    logs.mkdir(parents=True)
+    (logs / "00000000000000000000.log").write_bytes(random.Random(6).randbytes(5_000))
+    runner = CliRunner()
+    result = runner.invoke(app, ["check-traces", str(tmp_path / "data"), "--engine", engine])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert said.startswith("kcoord: error: nothing could be read from the coordinator logs under "), said
+    assert "00000000000000000000.log: corrupt from position 0" in said and "0 violations" not in said, said
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) <= 3, result.output
+    beside = _violations(tmp_path)
+    mixed = runner.invoke(app, ["check-traces", str(beside), str(tmp_path / "data"), "--engine", "python"])
+    assert mixed.exit_code == 1 and "5000 bytes at the end of" in " ".join(mixed.output.split()), mixed.output

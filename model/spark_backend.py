@@ -1,15 +1,18 @@
 """The Spark backend of the expression language: IR expressions → Spark SQL → `pyspark.sql.Column`, no Python UDFs.
 
-Owns: `SparkCompiler` (the one translation to Spark: `sql(e)` renders Spark SQL text from the IR, `column(e)` is that
-text as a `Column`), `Columns` (which column a name reads: the pre-state, the
-post-state or the arguments — callers choose the naming), the Spark types of a machine's trace rows
-(`spark_schema`, from `kcoord.model.traceschema`) and `unsupported` (the constructs this backend cannot express;
-none today — the type checker rewrites `size` to emptiness tests before any backend sees it).
+Owns: `SparkCompiler` (the one translation to Spark: `tree(e)` is the IR as a `kcoord.model.sqltree` expression,
+`sql(e)` its Spark SQL text, `column(e)` that text as a `Column`), `Columns` (which column a name reads: the
+pre-state, the post-state or the arguments — callers choose the naming, and whether states and enum members are
+read as their names or as their codes: `Columns.coded`), the Spark types of a machine's trace rows (`spark_schema`,
+from `kcoord.model.traceschema`) and `unsupported` (the constructs this backend cannot express; none today — the
+type checker rewrites `size` to emptiness tests before any backend sees it).
 
 Meaning, value by value (it must equal the Python evaluator's and z3's; `tests/model/test_spark_backend.py` checks it
 on random states):
 
-- bool, strings, enum members and state names are Spark booleans and strings (`EnumLit` → its name as a literal).
+- bool and strings are Spark booleans and strings. Enum members and state names are their names as strings, or, with
+  `Columns.coded`, their codes (`traceschema.code`: the position of the name among its type's names, sorted): the
+  typed trace format stores them so, and the checker reads every input so.
 - Integers are `bigint`. Python and z3 integers are unbounded, Spark's overflow, so every arithmetic node whose value
   range (computed from the declared types of its leaves: an `int16` plus 1 cannot overflow) may leave int64 is
   computed in `decimal(38,0)` instead; comparisons between the two widen to decimal.
@@ -30,49 +33,60 @@ Must not import: lark, z3.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from . import ir
-from .traceschema import trace_columns
+from . import sqltree as q
+from .traceschema import code, trace_columns
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+    from pyspark.sql import types as T
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
-DECIMAL = T.DecimalType(38, 0)
-
-_SPARK_TYPES: dict[str, T.DataType] = {"string": T.StringType(), "int64": T.LongType(), "int32": T.IntegerType(),
-                                       "bool": T.BooleanType(), "list<string>": T.ArrayType(T.StringType())}
 
 
 def spark_type(column_type: str) -> T.DataType:
-    """The Spark type of a trace column type (as `kcoord.model.traceschema.column_type` names it)."""
-    return _SPARK_TYPES[column_type]
+    """The Spark type of a trace column type (as `kcoord.model.traceschema` names them)."""
+    from pyspark.sql import types as T
+
+    if column_type.startswith("list<"):
+        return T.ArrayType(spark_type(column_type[5:-1]))
+    return {"string": T.StringType(), "int64": T.LongType(), "int32": T.IntegerType(), "int16": T.ShortType(),
+            "int8": T.ByteType(), "bool": T.BooleanType()}[column_type]
 
 
 def spark_schema(m: ir.Machine) -> T.StructType:
     """The Spark schema of the machine's trace rows (the same columns as `traceschema.arrow_schema`)."""
+    from pyspark.sql import types as T
+
     return T.StructType([T.StructField(name, spark_type(typ)) for name, typ in trace_columns(m)])
 
 
-def element_type(t: ir.Type) -> T.DataType:
-    """The Spark type of the elements of a set of `t`s (or of a value of type `t`)."""
+def sql_element_type(t: ir.Type, coded: bool = False) -> q.SqlType:
+    """The SQL type of the elements of a set of `t`s (or of a value of type `t`)."""
     if isinstance(t, ir.BoolType):
-        return T.BooleanType()
-    if isinstance(t, ir.IntType):
-        return T.LongType()
-    return T.StringType()
+        return q.BOOLEAN
+    if isinstance(t, ir.IntType) or (coded and isinstance(t, ir.EnumType | ir.StateType)):
+        return q.BIGINT
+    return q.STRING
 
 
-def value_type(t: ir.Type) -> T.DataType:
+def value_type(t: ir.Type, coded: bool = False) -> T.DataType:
     """The Spark type of an expression value of IR type `t`."""
+    from pyspark.sql import types as T
+
+    def element(e: ir.Type) -> T.DataType:
+        sql = sql_element_type(e, coded)
+        return T.BooleanType() if sql == q.BOOLEAN else T.LongType() if sql == q.BIGINT else T.StringType()
+
     if isinstance(t, ir.SetType):
-        return T.ArrayType(element_type(t.element))
+        return T.ArrayType(element(t.element))
     if isinstance(t, ir.EmptySetType):
         return T.ArrayType(T.StringType())
-    return element_type(t)
+    return element(t)
 
 
 def unsupported(e: ir.Expr) -> list[tuple[ir.Expr, str]]:
@@ -89,7 +103,7 @@ def unsupported(e: ir.Expr) -> list[tuple[ir.Expr, str]]:
 class Columns:
     """Which column each name of an expression reads. The defaults are the trace checker's: the pre-state in
     `pre_<var>` / `pre_state`, the post-state in `<var>` / `to_state`, arguments in `arg_<p>`, key fields under
-    their own names, `pending` in `pending`."""
+    their own names, `pending` in `pending`. `coded`: states and enum members are read as codes."""
 
     pre_var: Callable[[str], str] = field(default=lambda v: f"pre_{v}")
     post_var: Callable[[str], str] = field(default=lambda v: v)
@@ -98,20 +112,21 @@ class Columns:
     arg: Callable[[str], str] = field(default=lambda p: f"arg_{p}")
     key: Callable[[str], str] = field(default=lambda k: k)
     pending: str = "pending"
+    coded: bool = False
 
     def on_post(self) -> Columns:
         """The same naming, but unprimed names read the post-state (for invariants and `within` bounds)."""
-        return Columns(self.post_var, self.post_var, self.post_state, self.post_state, self.arg, self.key,
-                       self.pending)
+        return replace(self, pre_var=self.post_var, pre_state=self.post_state)
 
 
 class SparkCompiler:
-    """Compiles IR expressions to Spark SQL text under one column naming, and to columns built from that text.
+    """Compiles IR expressions to `sqltree` expressions under one column naming, to Spark SQL text, and to columns
+    built from that text.
 
     Rendering text and handing Spark one `F.expr` per expression is the translation's design, not a shortcut: a
     `Column` built call by call costs one Python→JVM round trip per node (tens of seconds for a large machine), the
-    text is parsed once inside the JVM. The text is produced only here, from the IR, never by concatenating user input:
-    names are quoted, string literals escaped.
+    text is parsed once inside the JVM. The text is produced only by `sqltree`'s dialect, from the tree: names are
+    quoted, string literals escaped.
     """
 
     def __init__(self, columns: Columns | None = None) -> None:
@@ -119,122 +134,143 @@ class SparkCompiler:
 
     # ------------------------------------------------------------ entry points
 
+    def sql(self, e: ir.Expr) -> str:
+        """`e` as Spark SQL text, fully parenthesised."""
+        return q.sql(self.tree(e))
+
     def column(self, e: ir.Expr) -> Column:
         """`e` as a Spark column (ints may come out as decimal(38,0) where int64 could overflow)."""
+        from pyspark.sql import functions as F
+
         return F.expr(self.sql(e))
 
-    def holds(self, e: ir.Expr) -> Column:
-        """A boolean expression as a non-null column: null (a missing value) counts as false."""
-        return F.expr(self.holds_sql(e))
+    def holds(self, e: ir.Expr) -> q.Expr:
+        """A boolean expression that is never null: null (a missing value) counts as false."""
+        return q.holds(self.tree(e))
 
-    def holds_sql(self, e: ir.Expr) -> str:
-        return f"coalesce({self.sql(e)}, false)"
-
-    def equal_sql(self, value: ir.Expr, column: str, t: ir.Type) -> str:
-        """SQL for: the (normalised) trace column `column` of type `t` equals `value`; never null."""
-        left = self.sql(value)
+    def equal(self, value: ir.Expr, column: str, t: ir.Type) -> q.Expr:
+        """The (normalised) trace column `column` of type `t` equals `value`; never null."""
+        left = self.tree(value)
         if ir.is_set(t):
             left = _normalised(left, value)
-        return f"coalesce(({left}) = {quote(column)}, false)"
+        return q.holds(q.eq(left, q.col(column)))
 
     # ------------------------------------------------------------ translation
 
-    def sql(self, e: ir.Expr) -> str:
-        """`e` as Spark SQL text, fully parenthesised."""
+    def tree(self, e: ir.Expr) -> q.Expr:
+        """`e` as a SQL expression tree."""
         if isinstance(e, ir.Lit):
-            return _literal(e.value, e.type)
+            return self._literal(e.value, e.type)
         if isinstance(e, ir.EnumLit):
-            return string_literal(e.member)
+            return self.member(e.member, e.type)
         if isinstance(e, ir.VarRef):
-            return quote(self.cols.post_var(e.name) if e.primed else self.cols.pre_var(e.name))
+            return q.col(self.cols.post_var(e.name) if e.primed else self.cols.pre_var(e.name))
         if isinstance(e, ir.KeyRef):
-            return quote(self.cols.key(e.name))
+            return q.col(self.cols.key(e.name))
         if isinstance(e, ir.ParamRef):
-            return quote(self.cols.arg(e.name))
+            return q.col(self.cols.arg(e.name))
         if isinstance(e, ir.StateRef):
-            return quote(self.cols.post_state if e.primed else self.cols.pre_state)
+            return q.col(self.cols.post_state if e.primed else self.cols.pre_state)
         if isinstance(e, ir.PendingRef):
-            return quote(self.cols.pending)
+            return q.col(self.cols.pending)
         if isinstance(e, ir.SetLit):
             return self._set_literal(e)
         if isinstance(e, ir.Ite):
             then, orelse = self._int_operands(e, (e.then, e.orelse))
-            return f"(CASE WHEN {self.sql(e.cond)} THEN {then} ELSE {orelse} END)"
+            return q.when(self.tree(e.cond), then, orelse)
         if isinstance(e, ir.Unary):
             if e.op == "not":
-                return f"(NOT {self.sql(e.operand)})"
+                return q.Not(self.tree(e.operand))
             (operand,) = self._int_operands(e, (e.operand,))
-            return f"(- {operand})"
+            return q.Neg(operand)
         if isinstance(e, ir.Call):
             return self._call(e)
         return self._binary(e)
 
-    def _set_literal(self, e: ir.SetLit) -> str:
-        elements = element_type(e.type.element) if isinstance(e.type, ir.SetType) else T.StringType()
+    def member(self, name: str, t: ir.EnumType | ir.StateType) -> q.Expr:
+        """An enum member or state: its name, or its code."""
+        return q.lit(code(t, name) if self.cols.coded else name)
+
+    def _constant(self, e: ir.Expr) -> object:
+        if isinstance(e, ir.EnumLit):
+            return code(e.type, e.member) if self.cols.coded else e.member
+        assert isinstance(e, ir.Lit), e
+        return e.value
+
+    def _literal(self, value: ir.PyValue, t: ir.Type) -> q.Expr:
+        if isinstance(value, frozenset):
+            element = t.element if isinstance(t, ir.SetType) else ir.STRING
+            items = sorted(code(element, v) if self.cols.coded and isinstance(element, ir.EnumType | ir.StateType)
+                           else v for v in value)  # type: ignore[type-var]
+            return q.ArrayOf(tuple(q.lit(v) for v in items), sql_element_type(element, self.cols.coded))
+        if self.cols.coded and isinstance(t, ir.EnumType | ir.StateType) and isinstance(value, str):
+            return q.lit(code(t, value))  # (a variable's default of an enum type)
+        return q.lit(value)  # type: ignore[arg-type]
+
+    def _set_literal(self, e: ir.SetLit) -> q.Expr:
+        element = e.type.element if isinstance(e.type, ir.SetType) else ir.STRING
+        sql_element = sql_element_type(element, self.cols.coded)
         if not e.items:
-            return _empty_array(elements)
-        if all(isinstance(i, ir.Lit | ir.EnumLit) for i in e.items):  # constant: sorted and distinct already
-            values = sorted({_constant_value(i) for i in e.items})  # type: ignore[type-var]
-            return _array_literal(values, elements)
-        return f"array_distinct(array({', '.join(self.sql(i) for i in e.items)}))"
+            return q.ArrayOf((), sql_element)
+        if _constant_set(e):  # sorted and distinct already
+            values = sorted({self._constant(i) for i in e.items})  # type: ignore[type-var]
+            return q.ArrayOf(tuple(q.lit(v) for v in values), sql_element)  # type: ignore[arg-type]
+        return q.fn("array_distinct", q.fn("array", *(self.tree(i) for i in e.items)))
 
-    def _call(self, e: ir.Call) -> str:
+    def _call(self, e: ir.Call) -> q.Expr:
         if e.function == "size":
-            return f"CAST(size({self.sql(e.args[0])}) AS BIGINT)"
+            return q.Cast(q.fn("size", self.tree(e.args[0])), q.BIGINT)
         args = self._int_operands(e, e.args)
-        return f"{'least' if e.function == 'min' else 'greatest'}({', '.join(args)})"
+        return q.fn("least" if e.function == "min" else "greatest", *args)
 
-    def _binary(self, e: ir.Binary) -> str:
+    def _binary(self, e: ir.Binary) -> q.Expr:
         op = e.op
         if op in ("implies", "and", "or"):
-            a, b = self.sql(e.left), self.sql(e.right)
-            return f"((NOT {a}) OR {b})" if op == "implies" else f"({a} {op.upper()} {b})"
+            a, b = self.tree(e.left), self.tree(e.right)
+            return q.Op("OR", (q.Not(a), b)) if op == "implies" else q.Op(op.upper(), (a, b))
         if op == "in":
             return self._member(e.left, e.right)
         if op in ("union", "inter", "diff") or (op == "sub" and ir.is_set(e.type)):
             a, b = self._set_operand(e.left, e.right), self._set_operand(e.right, e.left)
-            fn = {"union": "array_union", "inter": "array_intersect"}.get(op, "array_except")
-            return f"{fn}({a}, {b})"
+            return q.fn({"union": "array_union", "inter": "array_intersect"}.get(op, "array_except"), a, b)
         if op == "subset":
             a, b = self._set_operand(e.left, e.right), self._set_operand(e.right, e.left)
-            return f"(size(array_except({a}, {b})) = 0)"
+            return q.eq(q.fn("size", q.fn("array_except", a, b)), q.Lit(0))
         if op in ("eq", "ne") and (ir.is_set(e.left.type) or ir.is_set(e.right.type)):
             a = _normalised(self._set_operand(e.left, e.right), e.left)
             b = _normalised(self._set_operand(e.right, e.left), e.right)
-            return f"({a} {'=' if op == 'eq' else '<>'} {b})"
+            return q.eq(a, b) if op == "eq" else q.ne(a, b)
         if op in ("add", "sub"):
             a, b = self._int_operands(e, (e.left, e.right))
-            return f"({a} {'+' if op == 'add' else '-'} {b})"
+            return q.binary("+" if op == "add" else "-", a, b)
         a, b = self._comparands(e.left, e.right)
-        return f"({a} {_COMPARISONS[op]} {b})"
+        return q.binary(_COMPARISONS[op], a, b)
 
-    def _member(self, x: ir.Expr, s: ir.Expr) -> str:
-        item = self.sql(x)
-        if isinstance(s, ir.SetLit) and all(isinstance(i, ir.Lit | ir.EnumLit) for i in s.items):
-            if not s.items:
-                return "false"
-            values = sorted({_constant_value(i) for i in s.items})  # type: ignore[type-var]
-            return f"({item} IN ({', '.join(_scalar(v) for v in values)}))"
-        return f"array_contains({self.sql(s)}, {item})"
+    def _member(self, x: ir.Expr, s: ir.Expr) -> q.Expr:
+        item = self.tree(x)
+        if isinstance(s, ir.SetLit) and _constant_set(s):
+            values = sorted({self._constant(i) for i in s.items})  # type: ignore[type-var]
+            return q.in_(item, values)  # type: ignore[arg-type]
+        return q.fn("array_contains", self.tree(s), item)
 
-    def _set_operand(self, e: ir.Expr, other: ir.Expr) -> str:
+    def _set_operand(self, e: ir.Expr, other: ir.Expr) -> q.Expr:
         """An empty set literal takes its element type from the other operand."""
         if _is_empty_literal(e) and isinstance(other.type, ir.SetType):
-            return _empty_array(element_type(other.type.element))
-        return self.sql(e)
+            return q.ArrayOf((), sql_element_type(other.type.element, self.cols.coded))
+        return self.tree(e)
 
-    def _comparands(self, a: ir.Expr, b: ir.Expr) -> tuple[str, str]:
-        left, right = self.sql(a), self.sql(b)
+    def _comparands(self, a: ir.Expr, b: ir.Expr) -> tuple[q.Expr, q.Expr]:
+        left, right = self.tree(a), self.tree(b)
         if ir.is_int(a.type) and ir.is_int(b.type) and (_needs_decimal(a) or _needs_decimal(b)):
-            return _decimal(left), _decimal(right)
+            return q.Cast(left, q.DECIMAL38), q.Cast(right, q.DECIMAL38)
         return left, right
 
-    def _int_operands(self, parent: ir.Expr, operands: tuple[ir.Expr, ...]) -> list[str]:
+    def _int_operands(self, parent: ir.Expr, operands: tuple[ir.Expr, ...]) -> list[q.Expr]:
         """Operands of an integer node, as decimal when the node's range leaves int64 (else as they are)."""
-        texts = [self.sql(o) for o in operands]
+        trees = [self.tree(o) for o in operands]
         if ir.is_int(parent.type) and (_needs_decimal(parent) or any(_needs_decimal(o) for o in operands)):
-            return [_decimal(t) for t in texts]
-        return texts
+            return [q.Cast(t, q.DECIMAL38) for t in trees]
+        return trees
 
 
 _COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -274,83 +310,22 @@ def _needs_decimal(e: ir.Expr) -> bool:
     return lo < INT64_MIN or hi > INT64_MAX
 
 
-# ---------------------------------------------------------------- SQL text
+# ---------------------------------------------------------------- sets
 
 
-def quote(name: str) -> str:
-    """A column name as a Spark SQL identifier."""
-    return "`" + name.replace("`", "``") + "`"
+def _constant_set(e: ir.SetLit) -> bool:
+    return all(isinstance(i, ir.Lit | ir.EnumLit) for i in e.items)
 
 
-def string_literal(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _scalar(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        if INT64_MIN <= value <= INT64_MAX:
-            return f"CAST({value} AS BIGINT)"
-        return f"CAST({value} AS DECIMAL(38,0))"
-    return string_literal(str(value))
-
-
-def _spark_type_sql(t: T.DataType) -> str:
-    return t.simpleString().upper()
-
-
-def _empty_array(elements: T.DataType) -> str:
-    return f"CAST(array() AS ARRAY<{_spark_type_sql(elements)}>)"
-
-
-def _array_literal(values: list[object], elements: T.DataType) -> str:
-    if not values:
-        return _empty_array(elements)
-    return f"CAST(array({', '.join(_scalar(v) for v in values)}) AS ARRAY<{_spark_type_sql(elements)}>)"
-
-
-def _decimal(text: str) -> str:
-    return f"CAST({text} AS DECIMAL(38,0))"
-
-
-def _normalised(text: str, e: ir.Expr) -> str:
+def _normalised(tree: q.Expr, e: ir.Expr) -> q.Expr:
     """A set value sorted and without duplicates; trace columns and constant literals already are."""
-    if isinstance(e, ir.VarRef | ir.KeyRef | ir.ParamRef | ir.Lit) or (
-            isinstance(e, ir.SetLit) and all(isinstance(i, ir.Lit | ir.EnumLit) for i in e.items)):
-        return text
-    # `array_sort`, not `sort_array` (which sorts the same way when there is no null): Spark evaluates it without
-    # generated code, which ends whole-stage code generation at the projection using it. The trace checker relies
-    # on that boundary: with `sort_array`, its row checks fuse with the join and the window into one generated
-    # method over the JVM's 64 KB limit, and Spark logs a compile error and runs that stage slower without
-    # generated code (benchmarks/RESULTS.md, 2026-11-26).
-    return f"array_sort(array_distinct({text}))"
+    if isinstance(e, ir.VarRef | ir.KeyRef | ir.ParamRef | ir.Lit) or (isinstance(e, ir.SetLit) and _constant_set(e)):
+        return tree
+    # `sort_array`, not `array_sort`: the same order for a set (no nulls), and Spark generates code for it, where
+    # `array_sort` is a higher-order function it interprets
+    return q.fn("sort_array", q.fn("array_distinct", tree))
 
 
 def _is_empty_literal(e: ir.Expr) -> bool:
     return (isinstance(e, ir.SetLit) and not e.items) or (
         isinstance(e, ir.Lit) and isinstance(e.value, frozenset) and not e.value)
-
-
-def _constant_value(e: ir.Expr) -> object:
-    if isinstance(e, ir.EnumLit):
-        return e.member
-    assert isinstance(e, ir.Lit), e
-    return e.value
-
-
-def _literal(value: ir.PyValue, t: ir.Type) -> str:
-    if isinstance(value, frozenset):
-        elements = element_type(t.element) if isinstance(t, ir.SetType) else T.StringType()
-        return _array_literal(sorted(value), elements)  # type: ignore[type-var]
-    return _scalar(value)
-
-
-def conjunction(parts: list[str]) -> str:
-    """SQL `a AND b AND ...`; true for none."""
-    return "(" + " AND ".join(parts) + ")" if parts else "true"
-
-
-def disjunction(parts: list[str]) -> str:
-    """SQL `a OR b OR ...`; false for none."""
-    return "(" + " OR ".join(parts) + ")" if parts else "false"

@@ -5,13 +5,14 @@ implement each of them in a function of the same name), `Violation`, `violation_
 every legal (from_state, event, to_state, row, kind); `row_kinds`; locations) and the machine-level facts (`Spec`).
 
 Rows and pre-states. The rows of one (machine, key) with `seq >= 0` form the key's sequence, ordered by `seq` and,
-between rows with equal `seq`, by every other column in schema order (so both checkers see duplicates in the same
-order). A row's *pre-state* is the previous row's post-state (its `to_state` and variables), or the *fresh instance*
-(the initial state, every variable at its default, the row's key fields) when there is no previous row, the previous
-row ended in a final state (the instance was removed, a new one starts), or the previous row ended in a *terminal*
-state and this row starts from the initial state. A terminal state is a non-final state whose only edges lead back
-to itself (ClassicGroup's Dead: the group coordinator forgets a deleted group once its tombstone is written, and the
-same group id may later be created again from Empty; rows in Dead itself continue the old instance). Rows with
+between rows with equal `seq`, by every other column in schema order but `machine` (so both checkers see duplicates
+in the same order; names order as their codes do). A row's *pre-state* is the previous row's post-state (its
+`to_state` and variables), or the *fresh instance* (the initial state, every variable at its default, the row's
+key fields) when there is no previous row, the previous row ended in a final state (the instance was removed, a new
+one starts), or the previous row ended in a *terminal* state and this row starts from the initial state. A terminal
+state is a non-final state whose only edges lead back to itself (ClassicGroup's Dead: the group coordinator forgets a
+deleted group once its tombstone is written, and the same group id may later be created again from Empty; rows in
+Dead itself continue the old instance). Rows with
 `seq == -1` answer requests about instances that do not exist: their pre-state is the fresh instance and only the
 error-table checks apply to them (`illegal_transition`, `discontinuity`, `reject_changed_state`, `wrong_error`).
 `pending` is the row's `pending` column, or true when the pre-state is a pending-only state (as the runtime passes it).

@@ -195,9 +195,56 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequ
 
 def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
               progress: Progress | None, spark: Any = None) -> tuple[Summary, list[Violation]]:
-    from kcoord.conformance.traces.session import active_session, local_session, tune
-    from kcoord.conformance.traces.sparkcheck import MachinePlan, not_checked
+    """Every machine in one plan each, run together: one job runs every machine's pass (reading, validating,
+    checking the rows, keeping what the trace properties read), one writes every violation, then the witnesses."""
+    from kcoord.conformance.traces import sparkprops
+    from kcoord.conformance.traces.sparkcheck import MachinePlan
     from kcoord.conformance.traces.sparkread import read_machine, read_unknown
+
+    spark = _session(config, spark)
+    out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
+    folders = sorted({s.machine for s in sources})
+    summary = Summary("spark")
+    tick = _ticker(progress, 5)
+    tick("reading")
+    quarantine_dir = os.path.join(out, "quarantine")
+    plans: dict[str, MachinePlan] = {}
+    for name in folders:
+        mine = [s for s in sources if s.machine == name]
+        if name not in machines:
+            _count_quarantine(read_unknown(spark, name, mine), quarantine_dir, summary)
+            continue
+        plans[name] = MachinePlan(spark, Spec.of(machines[name]), read_machine(spark, machines[name], mine))
+    for name, need in sparkprops.needs(plans).items():
+        plans[name].needs = need
+    raw_dir = os.path.join(out, "violations_raw")
+    shutil.rmtree(raw_dir, ignore_errors=True)
+    try:
+        tick("checking")
+        _materialise([p.staged() for p in plans.values()])
+        for name, plan in sorted(plans.items()):
+            tally = plan.read.tally()
+            summary.rows_read[name] = tally.rows
+            if tally.malformed or plan.read.bad_files:  # (counted by the pass: written only if there are any)
+                _count_quarantine(plan.read.quarantine, quarantine_dir, summary)
+            summary.not_checked += sparkprops.not_checked(plan, plans)
+        tick("properties")
+        found = [df for plan in plans.values() for df in (plan.row_violations(), *sparkprops.violations(plans, plan))]
+        if found:
+            _union(found).write.mode("overwrite").parquet(raw_dir)
+        tick("writing")
+        specs = {n: p.spec for n, p in plans.items()}
+        shown = _finish(spark, plans, specs, raw_dir, out, config.max_witnesses, summary)
+    finally:
+        for plan in plans.values():
+            plan.release()
+    if not config.out:
+        shutil.rmtree(out, ignore_errors=True)
+    return summary, shown
+
+
+def _session(config: Config, spark: Any) -> Any:
+    from kcoord.conformance.traces.session import active_session, local_session, tune
 
     try:
         spark = spark or active_session() or local_session(config.master,
@@ -206,48 +253,22 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
         first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
         raise SparkUnavailable(f"cannot start Spark on --master {config.master}: {first.strip()}") from None
     tune(spark)
-    out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
-    folders = sorted({s.machine for s in sources})
-    specs = {n: Spec.of(m) for n, m in machines.items()}
-    summary = Summary("spark")
-    total = len(folders) * 2 + 1
-    tick = _ticker(progress, total)
+    return spark
 
-    reads = {}
-    quarantine_dir = os.path.join(out, "quarantine")
-    for name in folders:
-        tick(f"reading {name or '(no machine folder)'}")
-        mine = [s for s in sources if s.machine == name]
-        if name not in machines:
-            _count_quarantine(read_unknown(spark, name, mine), quarantine_dir, summary)
-            continue
-        reads[name] = read_machine(spark, machines[name], mine)
-    valid = {n: r.valid for n, r in reads.items()}
-    raw_dir = os.path.join(out, "violations_raw")
-    shutil.rmtree(raw_dir, ignore_errors=True)
-    plans = {}
-    try:
-        for name in sorted(reads):
-            tick(f"checking {name}")
-            read = reads[name]
-            others = {n: df for n, df in valid.items() if n != name}
-            plan = MachinePlan(spark, specs[name], read.counted, others, read.tally)
-            plans[name] = plan
-            plan.violations().write.mode("append").parquet(raw_dir)
-            summary.rows_read[name] = plan.stats()[0]
-            plan.release()  # (the witnesses window their keys' rows again)
-            # the pass that persisted the rows counted the malformed ones too: the quarantine is only written if any
-            if read.tally().malformed or read.bad_files:
-                _count_quarantine(read.quarantine, quarantine_dir, summary)
-            summary.not_checked += not_checked(specs[name], others)
-        tick("writing")
-        shown = _finish(spark, plans, specs, raw_dir, out, config.max_witnesses, summary)
-    finally:
-        for plan in plans.values():
-            plan.release()  # (after an error: each plan released its rows once its violations were written)
-    if not config.out:
-        shutil.rmtree(out, ignore_errors=True)
-    return summary, shown
+
+def _materialise(frames: list[Any]) -> None:
+    """Run every machine's pass in one job (the persisted rows are built by the first action reading them)."""
+    from pyspark.sql import functions as F
+
+    if frames:
+        _union([f.select(F.lit(1).alias("_one")) for f in frames]).count()
+
+
+def _union(frames: list[Any]) -> Any:
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
+    return out
 
 
 def _ticker(progress: Progress | None, total: int) -> Callable[[str], None]:

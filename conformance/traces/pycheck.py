@@ -336,7 +336,7 @@ class MachineChecker:
         self.spec = spec
         self.m = spec.machine
         self.ev = PythonEvaluator()
-        self.names = [name for name, _ in columns(self.m)]
+        self.names = [name for name, _ in columns(self.m) if name != "machine"]  # (the order: see `checks`)
         self.ir_rows = {x.index: x for x in self.m.rows}  # `Machine.rows` sorts on every call
         sequences: dict[str, list[Row]] = defaultdict(list)
         self.orphans: list[Row] = []

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from kcoord.model import ir
-from kcoord.model.traceschema import KINDS, arg_column, column_type, trace_columns
+from kcoord.model.traceschema import FORMAT_V2, KINDS, arg_column, column_type, trace_columns, v2_columns
 
 from .checks import LOAD_EVENT, Spec
 
@@ -484,11 +484,12 @@ def read_rows(spec: Spec | None, machine: str, sources: Iterable[Source], quaran
                 quarantine.add(machine, src.path, line, unreadable or unknown, raw)
         return
     cols = columns(spec.machine)
+    typed = dict(v2_columns(spec.machine))
     rule_list = rules(spec.machine)
     by_event: dict[Any, list[Rule]] = {}
     shape = RowShape.of(spec.machine)
     for src in sources:
-        records = _json_rows(src, cols) if src.format == "json" else _parquet_rows(src, cols, batch_rows)
+        records = _json_rows(src, cols) if src.format == "json" else _parquet_rows(src, cols, batch_rows, typed)
         for line, row, raw, reason in records:
             if reason is None:
                 assert row is not None
@@ -539,14 +540,18 @@ def _replaced(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _parquet_rows(src: Source, cols: list[tuple[str, str]], batch_rows: int) -> Iterator[Record]:
+def _parquet_rows(src: Source, cols: list[tuple[str, str]], batch_rows: int,
+                  typed: dict[str, str]) -> Iterator[Record]:
     n = 0
     for batch in _parquet_batches(src.path, batch_rows):
         if isinstance(batch, str):
             yield None, None, (lambda why=batch: why), UNREADABLE
             return
         schema, records = batch
-        problem = file_schema_problem(schema, cols)
+        problem = file_schema_problem(schema, cols, typed)
+        footer = typed_footer(schema)
+        if footer is not None and not problem:
+            records = decoded(records, *footer)
         for record in records:
             n += 1
             if problem:
@@ -587,11 +592,51 @@ def _unreadable_reason(e: Exception) -> str:
     return f"{type(e).__name__}: {e}"
 
 
-def file_schema_problem(schema: Any, cols: list[tuple[str, str]]) -> str | None:
+def typed_footer(schema: Any) -> tuple[str, dict[str, list[str]]] | None:
+    """(machine, coded column -> names) of a typed (v2) file, from its footer; None for a v1 file."""
+    meta = schema.metadata or {}
+    if meta.get(b"kcoord.format") != FORMAT_V2.encode():
+        return None
+    try:
+        names = json.loads(meta.get(b"kcoord.codes", b"{}"))
+    except ValueError:
+        names = {}
+    return meta.get(b"kcoord.machine", b"").decode("utf-8", "replace"), names if isinstance(names, dict) else {}
+
+
+def unknown_code(code: int) -> str:
+    """What a code the file's footer has no name for reads as: not a name, so the row is quarantined (`unknown`,
+    `unknown_member`) with the code in its raw text; the Spark reader says the same."""
+    return f"#{code}"
+
+
+def decoded(records: list[dict[str, Any]], machine: str, names: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Rows of a typed file as rows of names: codes decoded with the file's own names, `machine` from the footer."""
+    def name(column: list[str], code: Any) -> Any:
+        if code is None:
+            return None
+        return column[code] if 0 <= code < len(column) else unknown_code(code)
+
+    for r in records:
+        r["machine"] = machine
+        for column, values in names.items():
+            v = r.get(column)
+            if isinstance(v, list):
+                r[column] = [name(values, x) for x in v]
+            elif v is not None:
+                r[column] = name(values, v)
+    return records
+
+
+def file_schema_problem(schema: Any, cols: list[tuple[str, str]],
+                        typed: dict[str, str] | None = None) -> str | None:
     """Why a Parquet file's schema does not fit the machine's columns (an absent column is fine: its rows are then
-    `missing`), or None."""
+    `missing`), or None. A typed (v2) file fits when its coded columns and integers are integers, its lists lists of
+    their element's type (codes and integers of any width)."""
     import pyarrow as pa
 
+    if typed_footer(schema) is not None:
+        return _typed_schema_problem(schema, typed or {})
     strings = (pa.string(), pa.large_string())
     small = (pa.int8(), pa.int16(), pa.uint8(), pa.uint16())  # narrower integers Spark's reader widens, as we do
     accepted = {"string": strings, "int64": (pa.int64(), pa.int32(), pa.uint32(), *small),
@@ -605,6 +650,27 @@ def file_schema_problem(schema: Any, cols: list[tuple[str, str]]) -> str | None:
         if typ == "string" and pa.types.is_dictionary(found):  # dictionary-encoded strings (low-cardinality
             found = found.value_type  # columns: kind, event, states) are strings to Spark's reader too
         if found not in accepted[typ]:
+            return name
+    return None
+
+
+def _typed_schema_problem(schema: Any, typed: dict[str, str]) -> str | None:
+    """The first column of a typed file whose type does not fit its v2 type (`traceschema.v2_columns`)."""
+    import pyarrow as pa
+
+    def fits(found: Any, typ: str) -> bool:
+        if typ.startswith("list<"):
+            return bool(pa.types.is_list(found) or pa.types.is_large_list(found)) and fits(found.value_type, typ[5:-1])
+        if typ.startswith("int"):
+            return bool(pa.types.is_integer(found))
+        if typ == "string":
+            return found in (pa.string(), pa.large_string()) or (
+                pa.types.is_dictionary(found) and found.value_type in (pa.string(), pa.large_string()))
+        return bool(found == pa.bool_())
+
+    for name, typ in typed.items():
+        idx = schema.get_field_index(name)
+        if idx >= 0 and not fits(schema.field(idx).type, typ):
             return name
     return None
 

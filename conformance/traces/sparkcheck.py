@@ -1,552 +1,535 @@
 """The Spark checker: every check of `checks`, compiled from a machine's IR into Spark SQL (no Python UDFs).
 
-Owns: `MachinePlan` (one machine's rows → its violations DataFrame) with one method per check, named as in
-`checks.CHECKS` and in the reference checker `pycheck`, and `witness_segments` (the rows around chosen violations).
+Owns: `MachinePlan` (one machine's typed rows → its staged rows and its row checks' violations) with one method per
+row check, named as in `checks.CHECKS` and in the reference checker `pycheck`, `Needs` (which rows and columns the
+trace properties of every machine read from this one) and `witness_rows` (the rows around chosen violations). The
+trace properties are `sparkprops`.
 
-The evaluation strategy, per machine (what makes it fast is doing each expensive thing once, on as few rows and
-columns as the checks need):
+The plan of a machine is one pass over its rows, doing each expensive thing once and only on what needs it:
 
-0. The rows arrive with an observation on them (`sparkread.Read.counted`): the pass below also counts them and
-   finds the trace's latest ts_ms (`tally`), so no pass exists only for that (`stats`).
-1. One shuffle and one window operator (`windowed`): the rows partitioned by key (rows with a negative seq in
-   partitions of their own) and ordered by seq; per row the previous row, the position, the running maximum of
-   ts_ms and the next ts_ms. Every frame is bounded by the current row or unbounded before it, so the pass is linear
-   in the rows of a key.
-2. In the same pass: the pre-state columns (`with_pre`), one broadcast join with the table of legal (from_state,
-   event, to_state, row, kind), one projection computing the large per-row values once as booleans (the spec row's
-   guard and `assumes`, whether every variable equals its effect, the frame, as `CASE row WHEN i THEN ... END` over
-   the spec's rows, compiled by `kcoord.model.spark_backend`; only the branch of the row's own spec row is
-   evaluated), one boolean per row check, and `_found`, the array of the violated checks with their messages, built
-   only where one holds (without lambdas, so whole-stage code generation covers it).
-3. The result is persisted on local disk (`checked`) with only the columns the trace properties and the messages
-   read, and without the rejections no trace property can read (`needs_row`); the row checks' violations are the
-   persisted rows with a `_found`, exploded.
-4. Each trace property is a small plan of its own over the persisted rows (a window per K, or an aggregate and a
-   join), reading only the rows and columns it needs (`within` and `before` window only the rows entering or
-   reaching their states).
-5. Witnesses window again only the rows of the keys they show.
+1. Map side, in the scan's generated code (`local`): the rows are validated (`sparkread`, whose observation also
+   counts them), and every check that reads one row only is computed there, as a few booleans and one bit mask:
+   the table (`_legal`: the row's (from_state, event, to_state, row, kind) as one number, looked up in a hash set),
+   the spec row's event and kind, its error, and every invariant (`_inv_*`).
+2. One exchange and one window operator (`windowed`): the rows partitioned by key (rows with a negative seq in
+   partitions of their own) and ordered by seq; per row one `lag` per column the checks compare with the previous
+   row (its state, seq, coordinator epoch and every variable), its position, and, only for a machine with an
+   `exclusive` property, the running maximum and the next of ts_ms. The rows crossing the exchange are typed rows:
+   names as codes, no copy of the previous row, no pre-state.
+3. The pre-state (`pre`, two small projections), then one projection computing what reads the spec's expressions
+   (`checks`), kept out of whole-stage code generation so that Spark splits its code into small methods whatever
+   the machine's size: which parts of the row's event's conditions hold (`_cj_*`: the distinct conjuncts of the
+   event's guards and preconditions, once each), which variables differ from their effects (`_eff_*`, one `CASE`
+   on the spec row, found by a binary search over the row index: `by_row`), which changed (`_chg_*`), which steps
+   fail (`_steps_*`), the values the trace properties read; the row narrows to what the rest reads. Then one bit
+   per row check (`flags`).
+4. `staged`: the rows the violations and the trace properties read — a row with a flag, or one a trace property
+   of this or another machine needs (`Needs`) — with only those columns, persisted on local disk. Messages, names
+   and trace properties are computed from these few rows afterwards (`row_violations`, `sparkprops`).
 Must not import: kcoord.cli.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession, Window, WindowSpec
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kcoord.model import ir
-from kcoord.model.spark_backend import Columns, SparkCompiler, quote, string_literal
-from kcoord.model.spark_backend import _literal as sql_literal
+from kcoord.model import sqltree as q
+from kcoord.model.spark_backend import Columns, SparkCompiler
+from kcoord.model.traceschema import code, codes
 
-from .checks import ACCEPTED_KINDS, NEVER, ROW_CHECKS, Spec, location
-from .readers import columns
-from .sparkread import Tally
+from .checks import ACCEPTED_KINDS, Spec, location
+from .sparkread import Read, named_rows, typed_columns
 
 VIOLATION_COLUMNS = ("machine", "key", "check", "name", "seq", "seq_from", "seq_to", "location", "message", "pos",
                      "row_json")
-FOUND_TYPE = "STRUCT<check: STRING, name: STRING, message: STRING>"
-ORPHAN_CHECKS = ("illegal_transition", "discontinuity", "reject_changed_state", "wrong_error")
-PRE = Columns(pending="eff_pending")  # guards and effects read the effective `pending` (true in pending states)
+ROW_FLAGS = ("illegal_transition", "discontinuity", "guard_false", "effect_mismatch", "frame_mismatch",
+             "reject_changed_state", "wrong_error")
+MASK_BITS = 62  # bits of one mask column (a bigint, sign bit unused)
+#: the columns the checks projection passes on (besides the invariants' masks and what trace properties read)
+PASSED = ("key", "seq", "pos", "ts_ms", "kind", "event", "row", "error", "from_state", "to_state",
+          "coordinator_epoch", "p_to_state", "p_seq", "p_coordinator_epoch", "fresh", "pre_known", "pre_state",
+          "_legal", "_sr_ok", "_err_ok")
+#: a column that keeps the projection it is in out of whole-stage code generation: Spark interprets a Java method
+#: call (`java_method`), which no whole-stage method can contain; the branch is never taken (no valid row has a seq
+#: below -1), so it costs one comparison a row. The pass's filter reads it (else the optimiser would drop it).
+BOUNDARY = "CASE WHEN seq < -1 THEN java_method('java.lang.Math', 'abs', seq) END AS _boundary"
+PRE = Columns(pending="eff_pending", coded=True)  # guards and effects read the effective `pending`
+POST = Columns(coded=True).on_post()
 
 
-def _in(values: Mapping[str, object] | list[str] | tuple[str, ...] | frozenset[str], col: str) -> str:
-    items = sorted(values)
-    return f"({col} IN ({', '.join(string_literal(str(v)) for v in items)}))" if items else "false"
+def masks(bits: Sequence[q.Expr]) -> list[q.Expr]:
+    """Conditions as bit masks: bit i of mask i // 62 is set where condition i holds (one bigint per 62)."""
+    out = []
+    for start in range(0, len(bits), MASK_BITS):
+        terms = [q.when(b, q.lit(1 << i), q.lit(0)) for i, b in enumerate(bits[start:start + MASK_BITS])]
+        out.append(q.Op("+", tuple(terms)) if len(terms) > 1 else terms[0])
+    return out or [q.lit(0)]
 
 
-def _any(conditions: Mapping[str, str]) -> str:
-    """SQL: one of the (non-null) conditions holds; false for none."""
-    return "(" + " OR ".join(f"({c})" for c in conditions.values()) + ")" if conditions else "false"
+def has_bit(mask: str, i: int) -> q.Expr:
+    """Bit `i` of the masks named `<mask>_<n>`."""
+    return q.ne(q.binary("&", q.col(f"{mask}_{i // MASK_BITS}"), q.lit(1 << (i % MASK_BITS))), q.lit(0))
 
 
-ACCEPTED = _in(ACCEPTED_KINDS, "kind")  # SQL: the row is a transition or a stay
+def any_bit(mask: str, n: int) -> q.Expr:
+    return q.or_(*(q.ne(q.col(f"{mask}_{c}"), q.lit(0)) for c in range(max(1, -(-n // MASK_BITS)))))
 
 
-def _map(pairs: Mapping[int, str]) -> str:
-    if not pairs:
-        return "map()"
-    return "map(" + ", ".join(f"{k}, {string_literal(v)}" for k, v in sorted(pairs.items())) + ")"
+def by_row(values: Mapping[int, q.Expr], otherwise: q.Expr, row: q.Expr | None = None) -> q.Expr:
+    """`CASE row WHEN i THEN values[i] ... ELSE otherwise END`, as a binary search over the row indices (a few
+    comparisons per row instead of one per spec row)."""
+    row = row if row is not None else q.col("row")
+    items = sorted(values.items())
+    if len(items) <= 6:
+        return q.case([(q.lit(i), v) for i, v in items], otherwise, subject=row)
+    mid = len(items) // 2
+    low, high = dict(items[:mid]), dict(items[mid:])
+    return q.when(q.binary("<", row, q.lit(items[mid][0])), by_row(low, otherwise, row),
+                  by_row(high, otherwise, row))
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """What the trace properties (of this machine and of others) read from one machine's staged rows: the rows, as
+    conditions on its columns, the columns, and values computed for them."""
+
+    rows: tuple[q.Expr, ...] = ()
+    columns: frozenset[str] = frozenset()
+    timeline: bool = False  # `exclusive`: each row's start (running maximum of ts_ms) and the next row's ts_ms
+    computed: tuple[q.Aliased, ...] = ()
+
+    def plus(self, rows: Sequence[q.Expr] = (), columns: Sequence[str] = (), timeline: bool = False,
+             computed: Sequence[q.Aliased] = ()) -> Needs:
+        return Needs((*self.rows, *rows), self.columns | set(columns), self.timeline or timeline,
+                     (*self.computed, *computed))
 
 
 @dataclass(slots=True)
 class MachinePlan:
     spark: SparkSession
     spec: Spec
-    rows: DataFrame  # validated rows (readers' columns, sets normalised)
-    others: Mapping[str, DataFrame]  # validated rows of the other machines in the run
-    tally: Callable[[], Tally]  # the rows counted by the first action that read them (`sparkread.Read.tally`)
-    _checked: DataFrame | None = None
-    _materialised: bool = False
+    read: Read
+    needs: Needs = field(default_factory=Needs)
+    _staged: DataFrame | None = None
 
     @property
     def m(self) -> ir.Machine:
         return self.spec.machine
 
-    # ------------------------------------------------------------ the window pass (once, persisted)
+    # ------------------------------------------------------------ codes
+
+    def state(self, name: str) -> int:
+        return code(self.m.state_type, name)
+
+    def states(self, names: Sequence[str] | frozenset[str]) -> list[int]:
+        return sorted(self.state(n) for n in names)
+
+    def kind(self, name: str) -> int:
+        return codes(self.m)["kind"].index(name)
+
+    def event(self, name: str) -> int:
+        return codes(self.m)["event"].index(name)
+
+    def is_kind(self, *names: str) -> q.Expr:
+        return q.in_(q.col("kind"), [self.kind(n) for n in names])
+
+    def name_of(self, column: str, e: q.Expr | None = None) -> q.Expr:
+        """A coded column's value as its name."""
+        return q.pick(codes(self.m)[column], e if e is not None else q.col(column))
+
+    # ------------------------------------------------------------ 1. map side
+
+    def local(self, rows: DataFrame) -> DataFrame:
+        """The row-local checks, computed where the rows are read."""
+        post = SparkCompiler(POST)
+        inv = masks([q.not_(post.holds(i.expr)) for i in self.m.invariants])
+        return rows.selectExpr("*", *(q.sql(q.Aliased(e, n)) for e, n in [
+            (self.legal(), "_legal"), (self.spec_row_ok(), "_sr_ok"), (self.error_ok(), "_err_ok"),
+            *((m, f"_inv_{i}") for i, m in enumerate(inv))]))
+
+    def legal(self) -> q.Expr:
+        """The row's (from_state, event, to_state, row, kind) is in the table: as one number in a set of numbers."""
+        n_rows = len(self.spec.rows) + 1
+        legal = sorted(self.tuple_code(self.state(a), self.event(e), self.state(b), r, self.kind(k))
+                       for a, e, b, r, k in self.spec.table)
+        row_ok = q.and_(q.binary(">=", q.col("row"), q.lit(-1)), q.binary("<", q.col("row"), q.lit(n_rows - 1)))
+        number = self.tuple_code(q.col("from_state"), q.col("event"), q.col("to_state"), q.col("row"),
+                                 q.col("kind"))
+        return q.and_(row_ok, q.In(number, tuple(q.lit(v) for v in legal)))  # type: ignore[arg-type]
+
+    def tuple_code(self, a: q.Expr | int, e: q.Expr | int, b: q.Expr | int, r: q.Expr | int,
+                   k: q.Expr | int) -> q.Expr | int:
+        states, events, rows = len(self.m.states), len(codes(self.m)["event"]), len(self.spec.rows) + 1
+        if all(isinstance(x, int) for x in (a, e, b, r, k)):
+            return (((int(a) * events + int(e)) * states + int(b)) * rows + int(r) + 1) * 4 + int(k)  # type: ignore
+        terms: list[q.Expr] = [x if isinstance(x, q.Expr) else q.lit(x) for x in (a, e, b, r, k)]
+        out = terms[0]
+        for x, width in zip(terms[1:4], (events, states, rows), strict=True):
+            out = q.binary("+", q.binary("*", out, q.lit(width)), x)
+        return q.binary("+", q.binary("*", q.binary("+", out, q.lit(1)), q.lit(4)), terms[4])
+
+    def spec_row_ok(self) -> q.Expr:
+        """The row's index names a spec row with the row's event and kind."""
+        pairs = [r.index * 10_000 + self.event(r.event) * 4 + self.kind(r.kind) for r in self.spec.rows.values()]
+        number = q.binary("+", q.binary("*", q.Cast(q.col("row"), q.BIGINT), q.lit(10_000)), q.binary(
+            "+", q.binary("*", q.col("event"), q.lit(4)), q.col("kind")))
+        return q.holds(q.In(number, tuple(q.lit(v) for v in sorted(pairs))))
+
+    def expected_error(self) -> q.Expr:
+        rows = self.spec.rows
+        return q.pick([rows[i].error for i in range(len(rows))], q.col("row"))
+
+    def error_ok(self) -> q.Expr:
+        return q.holds(q.eq(q.col("error"), self.expected_error()))
+
+    # ------------------------------------------------------------ 2. the exchange and the window
 
     def order(self) -> list[Column]:
-        names = [n for n, _ in columns(self.m) if n != "seq"]
+        names = [n for n, _ in typed_columns(self.m) if n != "seq"]
         return [F.col("seq"), *[F.col(n) for n in names]]
 
-    def windowed(self, rows: DataFrame | None = None) -> DataFrame:
-        """Every row (of `rows`, default all) with its previous row, position and the running values the checks
-        need: one window operator (every function shares its partitioning, order and a frame bounded by the current
-        row). The key sequences (seq >= 0) are windows per key ordered as `checks` says; rows with a negative seq are
-        windowed apart (their own partition of the same shuffle) and get no previous row and position -1."""
+    def windowed(self, rows: DataFrame) -> DataFrame:
         w = Window.partitionBy("key", "_neg").orderBy(*self.order())
-        prev = F.struct(*[F.col(c) for c in ("to_state", "seq", "coordinator_epoch", "ts_ms")],
-                        *[F.col(v.name).alias(f"v_{v.name}") for v in self.m.variables])
-        in_sequence = F.col("seq") >= 0
-        cols = [F.when(in_sequence, F.lag(prev, 1).over(w)).alias("prev"),
-                F.when(in_sequence, F.row_number().over(w) - 1).otherwise(F.lit(-1)).alias("pos"),
-                F.max("ts_ms").over(w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("t_start"),
-                F.lead("ts_ms", 1).over(w).alias("next_ts")]
-        return (self.rows if rows is None else rows).selectExpr("*", "seq < 0 AS _neg").select("*", *cols)
+        lags = ["to_state", "seq", "coordinator_epoch", *(v.name for v in self.m.variables)]
+        cols = [F.lag(c, 1).over(w).alias(f"p_{c}") for c in dict.fromkeys(lags)]
+        cols.append(F.row_number().over(w).alias("_rn"))
+        if self.needs.timeline:
+            cols += [F.max("ts_ms").over(w.rowsBetween(Window.unboundedPreceding, Window.currentRow))
+                     .alias("t_start"), F.lead("ts_ms", 1).over(w).alias("next_ts")]
+        return rows.selectExpr("*", "seq < 0 AS _neg").select("*", *cols)
 
-    def checked(self) -> DataFrame:
-        """The rows the trace properties read, persisted on local disk (never in memory): the row's own columns,
-        its position and running values, the few pre-state columns the properties read, and `_found`, the row
-        checks' violations (null for a row without any). The row checks run here, in the pass that persists, so the
-        wide intermediate values (the previous row, every pre-state variable) are never written; and unless a
-        property reads every row (`needs_every_row`), a rejection is only kept if it has a violation or starts a
-        run of its state (see `needs_row`) — rejections are most rows of a busy coordinator's trace."""
-        if self._checked is None:
-            df = self.found(self.prepared(self.legal(self.with_pre(self.windowed()))))
-            if not self.needs_every_row():
-                df = df.where(self.needs_row())
-            keep = [*(quote(n) for n, _ in columns(self.m)), "_neg", "pos", "t_start", "next_ts",
-                    "prev.seq AS prev_seq", "prev.to_state AS prev_state", "pre_state", "pre_known",
-                    *(quote("pre_" + v) for v in self._pre_read()), "_found"]
-            self._checked = df.selectExpr(*keep).persist(StorageLevel.DISK_ONLY)
-        return self._checked
+    # ------------------------------------------------------------ 3. after the window
 
-    def needs_every_row(self) -> bool:
-        """Whether a trace property reads rejections as such: `exclusive` (each row holds its values until the
-        next one, and a conflict is reported on the row holding them) and `fenced` against this machine's own rows
-        (every row re-asserts its value at its time)."""
-        return any(p.form == "exclusive" or (p.form == "fenced" and p.subject[3] == self.m.name)
-                   for p in self.m.traces)
+    def pre(self, df: DataFrame) -> DataFrame:
+        """The pre-state (`pre_state`, `pre_<var>`), `fresh`, `pre_known`, the effective `pending`, `pos`."""
+        s = self.spec
+        p_to = q.col("p_to_state")
+        fresh = q.or_(q.binary("<", q.col("seq"), q.lit(0)), q.IsNull(p_to), q.in_(p_to, self.states(s.final_states)),
+                      q.and_(q.in_(p_to, self.states(s.terminal_states)),
+                             q.eq(q.col("from_state"), q.lit(self.state(s.initial)))))
+
+        def value(fresh_value: q.Expr, previous: q.Expr) -> q.Expr:
+            return q.case([(q.not_(q.col("pre_known")), q.NULL), (q.col("fresh"), fresh_value)], previous)
+
+        c = SparkCompiler(PRE)
+        pre = [q.Aliased(value(q.lit(self.state(s.initial)), p_to), "pre_state")]
+        pre += [q.Aliased(value(c.tree(ir.Lit(v.default, v.type)) if v.default is not None else q.NULL,
+                                q.col(f"p_{v.name}")), f"pre_{v.name}") for v in self.m.variables]
+        pos = q.when(q.binary(">=", q.col("seq"), q.lit(0)), q.binary("-", q.col("_rn"), q.lit(1)), q.lit(-1))
+        known = q.not_(q.and_(fresh, q.eq(q.col("kind"), q.lit(self.kind("load")))))
+        pending = q.or_(q.col("pending"), q.holds(q.in_(pre[0].expr, self.states(s.pending_states))))
+        return df.selectExpr("*", q.sql(q.Aliased(fresh, "fresh")), q.sql(q.Aliased(known, "pre_known"))) \
+            .selectExpr("*", *(q.sql(p) for p in pre), q.sql(q.Aliased(pending, "eff_pending")),
+                        q.sql(q.Aliased(pos, "pos")))
+
+    def gate(self) -> q.Expr:
+        """The rows whose guard, effects, frame and steps count: accepted, of a matching spec row, pre-state known."""
+        return q.and_(q.binary(">=", q.col("seq"), q.lit(0)), q.col("_sr_ok"), self.is_kind(*ACCEPTED_KINDS),
+                      q.col("pre_known"))
+
+    def checks(self, df: DataFrame) -> DataFrame:
+        """One projection, computed once per row: the condition of its spec row, the variables that differ from their
+        effects and those that changed, the step properties that fail (each only on the rows it concerns), the values
+        the trace properties read, and the columns the rest of the pass reads (the row narrows here).
+
+        This projection is the one place the machine's guards and effects are evaluated, so its code is as large as
+        the spec. It is kept out of whole-stage code generation (`BOUNDARY`): Spark then compiles it as a projection
+        of its own, split into small methods, instead of one method per stage that a large machine pushes past the
+        JVM's 64 KB limit (and past the JIT's limit long before)."""
+        c = SparkCompiler(PRE)
+        terms = self.condition_terms()
+        known_row = q.and_(q.col("_sr_ok"), q.col("pre_known"))
+        items = [q.Aliased(q.when(known_row, m, q.lit(0)), f"_cj_{i}") for i, m in enumerate(self.term_masks(c, terms))]
+        items += [q.Aliased(m, f"_chg_{i}") for i, m in enumerate(
+            masks([q.not_(q.same(q.col(v.name), q.col(f"pre_{v.name}"))) for v in self.m.variables]))]
+        items += [q.Aliased(q.when(self.gate(), m, q.lit(0)), f"_eff_{i}") for i, m in enumerate(self.effect_masks(c))]
+        items += [q.Aliased(q.when(self.gate(), m, q.lit(0)), f"_steps_{i}")
+                  for i, m in enumerate(masks([self.step_fails(s) for s in self.m.steps]))]
+        items += list(self.needs.computed)
+        items.append(q.Aliased(q.when(q.binary("<", q.col("seq"), q.lit(0)), self.row_json()), "row_json"))
+        keep = [*PASSED, *(c for c in df.columns if c.startswith("_inv_")), *sorted(self.needs.columns),
+                *(("t_start", "next_ts") if self.needs.timeline else ())]
+        return df.selectExpr(*dict.fromkeys(q.sql(q.col(k)) for k in keep), *(q.sql(i) for i in items), BOUNDARY)
+
+    def condition_terms(self) -> dict[str, list[tuple[str, ir.Expr]]]:
+        """Per event, the distinct parts (conjuncts) of its rows' conditions, each with how a null counts: a row's
+        condition is its guard and its precondition share, all of whose conjuncts must hold; a transition's
+        precondition may read an argument the runtime never computed (null), which is not evaluated (see `checks`).
+        Lowering repeats an event's `check`s in every later row, so the distinct parts are far fewer than the rows'
+        (ClassicGroup: 703 conjuncts, 231 distinct per event)."""
+        out: dict[str, list[tuple[str, ir.Expr]]] = {}
+        for r in self.m.rows:
+            mine = out.setdefault(r.event, [])
+            for mode, part in self.row_terms(r):
+                if (mode, part) not in mine:
+                    mine.append((mode, part))
+        return out
 
     @staticmethod
-    def needs_row() -> str:
-        """The rows the other trace properties can read (SQL): every accepted row and load (`monotonic`, `before`'s
-        events, `fenced`'s writes), every row with a row-check violation, and every rejection that starts a run of
-        its state or follows no row or a final one — the only rejections that can enter a state (`within`'s and
-        `before`'s A) or be the first row of a key reaching one (`within`'s B: the row before the first one in B
-        is not in B, so that one starts a run) or start the run `before`'s window begins at."""
-        return "kind <> 'reject' OR _found IS NOT NULL OR prev IS NULL OR prev.to_state <> to_state OR fresh"
+    def row_terms(r: ir.Row) -> list[tuple[str, ir.Expr]]:
+        guard = [("holds", x) for x in ir.conjuncts(r.guard) if x != ir.TRUE]
+        mode = "unless_false" if isinstance(r, ir.Transition) else "holds"
+        return guard + [(mode, x) for x in ir.conjuncts(r.assumes) if x != ir.TRUE]
 
-    def _pre_read(self) -> list[str]:
-        """The variables whose pre-state a trace property reads after the persist (`before` matches on them)."""
+    def term_masks(self, c: SparkCompiler, terms: dict[str, list[tuple[str, ir.Expr]]]) -> list[q.Expr]:
+        """`_cj_<n>`: which of the row's event's condition parts hold (bit j of mask j // 62: the event's part j)."""
+        width = max([len(t) for t in terms.values()] + [1])
+        out = []
+        for chunk in range(-(-width // MASK_BITS)):
+            per_event = {}
+            for event, parts in terms.items():
+                bits = [q.holds(c.tree(x)) if mode == "holds" else q.coalesce(c.tree(x), q.TRUE)
+                        for mode, x in parts[chunk * MASK_BITS:(chunk + 1) * MASK_BITS]]
+                if bits:
+                    (per_event[self.event(event)],) = masks(bits)
+            out.append(by_row(per_event, q.lit(0), q.col("event")))
+        return out
+
+    def condition_ok(self) -> q.Expr:
+        """The row's spec row's condition holds: every part it needs is set in `_cj_<n>` (true for a row that
+        names no spec row)."""
+        terms = self.condition_terms()
+        chunks = -(-max([len(t) for t in terms.values()] + [1]) // MASK_BITS)
+        out = []
+        for chunk in range(chunks):
+            needed = [0] * len(self.spec.rows)
+            for r in self.m.rows:
+                parts = terms[r.event]
+                for term in self.row_terms(r):
+                    j = parts.index(term)
+                    if j // MASK_BITS == chunk:
+                        needed[r.index] |= 1 << (j % MASK_BITS)
+            need = q.pick(needed, q.col("row"), q.BIGINT)
+            out.append(q.eq(q.binary("&", q.col(f"_cj_{chunk}"), need), need))
+        return q.coalesce(q.and_(*out), q.TRUE)
+
+    def effect_masks(self, c: SparkCompiler) -> list[q.Expr]:
         variables = [v.name for v in self.m.variables]
-        wanted = {k for p in self.m.traces if p.form == "before" for k in p.per}
-        return [v for v in variables if v in wanted]
+        out = []
+        for start in range(0, len(variables), MASK_BITS):
+            chunk = variables[start:start + MASK_BITS]
+            per_row: dict[int, q.Expr] = {}
+            for t in self.m.transitions:
+                bits = {v: c.equal(ef.value, v, self.m.variable(v).type) for ef in t.effects
+                        if (v := ef.var) in chunk}
+                if bits:
+                    terms = [q.when(ok, q.lit(0), q.lit(1 << chunk.index(v))) for v, ok in bits.items()]
+                    per_row[t.index] = q.Op("+", tuple(terms)) if len(terms) > 1 else terms[0]
+            out.append(by_row(per_row, q.lit(0)))
+        return out
 
-    def stats(self) -> tuple[int, int | None]:
-        """(rows read, latest ts_ms) of the machine's valid rows, counted by the pass that persists them (the rows
-        carry an observation: `sparkread.Read.counted`)."""
-        self.materialise()
-        t = self.tally()
-        return t.rows, t.end
+    def step_fails(self, s: ir.StepProperty) -> q.Expr:
+        c = SparkCompiler(Columns(coded=True))
+        fails = q.not_(c.holds(s.expr))
+        return fails if s.event is None else q.and_(q.eq(q.col("event"), q.lit(self.event(s.event))), fails)
 
-    def materialise(self) -> None:
-        """Run the pass that persists the rows (one job, once; the checks' plans read its result)."""
-        if not self._materialised:
-            self.checked().count()
-            self._materialised = True
+    def unassigned(self, chunk: int) -> q.Expr:
+        """The variables (of mask chunk `chunk`) the row's spec row does not assign, as a mask."""
+        variables = [v.name for v in self.m.variables][chunk * MASK_BITS:(chunk + 1) * MASK_BITS]
+        full = (1 << len(variables)) - 1
+        by_index = {}
+        for t in self.m.transitions:
+            assigned = sum(1 << variables.index(ef.var) for ef in t.effects if ef.var in variables)
+            by_index[t.index] = full & ~assigned
+        return q.pick([by_index.get(i, full) for i in range(len(self.spec.rows))], q.col("row"), q.BIGINT)
+
+    # ------------------------------------------------------------ the row checks (one method per check)
+
+    def illegal_transition(self) -> q.Expr:
+        return q.not_(q.col("_legal"))
+
+    def discontinuity(self) -> q.Expr:
+        return q.or_(*(cond for cond, _ in self.discontinuity_reasons()))
+
+    def discontinuity_reasons(self) -> list[tuple[q.Expr, q.Expr]]:
+        initial = q.lit(self.state(self.spec.initial))
+        seq, p_seq = q.col("seq"), q.col("p_seq")
+        started = q.and_(q.binary(">=", seq, q.lit(0)), q.IsNull(p_seq, negated=True))
+        load = q.eq(q.col("kind"), q.lit(self.kind("load")))
+        return [
+            (q.and_(q.eq(seq, q.lit(-1)), q.or_(q.ne(q.col("kind"), q.lit(self.kind("reject"))),
+                                                q.ne(q.col("from_state"), initial))),
+             q.lit(f"a seq -1 row must be a rejection from {self.spec.initial}")),
+            (q.and_(started, q.not_(q.col("fresh")), q.ne(q.col("from_state"), q.col("p_to_state")),
+                    q.not_(q.and_(load, q.eq(q.col("from_state"), initial)))),
+             q.concat("from_state ", self.name_of("from_state"), " but the previous row ended in ",
+                      self.name_of("to_state", q.col("p_to_state")))),
+            (q.and_(q.binary(">=", seq, q.lit(0)), q.col("fresh"), q.not_(load), q.ne(q.col("from_state"), initial)),
+             q.concat("a first row starts from ", self.name_of("from_state"), f", not {self.spec.initial}")),
+            (q.and_(started, q.eq(q.col("p_coordinator_epoch"), q.col("coordinator_epoch")),
+                    q.ne(q.binary("-", seq, q.lit(1)), p_seq)),
+             q.concat("seq ", q.text(seq), " follows ", q.text(p_seq), " in coordinator epoch ",
+                      q.text(q.col("coordinator_epoch"))))]
+
+    def guard_false(self) -> q.Expr:
+        return q.and_(self.gate(), q.not_(self.condition_ok()))
+
+    def effect_mismatch(self) -> q.Expr:
+        return q.and_(self.gate(), any_bit("_eff", len(self.m.variables)))
+
+    def frame_bad(self, chunk: int) -> q.Expr:
+        return q.binary("&", q.col(f"_chg_{chunk}"), self.unassigned(chunk))
+
+    def frame_mismatch(self) -> q.Expr:
+        chunks = range(max(1, -(-len(self.m.variables) // MASK_BITS)))
+        return q.and_(self.gate(), q.or_(*(q.ne(self.frame_bad(i), q.lit(0)) for i in chunks)))
+
+    def reject_changed_state(self) -> q.Expr:
+        return q.and_(q.eq(q.col("kind"), q.lit(self.kind("reject"))), q.col("pre_known"),
+                      any_bit("_chg", len(self.m.variables)))
+
+    def wrong_error(self) -> q.Expr:
+        false_condition = q.and_(q.eq(q.col("kind"), q.lit(self.kind("reject"))), q.not_(self.condition_ok()))
+        return q.and_(q.col("_sr_ok"), q.col("pre_known"), q.or_(q.not_(q.col("_err_ok")), false_condition))
+
+    def flags(self, df: DataFrame) -> DataFrame:
+        checks: list[Callable[[], q.Expr]] = [getattr(self, name) for name in ROW_FLAGS]
+        (flags,) = masks([q.holds(check()) for check in checks])
+        return df.selectExpr("*", q.sql(q.Aliased(flags, "_flags")))
+
+    # ------------------------------------------------------------ 4. the staged rows
+
+    def violated(self) -> q.Expr:
+        return q.or_(q.ne(q.col("_flags"), q.lit(0)), any_bit("_inv", len(self.m.invariants)),
+                     any_bit("_steps", len(self.m.steps)))
+
+    def staged(self) -> DataFrame:
+        """The pass (built once): the rows with a violation or that a trace property reads, persisted on disk."""
+        if self._staged is None:
+            df = self.flags(self.checks(self.pre(self.windowed(self.local(self.read.counted)))))
+            # (the filter reads `_boundary`, so that the optimiser keeps it: see BOUNDARY)
+            df = df.where(q.sql(q.or_(self.violated(), *self.needs.rows, q.IsNull(q.col("_boundary"), negated=True))))
+            self._staged = df.selectExpr(*self.staged_columns(df.columns)).persist(StorageLevel.DISK_ONLY)
+        return self._staged
+
+    def staged_columns(self, present: list[str]) -> list[str]:
+        drop = {"_legal", "_sr_ok", "_boundary"}
+        return [q.sql(q.col(c)) for c in present if c not in drop]
+
+    def row_json(self) -> q.Expr:
+        """A row as the JSON of its trace columns (names as names): the witness of a row about no instance."""
+        names = codes(self.m)
+        values: list[tuple[str, q.Expr]] = [("machine", q.lit(self.m.name))]
+        for n, _ in typed_columns(self.m):
+            if n not in names:
+                values.append((n, q.col(n)))
+            elif n in _set_columns(self.m):
+                values.append((n, q.transform(q.col(n), lambda x, n=n: self.name_of(n, x))))  # type: ignore[misc]
+            else:
+                values.append((n, self.name_of(n)))
+        return q.fn("to_json", q.Struct(tuple(values)))
 
     def release(self) -> None:
-        """Drop the persisted rows (after the violations and witnesses are written)."""
-        if self._checked is not None:
-            self._checked.unpersist()
-            self._checked = None
-            self._materialised = False
+        if self._staged is not None:
+            self._staged.unpersist()
+            self._staged = None
 
-    def with_pre(self, df: DataFrame) -> DataFrame:
-        """The pre-state columns (`pre_state`, `pre_<var>`), `fresh`, `pre_known` and the effective `pending`."""
-        finals = _in(self.spec.final_states, "prev.to_state")
-        terminals = _in(self.spec.terminal_states, "prev.to_state")
-        initial = string_literal(self.spec.initial)
-        fresh = f"(prev IS NULL OR {finals} OR ({terminals} AND from_state = {initial}))"
-        known = f"NOT ({fresh} AND kind = 'load')"
-        pre = [f"{fresh} AS fresh", f"{known} AS pre_known",
-               f"CASE WHEN NOT {known} THEN NULL WHEN {fresh} THEN {initial} ELSE prev.to_state END AS pre_state"]
-        for v in self.m.variables:
-            default = sql_literal(v.default, v.type) if v.default is not None else "NULL"
-            pre.append(f"CASE WHEN NOT {known} THEN NULL WHEN {fresh} THEN {default} "
-                       f"ELSE prev.{quote('v_' + v.name)} END AS {quote('pre_' + v.name)}")
-        df = df.selectExpr("*", *pre)
-        pending = _in(self.spec.pending_states, "pre_state")
-        return df.withColumn("eff_pending", F.expr(f"pending OR coalesce({pending}, false)"))
+    # ------------------------------------------------------------ the row checks' violations
 
-    def legal(self, df: DataFrame) -> DataFrame:
-        """`legal` is true for rows whose (from_state, event, to_state, row, kind) is in the table (broadcast join)."""
-        table = self.spark.createDataFrame(sorted(self.spec.table),
-                                           "from_state string, event string, to_state string, row int, kind string")
-        table = table.withColumn("legal", F.lit(True))
-        return df.join(F.broadcast(table), ["from_state", "event", "to_state", "row", "kind"], "left")
+    def row_violations(self) -> DataFrame:
+        """One row per violated row check, invariant and step, with its message, from the staged rows."""
+        df = self.staged().where(q.sql(self.violated()))
+        found = [self.found_struct(bit, check, name, message) for bit, check, name, message in self.found()]
+        none = q.null(q.SqlType("STRUCT<check: STRING, name: STRING, message: STRING>"))
+        array = q.fn("array_except", q.fn("array", *found), q.fn("array", none))
+        df = df.select("*", F.explode(F.expr(q.sql(array))).alias("_v"))
+        seq_from = q.when(q.and_(q.eq(q.nested("_v", "check"), q.lit("discontinuity")),
+                                 q.IsNull(q.col("p_seq"), negated=True)), q.col("p_seq"), q.col("seq"))
+        return df.select(F.lit(self.m.name).alias("machine"), "key", F.col("_v.check").alias("check"),
+                         F.col("_v.name").alias("name"), "seq", F.expr(q.sql(seq_from)).alias("seq_from"),
+                         F.col("seq").alias("seq_to"), self.location_column(), F.col("_v.message").alias("message"),
+                         "pos", "row_json")
 
-    # ------------------------------------------------------------ row checks (one method per check)
+    def found_struct(self, bit: q.Expr, check: str, name: q.Expr, message: q.Expr) -> q.Expr:
+        return q.when(bit, q.Struct((("check", q.lit(check)), ("name", name), ("message", message))))
 
-    def spec_row_ok(self) -> str:
-        """The row's index names a spec row with the row's event and kind."""
-        pairs = {i: f"{r.event}|{r.kind}" for i, r in self.spec.rows.items()}
-        return f"coalesce(element_at({_map(pairs)}, `row`) = concat(`event`, '|', `kind`), false)"
-
-    def condition_ok(self) -> str:
-        """The spec row's guard and `assumes`, on the pre-state and arguments."""
-        c = SparkCompiler(PRE)
-        cases = " ".join(f"WHEN {r.index} THEN coalesce({c.sql(r.guard)}, false) AND coalesce({c.sql(r.assumes)}, true)"
-                         for r in self.m.rows)
-        return f"(CASE `row` {cases} ELSE true END)" if cases else "true"
-
-    def label(self) -> str:
-        return f"element_at({_map({i: r.label for i, r in self.spec.rows.items()})}, `row`)"
-
-    def illegal_transition(self) -> tuple[str, str, str]:
-        msg = "concat(from_state, ' --', event, '#', CAST(`row` AS STRING), ' (', kind, ')--> ', to_state, " \
-              "' is not in the table')"
-        return "legal IS NULL", "''", msg
-
-    def discontinuity(self) -> tuple[str, str, str]:
-        initial = string_literal(self.spec.initial)
-        reasons = [
-            (f"seq = -1 AND (kind <> 'reject' OR from_state <> {initial})",
-             f"'a seq -1 row must be a rejection from {self.spec.initial}'"),
-            (f"seq >= 0 AND prev IS NOT NULL AND NOT fresh AND from_state <> prev.to_state "
-             f"AND NOT (kind = 'load' AND from_state = {initial})",
-             "concat('from_state ', from_state, ' but the previous row ended in ', prev.to_state)"),
-            (f"seq >= 0 AND fresh AND kind <> 'load' AND from_state <> {initial}",
-             f"concat('a first row starts from ', from_state, ', not {self.spec.initial}')"),
-            ("seq >= 0 AND prev IS NOT NULL AND prev.coordinator_epoch = coordinator_epoch AND seq <> prev.seq + 1",
-             "concat('seq ', CAST(seq AS STRING), ' follows ', CAST(prev.seq AS STRING), ' in coordinator epoch ', "
-             "CAST(coordinator_epoch AS STRING))")]
-        cond = " OR ".join(f"({c})" for c, _ in reasons)
-        msg = "concat_ws('; ', " + ", ".join(f"CASE WHEN {c} THEN {m} END" for c, m in reasons) + ")"
-        return cond, "''", msg
-
-    GATE = f"_sr_ok AND {ACCEPTED} AND pre_known"  # the rows whose guard, effects and frame count
-
-    def prepared(self, df: DataFrame) -> DataFrame:
-        """The large per-row values, computed once per row as booleans (the spec row's match, error and condition,
-        whether every variable equals its effect, the frame holds, nothing changed); the names of the variables
-        that differ and the messages are only built for the rows where a check fails. The effects and the frame
-        are only evaluated on accepted rows, the unchanged variables on rejections (`OR` does not evaluate its right
-        side when the left one holds)."""
-        return df.selectExpr("*", f"{self.spec_row_ok()} AS _sr_ok", f"{self.expected_error()} AS _expected",
-                             f"{self.condition_ok()} AS _cond_ok",
-                             f"NOT {ACCEPTED} OR NOT {_any(self._effect_bad())} AS _effect_ok",
-                             f"NOT {ACCEPTED} OR NOT {_any(self._frame_bad())} AS _frame_ok",
-                             f"kind <> 'reject' OR NOT {_any(self._changed())} AS _unchanged")
-
-    def guard_false(self) -> tuple[str, str, str]:
-        label = self.label()
-        return f"{self.GATE} AND NOT _cond_ok", label, f"concat('the guard of ', {label}, ' is false on the pre-state')"
-
-    def _assigning(self) -> dict[str, list[ir.Transition]]:
-        out: dict[str, list[ir.Transition]] = {v.name: [] for v in self.m.variables}
-        for t in self.m.transitions:
-            for ef in t.effects:
-                out[ef.var].append(t)
+    def found(self) -> list[tuple[q.Expr, str, q.Expr, q.Expr]]:
+        """(bit, check, name, message) of every row check, invariant and step, in `checks.CHECKS` order."""
+        flag = {check: q.ne(q.binary("&", q.col("_flags"), q.lit(1 << i)), q.lit(0))
+                for i, check in enumerate(ROW_FLAGS)}
+        label = q.pick([self.spec.rows[i].label for i in range(len(self.spec.rows))], q.col("row"))
+        reasons = self.discontinuity_reasons()
+        discontinuity = q.fn("concat_ws", q.lit("; "), *(q.when(c, m) for c, m in reasons))
+        out = [(flag["illegal_transition"], "illegal_transition", q.lit(""), q.concat(
+            self.name_of("from_state"), " --", self.name_of("event"), "#", q.text(q.col("row")), " (",
+            self.name_of("kind"), ")--> ", self.name_of("to_state"), " is not in the table")),
+            (flag["discontinuity"], "discontinuity", q.lit(""), discontinuity),
+            (flag["guard_false"], "guard_false", label, q.concat("the guard of ", label, " is false on the pre-state"))]
+        eff = self.names("_eff")
+        frame = self.names("_chg", self.frame_bad)
+        chg = self.names("_chg")
+        out += [(flag["effect_mismatch"], "effect_mismatch", eff, q.concat(label, " assigns ", _spaced(eff),
+                                                                           " otherwise")),
+                (flag["frame_mismatch"], "frame_mismatch", frame, q.concat(label, " does not assign ",
+                                                                            _spaced(frame), ", yet they changed")),
+                (flag["reject_changed_state"], "reject_changed_state", chg, q.concat("a rejection changed ",
+                                                                                     _spaced(chg)))]
+        wrong = q.not_(q.col("_err_ok"))
+        false_condition = q.and_(q.eq(q.col("kind"), q.lit(self.kind("reject"))), q.not_(self.condition_ok()))
+        message = q.fn("concat_ws", q.lit("; "), q.when(wrong, q.concat(
+            "error ", q.col("error"), ", but ", label, " answers ", self.expected_error())), q.when(
+            false_condition, q.concat("the condition of ", label, " is false on the pre-state")))
+        out.append((flag["wrong_error"], "wrong_error", label, message))
+        out += [(q.and_(q.binary(">=", q.col("seq"), q.lit(0)), has_bit("_inv", i)), "invariant", q.lit(inv.name),
+                 q.lit(f"invariant {inv.name} is false after the row")) for i, inv in enumerate(self.m.invariants)]
+        out += [(has_bit("_steps", i), "step", q.lit(s.name), q.lit(f"step property {s.name} is false on this row"))
+                for i, s in enumerate(self.m.steps)]
         return out
 
-    def _names(self, bad: dict[str, str]) -> str:
-        """The variables whose condition in `bad` holds, comma-separated (SQL)."""
-        items = ", ".join(f"CASE WHEN {cond} THEN {string_literal(v)} END" for v, cond in bad.items())
-        return f"concat_ws(',', {items})" if bad else "''"  # concat_ws skips the nulls
-
-    def _effect_bad(self) -> dict[str, str]:
-        c = SparkCompiler(PRE)
-        bad: dict[str, str] = {}
-        for v in self.m.variables:
-            rows = self._assigning()[v.name]
-            if rows:
-                cases = " ".join(f"WHEN {t.index} THEN {c.equal_sql(_effect(t, v.name), v.name, v.type)}"
-                                 for t in rows)
-                bad[v.name] = f"(CASE `row` {cases} ELSE true END) = false"
-        return bad
-
-    def _frame_bad(self) -> dict[str, str]:
-        bad = {}
-        for v in self.m.variables:
-            assigning = [str(t.index) for t in self._assigning()[v.name]]
-            unassigned = f"NOT (`row` IN ({', '.join(assigning)}))" if assigning else "true"
-            bad[v.name] = f"{unassigned} AND NOT ({quote(v.name)} <=> {quote('pre_' + v.name)})"
-        return bad
-
-    def _changed(self) -> dict[str, str]:
-        return {v.name: f"NOT ({quote(v.name)} <=> {quote('pre_' + v.name)})" for v in self.m.variables}
-
-    def expected_error(self) -> str:
-        return f"element_at({_map({i: r.error for i, r in self.spec.rows.items()})}, `row`)"
-
-    def effect_mismatch(self) -> tuple[str, str, str]:
-        names = self._names(self._effect_bad())
-        return f"{self.GATE} AND NOT _effect_ok", names, \
-            f"concat({self.label()}, ' assigns ', replace({names}, ',', ', '), ' otherwise')"
-
-    def frame_mismatch(self) -> tuple[str, str, str]:
-        names = self._names(self._frame_bad())
-        return f"{self.GATE} AND NOT _frame_ok", names, \
-            f"concat({self.label()}, ' does not assign ', replace({names}, ',', ', '), ', yet they changed')"
-
-    def reject_changed_state(self) -> tuple[str, str, str]:
-        names = self._names(self._changed())
-        return "kind = 'reject' AND pre_known AND NOT _unchanged", names, \
-            f"concat('a rejection changed ', replace({names}, ',', ', '))"
-
-    def wrong_error(self) -> tuple[str, str, str]:
-        wrong = "`error` <> _expected"
-        false_condition = "kind = 'reject' AND NOT _cond_ok"
-        cond = f"_sr_ok AND pre_known AND ({wrong} OR ({false_condition}))"
-        label = self.label()
-        msg = (f"concat_ws('; ', CASE WHEN {wrong} THEN concat('error ', `error`, ', but ', {label}, ' answers ', "
-               f"_expected) END, CASE WHEN {false_condition} THEN concat('the condition of ', {label}, "
-               f"' is false on the pre-state') END)")
-        return cond, label, msg
-
-    def invariant(self) -> list[tuple[str, str, str]]:
-        post = SparkCompiler(Columns().on_post())
-        return [(f"seq >= 0 AND NOT {post.holds_sql(i.expr)}", string_literal(i.name),
-                 string_literal(f"invariant {i.name} is false after the row")) for i in self.m.invariants]
-
-    def step(self) -> list[tuple[str, str, str]]:
-        c = SparkCompiler()
-        def only(s: ir.StepProperty) -> str:
-            return "" if s.event is None else f" AND event = {string_literal(s.event)}"
-
-        return [(f"seq >= 0 AND kind NOT IN ('reject', 'load') AND pre_known{only(s)} AND NOT {c.holds_sql(s.expr)}",
-                 string_literal(s.name),
-                 string_literal(f"step property {s.name} is false on this row")) for s in self.m.steps]
-
-    def row_checks(self) -> list[tuple[str, str, str, str]]:
-        """(check, condition, name, message) for every row check, as SQL."""
-        out: list[tuple[str, str, str, str]] = []
-        for check in ROW_CHECKS:
-            method: Callable[[], object] = getattr(self, check)
-            found = method()
-            items = found if isinstance(found, list) else [found]
-            for cond, name, msg in items:  # type: ignore[misc]
-                if check not in ORPHAN_CHECKS:
-                    cond = f"seq >= 0 AND ({cond})"
-                out.append((check, cond, name, msg))
-        return out
-
-    def found(self, df: DataFrame) -> DataFrame:
-        """`_found`: the row's violated checks as an array of (check, name, message), null when it has none. Each
-        check's condition is one boolean computed once per row; the array and its messages are only built for the
-        few rows where one holds."""
-        checks = self.row_checks()
-        if not checks:
-            return df.selectExpr("*", f"CAST(NULL AS ARRAY<{FOUND_TYPE}>) AS _found")
-        flags = [f"coalesce({cond}, false) AS _c{i}" for i, (_, cond, _, _) in enumerate(checks)]
-        structs = [f"CASE WHEN _c{i} THEN named_struct('check', {string_literal(check)}, 'name', {name}, "
-                   f"'message', {msg}) END" for i, (check, _, name, msg) in enumerate(checks)]
-        none = f"CAST(NULL AS {FOUND_TYPE})"  # array_except drops it without a lambda (the checks are distinct)
-        found = f"array_except(array({', '.join(structs)}), array({none}))"
-        any_found = " OR ".join(f"_c{i}" for i in range(len(checks)))
-        return df.selectExpr("*", *flags).selectExpr("*", f"CASE WHEN {any_found} THEN {found} END AS _found")
-
-    def row_violations(self, checked: DataFrame) -> DataFrame:
-        """The row checks' violations, one row each, from the persisted rows' `_found`."""
-        df = checked.where("_found IS NOT NULL").select("*", F.explode("_found").alias("_v"))
-        return df.select(
-            F.lit(self.m.name).alias("machine"), "key", F.col("_v.check").alias("check"),
-            F.col("_v.name").alias("name"), "seq",
-            F.expr("CASE WHEN _v.check = 'discontinuity' AND prev_seq IS NOT NULL THEN prev_seq ELSE seq END")
-            .alias("seq_from"), F.col("seq").alias("seq_to"), self.location_column(), F.col("_v.message")
-            .alias("message"), "pos", F.to_json(F.struct(*[F.col(n) for n, _ in columns(self.m)])).alias("row_json"))
+    def names(self, mask: str, value: Callable[[int], q.Expr] | None = None) -> q.Expr:
+        """The variables whose bit is set in the masks `<mask>_<n>`, comma-separated."""
+        items = []
+        for i, v in enumerate(self.m.variables):
+            chunk = value(i // MASK_BITS) if value else q.col(f"{mask}_{i // MASK_BITS}")
+            bit = q.ne(q.binary("&", chunk, q.lit(1 << (i % MASK_BITS))), q.lit(0))
+            items.append(q.when(bit, q.lit(v.name)))
+        return q.fn("concat_ws", q.lit(","), *items) if items else q.lit("")
 
     def location_column(self) -> Column:
-        rows = {i: r.location for i, r in self.spec.rows.items()}
-        events = {e.name: location(e.span) for e in self.m.events}
-        machine = string_literal(location(self.m.span))
-        props = {x.name: location(x.span) for x in self.m.invariants} | \
-            {x.name: location(x.span) for x in self.m.steps}
-        ev_map = "map(" + ", ".join(f"{string_literal(k)}, {string_literal(v)}" for k, v in sorted(events.items())) \
-            + ")" if events else "map()"
-        pr_map = "map(" + ", ".join(f"{string_literal(k)}, {string_literal(v)}" for k, v in sorted(props.items())) \
-            + ")" if props else "map()"
-        row_loc = f"element_at({_map(rows)}, `row`)"
-        # the Python twin of this expression is checks.row_check_location
-        return F.expr(f"CASE WHEN _v.check IN ('invariant', 'step') THEN element_at({pr_map}, _v.name) "
-                      f"WHEN _v.check = 'discontinuity' THEN {machine} "
-                      f"WHEN {row_loc} IS NOT NULL THEN {row_loc} "
-                      f"WHEN _v.check = 'illegal_transition' THEN coalesce(element_at({ev_map}, event), {machine}) "
-                      f"ELSE {machine} END").alias("location")
-
-    # ------------------------------------------------------------ all checks of the machine
-
-    def violations(self) -> DataFrame:
-        """Every violation of the machine's rows, as one DataFrame (row checks, then each trace property). Runs one
-        job first (`materialise`: the pass that persists the rows); call `release` once the result is written."""
-        checked = self.checked()
-        self.materialise()
-        base = checked.where("seq >= 0")
-        out = self.row_violations(checked)
-        for i, prop in enumerate(self.m.traces):
-            found = _TRACE_PLANS[prop.form](self, base, prop, i)
-            if found is not None:
-                out = out.unionByName(found)
-        return out
-
-    def property_rows(self, df: DataFrame, prop: ir.TraceProperty, message: Column) -> DataFrame:
-        return df.select(F.lit(self.m.name).alias("machine"), "key", F.lit(prop.form).alias("check"),
-                         F.lit(prop.name).alias("name"), "seq", F.col("seq").alias("seq_from"),
-                         F.col("seq").alias("seq_to"), F.lit(location(prop.span)).alias("location"),
-                         message.alias("message"), "pos", F.lit(None).cast("string").alias("row_json"))
-
-    # ------------------------------------------------------------ trace properties
-
-    def exclusive(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame:
-        (var,) = prop.subject
-        finals = _in(self.spec.final_states, "to_state")
-        df = base.selectExpr("*", f"coalesce(greatest(t_start, next_ts), {NEVER}) AS t_end")
-        df = df.where(f"NOT {finals} AND t_end > t_start AND size({quote(var)}) > 0")
-        df = df.select("key", "seq", "pos", "t_start", "t_end", *prop.per, F.explode(var).alias("x"))
-        w = Window.partitionBy(*prop.per, "x").orderBy("t_start", "key", "seq", "t_end") \
-            .rowsBetween(Window.unboundedPreceding, -1)
-        df = df.select("*", F.max("t_end").over(w).alias("latest")).where("t_start < latest")
-        df = df.groupBy("key", "seq", "pos").agg(F.min(F.col("x").cast("string")).alias("x"))
-        message = F.concat(F.lit(f"{var} element "), F.col("x"),
-                           F.lit(f" is also held by another instance with equal {', '.join(prop.per)}"))
-        return self.property_rows(df, prop, message)
-
-    def monotonic(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame:
-        (var,) = prop.subject
-
-        def before(*partition: str) -> WindowSpec:
-            return Window.partitionBy(*partition).orderBy("ts_ms", "seq", "key", var) \
-                .rowsBetween(Window.unboundedPreceding, -1)
-
-        accepted = base.where(F.col("kind") != F.lit("reject"))  # a rejection changes nothing (see checks.py)
-        load = F.col("kind") == F.lit("load")  # a load is compared with its own key's rows only (see checks.py)
-        df = accepted.select("*", F.when(load, F.max(var).over(before(*prop.per, "key")))
-                             .otherwise(F.max(var).over(before(*prop.per))).alias("top"))
-        df = df.where(F.col(var) < F.col("top"))
-        where = F.when(load, F.lit(", held before by this instance (a load)")) \
-            .otherwise(F.lit(f", seen before for equal {', '.join(prop.per)}"))
-        message = F.concat(F.lit(f"{var} = "), F.col(var).cast("string"), F.lit(" is below "),
-                           F.col("top").cast("string"), where)
-        return self.property_rows(df, prop, message)
-
-    def _entering(self, states: tuple[str, ...]) -> str:
-        return f"({_in(states, 'to_state')} AND (NOT pre_known OR NOT {_in(states, 'pre_state')}))"
-
-    def by_position(self) -> WindowSpec:
-        """The key sequences in order, over the persisted rows (`pos` numbers them in the checks' order)."""
-        return Window.partitionBy("key", "_neg").orderBy("pos")
-
-    def within(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame:
-        """Rows entering A whose instance reaches B late or never. The first row at or after each one reaching B
-        is found over those rows and the rows in B only (the others cannot be it): this row, else the next one
-        (`lead ... IGNORE NULLS`: one forward scan, never a frame up to UNBOUNDED FOLLOWING, quadratic per key)."""
-        assert prop.bound is not None
-        end = self.stats()[1]
-        bound = SparkCompiler(Columns().on_post()).sql(prop.bound)
-        reached = _in(prop.states_to, "to_state")
-        hit = f"CASE WHEN {reached} THEN named_struct('ts_ms', ts_ms, 'seq', seq) END"
-        entering = self._entering(prop.states_from)
-        df = base.where(f"{reached} OR {entering}").selectExpr("*", f"{hit} AS _hit", f"{entering} AS _entering")
-        df = df.select("*", F.coalesce(F.col("_hit"), F.expr("lead(_hit, 1) IGNORE NULLS").over(self.by_position()))
-                       .alias("_next_b")).where("_entering")
-        df = df.selectExpr("*", f"CAST(ts_ms AS DECIMAL(38,0)) + CAST({bound} AS DECIMAL(38,0)) AS deadline")
-        end_sql = "NULL" if end is None else str(end)
-        late = "_next_b IS NOT NULL AND _next_b.ts_ms > deadline"
-        hanging = f"_next_b IS NULL AND {end_sql} > deadline"
-        df = df.where(f"deadline IS NULL OR ({late}) OR ({hanging})")
-        targets = ", ".join(prop.states_to)
-        msg = (f"CASE WHEN deadline IS NULL THEN 'the bound cannot be evaluated' "
-               f"WHEN {late} THEN concat('entered ', to_state, ' at ts ', CAST(ts_ms AS STRING), ', deadline ', "
-               f"CAST(deadline AS STRING), ', reached {targets} at ', CAST(_next_b.ts_ms AS STRING)) "
-               f"ELSE concat('entered ', to_state, ' at ts ', CAST(ts_ms AS STRING), ', deadline ', "
-               f"CAST(deadline AS STRING), ', not reached by the end of the trace ({end})') END")
-        return self.property_rows(df, prop, F.expr(msg))
-
-    def since(self, base: DataFrame, state: str) -> DataFrame:
-        """The rows entering `state`, each with `_since`: the time its instance entered the state the row leaves
-        (the first row of the run of equal to_states just before it; null for a first row). Computed over the
-        rows starting a run and the entering rows only: no other row can start a run."""
-        run = "CASE WHEN prev_state IS NULL OR prev_state <> to_state THEN ts_ms END"
-        entering = self._entering((state,))
-        df = base.selectExpr("*", f"{run} AS _run", f"{entering} AS _entering").where("_run IS NOT NULL OR _entering")
-        w = self.by_position()
-        df = df.select("*", F.last("_run", ignorenulls=True).over(
-            w.rowsBetween(Window.unboundedPreceding, Window.currentRow)).alias("_entered"))
-        return df.select("*", F.lag("_entered", 1).over(w).alias("_since")).where("_entering")
-
-    def before(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame | None:
-        state, other, event = prop.subject[1], prop.subject[2], prop.subject[3]
-        rows = base if other == self.m.name else self.others.get(other)
-        if rows is None:
-            return None
-        events = rows.where(F.col("event") == event).where(F.col("kind").isin(*ACCEPTED_KINDS)) \
-            .where("seq >= 0").select(*[F.col(k).alias(f"_e_{k}") for k in prop.per], F.col("ts_ms").alias("_e_ts"))
-        entering = self.since(base, state)
-        variables = {v.name for v in self.m.variables}
-        cond = [F.expr(f"CASE WHEN pre_known THEN {quote('pre_' + k)} ELSE {quote(k)} END" if k in variables
-                       else quote(k)) == F.col(f"_e_{k}") for k in prop.per]
-        cond += [F.col("_e_ts") <= F.col("ts_ms"), F.col("_since").isNull() | (F.col("_e_ts") >= F.col("_since"))]
-        df = entering.join(events, cond, "left_anti")
-        window = F.when(F.col("_since").isNull(), F.lit("before it")) \
-            .otherwise(F.concat(F.lit("since ts "), F.col("_since").cast("string")))
-        message = F.concat(F.lit(f"entered {state} at ts "), F.col("ts_ms").cast("string"),
-                           F.lit(f" without a {other}.{event} on {', '.join(prop.per)} "), window)
-        return self.property_rows(df, prop, message)
-
-    def fenced(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame | None:
-        event, param, other, var = prop.subject[1], prop.subject[2], prop.subject[3], prop.subject[4]
-        rows = base if other == self.m.name else self.others.get(other)
-        if rows is None:
-            return None
-        mine = base.where(F.col("event") == event).where(F.col("kind").isin(*ACCEPTED_KINDS)).select(
-            *prop.per, "ts_ms", F.lit(0).alias("flag"), "seq", "key", F.col(f"arg_{param}").alias("value"), "pos")
-        theirs = rows.where("seq >= 0").select(*prop.per, "ts_ms", F.lit(1).alias("flag"), "seq", "key",
-                                               F.col(var).alias("value"), F.lit(-1).alias("pos"))
-        w = Window.partitionBy(*prop.per).orderBy("ts_ms", "flag", "seq", "key", "value") \
-            .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-        df = mine.unionByName(theirs)
-        df = df.select("*", F.last(F.when(F.col("flag") == 1, F.col("value")), ignorenulls=True).over(w)
-                       .alias("latest"))
-        df = df.where("flag = 0 AND latest IS NOT NULL AND value < latest")
-        message = F.concat(F.lit(f"{event}.{param} = "), F.col("value").cast("string"),
-                           F.lit(f" is below the latest {other}.{var} = "), F.col("latest").cast("string"))
-        return self.property_rows(df, prop, message)
+        """Where a row check points (the Python twin is `checks.row_check_location`)."""
+        rows = [self.spec.rows[i].location for i in range(len(self.spec.rows))]
+        machine = q.lit(location(self.m.span))
+        props = {x.name: location(x.span) for x in (*self.m.invariants, *self.m.steps)}
+        events = codes(self.m)["event"]
+        event_at = {e.name: location(e.span) for e in self.m.events}
+        check, name = q.nested("_v", "check"), q.nested("_v", "name")
+        row_at = q.pick(rows, q.col("row"))
+        prop_at = q.case([(q.lit(k), q.lit(v)) for k, v in sorted(props.items())], subject=name)
+        event_loc = q.pick([event_at.get(e) for e in events], q.col("event"))
+        return F.expr(q.sql(q.case([
+            (q.in_(check, ["invariant", "step"]), prop_at), (q.eq(check, q.lit("discontinuity")), machine),
+            (q.IsNull(row_at, negated=True), row_at),
+            (q.eq(check, q.lit("illegal_transition")), q.coalesce(event_loc, machine))], machine))).alias("location")
 
 
-_TRACE_PLANS: dict[str, Callable[[MachinePlan, DataFrame, ir.TraceProperty, int], DataFrame | None]] = {
-    "exclusive": MachinePlan.exclusive, "monotonic": MachinePlan.monotonic, "within": MachinePlan.within,
-    "before": MachinePlan.before, "fenced": MachinePlan.fenced}
+def _spaced(names: q.Expr) -> q.Expr:
+    return q.fn("replace", names, q.lit(","), q.lit(", "))
 
 
-def _effect(t: ir.Transition, var: str) -> ir.Expr:
-    return next(ef.value for ef in t.effects if ef.var == var)
-
-
-def not_checked(spec: Spec, others: Mapping[str, DataFrame]) -> list[str]:
-    out = []
-    for prop in spec.machine.traces:
-        if prop.form in ("before", "fenced"):
-            other = prop.subject[-2]
-            if other != spec.name and other not in others:
-                out.append(f"{spec.name}.{prop.name}: no {other} rows in the input")
-    return out
+def _set_columns(m: ir.Machine) -> set[str]:
+    out = {f.name for f in (*m.keys, *m.variables) if isinstance(f.type, ir.SetType)}
+    return out | {f"arg_{p.name}" for e in m.events for p in e.params if isinstance(p.type, ir.SetType)}
 
 
 # ---------------------------------------------------------------- witnesses
 
 
 def witness_rows(plan: MachinePlan, wanted: list[tuple[str, int, int]]) -> dict[str, dict[int, dict[str, object]]]:
-    """Rows of the key sequences at positions lo..hi for each (key, lo, hi): key → position → row."""
+    """Rows of the key sequences at positions lo..hi for each (key, lo, hi): key → position → row (names as names),
+    read again for these keys only."""
     if not wanted:
         return {}
     spans = plan.spark.createDataFrame(wanted, "w_key string, lo int, hi int")
-    keys = spans.select(F.col("w_key").alias("key")).distinct()  # only these keys' rows are windowed again
-    rows = plan.rows.where("seq >= 0").join(F.broadcast(keys), "key", "left_semi")
-    df = plan.windowed(rows).select(*[n for n, _ in columns(plan.m)], "pos")
+    keys = spans.select(F.col("w_key").alias("key")).distinct()
+    rows = named_rows(plan.spark, plan.m, plan.read, keys)
+    order = [F.col("seq"), *[F.col(n) for n, _ in typed_columns(plan.m) if n != "seq"]]
+    df = rows.select("*", (F.row_number().over(Window.partitionBy("key").orderBy(*order)) - 1).alias("pos"))
     df = df.join(F.broadcast(spans), (F.col("key") == F.col("w_key")) & F.col("pos").between(F.col("lo"),
                                                                                             F.col("hi")))
     out: dict[str, dict[int, dict[str, object]]] = {}

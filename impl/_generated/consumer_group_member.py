@@ -845,6 +845,55 @@ TRACE_COLUMNS = (
     ('instance_id', 'string'),
     ('rebalance_timeout_ms', 'int64'),
 )
+#: the columns of its typed (v2) Parquet files: (column, type)
+TRACE_SCHEMA = (
+    ('key', 'string'),
+    ('seq', 'int64'),
+    ('ts_ms', 'int64'),
+    ('node', 'int32'),
+    ('coordinator_epoch', 'int32'),
+    ('kind', 'int8'),
+    ('event', 'int8'),
+    ('row', 'int16'),
+    ('error', 'string'),
+    ('from_state', 'int8'),
+    ('to_state', 'int8'),
+    ('pending', 'bool'),
+    ('group_id', 'string'),
+    ('member_id', 'string'),
+    ('arg_api_version', 'int16'),
+    ('arg_epoch', 'int32'),
+    ('arg_group_has_members', 'bool'),
+    ('arg_held_in_group', 'list<string>'),
+    ('arg_inherited', 'list<string>'),
+    ('arg_instance', 'string'),
+    ('arg_member_given', 'bool'),
+    ('arg_metadata_changed', 'bool'),
+    ('arg_owned', 'list<string>'),
+    ('arg_owned_given', 'bool'),
+    ('arg_previous_epoch', 'int32'),
+    ('arg_rebalance_timeout', 'int32'),
+    ('arg_record_assigned', 'list<string>'),
+    ('arg_record_pending', 'list<string>'),
+    ('arg_sender', 'string'),
+    ('arg_target', 'list<string>'),
+    ('arg_target_epoch', 'int32'),
+    ('arg_transactional', 'bool'),
+    ('member_epoch', 'int32'),
+    ('previous_member_epoch', 'int32'),
+    ('assigned', 'list<string>'),
+    ('pending_revocation', 'list<string>'),
+    ('held', 'list<string>'),
+    ('instance_id', 'string'),
+    ('rebalance_timeout_ms', 'int32'),
+)
+#: the coded columns of the typed files: column -> its names, in code order
+TRACE_CODES = {
+    'kind': ('load', 'reject', 'stay', 'transition'),
+    'event': ('Heartbeat', 'Join', 'Leave', 'Load', 'OffsetCommit', 'OffsetFetch', 'RebalanceTimeout', 'ReplayUnknownState', 'SessionTimeout', 'StaticLeave'),
+    'from_state': ('Absent', 'Removed', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'),
+    'to_state': ('Absent', 'Removed', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'),
+}
 
 
 # Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's

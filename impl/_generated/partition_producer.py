@@ -371,6 +371,49 @@ TRACE_COLUMNS = (
     ('current_txn_first_offset', 'int64'),
     ('last_timestamp_ms', 'int64'),
 )
+#: the columns of its typed (v2) Parquet files: (column, type)
+TRACE_SCHEMA = (
+    ('key', 'string'),
+    ('seq', 'int64'),
+    ('ts_ms', 'int64'),
+    ('node', 'int32'),
+    ('coordinator_epoch', 'int32'),
+    ('kind', 'int8'),
+    ('event', 'int8'),
+    ('row', 'int16'),
+    ('error', 'string'),
+    ('from_state', 'int8'),
+    ('to_state', 'int8'),
+    ('pending', 'bool'),
+    ('partition', 'string'),
+    ('producer_id', 'int64'),
+    ('arg_epoch', 'int16'),
+    ('arg_expiration_ms', 'int64'),
+    ('arg_first_offset', 'int64'),
+    ('arg_first_seq', 'int32'),
+    ('arg_is_duplicate', 'bool'),
+    ('arg_last_seq', 'int32'),
+    ('arg_marker_coordinator_epoch', 'int32'),
+    ('arg_now_ms', 'int64'),
+    ('arg_result', 'int8'),
+    ('arg_timestamp_ms', 'int64'),
+    ('arg_transactional', 'bool'),
+    ('arg_verification_lowest_seq', 'int32'),
+    ('arg_verification_ok', 'bool'),
+    ('producer_epoch', 'int16'),
+    ('last_sequence', 'int32'),
+    ('txn_coordinator_epoch', 'int32'),
+    ('current_txn_first_offset', 'int64'),
+    ('last_timestamp_ms', 'int64'),
+)
+#: the coded columns of the typed files: column -> its names, in code order
+TRACE_CODES = {
+    'kind': ('load', 'reject', 'stay', 'transition'),
+    'event': ('Append', 'CoordinatorAppend', 'Expire', 'Load', 'WriteMarker'),
+    'from_state': ('Expired', 'Known', 'Ongoing', 'Unknown'),
+    'to_state': ('Expired', 'Known', 'Ongoing', 'Unknown'),
+    'arg_result': ('ABORT', 'COMMIT'),
+}
 
 
 # Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's

@@ -1004,6 +1004,41 @@ TRACE_COLUMNS = (
     ('producer_epoch', 'int64'),
     ('last_error', 'string'),
 )
+#: the columns of its typed (v2) Parquet files: (column, type)
+TRACE_SCHEMA = (
+    ('key', 'string'),
+    ('seq', 'int64'),
+    ('ts_ms', 'int64'),
+    ('node', 'int32'),
+    ('coordinator_epoch', 'int32'),
+    ('kind', 'int8'),
+    ('event', 'int8'),
+    ('row', 'int16'),
+    ('error', 'string'),
+    ('from_state', 'int8'),
+    ('to_state', 'int8'),
+    ('pending', 'bool'),
+    ('transactional_id', 'string'),
+    ('arg_can_bump_epoch', 'bool'),
+    ('arg_epoch', 'int16'),
+    ('arg_epoch_bump_required', 'bool'),
+    ('arg_error', 'int8'),
+    ('arg_new_epoch', 'int16'),
+    ('arg_new_producer_id', 'int64'),
+    ('arg_p', 'string'),
+    ('producer_id', 'int64'),
+    ('producer_epoch', 'int16'),
+    ('last_error', 'int8'),
+)
+#: the coded columns of the typed files: column -> its names, in code order
+TRACE_CODES = {
+    'kind': ('load', 'reject', 'stay', 'transition'),
+    'event': ('AbortTransaction', 'AddPartitionsResponse', 'BeginTransaction', 'BumpIdempotentEpoch', 'CommitTransaction', 'EndTxnNotSent', 'EndTxnResponse', 'InitIdempotentProducerId', 'InitProducerIdResponse', 'InitTransactions', 'Load', 'ResetAfterAuthorizationError', 'Send', 'TransitionToAbortableError', 'TransitionToFatalError'),
+    'from_state': ('AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'FatalError', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'),
+    'to_state': ('AbortableError', 'AbortingTransaction', 'CommittingTransaction', 'FatalError', 'InTransaction', 'Initializing', 'Ready', 'Uninitialized'),
+    'arg_error': ('CLUSTER_AUTHORIZATION_FAILED', 'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'GROUP_AUTHORIZATION_FAILED', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'INVALID_TXN_STATE', 'NONE', 'NOT_COORDINATOR', 'OPERATION_NOT_ATTEMPTED', 'OTHER', 'OTHER_RETRIABLE', 'PRODUCER_FENCED', 'TOPIC_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'TRANSACTION_ABORTABLE', 'UNKNOWN_PRODUCER_ID'),
+    'last_error': ('CLUSTER_AUTHORIZATION_FAILED', 'CONCURRENT_TRANSACTIONS', 'COORDINATOR_NOT_AVAILABLE', 'GROUP_AUTHORIZATION_FAILED', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING', 'INVALID_TXN_STATE', 'NONE', 'NOT_COORDINATOR', 'OPERATION_NOT_ATTEMPTED', 'OTHER', 'OTHER_RETRIABLE', 'PRODUCER_FENCED', 'TOPIC_AUTHORIZATION_FAILED', 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'TRANSACTION_ABORTABLE', 'UNKNOWN_PRODUCER_ID'),
+}
 
 
 # Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's

@@ -445,6 +445,32 @@ TRACE_COLUMNS = (
     ('arg_commit_needed', 'bool'),
     ('closed_as', 'string'),
 )
+#: the columns of its typed (v2) Parquet files: (column, type)
+TRACE_SCHEMA = (
+    ('key', 'string'),
+    ('seq', 'int64'),
+    ('ts_ms', 'int64'),
+    ('node', 'int32'),
+    ('coordinator_epoch', 'int32'),
+    ('kind', 'int8'),
+    ('event', 'int8'),
+    ('row', 'int16'),
+    ('error', 'string'),
+    ('from_state', 'int8'),
+    ('to_state', 'int8'),
+    ('pending', 'bool'),
+    ('task_id', 'string'),
+    ('arg_commit_needed', 'bool'),
+    ('closed_as', 'int8'),
+)
+#: the coded columns of the typed files: column -> its names, in code order
+TRACE_CODES = {
+    'kind': ('load', 'reject', 'stay', 'transition'),
+    'event': ('CloseClean', 'CloseDirty', 'CompleteRestoration', 'InitializeIfNeeded', 'Load', 'PrepareRecycle', 'Resume', 'Revive', 'Suspend'),
+    'from_state': ('Closed', 'Created', 'Restoring', 'Running', 'Suspended'),
+    'to_state': ('Closed', 'Created', 'Restoring', 'Running', 'Suspended'),
+    'closed_as': ('CLEAN', 'DIRTY', 'OPEN', 'RECYCLED'),
+}
 
 
 # Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's

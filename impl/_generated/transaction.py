@@ -946,6 +946,55 @@ TRACE_COLUMNS = (
     ('client_txn_version', 'int64'),
     ('has_failed_epoch_fence', 'bool'),
 )
+#: the columns of its typed (v2) Parquet files: (column, type)
+TRACE_SCHEMA = (
+    ('key', 'string'),
+    ('seq', 'int64'),
+    ('ts_ms', 'int64'),
+    ('node', 'int32'),
+    ('coordinator_epoch', 'int32'),
+    ('kind', 'int8'),
+    ('event', 'int8'),
+    ('row', 'int16'),
+    ('error', 'string'),
+    ('from_state', 'int8'),
+    ('to_state', 'int8'),
+    ('pending', 'bool'),
+    ('transactional_id', 'string'),
+    ('arg_epoch', 'int16'),
+    ('arg_expected_epoch', 'int16'),
+    ('arg_expected_producer_id', 'int64'),
+    ('arg_expiration_ms', 'int64'),
+    ('arg_max_timeout_ms', 'int32'),
+    ('arg_new_producer_id', 'int64'),
+    ('arg_now_ms', 'int64'),
+    ('arg_p', 'string'),
+    ('arg_parts', 'list<string>'),
+    ('arg_pid', 'int64'),
+    ('arg_result', 'int8'),
+    ('arg_server_txn_version', 'int8'),
+    ('arg_timeout_ms', 'int32'),
+    ('arg_txn_version', 'int8'),
+    ('producer_id', 'int64'),
+    ('previous_producer_id', 'int64'),
+    ('next_producer_id', 'int64'),
+    ('producer_epoch', 'int16'),
+    ('last_producer_epoch', 'int16'),
+    ('txn_timeout_ms', 'int32'),
+    ('partitions', 'list<string>'),
+    ('txn_start_timestamp_ms', 'int64'),
+    ('txn_last_update_timestamp_ms', 'int64'),
+    ('client_txn_version', 'int8'),
+    ('has_failed_epoch_fence', 'bool'),
+)
+#: the coded columns of the typed files: column -> its names, in code order
+TRACE_CODES = {
+    'kind': ('load', 'reject', 'stay', 'transition'),
+    'event': ('AddPartitions', 'CompleteTxn', 'Describe', 'EndTxnV1', 'EndTxnV2', 'Expire', 'FenceAbort', 'FenceFailed', 'InitProducerId', 'Load', 'TimeoutExpired', 'VerifyPartition'),
+    'from_state': ('CompleteAbort', 'CompleteCommit', 'Dead', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'),
+    'to_state': ('CompleteAbort', 'CompleteCommit', 'Dead', 'Empty', 'Ongoing', 'PrepareAbort', 'PrepareCommit', 'PrepareEpochFence'),
+    'arg_result': ('ABORT', 'COMMIT'),
+}
 
 
 # Invariants (one-state) and step properties (two-state: `s` before, `n` after, `a` the event's

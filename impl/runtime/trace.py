@@ -1,9 +1,11 @@
 """Trace rows: one per decision the runtime applies or answers, in the schema generated from the spec.
 
 Owns: `TraceRow` construction from a `Decision` (columns from the generated table's `TRACE_COLUMNS`: see
-`kcoord.model.traceschema` for their meaning) and the sinks — `MemorySink`, `JsonlSink`, `ParquetSink` — each
-writing one folder per machine (`<dir>/<Machine>/part-<node>-<n>.<ext>`). Tracing is off when the `Tracer` has no
-sink; the hot path then does nothing but one attribute check.
+`kcoord.model.traceschema` for their meaning), the typed Parquet format (`TypedSchema`, `typed_table`: trace format
+v2, whose columns and codes the generated table's `TRACE_SCHEMA` and `TRACE_CODES` give) and the sinks —
+`MemorySink`, `JsonlSink`, `ParquetSink` (v2) — each writing one folder per machine
+(`<dir>/<Machine>/part-<node>-<n>.<ext>`). Tracing is off when the `Tracer` has no sink; the hot path then does
+nothing but one attribute check.
 Must not import: `kcoord.model`.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -219,24 +221,92 @@ class JsonlSink(_FolderSink):
         self._files.clear()
 
 
+@dataclass(frozen=True, slots=True)
+class TypedSchema:
+    """The columns of a machine's typed (v2) Parquet files, their coded columns' names (in code order) and the
+    footer. Built from a generated table (`of_table`), or from the model for a spec of one's own."""
+
+    columns: tuple[tuple[str, str], ...]  # (column, type): string, bool, int8..int64, list<...>
+    codes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    metadata: Mapping[bytes, bytes] = field(default_factory=dict)
+
+    @classmethod
+    def of_table(cls, table: MachineTable) -> TypedSchema:
+        module = table.module
+        meta = {b"kcoord.format": b"2", b"kcoord.machine": table.name.encode(),
+                b"kcoord.spec_sha256": table.spec_sha256.encode(),
+                b"kcoord.codes": json.dumps(module.TRACE_CODES, separators=(",", ":")).encode()}
+        return cls(tuple(module.TRACE_SCHEMA), dict(module.TRACE_CODES), meta)
+
+    def arrow(self) -> Any:
+        import pyarrow as pa
+
+        return pa.schema([pa.field(n, _arrow_type(t)) for n, t in self.columns], metadata=dict(self.metadata))
+
+
+def _arrow_type(typ: str) -> Any:
+    import pyarrow as pa
+
+    if typ.startswith("list<"):
+        return pa.list_(_arrow_type(typ[5:-1]))
+    return {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "int16": pa.int16(),
+            "int8": pa.int8(), "bool": pa.bool_()}[typ]
+
+
+def typed_table(rows: Sequence[Row], schema: TypedSchema, sort: bool = True) -> Any:
+    """Rows (names, sets as sets or lists) as one Arrow table of the typed format: names as their codes, sets as
+    sorted lists; sorted by (key, seq) unless `sort` is false (a stable sort: rows of one key keep their order).
+    A name its column has no code for is a ValueError (the writer's bug, not the reader's)."""
+    import pyarrow as pa
+
+    arrays = []
+    for name, typ in schema.columns:
+        values = [r.get(name) for r in rows]
+        names = schema.codes.get(name)
+        if names is not None:
+            values = _encoded(name, values, {n: i for i, n in enumerate(names)})
+        elif typ.startswith("list<"):
+            values = [None if v is None else sorted(v) for v in values]
+        arrays.append(pa.array(values, _arrow_type(typ)))
+    table = pa.Table.from_arrays(arrays, schema=schema.arrow())
+    if sort and table.num_rows > 1 and "key" in table.column_names and "seq" in table.column_names:
+        table = table.sort_by(_BY_KEY)
+    return table
+
+
+_BY_KEY = [("key", "ascending"), ("seq", "ascending")]  # (Arrow's sort is stable)
+
+
+def _encoded(column: str, values: list[Any], index: Mapping[Any, int]) -> list[Any]:
+    try:
+        return [None if v is None else sorted(index[x] for x in v) if isinstance(v, list | set | frozenset | tuple)
+                else index[v] for v in values]
+    except KeyError as e:
+        raise ValueError(f"column {column}: {e.args[0]!r} has no code ({', '.join(index)})") from None
+
+
 class ParquetSink(_FolderSink):
-    """Parquet through pyarrow; the schema comes from the generated table.
+    """Parquet files of the typed format (v2) through pyarrow; the schema comes from the generated table.
 
     Rows wait in one buffer per machine; at most `batch_rows` rows wait in all of them together (then the largest
-    buffer becomes a row group), so memory stays bounded however many machines write and however slowly some of
-    them fill a row group. A Parquet file can be read only once its footer is written, so `flush` seals: it closes
-    the files written so far (footer, fsync) and later rows go to new part files. A process killed after a flush
-    leaves complete files with every row flushed, as the JSON Lines sink does; flushing rarely keeps files few."""
+    buffer becomes an Arrow batch of the typed format, ~100 bytes a row), so memory stays bounded however many
+    machines write and however slowly some of them fill a row group. A machine's batches become one row group of up
+    to `row_group_rows` rows, sorted by (key, seq), so that a reader finds each key's rows together. A Parquet file
+    can be read only once its footer is written, so `flush` seals: it writes what waits and closes the files written
+    so far (footer, fsync), and later rows go to new part files. A process killed after a flush leaves complete files
+    with every row flushed, as the JSON Lines sink does; flushing rarely keeps files few and row groups large."""
 
     extension = "parquet"
 
-    def __init__(self, directory: Path, columns: Mapping[str, tuple[tuple[str, str], ...]], node: int = 0,
-                 batch_rows: int = 50_000) -> None:
+    def __init__(self, directory: Path, schemas: Mapping[str, TypedSchema], node: int = 0,
+                 batch_rows: int = 50_000, row_group_rows: int = 1_000_000) -> None:
         super().__init__(directory, node)
-        self.columns = columns  # machine -> TRACE_COLUMNS
+        self.schemas = schemas
         self.batch_rows = batch_rows
+        self.row_group_rows = row_group_rows
         self._buffers: dict[str, list[Row]] = {}
         self._buffered = 0  # rows in all buffers
+        self._tables: dict[str, list[Any]] = {}  # machine -> typed tables waiting to be one row group
         self._writers: dict[str, tuple[Any, Path]] = {}  # machine -> (open ParquetWriter, its file)
 
     def write(self, machine: str, row: Row) -> None:
@@ -248,34 +318,38 @@ class ParquetSink(_FolderSink):
         if self._buffered >= self.batch_rows:
             self._drain(max(self._buffers, key=lambda m: len(self._buffers[m])))
 
-    def _schema(self, machine: str) -> Any:
-        import pyarrow as pa
-
-        types = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "bool": pa.bool_(),
-                 "list<string>": pa.list_(pa.string())}
-        return pa.schema([pa.field(name, types[t]) for name, t in self.columns[machine]])
-
     def _drain(self, machine: str) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         buffer = self._buffers.get(machine)
         if not buffer:
             return
-        schema = self._schema(machine)
-        batch = pa.RecordBatch.from_pylist(buffer, schema=schema)
+        waiting = self._tables.setdefault(machine, [])
+        waiting.append(typed_table(buffer, self.schemas[machine], sort=False))
+        self._buffered -= len(buffer)
+        buffer.clear()
+        if sum(t.num_rows for t in waiting) >= self.row_group_rows:
+            self._write_group(machine)
+
+    def _write_group(self, machine: str) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        waiting = self._tables.pop(machine, [])
+        if not waiting:
+            return
+        table = pa.concat_tables(waiting)
+        table = table.sort_by(_BY_KEY)
         open_file = self._writers.get(machine)
         if open_file is None:
             path = self._path(machine)
-            open_file = self._writers[machine] = (pq.ParquetWriter(path, schema), path)
-        open_file[0].write_batch(batch)
-        self._buffered -= len(buffer)
-        buffer.clear()
+            open_file = self._writers[machine] = (pq.ParquetWriter(path, table.schema), path)
+        open_file[0].write_table(table, row_group_size=max(1, table.num_rows))
 
     def flush(self) -> None:
         """Write every buffered row, then seal the open files (see the class)."""
         for machine in list(self._buffers):
             self._drain(machine)
+        for machine in list(self._tables):
+            self._write_group(machine)
         for writer, path in self._writers.values():
             writer.close()
             fsync_file(path)

@@ -28,7 +28,7 @@ from typing import Final, Literal
 
 from ..cluster import Cluster, ClusterConfig
 from ..runtime.clock import Clock, SystemClock
-from ..runtime.trace import JsonlSink, ParquetSink, TraceSink
+from ..runtime.trace import JsonlSink, ParquetSink, TraceSink, TypedSchema
 from ..statemachine import MachineTable
 from .apis import node_registry
 from .broker import BrokerContext, Endpoint, ServedCluster, wait_for_event
@@ -92,7 +92,7 @@ def _trace_sink(options: ServeOptions) -> TraceSink | None:
     columns = {}
     for module in _TRACED_MACHINES:
         table = MachineTable.load(module)
-        columns[table.name] = table.module.TRACE_COLUMNS
+        columns[table.name] = TypedSchema.of_table(table)
     return ParquetSink(options.trace_out, columns)
 
 

@@ -28,7 +28,7 @@ from ..errors import IllegalStateError
 from ..group.config import GroupConfig
 from ..partition.data_log import create_partition_dir
 from ..runtime.clock import ManualClock
-from ..runtime.trace import JsonlSink, ParquetSink, Row, TapSink, TraceSink
+from ..runtime.trace import JsonlSink, ParquetSink, Row, TapSink, TraceSink, TypedSchema
 from ..statemachine import MachineTable
 from ..storage.log import PartitionLog, partition_dir_name
 from ..storage.partitioning import partition_for
@@ -119,7 +119,7 @@ def make_sink(out_dir: Path | None, fmt: str) -> TraceSink | None:
         columns = {}
         for module in TRACED_MACHINES:
             table = MachineTable.load(module)
-            columns[table.name] = table.module.TRACE_COLUMNS
+            columns[table.name] = TypedSchema.of_table(table)
         return ParquetSink(out_dir, columns, batch_rows=PARQUET_ROW_GROUP_ROWS)
     raise ValueError(f"trace format {fmt!r}: expected jsonl or parquet")
 

@@ -174,11 +174,19 @@ def _derived(m: ir.Machine) -> str:
 
 
 def _trace_columns(m: ir.Machine) -> str:
-    from ..traceschema import trace_columns
+    from ..traceschema import codes, trace_columns, v2_columns
 
     out = ["#: the trace row of this machine: (column, type); see kcoord.model.traceschema", "TRACE_COLUMNS = ("]
     out += [f"    ({name!r}, {typ!r})," for name, typ in trace_columns(m)]
     out.append(")")
+    out.append("#: the columns of its typed (v2) Parquet files: (column, type)")
+    out.append("TRACE_SCHEMA = (")
+    out += [f"    ({name!r}, {typ!r})," for name, typ in v2_columns(m)]
+    out.append(")")
+    out.append("#: the coded columns of the typed files: column -> its names, in code order")
+    out.append("TRACE_CODES = {")
+    out += [f"    {name!r}: {names!r}," for name, names in codes(m).items()]
+    out.append("}")
     return "\n".join(out) + "\n\n\n"
 
 

@@ -5,7 +5,7 @@ arguments drawn from the values at hand, occasional rejections, `load` rows and 
 exist; deterministic from the seed), the trace-property bookkeeping that keeps the walks valid across keys (`Ledger`:
 monotonic maxima, exclusive holders, `within` deadlines, `before` and `fenced` history), `MUTATIONS` (drop, duplicate,
 swap two rows of a key, corrupt a variable, a target that is not an edge, a wrong error) and `write_jsonl` /
-`write_parquet` in the on-disk layout the readers take.
+`write_parquet` (the typed format v2, or v1) in the on-disk layout the readers take.
 
 Validity: every emitted row is re-checked by the reference checker's row checks before it is kept (a candidate that
 breaks an invariant or a step is dropped and counted in `Stats.dropped`, which is how a non-inductive spec shows up
@@ -24,7 +24,8 @@ from typing import Any
 
 from kcoord.model import ir
 from kcoord.model.pyexpr import PythonEvaluator
-from kcoord.model.traceschema import arg_column
+from kcoord.impl.runtime.trace import TypedSchema, typed_table
+from kcoord.model.traceschema import arg_column, codes, footer, v2_columns
 from kcoord.model.z3backend import POOL
 
 from .checks import ACCEPTED_KINDS, LOAD_EVENT, Spec
@@ -617,22 +618,36 @@ def write_jsonl(traces: Mapping[str, list[Row]], root: str, files_per_machine: i
 
 
 def write_parquet(traces: Mapping[str, list[Row]], machines: Mapping[str, ir.Machine], root: str,
-                  partition: str | None = None) -> None:
-    """`<root>/<Machine>/part-0.parquet` with the machine's Arrow schema (or under `<partition>/`)."""
+                  partition: str | None = None, typed: bool = True) -> None:
+    """`<root>/<Machine>/part-0.parquet` (or under `<partition>/`): the typed format (v2), or v1 (`typed=False`:
+    names as strings, every integer int64, sets as lists of strings; still read, for older files)."""
+    for name, rows in traces.items():
+        folder = os.path.join(root, name, partition) if partition else os.path.join(root, name)
+        os.makedirs(folder, exist_ok=True)
+        write_parquet_file(rows, machines[name], os.path.join(folder, "part-0.parquet"), typed)
+
+
+def write_parquet_file(rows: list[Row], m: ir.Machine, path: str, typed: bool = True) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    for name, rows in traces.items():
-        m = machines[name]
-        schema = arrow_schema(m)
-        folder = os.path.join(root, name, partition) if partition else os.path.join(root, name)
-        os.makedirs(folder, exist_ok=True)
-        table = pa.Table.from_pylist([_jsonable(r) for r in rows], schema=schema)
-        pq.write_table(table, os.path.join(folder, "part-0.parquet"))
+    if typed:
+        table = typed_table(rows, typed_schema(m))
+    else:
+        table = pa.Table.from_pylist([_jsonable(r) for r in rows], schema=arrow_schema(m))
+    pq.write_table(table, path, row_group_size=ROW_GROUP_ROWS)
+
+
+ROW_GROUP_ROWS = 1_000_000  # rows per row group of a Parquet file: large ones read faster
+
+
+def typed_schema(m: ir.Machine) -> TypedSchema:
+    """The typed (v2) file layout of a machine, from the model (also for a spec of one's own)."""
+    return TypedSchema(tuple(v2_columns(m)), codes(m), footer(m))
 
 
 def arrow_schema(m: ir.Machine) -> Any:
-    """`traceschema.arrow_schema` with every column once (see `readers.columns`)."""
+    """`traceschema.arrow_schema` (v1) with every column once (see `readers.columns`)."""
     import pyarrow as pa
 
     types = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "bool": pa.bool_(),

@@ -147,7 +147,7 @@ def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progre
 
 
 def _convert_logs(config: Config, machines: Mapping[str, ir.Machine]) -> tuple[Any, str | None]:
-    """Coordinator log folders among the paths → a JSON Lines trace folder (in a scratch folder, added to the paths
+    """Coordinator log folders among the paths → a typed Parquet trace folder (in a scratch folder, added to the paths
     for the run); bad records go to `<out>/quarantine/part-logs.jsonl`."""
     from kcoord.conformance.traces.logs import convert, find_log_dirs
 

@@ -2,8 +2,8 @@
 
 Owns: finding partition folders (`find_log_dirs`: `__transaction_state-N` and `__consumer_offsets-N`, kcoord's or a
 Kafka broker's, anywhere under the given paths), turning their records into rows of the trace schema (`log_rows`)
-and `convert` (log folders → a JSON Lines trace folder the readers take, streamed, with malformed records counted and
-written to the quarantine with their reason; a bad record never stops the run).
+and `convert` (log folders → a trace folder of typed Parquet files the readers take, streamed, with malformed records
+counted and written to the quarantine with their reason; a bad record never stops the run).
 
 How a record becomes a row. Segments are read with `kcoord.impl.storage.log.read_partition_dir` and each value is
 decoded with the coordinators' own mapping (`kcoord.impl.txn.records.instance_from_value` for `TransactionLogValue`,
@@ -246,26 +246,24 @@ class Converted:
 
 def convert(log_dirs: Sequence[str], machines: Mapping[str, ir.Machine], root: str,
             quarantine_dir: str | None) -> Converted:
-    """Write the rows of `log_dirs` as `<root>/<Machine>/part-<n>.jsonl` (one file per log folder, streamed) and the
-    bad records to `<quarantine_dir>/part-logs.jsonl`."""
+    """Write the rows of `log_dirs` as `<root>/<Machine>/part-<n>.parquet` in the typed format (one file per log
+    folder and machine, streamed a row group at a time) and the bad records to `<quarantine_dir>/part-logs.jsonl`."""
     out = Converted(root, log_dirs=list(log_dirs))
     bad: list[Bad] = []
     for n, directory in enumerate(log_dirs):
-        handles: dict[str, Any] = {}
+        writers: dict[str, _TypedFile] = {}
         try:
             for row in log_rows(directory, machines, bad, out.skipped, out.stops):
                 name = row["machine"]
-                handle = handles.get(name)
-                if handle is None:
-                    folder = os.path.join(root, name)
-                    os.makedirs(folder, exist_ok=True)
-                    handle = handles[name] = open(os.path.join(folder, f"part-{n:05d}.jsonl"), "w",  # noqa: SIM115
-                                                  encoding="utf-8")
-                handle.write(json.dumps(row, separators=(",", ":")) + "\n")
+                writer = writers.get(name)
+                if writer is None:
+                    writer = writers[name] = _TypedFile(os.path.join(root, name, f"part-{n:05d}.parquet"),
+                                                        machines[name])
+                writer.add(row)
                 out.rows[name] = out.rows.get(name, 0) + 1
         finally:
-            for handle in handles.values():
-                handle.close()
+            for writer in writers.values():
+                writer.close()
     for b in bad:
         code = b.reason.split(":", 1)[0]
         out.bad[code] = out.bad.get(code, 0) + 1
@@ -276,3 +274,41 @@ def convert(log_dirs: Sequence[str], machines: Mapping[str, ir.Machine], root: s
                 f.write(json.dumps({"machine": "", "source": b.source, "line": b.offset, "reason": b.reason,
                                     "raw": b.raw}) + "\n")
     return out
+
+
+class _TypedFile:
+    """One typed Parquet file written a row group at a time (rows sorted by key and seq within each)."""
+
+    ROWS = 262_144
+
+    def __init__(self, path: str, m: ir.Machine) -> None:
+        from .generate import typed_schema
+
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.path = path
+        self.schema = typed_schema(m)
+        self.rows: list[Row] = []
+        self.writer: Any = None
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.ROWS:
+            self._write()
+
+    def _write(self) -> None:
+        import pyarrow.parquet as pq
+
+        from kcoord.impl.runtime.trace import typed_table
+
+        if not self.rows:
+            return
+        table = typed_table(self.rows, self.schema)
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.path, table.schema)
+        self.writer.write_table(table, row_group_size=len(self.rows))
+        self.rows = []
+
+    def close(self) -> None:
+        self._write()
+        if self.writer is not None:
+            self.writer.close()

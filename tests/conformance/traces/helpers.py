@@ -98,3 +98,19 @@ def break_partway(path: Path) -> None:
     start = meta.row_group(1).column(0).data_page_offset
     broken[start:start + 8] = b"\xff" * 8
     path.write_bytes(bytes(broken))
+
+
+def write_mixed(traces: dict[str, list[dict[str, Any]]], machines: dict[str, ir.Machine], root: Path) -> None:
+    """Each machine's rows spread over three files, one per format the readers take: JSON Lines, v1 Parquet (names
+    as strings) and the typed format (v2), so one run reads all three and the union of their rows."""
+    import json
+
+    from kcoord.conformance.traces.generate import _jsonable, write_parquet_file
+
+    for name, rows in traces.items():
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        parts = [rows[i::3] for i in range(3)]
+        (folder / "part-0.jsonl").write_text("".join(json.dumps(_jsonable(r)) + "\n" for r in parts[0]))
+        write_parquet_file(parts[1], machines[name], str(folder / "part-1.parquet"), typed=False)
+        write_parquet_file(parts[2], machines[name], str(folder / "part-2.parquet"), typed=True)

@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kcoord.impl.runtime.trace import TypedSchema, typed_table
 from kcoord.model import ir
 from kcoord.model.pyexpr import PythonEvaluator
-from kcoord.impl.runtime.trace import TypedSchema, typed_table
 from kcoord.model.traceschema import arg_column, codes, footer, v2_columns
 from kcoord.model.z3backend import POOL
 

@@ -18,7 +18,7 @@ from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY
 from .cli import app, console, err_console, host_ports, unreachable_servers, usage_error, write_output
 from .specs import SpecFiles, load_or_exit
 
-ENGINES = ("spark", "python")
+ENGINES = ("auto", "spark", "python")
 
 
 @app.command("check-traces")
@@ -31,7 +31,9 @@ def check_traces(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write violations (Parquet), quarantine, summary "
                                                                  "and report here.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text, json or junit.")] = "text",
-    engine: Annotated[str, typer.Option(help="spark, or python (the reference checker, for small traces).")] = "spark",
+    engine: Annotated[str, typer.Option(help="auto (the Python reference checker for small inputs, Spark for large "
+                                              "ones, or when --master is not local; the choice is printed), spark "
+                                              "or python.")] = "auto",
     spec: SpecFiles = None,
     max_witnesses: Annotated[int, typer.Option(help="Violations that get a witness (the first ones).", min=0)] = 1000,
     max_rows_in_memory: Annotated[int, typer.Option(
@@ -62,7 +64,7 @@ def check_traces(
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         usage_error(f"no such path: {', '.join(missing)}")
-    if engine == "spark" and master.startswith("spark://"):  # a standalone master: seconds, not a minute of retries
+    if engine != "python" and master.startswith("spark://"):  # a standalone master: seconds, not a minute of retries
         unreachable = unreachable_servers(host_ports(master, "--master", 7077, scheme="spark://"))
         if unreachable:
             usage_error(f"no Spark master answers at --master {master} ({unreachable})")
@@ -76,8 +78,11 @@ def check_traces(
         def progress(stage: str, done: int, total: int) -> None:
             bar.update(task, description=stage, completed=done, total=total)
 
+        def say(choice: str) -> None:
+            bar.console.print(choice)
+
         try:
-            outcome = run(config, machines, progress)
+            outcome = run(config, machines, progress, say=say)
         except CannotCheck as e:
             bar.stop()
             usage_error(str(e))

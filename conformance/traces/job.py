@@ -74,7 +74,7 @@ def unreadable_input(error: Exception) -> UnreadableInput | None:
 class Config:
     paths: list[str]
     out: str | None = None
-    engine: str = "spark"  # spark | python
+    engine: str = "auto"  # auto | spark | python
     master: str = "local[*]"
     fmt: str = "text"
     max_witnesses: int = 1000
@@ -103,8 +103,59 @@ def load_machines(spec_files: Sequence[str]) -> dict[str, ir.Machine]:
     return dict(bundled_machines())
 
 
+#: `--engine auto` checks inputs of up to this many rows with the Python checker, larger ones on Spark: about where
+#: both take the same time on a 2-core machine, Spark's start-up included (benchmarks/RESULTS.md, issue 33)
+AUTO_PYTHON_ROWS = 200_000
+
+
+def choose_engine(config: Config, sources: Sequence[Source], spark: Any = None) -> tuple[str, str]:
+    """(engine, why) for `--engine auto`: Spark when a session is given or running (`spark-submit`), else by the
+    input's size (rows from Parquet footers, lines of JSON Lines files; counting stops past the threshold)."""
+    if config.engine != "auto":
+        return config.engine, f"--engine {config.engine}"
+    if spark is not None or _running_session():
+        return "spark", "a Spark session is running"
+    if not config.master.startswith("local"):
+        return "spark", f"--master {config.master}"
+    rows = estimated_rows(sources, AUTO_PYTHON_ROWS + 1)
+    if rows > AUTO_PYTHON_ROWS:
+        return "spark", f"more than {AUTO_PYTHON_ROWS:,} rows: Spark is faster above that"
+    return "python", f"{rows:,} rows, at most {AUTO_PYTHON_ROWS:,}: the Python checker is faster below that"
+
+
+def _running_session() -> bool:
+    if "pyspark" not in sys.modules:  # (no import of Spark just to ask)
+        return False
+    from kcoord.conformance.traces.session import active_session
+
+    return active_session() is not None
+
+
+def estimated_rows(sources: Sequence[Source], stop: int) -> int:
+    """The input's rows: Parquet footers' counts and JSON lines (a file that cannot be read counts none)."""
+    from kcoord.conformance.traces.readers import parquet_footer
+
+    total = 0
+    for s in sources:
+        if total >= stop:
+            break
+        if s.format == "parquet":
+            import pyarrow.parquet as pq
+
+            try:
+                total += pq.read_metadata(s.path).num_rows if parquet_footer(s.path)[1] is None else 0
+            except OSError:
+                continue
+            continue
+        with open(s.path, "rb") as f:
+            while total < stop and (chunk := f.read(1 << 20)):
+                total += chunk.count(b"\n")
+    return total
+
+
 def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progress: Progress | None = None,
-        spark: Any = None) -> Outcome:
+        spark: Any = None, say: Callable[[str], None] | None = None) -> Outcome:
+    """Check the traces under `config.paths`; `say` hears which engine `--engine auto` chose, and why."""
     machines = machines if machines is not None else load_machines(config.spec_files)
     started = time.monotonic()
     if config.out:
@@ -117,7 +168,10 @@ def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progre
                 raise NoTraces(converted.nothing_read())
             raise NoTraces(f"no trace files (*.jsonl, *.json, *.parquet) and no coordinator log folders "
                            f"(__transaction_state-N, __consumer_offsets-N) under {', '.join(config.paths)}")
-        if config.engine == "python":
+        engine, why = choose_engine(config, sources, spark)
+        if say is not None and config.engine == "auto":
+            say(f"engine: {engine} ({why})")
+        if engine == "python":
             summary, shown = run_python(config, machines, sources, progress)
         else:
             try:
@@ -298,6 +352,8 @@ def _finish(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Spec], raw
     """Counts per check, witnesses for the first violations, the final violations table."""
     from pyspark.sql import functions as F
 
+    from kcoord.model import sqltree as q
+
     if not os.path.isdir(raw_dir):
         return []
     raw = spark.read.parquet(raw_dir)
@@ -305,7 +361,8 @@ def _finish(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Spec], raw
         summary.violations.setdefault(r["machine"], {})[r["check"]] = int(r["count"])
     summary.violations = {m: dict(sorted(c.items(), key=lambda kv: CHECKS.index(kv[0])))
                           for m, c in sorted(summary.violations.items())}
-    order = F.expr("array_position(array(" + ", ".join(f"'{c}'" for c in CHECKS) + "), `check`)")
+    order = F.expr(q.sql(q.fn("array_position", q.ArrayOf(tuple(q.lit(c) for c in CHECKS), q.STRING),
+                              q.col("check"))))
     first = raw.orderBy("machine", order, "key", "seq", "name").limit(max_witnesses).collect()
     shown = _with_witnesses(spark, plans, specs, [r.asDict() for r in first])
     ids = spark.createDataFrame([(v.id, v.witness, v.witness_rows) for v in shown],
@@ -359,7 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out")
     parser.add_argument("--format", default="text", choices=output.FORMATS)
     parser.add_argument("--master", default="local[*]")
-    parser.add_argument("--engine", default="spark", choices=("spark", "python"))
+    parser.add_argument("--engine", default="auto", choices=("auto", "spark", "python"))
     parser.add_argument("--spec", action="append", default=[])
     parser.add_argument("--max-rows-in-memory", type=int, default=MAX_ROWS_IN_MEMORY,
                         help="python engine: a machine with more rows is spilled to disk by key and checked a bucket "

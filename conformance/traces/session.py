@@ -62,6 +62,10 @@ def tune(session: SparkSession) -> None:
     per-row shuffle checksums."""
     _exclude(session, "spark.sql.optimizer.excludedRules", EXCLUDED_RULES)
     session.conf.set("spark.sql.codegen.wholeStage", "true")
+    # the optimiser infers, through every projection, the constraints a filter implies on the columns: over the
+    # checks' large expressions that set grows past gigabytes of driver heap and minutes of planning (a 10M-event
+    # run spent 250 CPU-s there before its first task); the checks filter once, on their own flags, and gain nothing
+    session.conf.set("spark.sql.constraintPropagation.enabled", "false")
     # the window pass is persisted (`sparkcheck.MachinePlan.checked`): let adaptive execution coalesce its shuffle
     # partitions too (by default it leaves a persisted plan at spark.sql.shuffle.partitions tasks, 200 tiny ones)
     session.conf.set("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")

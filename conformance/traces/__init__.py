@@ -11,3 +11,10 @@ Must not import: kcoord.cli.
 # The Python checker keeps up to this many rows of one machine in memory (~1.2 KB per Transaction row); a machine
 # with more is spilled to disk by key and checked a bucket at a time. Here, so that the CLI's default costs no import.
 MAX_ROWS_IN_MEMORY = 2_000_000
+
+
+def under_spark_submit() -> bool:
+    """This Python process is the driver `spark-submit` started (it passes its JVM's gateway in the environment)."""
+    import os
+
+    return "PYSPARK_GATEWAY_PORT" in os.environ

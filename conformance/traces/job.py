@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY, output
+from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY, output, under_spark_submit
 from kcoord.conformance.traces import witness as W
 from kcoord.conformance.traces.checks import CHECKS, Spec, Violation
 from kcoord.conformance.traces.output import Summary
@@ -75,7 +75,7 @@ class Config:
     paths: list[str]
     out: str | None = None
     engine: str = "auto"  # auto | spark | python
-    master: str = "local[*]"
+    master: str | None = "local[*]"  # None: the master `spark-submit` was given
     fmt: str = "text"
     max_witnesses: int = 1000
     max_rows_in_memory: int = MAX_ROWS_IN_MEMORY  # python engine: a machine with more is checked from spill files
@@ -115,8 +115,8 @@ def choose_engine(config: Config, sources: Sequence[Source], spark: Any = None) 
         return config.engine, f"--engine {config.engine}"
     if spark is not None or _running_session():
         return "spark", "a Spark session is running"
-    if not config.master.startswith("local"):
-        return "spark", f"--master {config.master}"
+    if config.master is None or not config.master.startswith("local"):
+        return "spark", f"--master {config.master or '(from spark-submit)'}"
     rows = estimated_rows(sources, AUTO_PYTHON_ROWS + 1)
     if rows > AUTO_PYTHON_ROWS:
         return "spark", f"more than {AUTO_PYTHON_ROWS:,} rows: Spark is faster above that"
@@ -415,16 +415,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--out")
     parser.add_argument("--format", default="text", choices=output.FORMATS)
-    parser.add_argument("--master", default="local[*]")
+    parser.add_argument("--master", default=None, help="default: the one spark-submit was given, else local[*]")
     parser.add_argument("--engine", default="auto", choices=("auto", "spark", "python"))
     parser.add_argument("--spec", action="append", default=[])
     parser.add_argument("--max-rows-in-memory", type=int, default=MAX_ROWS_IN_MEMORY,
                         help="python engine: a machine with more rows is spilled to disk by key and checked a bucket "
                              "at a time")
     args = parser.parse_args(argv)
+    master = args.master if args.master is not None or under_spark_submit() else "local[*]"
     try:
-        outcome = run(Config(args.paths, args.out, args.engine, args.master, args.format, spec_files=args.spec,
-                             max_rows_in_memory=args.max_rows_in_memory))
+        outcome = run(Config(args.paths, args.out, args.engine, master, args.format, spec_files=args.spec,
+                             max_rows_in_memory=args.max_rows_in_memory),
+                      say=lambda choice: print(choice, file=sys.stderr))
     except FileNotFoundError as e:
         print(f"kcoord-check-traces: no such path: {e}", file=sys.stderr)
         return 2

@@ -1,8 +1,9 @@
 """Starting the SparkSession the trace checker runs on: embedded and local by default, any master on request.
 
 Owns: the session settings the checker relies on (UI off for local runs, few shuffle partitions for small inputs,
-adaptive execution on, broadcast joins for the small spec tables, the driver's log level). It reads no environment
-variable and no argv: the CLI and `spark-submit` pass the master in.
+adaptive execution on, broadcast joins for the small spec tables, the driver's log level). It reads no argv and one
+environment variable, the one `spark-submit` sets for the driver it starts (so that the master is then the one
+given to `spark-submit`); the CLI passes the master in.
 Must not import: kcoord.cli.
 """
 
@@ -12,14 +13,21 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from . import under_spark_submit
+
 APP_NAME = "kcoord check-traces"
 
 
-def local_session(master: str = "local[*]", *, shuffle_partitions: int | None = None,
+def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
                   app_name: str = APP_NAME, driver_memory: str | None = None) -> SparkSession:
-    """A SparkSession on `master` (`local[*]`, `spark://…`, `yarn`); reuses a running one (`spark-submit`)."""
-    builder = SparkSession.builder.appName(app_name).master(master)
-    if master.startswith("local"):
+    """A SparkSession on `master` (`local[*]`, `spark://…`, `yarn`; None: the one `spark-submit` was given, else
+    `local[*]`); reuses a running one."""
+    builder = SparkSession.builder.appName(app_name)
+    if master is None and not under_spark_submit():
+        master = "local[*]"
+    if master is not None:
+        builder = builder.master(master)
+    if master is not None and master.startswith("local"):
         # Python workers (if any are ever started) must be this interpreter (our venv), not `python3` on PATH.
         # The generated code of a machine's checks has methods over HotSpot's 8000-byte limit for JIT compilation;
         # without -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. C2 spends most of a

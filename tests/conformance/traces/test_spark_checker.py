@@ -22,17 +22,17 @@ from kcoord.model import ir
 from kcoord.model.loader import bundled_machines
 
 from .helpers import GROUP_LEASE, LEASE_WITH_FENCED, write_mixed
+from .sparklogs import fallbacks, watch
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 def machines() -> dict[str, ir.Machine]:
-    """Every trace-property form (GroupLease), the largest expressions (Transaction), `exclusive` on a real machine
-    and a variable named like a common column (PartitionProducer); the expression compiler itself is checked on
-    every bundled machine in tests/model/test_spark_backend.py."""
-    bundled = bundled_machines()
-    return {"GroupLease": LEASE_WITH_FENCED, **{n: bundled[n] for n in ("Transaction", "ConsumerGroupMember",
-                                                                          "PartitionProducer")}}
+    """Every trace-property form (GroupLease) and every bundled machine: the largest expressions (ClassicGroup,
+    Transaction), `exclusive` on a real machine, a variable named like a common column (PartitionProducer), enum
+    arguments and variables (ProducerClient, StreamsTask); the expression compiler itself is checked on every
+    bundled machine in tests/model/test_spark_backend.py."""
+    return {"GroupLease": LEASE_WITH_FENCED, **bundled_machines()}
 
 
 def both(spark: Any, root: Path, ms: dict[str, ir.Machine]) -> tuple[Any, Any, dict[Any, Any], dict[Any, Any]]:
@@ -65,7 +65,9 @@ def test_spark_and_python_report_the_same_violations(spark: Any, tmp_path_factor
         traces = {m: MUTATIONS[name](rows, Spec.of(ms[m]), rng) for m, rows in traces.items()}
     root = tmp_path_factory.mktemp("diff") / "traces"
     write_mixed(traces, ms, root)
-    py, sp, a, b = both(spark, root, ms)
+    with watch(spark) as logged:
+        py, sp, a, b = both(spark, root, ms)
+    assert fallbacks("\n".join(logged)) == []  # every stage's generated code compiled, none given up
     assert set(a) == set(b)
     assert a, "the mutations broke nothing"
     assert {k: v.message for k, v in a.items()} == {k: v.message for k, v in b.items()}
@@ -283,3 +285,16 @@ def test_the_checker_s_rule_exclusions_keep_the_session_s_own(spark: Any) -> Non
         assert aqe == list(AQE_EXCLUDED_RULES)
     finally:
         spark.conf.set(setting, before)
+
+
+def test_the_codegen_watch_sees_a_fallback(spark: Any) -> None:
+    """The watch the differential test relies on can fail: a whole-stage method over a 100-byte limit is given up,
+    and Spark's report of it is caught."""
+    limit = spark.conf.get("spark.sql.codegen.hugeMethodLimit")
+    try:
+        spark.conf.set("spark.sql.codegen.hugeMethodLimit", "100")
+        with watch(spark) as logged:
+            spark.range(10).selectExpr("id * 3 + 1 AS x").where("x % 2 = 0").count()
+    finally:
+        spark.conf.set("spark.sql.codegen.hugeMethodLimit", limit)
+    assert any("Found too long generated codes" in line for line in fallbacks("\n".join(logged))), logged

@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group_member import Event as MemberEvent
+from ..._generated.consumer_group_member import State as MemberState
 from ...assignors.server import GroupSpec, MemberSpec, PartitionAssignorError, SubscribedTopicDescriber, TopicMetadata
-from ...errors import KafkaError
+from ...errors import Errors, KafkaError
 from ...runtime.completion import Completion
 from ...runtime.shard import Plan, Shard
 from ...statemachine import Decision, Instance
@@ -121,13 +124,13 @@ class ConsumerTxn:
         try:
             target = assignor.assign(GroupSpec(members), SubscribedTopicDescriber(by_name.values()))
         except (PartitionAssignorError, ValueError) as e:
-            raise KafkaError("UNKNOWN_SERVER_ERROR", f"failed to compute a new target assignment: {e}") from e
+            raise KafkaError(Errors.UNKNOWN_SERVER_ERROR, f"failed to compute a new target assignment: {e}") from e
         for member_id in data.members:
             new = {t: ps for t, ps in target.get(member_id, {}).items() if ps}
             if new != data.target.get(member_id, {}):
                 self.b.write(records.target_member(self.group_id, member_id, new))
             data.target[member_id] = new
-        d = self.decide_group("TargetAssignmentComputed", {})
+        d = self.decide_group(ConsumerGroupEvent.TargetAssignmentComputed, {})
         assert d.post is not None
         self.b.write(records.target_epoch(self.group_id, d.post["assignment_epoch"]))
 
@@ -148,8 +151,8 @@ class ConsumerTxn:
     def current_assignment_record(self, post: Mapping[str, Any]) -> int:
         """ConsumerGroupCurrentMemberAssignment for a member's post-state (the last decision's)."""
         names = self.ctx.names
-        state = records.MEMBER_STATE_BYTES.get(post["state"], records.MEMBER_STATE_BYTES["Stable"])
-        if post["state"] == "StaticLeft":
+        state = records.MEMBER_STATE_BYTES.get(post["state"], records.MEMBER_STATE_BYTES[MemberState.Stable])
+        if post["state"] == MemberState.StaticLeft:
             state = self._state_byte_before_leave(post["member_id"])
         return self.b.write_for_last(records.current_assignment(
             self.group_id, post["member_id"], epoch=post["member_epoch"], previous_epoch=post["previous_member_epoch"],
@@ -159,8 +162,8 @@ class ConsumerTxn:
     def _state_byte_before_leave(self, member_id: str) -> int:
         """A static leave keeps the MemberState byte Kafka had (only the epoch becomes -2)."""
         before = self.shard.get(MEMBER, (self.group_id, member_id))
-        if before is None or before["state"] == "StaticLeft":
-            return records.MEMBER_STATE_BYTES["Stable"]
+        if before is None or before["state"] == MemberState.StaticLeft:
+            return records.MEMBER_STATE_BYTES[MemberState.Stable]
         return records.MEMBER_STATE_BYTES.get(before["state"], 0)
 
     def move_ownership(self, member_id: str, before: frozenset[str], after: frozenset[str]) -> None:
@@ -187,7 +190,7 @@ class ConsumerTxn:
         if not bump:
             return
         self.refresh_metadata()
-        self.decide_group("MemberRemoved", {"m": member_id, "instance": pre["instance_id"]})
+        self.decide_group(ConsumerGroupEvent.MemberRemoved, {"m": member_id, "instance": pre["instance_id"]})
         self.b.write_for_last(records.consumer_group_epoch(self.group_id, self.group["group_epoch"]))
 
     # ------------------------------------------------------------ timers
@@ -232,14 +235,14 @@ def submit_internal(ctx: Context, shard: Shard, state: GroupShardState, group_id
 
 def session_expired(t: ConsumerTxn, member_id: str) -> None:
     """group.consumer.session.timeout.ms passed without a heartbeat: fence the member (a -2 member too)."""
-    d = t.decide_member(member_id, "SessionTimeout", {})
+    d = t.decide_member(member_id, MemberEvent.SessionTimeout, {})
     if d.accepted:
         t.remove_member(member_id, d)
 
 
 def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
     """The member did not revoke within its rebalance timeout at `epoch`: fence it (ignored if it moved on)."""
-    d = t.decide_member(member_id, "RebalanceTimeout", {"epoch": epoch})
+    d = t.decide_member(member_id, MemberEvent.RebalanceTimeout, {"epoch": epoch})
     if d.accepted:
         t.remove_member(member_id, d)
 

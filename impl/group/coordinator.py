@@ -24,10 +24,17 @@ from ..runtime.runtime import CoordinatorRuntime
 from ..runtime.shard import Change, Plan, Shard
 from ..runtime.trace import Tracer
 from ..storage.log import Durability
-from . import classic_join, classic_sync, consumer, offsets
-from .classic_ops import ClassicTxn, after_load_over_capacity, raise_bugs
+from .classic import sync as classic_sync
+from .classic.group import ClassicTxn, after_load_over_capacity
+from .classic.join import join_group
 from .config import GroupConfig
-from .consumer_ops import ConsumerTxn
+from .consumer.group import ConsumerTxn
+from .consumer.heartbeat import (
+    consumer_heartbeat,
+    delete_consumer_group,
+    delete_empty_consumer_group,
+    describe_consumer_group,
+)
 from .context import Context, MaterializeHook, Tables, TopicDescriber, describer_of
 from .messages import (
     ConsumerGroupHeartbeatRequest,
@@ -52,6 +59,10 @@ from .messages import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
+from .offsets import commit as offsets
+from .offsets.expiration import expire_group_offsets
+from .offsets.markers import complete_transaction
+from .planning import raise_bugs, settle
 from .shard_state import GroupShardState
 
 R = TypeVar("R")
@@ -174,7 +185,7 @@ class GroupCoordinator:
 
     def consumer_group_heartbeat(self, req: ConsumerGroupHeartbeatRequest
                                  ) -> Completion[ConsumerGroupHeartbeatResponse]:
-        return self._group_request(req.group_id, req, consumer.consumer_heartbeat,
+        return self._group_request(req.group_id, req, consumer_heartbeat,
                                    lambda e: ConsumerGroupHeartbeatResponse(e))
 
     def consumer_group_describe(self, group_ids: Sequence[str]) -> list[DescribedConsumerGroup]:
@@ -185,7 +196,7 @@ class GroupCoordinator:
             except KafkaError as e:
                 out.append(DescribedConsumerGroup(group_id, e.name))
                 continue
-            out.append(consumer.describe_consumer_group(self.ctx, shard, shard.spec, group_id))  # type: ignore[arg-type]
+            out.append(describe_consumer_group(self.ctx, shard, shard.spec, group_id))  # type: ignore[arg-type]
         return out
 
     # ------------------------------------------------------------ offsets
@@ -277,7 +288,7 @@ class GroupCoordinator:
             settling.then(lambda _: _chain(self._write_marker(marker, tp), out))
             return out
         done = shard.submit([("PartitionProducer", (state.topic_partition, marker.producer_id))],
-                            lambda: offsets.complete_transaction(self.ctx, shard, state, marker), when_pending="wait")
+                            lambda: complete_transaction(self.ctx, shard, state, marker), when_pending="wait")
 
         def on_done(c: Completion[Any]) -> None:
             try:
@@ -355,7 +366,7 @@ class GroupCoordinator:
                                                                               shard.instances["ConsumerGroup"]})
             for group_id in groups:
                 done = shard.submit(_group_keys(group_id),
-                                    lambda g=group_id: offsets.expire_group_offsets(ctx, shard, state, g),  # type: ignore[misc]
+                                    lambda g=group_id: expire_group_offsets(ctx, shard, state, g),  # type: ignore[misc]
                                     when_pending="wait")
                 done.then(raise_bugs)
             self._schedule_expiration(shard, state)
@@ -379,19 +390,19 @@ def _join_handler(ctx: Context, shard: Shard, state: GroupShardState, req: JoinG
         return Plan()
     t = ClassicTxn(ctx, shard, state, req.group_id)
     if group is not None:  # an Empty consumer group is deleted and replaced (maybeDeleteEmptyConsumerGroup)
-        consumer.delete_empty_consumer_group(ctx, shard, state, t.b, req.group_id)
-    return classic_join.join_group(ctx, shard, state, req, out, t)
+        delete_empty_consumer_group(ctx, shard, state, t.b, req.group_id)
+    return join_group(ctx, shard, state, req, out, t)
 
 
 def _delete_handler(ctx: Context, shard: Shard, state: GroupShardState, group_id: str, out: Completion[str]) -> Plan:
     if shard.get("ConsumerGroup", (group_id,)) is not None:
         c = ConsumerTxn(ctx, shard, state, group_id)
-        error = consumer.delete_consumer_group(c)
-        c.then(lambda: _settle(out, error))
+        error = delete_consumer_group(c)
+        c.then(lambda: settle(out, error))
         return c.plan()
     t = ClassicTxn(ctx, shard, state, group_id)
     error = classic_sync.delete_classic_group(t)
-    t.then(lambda: _settle(out, error))
+    t.then(lambda: settle(out, error))
     return t.plan()
 
 
@@ -426,17 +437,12 @@ def _run_effects(plan: Plan) -> None:
         plan.after_apply()
 
 
-def _settle(out: Completion[Any], value: Any) -> None:
-    if not out.done:
-        out.set(value)
-
-
 def _settle_failure(done: Completion[Any], out: Completion[Any], error: Callable[[str], Any]) -> None:
     """A handler that failed: a protocol error becomes the response; our own bug fails the request loudly."""
     try:
         done.result()
     except KafkaError as e:
-        _settle(out, error(e.name))
+        settle(out, error(e.name))
     except BaseException as e:
         if not out.done:
             out.fail(e)
@@ -449,7 +455,7 @@ def _chain(inner: Completion[str], out: Completion[str]) -> None:
             value = c.result()
         except KafkaError as e:
             value = _MARKER_ERRORS.get(e.name, e.name)
-        _settle(out, value)
+        settle(out, value)
     inner.then(forward)
 
 

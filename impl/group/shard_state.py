@@ -17,14 +17,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..assignors.server import TopicMetadata
 from ..errors import IllegalStateError
 from ..runtime.completion import Completion
 from ..runtime.shard import Change, RecordBytes, Shard
 from ..statemachine import Instance, MachineTable
 from ..storage import group_log_schema as schema
 from ..storage.batch import ControlType, RecordBatch, decode_end_txn_marker
+from .classic.protocol import subscribed_topics
 from .context import Context
-from .offset_store import OffsetEntry, OffsetStore
+from .offsets.store import OffsetEntry, OffsetStore
 from .records import MEMBER_STATE_BYTES, from_topic_partitions
 from .state import Assignment, ClassicGroupData, ClassicMember, ConsumerGroupData, ConsumerMember
 
@@ -315,8 +317,6 @@ def classic_from_record(table: MachineTable, group_id: str,
             member_id=m.member_id, instance_id=m.group_instance_id, client_id=m.client_id, client_host=m.client_host,
             rebalance_timeout_ms=rebalance_timeout, session_timeout_ms=m.session_timeout,
             protocol_type=value.protocol_type, protocols=((protocol, m.subscription),), assignment=m.assignment)
-    from .classic_protocol import subscribed_topics
-
     data.subscribed_topics = subscribed_topics(value.protocol_type, protocol, data)
     members = frozenset(data.members)
     instance = {**table.fresh({"group_id": group_id}), "exists": True, "generation": value.generation,
@@ -355,9 +355,7 @@ def derived_consumer_state(group: Instance) -> str:
     return "Reconciling" if group["unreconciled"] else "Stable"
 
 
-def _server_topic(topic: schema.TopicMetadata) -> Any:
-    from ..assignors.server import TopicMetadata
-
+def _server_topic(topic: schema.TopicMetadata) -> TopicMetadata:
     return TopicMetadata(topic.topic_id, topic.topic_name, topic.num_partitions)
 
 

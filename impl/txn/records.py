@@ -30,6 +30,7 @@ from ..storage.txn_log_schema import (
     TransactionLogValue,
     TransactionStatus,
     TxnPartitions,
+    decode_key,
     decode_value,
     encode_key,
     encode_value,
@@ -101,9 +102,7 @@ def decode_txn_key(buf: bytes) -> str:
         version, length = _KEY_HEAD.unpack_from(buf)
         if version == KEY_VERSION and length >= 0 and len(buf) == 4 + length:
             return buf[4:].decode("utf-8")
-    from ..storage.txn_log_schema import decode_key  # the reference decoder names what is wrong
-
-    return decode_key(buf).transactional_id
+    return decode_key(buf).transactional_id  # the reference decoder names what is wrong
 
 
 # ---------------------------------------------------------------------------------------------- partitions

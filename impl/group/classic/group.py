@@ -13,17 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import IllegalStateError, KafkaError
-from ..runtime.completion import Completion
-from ..runtime.shard import Plan, Shard
-from ..statemachine import Decision, Instance
-from . import records
-from .classic_protocol import select_protocol, subscribed_topics
-from .context import Context
-from .messages import JoinGroupMember, JoinGroupResponse, SyncGroupResponse
-from .planning import PlanBuilder
-from .shard_state import GroupShardState
-from .state import ClassicGroupData, ClassicMember
+from ...runtime.completion import Completion
+from ...runtime.shard import Plan, Shard
+from ...statemachine import Decision, Instance
+from .. import records
+from ..context import Context
+from ..messages import JoinGroupMember, JoinGroupResponse, SyncGroupResponse
+from ..planning import PlanBuilder, raise_bugs, settle
+from ..shard_state import GroupShardState
+from ..state import ClassicGroupData, ClassicMember
+from .protocol import select_protocol, subscribed_topics
 
 MACHINE = "ClassicGroup"
 
@@ -93,7 +92,7 @@ class ClassicTxn:
 
     def reply(self, out: Completion[Any], response: Any | Callable[[], Any]) -> None:
         """Answer `out` once the plan is applied (a callable is evaluated then, on the final staged data)."""
-        self.then(lambda: _settle(out, response() if callable(response) else response))
+        self.then(lambda: settle(out, response() if callable(response) else response))
 
     def schedule(self, key: Any, delay_ms: int, fn: Callable[[ClassicTxn], object]) -> None:
         """Run `fn` on this group as an internal event `delay_ms` after the plan is applied."""
@@ -240,16 +239,6 @@ def submit_internal(ctx: Context, shard: Shard, state: GroupShardState, group_id
     return done
 
 
-def raise_bugs(done: Completion[Any]) -> None:
-    """A timer's work has no caller to answer: our own bugs surface (in `poll`), protocol errors do not."""
-    try:
-        done.result()
-    except KafkaError:
-        pass
-    except IllegalStateError:
-        raise
-
-
 def initial_delay_fired(t: ClassicTxn, delay_ms: int, remaining_ms: int) -> None:
     """tryCompleteInitialRebalanceElseSchedule (surprise §9.14): extend while members keep joining and time remains
     within the rebalance timeout, else complete the join phase."""
@@ -302,8 +291,3 @@ def after_load_over_capacity(ctx: Context, shard: Shard, state: GroupShardState,
         t.after_prepare(d.from_state)
 
     submit_internal(ctx, shard, state, group_id, rebalance)
-
-
-def _settle(out: Completion[Any], response: Any) -> None:
-    if not out.done:
-        out.set(response)

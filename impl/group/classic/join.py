@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..runtime.completion import Completion
-from ..runtime.shard import Plan, Shard
-from ..statemachine import Decision, Instance
-from . import records
-from .classic_ops import ClassicTxn, _settle, hb_key
-from .classic_protocol import common_protocol, select_protocol
-from .context import Context
-from .messages import JoinGroupRequest, JoinGroupResponse
-from .shard_state import GroupShardState
-from .state import ClassicMember
+from ...runtime.completion import Completion
+from ...runtime.shard import Plan, Shard
+from ...statemachine import Decision, Instance
+from .. import records
+from ..context import Context
+from ..messages import JoinGroupRequest, JoinGroupResponse
+from ..planning import settle
+from ..shard_state import GroupShardState
+from ..state import ClassicMember
+from .group import ClassicTxn, hb_key
+from .protocol import common_protocol, select_protocol
 
 STORAGE_ERROR = "NOT_COORDINATOR"  # appendGroupMetadataErrorToResponseError(KAFKA_STORAGE_ERROR)
 
@@ -45,7 +46,7 @@ def join_group(ctx: Context, shard: Shard, state: GroupShardState, req: JoinGrou
 
 
 def _failed(out: Completion[JoinGroupResponse]) -> Plan:
-    return Plan(response=None, after_apply=lambda: _settle(out, JoinGroupResponse(STORAGE_ERROR)))
+    return Plan(response=None, after_apply=lambda: settle(out, JoinGroupResponse(STORAGE_ERROR)))
 
 
 def _common_args(t: ClassicTxn, req: JoinGroupRequest) -> dict[str, Any]:

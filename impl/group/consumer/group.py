@@ -2,8 +2,9 @@
 consumer group, subscription metadata, the target assignment (server-side assignors), member removal with Kafka's
 tombstone order, and the member timers.
 
-Owns: `ConsumerTxn`. Decisions come from the ConsumerGroup and ConsumerGroupMember specs; this module computes
-their parameters (targets, held partitions) and writes the records that describe them.
+Owns: `ConsumerTxn`, and the timers' handlers (`session_expired`, `rebalance_expired`). Decisions come from the
+ConsumerGroup and ConsumerGroupMember specs; this module computes their parameters (targets, held partitions) and
+writes the records that describe them.
 Must not import: `kcoord.model`.
 """
 
@@ -12,16 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..assignors.server import GroupSpec, MemberSpec, PartitionAssignorError, SubscribedTopicDescriber, TopicMetadata
-from ..errors import KafkaError
-from ..runtime.completion import Completion
-from ..runtime.shard import Plan, Shard
-from ..statemachine import Decision, Instance
-from . import records
-from .context import Context
-from .planning import PlanBuilder
-from .shard_state import GroupShardState
-from .state import Assignment, ConsumerGroupData, ConsumerMember
+from ...assignors.server import GroupSpec, MemberSpec, PartitionAssignorError, SubscribedTopicDescriber, TopicMetadata
+from ...errors import KafkaError
+from ...runtime.completion import Completion
+from ...runtime.shard import Plan, Shard
+from ...statemachine import Decision, Instance
+from .. import records
+from ..context import Context
+from ..planning import PlanBuilder, raise_bugs
+from ..shard_state import GroupShardState
+from ..state import Assignment, ConsumerGroupData, ConsumerMember
 
 GROUP = "ConsumerGroup"
 MEMBER = "ConsumerGroupMember"
@@ -192,14 +193,10 @@ class ConsumerTxn:
     # ------------------------------------------------------------ timers
 
     def schedule_session(self, member_id: str) -> None:
-        from .consumer import session_expired
-
         self._schedule(session_key(self.group_id, member_id), self.ctx.config.consumer_session_timeout_ms,
                        lambda t: session_expired(t, member_id))
 
     def schedule_rebalance(self, member_id: str, epoch: int, timeout_ms: int) -> None:
-        from .consumer import rebalance_expired
-
         self._schedule(rebalance_key(self.group_id, member_id), timeout_ms,
                        lambda t: rebalance_expired(t, member_id, epoch))
 
@@ -222,8 +219,7 @@ class ConsumerTxn:
 
 def submit_internal(ctx: Context, shard: Shard, state: GroupShardState, group_id: str,
                     fn: Callable[[ConsumerTxn], Any]) -> Completion[Any]:
-    from .classic_ops import raise_bugs
-
+    """Run `fn` as an internal event of the group once no write for it is in flight."""
     def handler() -> Plan:
         t = ConsumerTxn(ctx, shard, state, group_id)
         fn(t)
@@ -232,6 +228,20 @@ def submit_internal(ctx: Context, shard: Shard, state: GroupShardState, group_id
     done = shard.submit([(GROUP, (group_id,))], handler, when_pending="wait")
     done.then(raise_bugs)
     return done
+
+
+def session_expired(t: ConsumerTxn, member_id: str) -> None:
+    """group.consumer.session.timeout.ms passed without a heartbeat: fence the member (a -2 member too)."""
+    d = t.decide_member(member_id, "SessionTimeout", {})
+    if d.accepted:
+        t.remove_member(member_id, d)
+
+
+def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
+    """The member did not revoke within its rebalance timeout at `epoch`: fence it (ignored if it moved on)."""
+    d = t.decide_member(member_id, "RebalanceTimeout", {"epoch": epoch})
+    if d.accepted:
+        t.remove_member(member_id, d)
 
 
 def member_metadata_after(r_member: ConsumerMember, *, instance_id: str | None, rack_id: str | None,

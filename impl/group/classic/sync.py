@@ -9,13 +9,12 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
-from ..runtime.completion import Completion
-from ..runtime.shard import Plan, Shard
-from ..statemachine import Decision
-from . import records
-from .classic_ops import ClassicTxn, _settle, hb_key
-from .context import Context
-from .messages import (
+from ...runtime.completion import Completion
+from ...runtime.shard import Plan, Shard
+from ...statemachine import Decision
+from .. import records
+from ..context import Context
+from ..messages import (
     DescribedGroup,
     DescribedMember,
     HeartbeatRequest,
@@ -27,8 +26,10 @@ from .messages import (
     SyncGroupResponse,
     group_not_found,
 )
-from .planning import is_check_row
-from .shard_state import GroupShardState
+from ..offsets.store import delete_all_offsets
+from ..planning import is_check_row
+from ..shard_state import GroupShardState
+from .group import ClassicTxn, hb_key
 
 STORAGE_ERROR = "NOT_COORDINATOR"  # appendGroupMetadataErrorToResponseError(KAFKA_STORAGE_ERROR)
 
@@ -160,26 +161,10 @@ def delete_classic_group(t: ClassicTxn) -> str:
     """The classic part of DeleteGroups: offsets and group tombstones when the spec accepts (the caller answers)."""
     d = t.decide("DeleteGroup", {})
     if d.accepted:
-        write_offset_tombstones(t.state, t.b, t.group_id)
+        delete_all_offsets(t.state.offsets, t.b, t.group_id)
         t.b.write_for_last(records.group_tombstone(t.group_id))
         t.forget = True
     return d.error
-
-
-def write_offset_tombstones(state: GroupShardState, b: object, group_id: str) -> None:
-    """deleteAllOffsets: a tombstone per committed offset, and per pending one with no committed offset."""
-    from .planning import PlanBuilder
-
-    assert isinstance(b, PlanBuilder)
-    store = state.offsets
-    committed = sorted(store.group_offsets(group_id))
-    pending = sorted(store.pending_partitions(group_id) - set(committed))
-    for topic, partition in committed + pending:
-        b.write(records.offset_tombstone(group_id, topic, partition))
-        b.then(lambda tp=(topic, partition): store.remove(group_id, *tp))  # type: ignore[misc]
-
-
-# ---------------------------------------------------------------------------------------------- DescribeGroups
 
 
 def describe_classic_group(state: GroupShardState, instance: dict[str, object] | None, group_id: str,
@@ -198,7 +183,3 @@ def describe_classic_group(state: GroupShardState, instance: dict[str, object] |
                         m.metadata(protocol) if stable else b"", m.assignment if stable else b"")
         for m in (data.members.values() if data is not None else ()))
     return DescribedGroup(group_id, "NONE", str(instance["state"]), str(instance["protocol_type"]), protocol, members)
-
-
-def settle(out: Completion[object], response: object) -> None:
-    _settle(out, response)

@@ -4,8 +4,8 @@ ConsumerGroupMember machine (join, heartbeat, leave -1, static leave -2, reconci
 authors' `Coordinator` shows: Heartbeat → MemberJoined | StaticMemberReplaced | SubscriptionChanged →
 TargetAssignmentComputed → the member's event → MemberReconciled.
 
-Owns: `consumer_heartbeat`, the session and rebalance timers (`session_expired`, `rebalance_expired`),
-`delete_consumer_group`, `delete_empty_consumer_group`, `describe_consumer_group` (offset expiration is `offsets`').
+Owns: `consumer_heartbeat`, `delete_consumer_group`, `delete_empty_consumer_group`, `describe_consumer_group`
+(the member timers are `group`'s, offset expiration is `offsets`').
 Must not import: `kcoord.model`.
 """
 
@@ -14,22 +14,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..runtime.completion import Completion
-from ..runtime.shard import Change, Plan, Shard
-from ..statemachine import Decision
-from . import records
-from .consumer_ops import ConsumerTxn, assignment_tuple, member_metadata_after
-from .context import Context
-from .messages import (
+from ...runtime.completion import Completion
+from ...runtime.shard import Change, Plan, Shard
+from ...statemachine import Decision
+from .. import records
+from ..context import Context
+from ..messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     DescribedConsumerGroup,
     DescribedConsumerMember,
     group_not_found,
 )
-from .planning import PlanBuilder
-from .shard_state import GroupShardState
-from .state import ConsumerMember
+from ..offsets.store import delete_all_offsets
+from ..planning import PlanBuilder, settle
+from ..shard_state import GroupShardState
+from ..state import ConsumerMember
+from .group import ConsumerTxn, assignment_tuple, member_metadata_after
 
 #: UpgradeToConsumerGroup's `online_upgrade`: kcoord never converts a live classic group (as Kafka with
 #: group.consumer.migration.policy=disabled), so only an Empty classic group gives its id to a consumer group.
@@ -57,7 +58,7 @@ def consumer_heartbeat(ctx: Context, shard: Shard, state: GroupShardState, r: Co
     owned = ctx.names.to_set(dict(r.topic_partitions or ()))
     gate = t.decide_group("Heartbeat", _gate_args(ctx, t, r, foreign, owned))
     if gate.error != "NONE":
-        t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(gate.error)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(gate.error)))
         return t.plan()
     if upgrade:
         _delete_empty_classic_group(ctx, t)
@@ -145,7 +146,7 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         t.b.rollback(checkpoint)
         t._staged = None
         t.b.changes.append(rejection)
-        t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
         return
     _after_member(t, r, member_id, d, pre, out)
 
@@ -164,7 +165,7 @@ def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, 
     if d.error == "NONE":
         return False
     t.b.changes.append(Change(t.ctx.tables.member, (t.group_id, entity_id), d, args))
-    t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+    t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
     return True
 
 
@@ -255,7 +256,7 @@ def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: s
     response = ConsumerGroupHeartbeatResponse("NONE", member_id=member_id, member_epoch=post["member_epoch"],
                                               heartbeat_interval_ms=t.ctx.config.consumer_heartbeat_interval_ms,
                                               assignment=assignment)
-    t.then(lambda: _set(out, response))
+    t.then(lambda: settle(out, response))
 
 
 # ---------------------------------------------------------------------------------------------- epoch -1, -2
@@ -267,7 +268,7 @@ def _leave(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[Con
     event = "Leave" if r.member_epoch == -1 else "StaticLeave"
     d = t.decide_member(entity_id, event, {"sender": r.member_id, "instance": r.instance_id or ""})
     if not d.accepted:
-        t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id)))
         return
     if d.to_state == "Removed":
         t.remove_member(entity_id, d)
@@ -279,24 +280,7 @@ def _leave(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[Con
         t.decide_group("StaticMemberLeft", {"m": entity_id, "instance": d.post["instance_id"]})
     response = ConsumerGroupHeartbeatResponse("NONE", member_id=r.member_id if d.to_state == "Removed" else entity_id,
                                               member_epoch=r.member_epoch)
-    t.then(lambda: _set(out, response))
-
-
-# ---------------------------------------------------------------------------------------------- timers
-
-
-def session_expired(t: ConsumerTxn, member_id: str) -> None:
-    """group.consumer.session.timeout.ms passed without a heartbeat: fence the member (a -2 member too)."""
-    d = t.decide_member(member_id, "SessionTimeout", {})
-    if d.accepted:
-        t.remove_member(member_id, d)
-
-
-def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
-    """The member did not revoke within its rebalance timeout at `epoch`: fence it (ignored if it moved on)."""
-    d = t.decide_member(member_id, "RebalanceTimeout", {"epoch": epoch})
-    if d.accepted:
-        t.remove_member(member_id, d)
+    t.then(lambda: settle(out, response))
 
 
 # ---------------------------------------------------------------------------------------------- group lifecycle
@@ -304,11 +288,9 @@ def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
 
 def delete_consumer_group(t: ConsumerTxn) -> str:
     """DeleteGroups for a consumer group: offsets, then the group's tombstones (createGroupTombstoneRecords)."""
-    from .classic_sync import write_offset_tombstones
-
     d = t.decide_group("Delete", {})
     if d.accepted:
-        write_offset_tombstones(t.state, t.b, t.group_id)
+        delete_all_offsets(t.state.offsets, t.b, t.group_id)
         tombstones = records.consumer_group_tombstones(t.group_id, list(t.current.members))
         for rec in tombstones[:-1]:
             t.b.write(rec)
@@ -350,8 +332,3 @@ def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
             assignment_tuple(data.target.get(member_id, {}))))
     return DescribedConsumerGroup(group_id, "NONE", inst["state"], inst["group_epoch"], inst["assignment_epoch"],
                                   data.preferred_assignor(ctx.config.consumer_assignors[0]), tuple(members))
-
-
-def _set(out: Completion[Any], value: Any) -> None:
-    if not out.done:
-        out.set(value)

@@ -64,7 +64,7 @@ from kcoord.model import ir
 
 from ..argsolver import Lookup
 from ..explore import Context
-from ..reference import Fired
+from ..reference_model import Fired
 from .base import HELD_DURABILITY, Action, ClusterDriver, Key, Outcome, Values
 from .partitions import partition_producer_instances
 

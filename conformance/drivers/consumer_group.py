@@ -54,7 +54,7 @@ from kcoord.model import ir
 
 from ..argsolver import Avoid
 from ..explore import Context
-from ..reference import Fired
+from ..reference_model import Fired
 from .base import HELD_DURABILITY, Action, ClusterDriver, Key, Outcome, Values
 
 GROUP = "g1"

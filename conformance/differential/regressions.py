@@ -50,4 +50,8 @@ REGRESSIONS: tuple[Regression, ...] = (
                "INVALID_PRODUCER_EPOCH with a null message",
                (Step("init_pid", 0, value=1), Step("restart_producer", 0), Step("init_pid", 1, value=1),
                 Step("init_pid", 0, value=1), Step("produce", 1, value=10, flag=True))),
+    Regression("describe-assignment-while-rebalancing",
+               "DescribeGroups of a classic group in PreparingRebalance shows each member's assignment from the "
+               "last generation (no metadata): ClassicGroupMember.describeNoMetadata",
+               (Step("join", 0), Step("sync", 0), Step("join", 1), Step("describe_group", 0))),
 )

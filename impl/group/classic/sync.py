@@ -177,9 +177,10 @@ def delete_classic_group(t: ClassicTxn) -> str:
 
 def describe_classic_group(state: GroupShardState, instance: dict[str, object] | None, group_id: str,
                            consumer_group: bool = False) -> DescribedGroup:
-    """GroupMetadataManager.describeGroups: Stable groups with each member's metadata and assignment, other states
-    without. An unknown, Dead or KIP-848 (`consumer_group`) group id is GROUP_ID_NOT_FOUND with the message of
-    Kafka's GroupIdNotFoundException (KIP-1043; what DescribeGroups v6 answers)."""
+    """GroupMetadataManager.describeGroups: each member's assignment (the one it still has, outside Stable too:
+    ClassicGroupMember.describeNoMetadata), and its metadata in a Stable group only. An unknown, Dead or KIP-848
+    (`consumer_group`) group id is GROUP_ID_NOT_FOUND with the message of Kafka's GroupIdNotFoundException
+    (KIP-1043; what DescribeGroups v6 answers)."""
     if instance is None or not instance["exists"] or instance["state"] == ClassicGroupState.Dead:
         return DescribedGroup(group_id, Errors.GROUP_ID_NOT_FOUND,
                               message=group_not_found(group_id, consumer_group, "classic"))
@@ -188,7 +189,7 @@ def describe_classic_group(state: GroupShardState, instance: dict[str, object] |
     protocol = str(instance["protocol"]) if stable else ""
     members = tuple(
         DescribedMember(m.member_id, m.instance_id, m.client_id, m.client_host,
-                        m.metadata(protocol) if stable else b"", m.assignment if stable else b"")
+                        m.metadata(protocol) if stable else b"", m.assignment)
         for m in (data.members.values() if data is not None else ()))
     return DescribedGroup(group_id, Errors.NONE, str(instance["state"]), str(instance["protocol_type"]), protocol,
                           members)

@@ -54,4 +54,11 @@ REGRESSIONS: tuple[Regression, ...] = (
                "DescribeGroups of a classic group in PreparingRebalance shows each member's assignment from the "
                "last generation (no metadata): ClassicGroupMember.describeNoMetadata",
                (Step("join", 0), Step("sync", 0), Step("join", 1), Step("describe_group", 0))),
+    Regression("txn-offset-commit-not-added",
+               "TxnOffsetCommit v3 before AddOffsetsToTxn: the verification's TRANSACTION_ABORTABLE reaches this "
+               "client version as INVALID_TXN_STATE",
+               (Step("init_pid", 1), Step("add_partitions", 1, value=1), Step("txn_commit_offsets", 1, value=3))),
+    Regression("txn-offset-commit-fenced",
+               "TxnOffsetCommit at an epoch a newer producer fenced: INVALID_PRODUCER_EPOCH, not PRODUCER_FENCED",
+               (Step("init_pid", 1), Step("init_pid", 0), Step("txn_commit_offsets", 1, value=3))),
 )

@@ -146,12 +146,13 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         args["metadata_changed"] = True  # a new member id: all of its metadata is new
     pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
     d = t.decide_member(member_id if replacing else entity_id, event, args)
+    # a refusal answers the error alone, no member id (Kafka 4.0's GroupCoordinatorService: code and message only)
     if d.error != Errors.NONE:  # refused after all (no early check ran): nothing of the group stage happens
         rejection = t.b.changes[-1]
         t.b.rollback(checkpoint)
         t._staged = None
         t.b.changes.append(rejection)
-        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error)))
         return
     _after_member(t, r, member_id, d, pre, out)
 
@@ -170,7 +171,7 @@ def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, 
     if d.error == Errors.NONE:
         return False
     t.b.changes.append(Change(t.ctx.tables.member, (t.group_id, entity_id), d, args))
-    t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+    t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error)))
     return True
 
 
@@ -274,7 +275,7 @@ def _leave(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[Con
     event = MemberEvent.Leave if r.member_epoch == -1 else MemberEvent.StaticLeave
     d = t.decide_member(entity_id, event, {"sender": r.member_id, "instance": r.instance_id or ""})
     if not d.accepted:
-        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error)))
         return
     if d.to_state == MemberState.Removed:
         t.remove_member(entity_id, d)

@@ -61,4 +61,8 @@ REGRESSIONS: tuple[Regression, ...] = (
     Regression("txn-offset-commit-fenced",
                "TxnOffsetCommit at an epoch a newer producer fenced: INVALID_PRODUCER_EPOCH, not PRODUCER_FENCED",
                (Step("init_pid", 1), Step("init_pid", 0), Step("txn_commit_offsets", 1, value=3))),
+    Regression("produce-not-added",
+               "A transactional Produce to a partition never added to the transaction: INVALID_TXN_STATE with "
+               "\"Partition was not added to the transaction\" and no log start offset, answered before the log",
+               (Step("init_pid", 2, value=1), Step("produce", 2, value=6, flag=True))),
 )

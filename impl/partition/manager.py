@@ -192,12 +192,16 @@ class PartitionManager:
 
     def creation_problem(self, name: str, num_partitions: int | None = None) -> tuple[str, str] | None:
         """Why Kafka's controller would not create topic `name` with `num_partitions` (None or -1: the default):
-        (error, message), or None. INVALID_REQUEST for an internal topic (the coordinators own theirs; KRaft's
-        metadata log is nobody's to create), INVALID_TOPIC_EXCEPTION for an illegal name or one that collides with
-        an existing topic's ('.' and '_' are one character to Kafka), TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS."""
+        (error, message), or None. INVALID_REQUEST for KRaft's metadata log (nobody's to create),
+        TOPIC_ALREADY_EXISTS for a coordinator's topic (Kafka 4.0's controller answers so once the coordinator made
+        it; kcoord's coordinators hold theirs from the first start), INVALID_TOPIC_EXCEPTION for an illegal name or
+        one that collides with an existing topic's ('.' and '_' are one character to Kafka), TOPIC_ALREADY_EXISTS,
+        INVALID_PARTITIONS."""
         count = self.partition_count(num_partitions)
-        if name in INTERNAL_TOPICS or name == CLUSTER_METADATA_TOPIC:
+        if name == CLUSTER_METADATA_TOPIC:
             return Errors.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited."
+        if name in INTERNAL_TOPICS:
+            return Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists."
         problem = topic_name_problem(name)
         if problem is not None:
             return Errors.INVALID_TOPIC_EXCEPTION, problem

@@ -91,7 +91,7 @@ def fields_of_any_version(entity_type: type[Any]) -> frozenset[str]:
         if module.ispkg and module.name[1:].isdigit() and module.name.startswith("v"):
             schema = importlib.import_module(f"{package}.{module.name}.{leaf}")
             sibling = getattr(schema, entity_type.__qualname__, None)
-            if sibling is not None and dataclasses.is_dataclass(sibling):
+            if isinstance(sibling, type) and dataclasses.is_dataclass(sibling):
                 names |= field_names(sibling)
     return frozenset(names)
 

@@ -169,6 +169,15 @@ def test_epoch_bump_must_start_at_sequence_zero(env: Env) -> None:
     assert state is not None and (state["producer_epoch"], state["last_sequence"]) == (1, 0)
 
 
+def test_a_rejected_append_carries_no_error_message(env: Env) -> None:
+    """Kafka 4.0's ReplicaManager gives a Produce partition an error message only for a RecordValidationException;
+    an OutOfOrderSequenceException or InvalidProducerEpochException is answered with a null message (as the
+    differential fuzzer saw on the reference broker)."""
+    produce_ok(env, batch(PID, 3, seq=0))
+    assert [(r.error, r.error_message) for r in (env.produce(batch(PID, 3, seq=5)), env.produce(batch(PID, 2, seq=1)))
+            ] == [("OUT_OF_ORDER_SEQUENCE_NUMBER", None), ("INVALID_PRODUCER_EPOCH", None)]
+
+
 def test_same_epoch_gap_is_out_of_order(env: Env) -> None:
     produce_ok(env, batch(PID, 0, seq=0, n=2))
     result = env.produce(batch(PID, 0, seq=3))  # 2 expected

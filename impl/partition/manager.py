@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from ..errors import Errors
+from ..errors import Errors, KafkaError
 from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnVerifier
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
@@ -306,8 +306,10 @@ class PartitionManager:
         def verified(done: Completion[str]) -> None:
             try:
                 error = done.result()
-            except Exception as e:
-                error = getattr(e, "name", Errors.NETWORK_EXCEPTION)
+            except KafkaError as e:
+                error = e.name
+            except OSError:  # the coordinator could not be reached
+                error = Errors.NETWORK_EXCEPTION
             if self.partition(part.tp) is not part:
                 out.set(ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER))
             elif error in _RETRIABLE_VERIFICATION:

@@ -86,8 +86,8 @@ class BrokerMarkerTarget:
             results = done.result()
         except KafkaError as e:
             results = [dict.fromkeys(m.partitions, e.name) for _, m in sent]
-        except Exception:
-            results = [dict.fromkeys(m.partitions, Errors.UNKNOWN_SERVER_ERROR) for _, m in sent]
+        except OSError:  # the holder's disk failed: Kafka's answer to a failed log append
+            results = [dict.fromkeys(m.partitions, Errors.KAFKA_STORAGE_ERROR) for _, m in sent]
         for (i, marker), result in zip(sent, results, strict=True):
             for tp in marker.partitions:
                 error = result.get(tp, Errors.UNKNOWN_SERVER_ERROR)

@@ -25,7 +25,7 @@ from operator import attrgetter
 from typing import Any, Final
 
 from .._generated.transaction import State as TxnState
-from ..errors import Errors, IllegalStateError
+from ..errors import Errors, IllegalStateError, KafkaError
 from ..interfaces import MarkerResult, MarkerTarget, PartitionRouter, TopicPartition, TxnMarker, TxnResult
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
@@ -275,7 +275,7 @@ class MarkerChannel:
         dest.in_flight -= 1
         try:
             results = done.result()
-        except Exception:
+        except (KafkaError, OSError):  # the request got no answer (timed out, disconnected): send it again
             self.stats.disconnects += 1
             for txn, partitions in batch:
                 if self._live(txn):

@@ -65,4 +65,10 @@ REGRESSIONS: tuple[Regression, ...] = (
                "A transactional Produce to a partition never added to the transaction: INVALID_TXN_STATE with "
                "\"Partition was not added to the transaction\" and no log start offset, answered before the log",
                (Step("init_pid", 2, value=1), Step("produce", 2, value=6, flag=True))),
+    Regression("timed-out-producer-recovers",
+               "A transaction that times out is aborted at epoch + 1 with the last epoch the old one (TV2 server), "
+               "so the producer's InitProducerId with its old epoch is a retry: NONE at epoch + 1 (kcoord answered "
+               "PRODUCER_FENCED: its abort left the last epoch unknown)",
+               (Step("init_pid", 0), Step("add_partitions", 0, value=1), Step("produce", 0, value=1, flag=True),
+                Step("wait"), Step("end_txn", 0, flag=True), Step("init_pid", 0, flag=True))),
 )

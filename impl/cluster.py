@@ -73,7 +73,8 @@ class Node:
         self.groups = GroupCoordinator(
             data_dir=cluster.data_dir, clock=cluster.clock, topics=cluster.describe_for_assignors,
             config=config.groups, tracer=tracer, node_id=node_id, durability=config.durability, verifier=cluster,
-            bug_kafka_17507=config.bug_kafka_17507, cleaning=config.cleaning)
+            bug_kafka_17507=config.bug_kafka_17507, cleaning=config.cleaning,
+            topic_names=lambda: cluster.partitions.topic_names())
         self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
 
     def coordinator(self, kind: CoordinatorKind) -> TransactionCoordinator | GroupCoordinator:

@@ -35,7 +35,7 @@ from .consumer.heartbeat import (
     delete_empty_consumer_group,
     describe_consumer_group,
 )
-from .context import Context, MaterializeHook, Tables, TopicDescriber, describer_of
+from .context import Context, MaterializeHook, Tables, TopicDescriber, TopicLister, describer_of, lister_of
 from .messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -79,11 +79,11 @@ class GroupCoordinator:
                  durability: Durability | None = None, verifier: TxnVerifier | None = None,
                  bug_kafka_17507: bool = False, materialize_hook: MaterializeHook | None = None,
                  new_uuid: Callable[[], str] | None = None, segment_bytes: int = 100 * 1024 * 1024,
-                 cleaning: Cleaning | None = DEFAULT_CLEANING) -> None:
+                 cleaning: Cleaning | None = DEFAULT_CLEANING, topic_names: TopicLister | None = None) -> None:
         config = config or GroupConfig()
         self.ctx = Context(config=config, clock=clock, tables=Tables.load(), topics=describer_of(topics),
                            verifier=verifier, bug_kafka_17507=bug_kafka_17507, materialize_hook=materialize_hook,
-                           offsets_topic=OFFSETS_TOPIC)
+                           offsets_topic=OFFSETS_TOPIC, topic_names=lister_of(topics, topic_names))
         if new_uuid is not None:
             self.ctx.new_uuid = new_uuid
         self.runtime = CoordinatorRuntime(topic=OFFSETS_TOPIC, data_dir=data_dir, clock=clock, tracer=tracer,
@@ -123,8 +123,11 @@ class GroupCoordinator:
         self.runtime.close()
 
     def topics_changed(self) -> None:
-        """The cluster's topic metadata changed: every consumer group refreshes its subscription metadata on its
-        next heartbeat (onNewMetadataImage)."""
+        """Topics were created (kcoord deletes none): a new metadata version that brings new topics, so the groups'
+        regular expressions are resolved again on a member's next heartbeat, and every consumer group refreshes its
+        subscription metadata on its next heartbeat (onNewMetadataImage)."""
+        self.ctx.metadata_version += 1
+        self.ctx.new_topics_version = self.ctx.metadata_version
         for shard in self.runtime.shards.values():
             for data in shard.spec.consumer.values():  # type: ignore[attr-defined]
                 data.metadata_refresh_deadline_ms = 0

@@ -79,6 +79,14 @@ class PlanBuilder:
         self.records.append(rec)
         return len(self.records) - 1
 
+    def attach(self, change: int, record: int) -> None:
+        """Make record `record` the one that describes change `change` (cross-checked when durable)."""
+        target = self.changes[change]
+        if target.decision.post is None:
+            raise IllegalStateError(f"{target.table.name}.{target.decision.event}: a rejection is described by no "
+                                    f"record")
+        self.changes[change] = replace(target, record=record)
+
     def write_for_last(self, rec: RecordBytes) -> int:
         """Write a record that describes the last decision (it is cross-checked against that decision's post-state
         when durable)."""

@@ -115,7 +115,7 @@ class ConsumerTxn:
         by_name = data.subscription_metadata
         members = {
             member_id: MemberSpec(
-                subscribed_topic_ids=frozenset(by_name[t].topic_id for t in m.subscribed_topic_names if t in by_name),
+                subscribed_topic_ids=frozenset(by_name[t].topic_id for t in data.member_topics(m) if t in by_name),
                 assignment=data.target.get(member_id, {}), instance_id=m.instance_id, rack_id=m.rack_id)
             for member_id, m in data.members.items()}
         try:
@@ -172,22 +172,29 @@ class ConsumerTxn:
             owners[p] = member_id
 
     def remove_member(self, member_id: str, decision: Decision, *, bump: bool = True) -> None:
-        """consumerGroupFenceMember after the member's removal was decided: tombstones 8, 7, 5; the subscription
-        metadata without it; MemberRemoved (group epoch + 1)."""
+        """consumerGroupFenceMember after the member's removal was decided: tombstones 8, 7, 5; the resolution of a
+        regular expression it was the last subscriber of (16); the subscription metadata without it; MemberRemoved
+        (group epoch + 1). `bump` False: a static replacement (replaceMember), which keeps the regular expression."""
         pre = decision.pre
         tombstones = records.member_tombstones(self.group_id, member_id)
         self.b.write_for_last(tombstones[0])
         for rec in tombstones[1:]:
             self.b.write(rec)
         data = self.data
+        regex = data.members[member_id].regex if member_id in data.members else ""
+        last = bool(regex) and data.regex_counts().get(regex, 0) == 1
         self.move_ownership(member_id, pre["held"], frozenset())
         data.members.pop(member_id, None)
         data.target.pop(member_id, None)
         self.cancel_timers(member_id)
         if not bump:
             return
+        if last:
+            self.b.write(records.regular_expression_tombstone(self.group_id, regex))
+            data.resolved.pop(regex, None)
         self.refresh_metadata()
-        self.decide_group("MemberRemoved", {"m": member_id, "instance": pre["instance_id"]})
+        self.decide_group("MemberRemoved", {"m": member_id, "instance": pre["instance_id"], "regex": regex,
+                                            "regex_last": last})
         self.b.write_for_last(records.consumer_group_epoch(self.group_id, self.group["group_epoch"]))
 
     # ------------------------------------------------------------ timers

@@ -30,6 +30,7 @@ from ..offsets.store import delete_all_offsets
 from ..planning import PlanBuilder, settle
 from ..shard_state import GroupShardState
 from ..state import ConsumerMember
+from . import regex as regex_module
 from .group import ConsumerTxn, assignment_tuple, member_metadata_after
 
 #: UpgradeToConsumerGroup's `online_upgrade`: kcoord never converts a live classic group (as Kafka with
@@ -69,13 +70,23 @@ def consumer_heartbeat(ctx: Context, shard: Shard, state: GroupShardState, r: Co
     return t.plan()
 
 
+def _blank(value: str | None) -> bool:
+    """throwIfEmptyString's test: empty, or only whitespace (Java's String.trim)."""
+    return value is not None and not value.strip(_JAVA_TRIMMED)
+
+
+_JAVA_TRIMMED = "".join(chr(c) for c in range(0x21))  # String.trim drops every char <= U+0020
+
+
 def _gate_args(ctx: Context, t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, foreign: bool,
                owned: frozenset[str]) -> dict[str, Any]:
-    return {"member_id": r.member_id, "epoch": r.member_epoch, "instance": r.instance_id or "",
-            "instance_given": r.instance_id is not None, "rack": r.rack_id or "", "rack_given": r.rack_id is not None,
-            "regex_given": r.subscribed_topic_regex is not None, "rebalance_timeout": r.rebalance_timeout_ms,
+    return {"member_id": r.member_id, "epoch": r.member_epoch, "api_version": r.api_version,
+            "member_id_blank": _blank(r.member_id), "group_id_blank": _blank(r.group_id),
+            "instance": r.instance_id or "", "instance_given": r.instance_id is not None,
+            "instance_blank": _blank(r.instance_id), "rack_given": r.rack_id is not None,
+            "rack_blank": _blank(r.rack_id), "rebalance_timeout": r.rebalance_timeout_ms,
             "owned": owned, "owned_given": r.topic_partitions is not None,
-            "topics": frozenset(r.subscribed_topic_names or ()), "topics_given": r.subscribed_topic_names is not None,
+            "topics_given": r.subscribed_topic_names is not None, "regex_given": r.subscribed_topic_regex is not None,
             "assignor_given": r.server_assignor is not None, "assignor_known": r.server_assignor in ctx.assignors,
             "foreign_group": foreign, "group_size": len(t.group["members"]), "max_size": ctx.config.consumer_max_size}
 
@@ -127,27 +138,36 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
     pre_member = t.member(entity_id)
     checkpoint = t.b.checkpoint()
     assert t._staged is None, "the group's data is not changed before the group stage"
+    counts = t.current.regex_counts()
+    old_regex = "" if entity["state"] == "Absent" else base.regex
     if replacing:
-        _replace_static_member(t, entity_id, member_id, base, updated, args)
-    else:
-        _group_stage(t, member_id, entity, updated, base, metadata_changed)
-    if t.group["group_epoch"] > t.group["assignment_epoch"]:
-        t.compute_target()
-    target = t.target_of(member_id)
-    args.update(target=target, target_epoch=t.group["assignment_epoch"],
-                held_in_group=t.held_in_group(member_id, target))
-    if replacing and holder != member_id:
-        args["inherited"] = pre_member["assigned"]
-        args["metadata_changed"] = True  # a new member id: all of its metadata is new
-    pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
-    d = t.decide_member(member_id if replacing else entity_id, event, args)
-    if d.error != "NONE":  # refused after all (no early check ran): nothing of the group stage happens
+        _replace_static_member(t, entity_id, member_id, base, args)
+    refused = _group_stage(t, member_id, entity["state"], updated, base,
+                           updated != base if replacing else metadata_changed, counts)
+    d: Decision | None = None
+    pre: Mapping[str, Any] = pre_member
+    if refused is None:
+        if t.group["group_epoch"] > t.group["assignment_epoch"]:
+            t.compute_target()
+        target = t.target_of(member_id)
+        args.update(target=target, target_epoch=t.group["assignment_epoch"],
+                    held_in_group=t.held_in_group(member_id, target))
+        if replacing and holder != member_id:
+            args["inherited"] = pre_member["assigned"]
+            args["metadata_changed"] = True  # a new member id: all of its metadata is new
+        pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
+        d = t.decide_member(member_id if replacing else entity_id, event, args)
+        refused = d if d.error != "NONE" else None
+    if refused is not None:  # refused after all (no early check ran): nothing of the group stage happens
         rejection = t.b.changes[-1]
         t.b.rollback(checkpoint)
         t._staged = None
         t.b.changes.append(rejection)
-        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+        error = refused.error
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(error, member_id=r.member_id or None)))
         return
+    assert d is not None
+    regex_module.maybe_refresh(t, old_regex, updated.regex, counts)
     _after_member(t, r, member_id, d, pre, out)
 
 
@@ -169,31 +189,53 @@ def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, 
     return True
 
 
-def _group_stage(t: ConsumerTxn, member_id: str, entity: dict[str, Any], updated: ConsumerMember,
-                 base: ConsumerMember, metadata_changed: bool) -> None:
-    """Step 1 of consumerGroupHeartbeat: member metadata, subscription metadata, the group epoch."""
-    subscription_changed = (updated.subscribed_topic_names != base.subscribed_topic_names
-                            or updated.subscribed_topic_regex != base.subscribed_topic_regex)
+def _group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: ConsumerMember, base: ConsumerMember,
+                 metadata_changed: bool, counts: dict[str, int]) -> Decision | None:
+    """Step 1 of consumerGroupHeartbeat: the member's metadata (hasMemberSubscriptionChanged), its regular
+    expression (maybeUpdateRegularExpressions: the tombstone of one it was the last subscriber of), the subscription
+    metadata and the group epoch (updateSubscriptionMetadata). A refusal (INVALID_REGULAR_EXPRESSION) is returned,
+    to be rolled back by the caller. `counts` are the group's subscribed expressions before this request."""
+    new = entity_state == "Absent"
+    names_changed = set(updated.subscribed_topic_names) != set(() if new else base.subscribed_topic_names)
+    old_regex, new_regex = ("" if new else base.regex), updated.regex
+    regex_changed = old_regex != new_regex
+    old_last = bool(old_regex) and counts.get(old_regex, 0) == 1
+    data = t.data
     if metadata_changed:
-        t.data.members[member_id] = updated
+        data.members[member_id] = updated
         t.b.write(records.member_metadata(t.group_id, updated))
-    bump = subscription_changed
-    if subscription_changed or t.now_ms >= t.view.metadata_refresh_deadline_ms:
-        bump = t.refresh_metadata() or bump
-    if entity["state"] == "Absent":
-        t.decide_group("MemberJoined", {"m": member_id, "instance": updated.instance_id or ""})
-    elif bump:
-        t.decide_group("SubscriptionChanged", {})
+    if regex_changed and old_last:
+        t.b.write(records.regular_expression_tombstone(t.group_id, old_regex))
+        data.resolved.pop(old_regex, None)
+    group = t.group
+    bump = (group["group_epoch"] == 0 or names_changed
+            or (regex_changed and new_regex != "" and new_regex in group["resolved"]))
+    refreshed = False
+    if bump or t.now_ms >= t.view.metadata_refresh_deadline_ms:
+        refreshed = t.refresh_metadata()
+    valid = regex_module.is_valid(new_regex) if new_regex else True
+    if new:
+        d = t.decide_group("MemberJoined", {"m": member_id, "instance": updated.instance_id or "",
+                                            "names_changed": names_changed, "regex": new_regex, "regex_valid": valid,
+                                            "metadata_changed": refreshed})
+    elif bump or refreshed or regex_changed:
+        d = t.decide_group("SubscriptionChanged", {"old_regex": old_regex, "new_regex": new_regex,
+                                                   "old_regex_last": old_last, "new_regex_valid": valid,
+                                                   "names_changed": names_changed, "metadata_changed": refreshed})
     else:
-        return
-    t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
+        return None
+    if d.error != "NONE":
+        return d
+    if d.post is not None and d.post["group_epoch"] != d.pre["group_epoch"]:
+        t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
+    return None
 
 
 def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: ConsumerMember,
-                           updated: ConsumerMember, args: dict[str, Any]) -> None:
+                           args: dict[str, Any]) -> None:
     """getOrMaybeSubscribeStaticConsumerGroupMember + replaceMember: the member at -2 is replaced by `new_id`
-    (possibly the same id), inheriting its assignment at epoch 0 (surprise 16). `copied` is the old member's
-    metadata under the new id, `updated` what the request makes of it."""
+    (possibly the same id), inheriting its assignment and subscription at epoch 0 (surprise 16). `copied` is the old
+    member's metadata under the new id; what the request changes of it is the group stage's (SubscriptionChanged)."""
     data = t.data
     old_instance = t.member(old_id)
     old_target = data.target.get(old_id, {})
@@ -217,17 +259,8 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
                                          state=records.MEMBER_STATE_BYTES["Stable"],
                                          assigned=names.to_assignment(old_instance["assigned"]), pending={}))
     t.move_ownership(new_id, frozenset(), old_instance["assigned"])
-    bump = (updated.subscribed_topic_names != copied.subscribed_topic_names
-            or updated.subscribed_topic_regex != copied.subscribed_topic_regex)
-    if updated != copied:
-        data.members[new_id] = updated
-        t.b.write(records.member_metadata(t.group_id, updated))
-    if bump or t.now_ms >= data.metadata_refresh_deadline_ms:
-        bump = t.refresh_metadata() or bump
     t.decide_group("StaticMemberReplaced", {"old_member": old_id, "new_member": new_id,
-                                            "instance": updated.instance_id or "", "bump": bump})
-    if bump:
-        t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
+                                            "instance": copied.instance_id or ""})
 
 
 def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: str, d: Decision,
@@ -291,7 +324,8 @@ def delete_consumer_group(t: ConsumerTxn) -> str:
     d = t.decide_group("Delete", {})
     if d.accepted:
         delete_all_offsets(t.state.offsets, t.b, t.group_id)
-        tombstones = records.consumer_group_tombstones(t.group_id, list(t.current.members))
+        tombstones = records.consumer_group_tombstones(t.group_id, list(t.current.members),
+                                                       sorted(t.current.resolved))
         for rec in tombstones[:-1]:
             t.b.write(rec)
         t.b.write_for_last(tombstones[-1])
@@ -328,7 +362,7 @@ def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
             continue
         members.append(DescribedConsumerMember(
             member_id, meta.instance_id, meta.rack_id, m["member_epoch"], meta.client_id, meta.client_host,
-            meta.subscribed_topic_names, assignment_tuple(names.to_assignment(m["assigned"])),
-            assignment_tuple(data.target.get(member_id, {}))))
+            tuple(sorted(set(meta.subscribed_topic_names))), assignment_tuple(names.to_assignment(m["assigned"])),
+            assignment_tuple(data.target.get(member_id, {})), meta.subscribed_topic_regex))
     return DescribedConsumerGroup(group_id, "NONE", inst["state"], inst["group_epoch"], inst["assignment_epoch"],
                                   data.preferred_assignor(ctx.config.consumer_assignors[0]), tuple(members))

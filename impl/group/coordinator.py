@@ -24,10 +24,12 @@ from ..runtime.runtime import CoordinatorRuntime
 from ..runtime.shard import Change, Plan, Shard
 from ..runtime.trace import Tracer
 from ..storage.log import Durability
+from . import migration
 from .classic import sync as classic_sync
 from .classic.group import ClassicTxn, after_load_over_capacity
 from .classic.join import join_group
 from .config import GroupConfig
+from .consumer import classic_members
 from .consumer.group import ConsumerTxn
 from .consumer.heartbeat import (
     consumer_heartbeat,
@@ -35,7 +37,7 @@ from .consumer.heartbeat import (
     delete_empty_consumer_group,
     describe_consumer_group,
 )
-from .context import Context, MaterializeHook, Tables, TopicDescriber, TopicLister, describer_of, lister_of
+from .context import Context, MaterializeHook, Migration, Tables, TopicDescriber, TopicLister, describer_of, lister_of
 from .messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -83,7 +85,8 @@ class GroupCoordinator:
         config = config or GroupConfig()
         self.ctx = Context(config=config, clock=clock, tables=Tables.load(), topics=describer_of(topics),
                            verifier=verifier, bug_kafka_17507=bug_kafka_17507, materialize_hook=materialize_hook,
-                           offsets_topic=OFFSETS_TOPIC, topic_names=lister_of(topics, topic_names))
+                           offsets_topic=OFFSETS_TOPIC, topic_names=lister_of(topics, topic_names),
+                           migration=Migration(migration.online_upgrade, migration.upgrade, migration.downgrade))
         if new_uuid is not None:
             self.ctx.new_uuid = new_uuid
         self.runtime = CoordinatorRuntime(topic=OFFSETS_TOPIC, data_dir=data_dir, clock=clock, tracer=tracer,
@@ -138,15 +141,17 @@ class GroupCoordinator:
         return self._group_request(req.group_id, req, _join_handler, lambda e: JoinGroupResponse(e))
 
     def sync_group(self, req: SyncGroupRequest) -> Completion[SyncGroupResponse]:
-        return self._group_request(req.group_id, req, classic_sync.sync_group,
+        return self._group_request(req.group_id, req, _by_group_type(classic_sync.sync_group,
+                                                                     classic_members.sync_group),
                                    lambda e: SyncGroupResponse(e))
 
     def heartbeat(self, req: HeartbeatRequest) -> Completion[HeartbeatResponse]:
-        return self._group_request(req.group_id, req, classic_sync.heartbeat,
+        return self._group_request(req.group_id, req, _by_group_type(classic_sync.heartbeat, classic_members.heartbeat),
                                    lambda e: HeartbeatResponse(e))
 
     def leave_group(self, req: LeaveGroupRequest) -> Completion[LeaveGroupResponse]:
-        return self._group_request(req.group_id, req, classic_sync.leave_group,
+        return self._group_request(req.group_id, req, _by_group_type(classic_sync.leave_group,
+                                                                     classic_members.leave_group),
                                    lambda e: LeaveGroupResponse(e))
 
     def describe_groups(self, group_ids: Sequence[str]) -> list[DescribedGroup]:
@@ -384,13 +389,21 @@ def _group_keys(group_id: str) -> list[tuple[str, tuple[str]]]:
     return [("ClassicGroup", (group_id,)), ("ConsumerGroup", (group_id,))]
 
 
+def _by_group_type(classic: Callable[..., Plan], consumer: Callable[..., Plan]) -> Callable[..., Plan]:
+    """SyncGroup, Heartbeat and LeaveGroup for a consumer group's id are its classic-protocol members'
+    (classicGroup*ToConsumerGroup, §3.9); a classic group's (or an unknown id's) go to the classic group."""
+    def handler(ctx: Context, shard: Shard, state: GroupShardState, req: Any, out: Completion[Any]) -> Plan:
+        is_consumer = shard.get("ConsumerGroup", (req.group_id,)) is not None
+        return (consumer if is_consumer else classic)(ctx, shard, state, req, out)
+    return handler
+
+
 def _join_handler(ctx: Context, shard: Shard, state: GroupShardState, req: JoinGroupRequest,
                   out: Completion[JoinGroupResponse]) -> Plan:
     group = shard.get("ConsumerGroup", (req.group_id,))
     if group is not None and group["members"]:
-        # classic members inside a consumer group (KIP-848 migration, §3.9) are not served
-        out.set(JoinGroupResponse("INCONSISTENT_GROUP_PROTOCOL"))
-        return Plan()
+        # a classic-protocol member joins a consumer group (KIP-848 migration, §3.9)
+        return classic_members.join_group(ctx, shard, state, req, out)
     t = ClassicTxn(ctx, shard, state, req.group_id)
     if group is not None:  # an Empty consumer group is deleted and replaced (maybeDeleteEmptyConsumerGroup)
         delete_empty_consumer_group(ctx, shard, state, t.b, req.group_id)

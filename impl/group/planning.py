@@ -21,6 +21,9 @@ from ..runtime.completion import Completion
 from ..runtime.shard import BatchAttributes, Change, Key, Plan, RecordBytes, Shard
 from ..statemachine import Decision, Instance, MachineTable, Row
 
+Checkpoint = tuple[int, int, int, dict[tuple[str, Key], Instance]]
+"""A PlanBuilder's place: how many changes, records and effects, and the instances as they were."""
+
 
 class PlanBuilder:
     """Accumulates decisions, records and effects for one plan. Nothing in the shard changes until the plan is
@@ -63,10 +66,10 @@ class PlanBuilder:
             return None
         return self.decide(table, key, event, args, record=record)
 
-    def checkpoint(self) -> tuple[int, int, int, dict[tuple[str, Key], Instance]]:
+    def checkpoint(self) -> Checkpoint:
         return len(self.changes), len(self.records), len(self.effects), dict(self._views)
 
-    def rollback(self, checkpoint: tuple[int, int, int, dict[tuple[str, Key], Instance]]) -> None:
+    def rollback(self, checkpoint: Checkpoint) -> None:
         """Forget everything decided, written and scheduled since `checkpoint` (a later decision refused the
         request: Kafka's handler throws and writes nothing)."""
         changes, records, effects, views = checkpoint

@@ -102,8 +102,15 @@ def member_metadata(group_id: str, member: ConsumerMember) -> RecordBytes:
         instance_id=member.instance_id, rack_id=member.rack_id, client_id=member.client_id,
         client_host=member.client_host, subscribed_topic_names=tuple(sorted(set(member.subscribed_topic_names))),
         subscribed_topic_regex=member.subscribed_topic_regex, server_assignor=member.server_assignor,
-        rebalance_timeout_ms=member.rebalance_timeout_ms)
+        rebalance_timeout_ms=member.rebalance_timeout_ms, classic_member_metadata=_classic_metadata(member))
     return record(schema.ConsumerGroupMemberMetadataKey(group_id, member.member_id), value)
+
+
+def _classic_metadata(member: ConsumerMember) -> schema.ClassicMemberMetadata | None:
+    if member.classic_protocols is None or member.classic_session_timeout_ms is None:
+        return None
+    return schema.ClassicMemberMetadata(member.classic_session_timeout_ms, tuple(
+        schema.ClassicProtocol(name, metadata) for name, metadata in member.classic_protocols))
 
 
 def target_member(group_id: str, member_id: str, assignment: Assignment) -> RecordBytes:

@@ -181,11 +181,15 @@ class GroupShardState:
             if v is None:
                 loaded.members.pop(member_id, None)
                 return
+            classic = v.classic_member_metadata
             member.metadata = ConsumerMember(
                 member_id=member_id, instance_id=v.instance_id, rack_id=v.rack_id, client_id=v.client_id,
                 client_host=v.client_host, subscribed_topic_names=tuple(v.subscribed_topic_names),
                 subscribed_topic_regex=v.subscribed_topic_regex, server_assignor=v.server_assignor,
-                rebalance_timeout_ms=v.rebalance_timeout_ms)
+                rebalance_timeout_ms=v.rebalance_timeout_ms,
+                classic_session_timeout_ms=None if classic is None else classic.session_timeout_ms,
+                classic_protocols=None if classic is None else tuple(
+                    (p.name, p.metadata) for p in classic.supported_protocols))
         else:
             member.current = v
 
@@ -236,11 +240,12 @@ class GroupShardState:
         data.target = {m: t for m, t in loaded.target.items() if t}
         regexes = frozenset(data.regex_counts())
         data.resolved = {r: v for r, v in loaded.resolved.items() if r in regexes}
+        classic_members = frozenset(m for m, meta in data.members.items() if meta.classic)
         instance = {**group_table.fresh({"group_id": group_id}), "group_epoch": loaded.epoch,
                     "assignment_epoch": max(loaded.assignment_epoch, 0), "members": frozenset(data.members),
                     "unreconciled": frozenset(unreconciled), "static_instances": frozenset(static_instances),
                     "static_left": frozenset(static_left), "regexes": regexes,
-                    "resolved": frozenset(data.resolved)}
+                    "resolved": frozenset(data.resolved), "classic_members": classic_members}
         instance["state"] = derived_consumer_state(instance)
         shard.install(group_table, (group_id,), instance)
         self.consumer[group_id] = data
@@ -344,7 +349,8 @@ def consumer_member_from_record(table: MachineTable, group_id: str, member_id: s
                                 current: schema.ConsumerGroupCurrentMemberAssignmentValue | None,
                                 names: Any) -> Instance:
     instance = table.fresh({"group_id": group_id, "member_id": member_id})
-    instance.update(instance_id=metadata.instance_id or "", rebalance_timeout_ms=metadata.rebalance_timeout_ms)
+    instance.update(instance_id=metadata.instance_id or "", rebalance_timeout_ms=metadata.rebalance_timeout_ms,
+                    classic=metadata.classic)
     if current is None:
         return instance
     assigned = names.to_set(from_topic_partitions(current.assigned_partitions))

@@ -117,6 +117,14 @@ class ConsumerMember:
     subscribed_topic_regex: str | None = ""
     server_assignor: str | None = None
     rebalance_timeout_ms: int = -1
+    # ClassicMemberMetadata of a member that uses the classic protocol: its session timeout and its JoinGroup's
+    # protocols (name, metadata) in the request's order; None for a consumer-protocol member
+    classic_session_timeout_ms: int | None = None
+    classic_protocols: tuple[tuple[str, bytes], ...] | None = None
+
+    @property
+    def classic(self) -> bool:
+        return self.classic_protocols is not None
 
     @property
     def regex(self) -> str:

@@ -27,15 +27,11 @@ from ..messages import (
     group_not_found,
 )
 from ..offsets.store import delete_all_offsets
-from ..planning import PlanBuilder, settle
+from ..planning import Checkpoint, PlanBuilder, settle
 from ..shard_state import GroupShardState
-from ..state import ConsumerMember
+from ..state import ConsumerGroupData, ConsumerMember
 from . import regex as regex_module
 from .group import ConsumerTxn, assignment_tuple, member_metadata_after
-
-#: UpgradeToConsumerGroup's `online_upgrade`: kcoord never converts a live classic group (as Kafka with
-#: group.consumer.migration.policy=disabled), so only an Empty classic group gives its id to a consumer group.
-ONLINE_UPGRADE = False
 
 
 class _NeedsTarget(Exception):
@@ -50,23 +46,28 @@ def consumer_heartbeat(ctx: Context, shard: Shard, state: GroupShardState, r: Co
                        out: Completion[ConsumerGroupHeartbeatResponse]) -> Plan:
     t = ConsumerTxn(ctx, shard, state, r.group_id)
     classic = shard.get("ClassicGroup", (r.group_id,))
-    # a classic group holds the id: an epoch-0 heartbeat takes it over where the spec allows (kcoord: no online
-    # conversion), otherwise the id belongs to a group of another type
+    # a classic group holds the id: an epoch-0 heartbeat takes it over where the spec allows (an Empty one is deleted,
+    # a live one converted when group.consumer.migration.policy allows it), else the id is another type's
+    migration = ctx.migration
+    online = classic is not None and migration is not None and bool(classic["members"]) and migration.online_upgrade(t)
     upgrade = (classic is not None and r.member_epoch == 0
-               and t.b.enabled(ctx.tables.classic, (r.group_id,), "UpgradeToConsumerGroup",
-                                   {"online_upgrade": ONLINE_UPGRADE}))
+               and t.b.enabled(ctx.tables.classic, (r.group_id,), "UpgradeToConsumerGroup", {"online_upgrade": online}))
     foreign = classic is not None and classic["exists"] and not upgrade
     owned = ctx.names.to_set(dict(r.topic_partitions or ()))
     gate = t.decide_group("Heartbeat", _gate_args(ctx, t, r, foreign, owned))
     if gate.error != "NONE":
         t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(gate.error)))
         return t.plan()
+    before_upgrade = t.b.checkpoint()
     if upgrade:
-        _delete_empty_classic_group(ctx, t)
+        error = migration.upgrade(t) if migration is not None else _delete_empty_classic_group(ctx, t)
+        if error != "NONE":
+            t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(error)))
+            return t.plan()
     if r.member_epoch < 0:
         _leave(t, r, out)
     else:
-        _heartbeat(t, r, out, owned)
+        _heartbeat(t, r, out, owned, before_upgrade if upgrade else None)
     return t.plan()
 
 
@@ -91,20 +92,23 @@ def _gate_args(ctx: Context, t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, f
             "foreign_group": foreign, "group_size": len(t.group["members"]), "max_size": ctx.config.consumer_max_size}
 
 
-def _delete_empty_classic_group(ctx: Context, t: ConsumerTxn) -> None:
-    """An Empty classic group with this id is deleted before the consumer group takes it (§3.9)."""
-    t.b.decide(ctx.tables.classic, (t.group_id,), "UpgradeToConsumerGroup",
-                                   {"online_upgrade": ONLINE_UPGRADE})
+def _delete_empty_classic_group(ctx: Context, t: ConsumerTxn) -> str:
+    """Without `Context.migration` (a coordinator of consumer groups alone): an Empty classic group with this id is
+    deleted before the consumer group takes it (§3.9); nothing converts."""
+    d = t.b.decide(ctx.tables.classic, (t.group_id,), "UpgradeToConsumerGroup", {"online_upgrade": False})
     t.b.write_for_last(records.group_tombstone(t.group_id))
     state, shard, group_id = t.state, t.shard, t.group_id
     t.then(lambda: (state.classic.pop(group_id, None), shard.instances["ClassicGroup"].pop((group_id,), None)))
+    return d.error
 
 
 # ---------------------------------------------------------------------------------------------- epoch >= 0
 
 
 def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[ConsumerGroupHeartbeatResponse],
-               owned: frozenset[str]) -> None:
+               owned: frozenset[str], before_upgrade: Checkpoint | None = None) -> None:
+    """`before_upgrade`: the plan before a classic group was converted for this heartbeat; a refusal undoes the
+    conversion too (Kafka's handler throws and writes nothing)."""
     ctx = t.ctx
     member_id = r.member_id or ctx.new_uuid()
     holder = t.current.static_member_id(r.instance_id)
@@ -130,19 +134,19 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         event = "Heartbeat"
         args = {"sender": member_id, "instance": r.instance_id or "", "epoch": r.member_epoch, "owned": owned,
                 "owned_given": r.topic_partitions is not None, "rebalance_timeout": r.rebalance_timeout_ms,
-                "metadata_changed": metadata_changed}
+                "metadata_changed": metadata_changed, "classic_join": False}
     may_assign = (t.group["group_epoch"] > t.group["assignment_epoch"] or metadata_changed
                   or t.now_ms >= t.current.metadata_refresh_deadline_ms)
-    if may_assign and _rejected_early(t, entity_id, event, args, out, r):
+    if may_assign and _rejected_early(t, entity_id, event, args, out, r, before_upgrade):
         return
     pre_member = t.member(entity_id)
-    checkpoint = t.b.checkpoint()
+    checkpoint = before_upgrade or t.b.checkpoint()
     assert t._staged is None, "the group's data is not changed before the group stage"
     counts = t.current.regex_counts()
     old_regex = "" if entity["state"] == "Absent" else base.regex
     if replacing:
         _replace_static_member(t, entity_id, member_id, base, args)
-    refused = _group_stage(t, member_id, entity["state"], updated, base,
+    refused = group_stage(t, member_id, entity["state"], updated, base,
                            updated != base if replacing else metadata_changed, counts)
     d: Decision | None = None
     pre: Mapping[str, Any] = pre_member
@@ -160,8 +164,7 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         refused = d if d.error != "NONE" else None
     if refused is not None:  # refused after all (no early check ran): nothing of the group stage happens
         rejection = t.b.changes[-1]
-        t.b.rollback(checkpoint)
-        t._staged = None
+        _undo(t, checkpoint, before_upgrade)
         t.b.changes.append(rejection)
         error = refused.error
         t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(error, member_id=r.member_id or None)))
@@ -171,8 +174,16 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
     _after_member(t, r, member_id, d, pre, out)
 
 
+def _undo(t: ConsumerTxn, checkpoint: Checkpoint, before_upgrade: Checkpoint | None) -> None:
+    t.b.rollback(checkpoint)
+    t._staged = None
+    if before_upgrade is not None:  # the conversion is undone with the rest
+        t.current, t.installs_current = t.state.consumer.get(t.group_id) or ConsumerGroupData(), False
+
+
 def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, Any],
-                    out: Completion[ConsumerGroupHeartbeatResponse], r: ConsumerGroupHeartbeatRequest) -> bool:
+                    out: Completion[ConsumerGroupHeartbeatResponse], r: ConsumerGroupHeartbeatRequest,
+                    before_upgrade: Checkpoint | None) -> bool:
     """Kafka validates the member (epoch, instance) before it touches the group; so do we: the member's decision
     with a target that may not be read. A rejection by a check is final (nothing else is decided)."""
     probe = {**args, "target": _needs_target, "target_epoch": _needs_target, "held_in_group": _needs_target}
@@ -184,17 +195,20 @@ def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, 
         return False
     if d.error == "NONE":
         return False
+    if before_upgrade is not None:
+        _undo(t, before_upgrade, before_upgrade)
     t.b.changes.append(Change(t.ctx.tables.member, (t.group_id, entity_id), d, args))
     t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
     return True
 
 
-def _group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: ConsumerMember, base: ConsumerMember,
-                 metadata_changed: bool, counts: dict[str, int]) -> Decision | None:
+def group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: ConsumerMember, base: ConsumerMember,
+                metadata_changed: bool, counts: dict[str, int], *, classic: bool = False) -> Decision | None:
     """Step 1 of consumerGroupHeartbeat: the member's metadata (hasMemberSubscriptionChanged), its regular
     expression (maybeUpdateRegularExpressions: the tombstone of one it was the last subscriber of), the subscription
     metadata and the group epoch (updateSubscriptionMetadata). A refusal (INVALID_REGULAR_EXPRESSION) is returned,
-    to be rolled back by the caller. `counts` are the group's subscribed expressions before this request."""
+    to be rolled back by the caller. `counts` are the group's subscribed expressions before this request; `classic`:
+    a classic-protocol member's JoinGroup (classicGroupJoinToConsumerGroup)."""
     new = entity_state == "Absent"
     names_changed = set(updated.subscribed_topic_names) != set(() if new else base.subscribed_topic_names)
     old_regex, new_regex = ("" if new else base.regex), updated.regex
@@ -217,7 +231,7 @@ def _group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: Con
     if new:
         d = t.decide_group("MemberJoined", {"m": member_id, "instance": updated.instance_id or "",
                                             "names_changed": names_changed, "regex": new_regex, "regex_valid": valid,
-                                            "metadata_changed": refreshed})
+                                            "metadata_changed": refreshed, "classic": classic})
     elif bump or refreshed or regex_changed:
         d = t.decide_group("SubscriptionChanged", {"old_regex": old_regex, "new_regex": new_regex,
                                                    "old_regex_last": old_last, "new_regex_valid": valid,

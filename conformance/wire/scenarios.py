@@ -53,6 +53,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _one("describe-unknown-group", groups.describe_unknown_group),
     _one("regex-subscription[confluent-kafka]", migration.regex_subscription),
     _one("invalid-regex", migration.invalid_regex),
+    _one("migration[kafka-python+confluent-kafka]", migration.migration),
     *_per_client("transactions", txn.transactions),
     *_per_client("fencing", txn.fencing),
     _one("describe-producers[kafka-python]", txn.describe_producers),

@@ -194,3 +194,64 @@ def invalid_regex(target: Target) -> str:
         raise ScenarioFailed(f"leaving: error {left.error_code}")
     return "'(unclosed' refused INVALID_REGULAR_EXPRESSION; an empty subscription joined at epoch " \
            f"{empty.member_epoch}"
+
+
+def _group_kind(target: Target, group: str) -> str:
+    """'classic' when DescribeGroups (v5) describes a live classic group, else 'not classic' (Kafka describes only
+    classic groups: a consumer group's id answers Dead, as an unknown one)."""
+    from .raw import describe_group, find_coordinator
+
+    error, node = find_coordinator(split_bootstrap(target.bootstrap)[0], group, 0)
+    if error:
+        raise ScenarioFailed(f"FindCoordinator({group}) answered error {error}")
+    code, _, state = describe_group(target.addresses()[node], group, 5)
+    return "classic" if code == 0 and state not in ("Dead", "Empty") else "not classic"
+
+
+def migration(target: Target) -> str:
+    """Online upgrade and downgrade (KIP-848 migration, group.consumer.migration.policy=bidirectional, Kafka 4.0's
+    default): a kafka-python classic group is converted to a consumer group when a confluent-kafka member with
+    group.protocol=consumer joins; the classic member stays, served through JoinGroup/SyncGroup/Heartbeat with its
+    assignment from the consumer group's reconciliation (the two split the partitions, never owning one together);
+    when the consumer-protocol member leaves, the group becomes a classic group again and the classic member gets
+    every partition back.
+
+    What Kafka 4.0.2 does: the converted group keeps the classic generation as its epoch; the classic member is told
+    REBALANCE_IN_PROGRESS on its next heartbeat and rejoins; after the downgrade the classic group starts at the
+    consumer group's epoch, rebalancing at once."""
+    _require_kip_848(target)
+    require("kafka-python")
+    from .members import MemberFactory, wait_settled
+    from .ownership import OwnershipLog
+
+    topic, group = target.name("mig"), target.name("mig-group")
+    partitions = set(range(4))
+    target.create_topic(topic, len(partitions))
+    target.produce(topic, [(i % 4, f"m{i}".encode()) for i in range(8)])
+    log = OwnershipLog()
+    with MemberFactory("kafka-python", target, log) as factory:
+        k1 = factory.make("k1", group, topic)
+        wait_settled([k1], partitions, target.timeout_s, log)
+        if _group_kind(target, group) != "classic":
+            raise ScenarioFailed("a group of one kafka-python member is not a live classic group")
+        c1 = TopicMember(target, target.name("c1"), group, [topic])
+        try:
+            wait_until(lambda: bool(c1.assignment()) and bool(k1.assignment())
+                       and not ({p for _, p in c1.assignment()} & k1.assignment())
+                       and {p for _, p in c1.assignment()} | k1.assignment() == partitions,
+                       target.timeout_s, "the classic and the consumer-protocol member split the partitions")
+            kind = _group_kind(target, group)
+            if kind != "not classic":
+                raise ScenarioFailed("the group is still a classic group after a consumer-protocol member joined")
+            split = (sorted(k1.assignment()), sorted(p for _, p in c1.assignment()))
+        finally:
+            c1.stop()
+        wait_settled([k1], partitions, target.timeout_s, log)
+        wait_until(lambda: _group_kind(target, group) == "classic", target.timeout_s,
+                   "the group became a classic group again")
+        k1.stop()
+    problems = log.violations()
+    if problems:
+        raise ScenarioFailed(f"a partition was owned by two members at once: {problems[:3]}")
+    return (f"upgraded when the consumer-protocol member joined (classic {split[0]}, consumer {split[1]}), "
+            "downgraded when it left")

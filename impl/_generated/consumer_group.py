@@ -14,14 +14,42 @@ SPEC_PATH = 'spec/consumer_group.sm'
 SPEC_SHA256 = 'cc804682a32af678e9e69ef251ef2280cdf0bd8b0843a935231b0292fad9fd6d'
 
 
-class State(str, enum.Enum):
+class State(enum.StrEnum):
     """The states of ConsumerGroup, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
 
     Empty = 'Empty'
     Assigning = 'Assigning'
     Reconciling = 'Reconciling'
     Stable = 'Stable'
     Dead = 'Dead'
+
+
+class Event(enum.StrEnum):
+    """The events of ConsumerGroup, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
+
+    Heartbeat = 'Heartbeat'
+    ClassicJoin = 'ClassicJoin'
+    MemberJoined = 'MemberJoined'
+    ConvertedFromClassic = 'ConvertedFromClassic'
+    SubscriptionChanged = 'SubscriptionChanged'
+    RegexesResolved = 'RegexesResolved'
+    TargetAssignmentComputed = 'TargetAssignmentComputed'
+    MemberReconciled = 'MemberReconciled'
+    StaticMemberLeft = 'StaticMemberLeft'
+    StaticMemberReplaced = 'StaticMemberReplaced'
+    MemberRemoved = 'MemberRemoved'
+    Delete = 'Delete'
+    ExpireOffset = 'ExpireOffset'
+    Expire = 'Expire'
+    Unload = 'Unload'
+    OffsetCommit = 'OffsetCommit'
+    OffsetFetchPartition = 'OffsetFetchPartition'
+    OffsetDelete = 'OffsetDelete'
+    OffsetDeletePartition = 'OffsetDeletePartition'
 
 
 INITIAL = 'Empty'

@@ -15,8 +15,10 @@ SPEC_PATH = 'spec/consumer_group_member.sm'
 SPEC_SHA256 = '71c6c46a14bb65bbdc6b58b559594dd8f62b44b3460301b60abe1d20ca23211d'
 
 
-class State(str, enum.Enum):
+class State(enum.StrEnum):
     """The states of ConsumerGroupMember, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
 
     Absent = 'Absent'
     Stable = 'Stable'
@@ -25,6 +27,25 @@ class State(str, enum.Enum):
     Unknown = 'Unknown'
     StaticLeft = 'StaticLeft'
     Removed = 'Removed'
+
+
+class Event(enum.StrEnum):
+    """The events of ConsumerGroupMember, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
+
+    Join = 'Join'
+    Heartbeat = 'Heartbeat'
+    Leave = 'Leave'
+    StaticLeave = 'StaticLeave'
+    ConvertedFromClassic = 'ConvertedFromClassic'
+    ClassicSync = 'ClassicSync'
+    ClassicHeartbeat = 'ClassicHeartbeat'
+    SessionTimeout = 'SessionTimeout'
+    RebalanceTimeout = 'RebalanceTimeout'
+    ReplayUnknownState = 'ReplayUnknownState'
+    OffsetCommit = 'OffsetCommit'
+    OffsetFetch = 'OffsetFetch'
 
 
 INITIAL = 'Absent'

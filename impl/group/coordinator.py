@@ -15,7 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import KafkaError
+from .._generated.classic_group import Event as ClassicGroupEvent
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import Event as ConsumerGroupEvent
+from .._generated.consumer_group_member import State as MemberState
+from ..errors import Errors, KafkaError
 from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnVerifier
 from ..runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from ..runtime.clock import Clock
@@ -71,8 +75,8 @@ R = TypeVar("R")
 OFFSETS_TOPIC = "__consumer_offsets"
 EXPIRATION_KEY = ("offsets-expiration",)
 # errors a coordinator answers that a partition leader reports as NOT_LEADER_OR_FOLLOWER (KafkaApis, §1.10)
-_MARKER_ERRORS = {"NOT_COORDINATOR": "NOT_LEADER_OR_FOLLOWER", "COORDINATOR_LOAD_IN_PROGRESS": "NOT_LEADER_OR_FOLLOWER",
-                  "COORDINATOR_NOT_AVAILABLE": "NOT_LEADER_OR_FOLLOWER"}
+_MARKER_ERRORS: dict[str, str] = dict.fromkeys((Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                                Errors.COORDINATOR_NOT_AVAILABLE), Errors.NOT_LEADER_OR_FOLLOWER)
 
 
 class GroupCoordinator:
@@ -176,7 +180,7 @@ class GroupCoordinator:
                 continue
             shard = self.runtime.shards[partition]
             for (group_id,), inst in sorted(shard.instances["ClassicGroup"].items()):
-                if inst["exists"] and inst["state"] != "Dead":
+                if inst["exists"] and inst["state"] != ClassicGroupState.Dead:
                     out.append(ListedGroup(group_id, inst["protocol_type"], inst["state"], "classic"))
             for (group_id,), inst in sorted(shard.instances["ConsumerGroup"].items()):
                 out.append(ListedGroup(group_id, "consumer", inst["state"], "consumer"))
@@ -230,17 +234,18 @@ class GroupCoordinator:
 
         tp = TopicPartition(OFFSETS_TOPIC, self.partition_for(req.group_id))
         verifier = self.ctx.verifier
-        verified = (verifier.verify_partition(req.transactional_id, req.producer_id, req.producer_epoch, tp)
-                    if verifier is not None else Completion.of("NONE"))
+        verified: Completion[str] = (
+            verifier.verify_partition(req.transactional_id, req.producer_id, req.producer_epoch, tp)
+            if verifier is not None else Completion.of(Errors.NONE))
 
         def on_verified(c: Completion[str]) -> None:
             try:
                 error = c.result()
             except KafkaError as e:
                 error = e.name
-            if error == "NETWORK_EXCEPTION":
-                error = "COORDINATOR_LOAD_IN_PROGRESS"
-            if error != "NONE":
+            if error == Errors.NETWORK_EXCEPTION:
+                error = Errors.COORDINATOR_LOAD_IN_PROGRESS
+            if error != Errors.NONE:
                 failed(error)
             else:
                 self._txn_offset_commit(req, out)
@@ -283,7 +288,7 @@ class GroupCoordinator:
     def _write_marker(self, marker: TxnMarker, tp: TopicPartition) -> Completion[str]:
         out: Completion[str] = Completion()
         if tp.topic != OFFSETS_TOPIC:
-            out.set("UNKNOWN_TOPIC_OR_PARTITION")
+            out.set(Errors.UNKNOWN_TOPIC_OR_PARTITION)
             return out
         try:
             shard = self.runtime.shard(tp.partition)
@@ -361,7 +366,7 @@ class GroupCoordinator:
             for member_id in cdata.members:
                 m = shard.get("ConsumerGroupMember", (group_id, member_id))
                 c.schedule_session(member_id)
-                if m is not None and m["state"] == "UnrevokedPartitions":
+                if m is not None and m["state"] == MemberState.UnrevokedPartitions:
                     c.schedule_rebalance(member_id, m["member_epoch"], m["rebalance_timeout_ms"])
             _run_effects(c.plan())
         self._schedule_expiration(shard, state)
@@ -428,20 +433,20 @@ def _unload_groups(ctx: Context, shard: Shard) -> None:
     tables = ctx.tables
     for (group_id,), inst in sorted(shard.instances["ClassicGroup"].items()):
         if inst["exists"]:
-            d = tables.classic.decide(inst, "Unload", {})
+            d = tables.classic.decide(inst, ClassicGroupEvent.Unload, {})
             shard.apply(Change(tables.classic, (group_id,), d, {}))
         data = state.classic.get(group_id)
         for member in (data.members.values() if data is not None else ()):
             if member.join_waiter is not None and not member.join_waiter.done:
-                member.join_waiter.set(JoinGroupResponse("NOT_COORDINATOR", member_id=member.member_id))
+                member.join_waiter.set(JoinGroupResponse(Errors.NOT_COORDINATOR, member_id=member.member_id))
             if member.sync_waiter is not None and not member.sync_waiter.done:
-                member.sync_waiter.set(SyncGroupResponse("NOT_COORDINATOR"))
+                member.sync_waiter.set(SyncGroupResponse(Errors.NOT_COORDINATOR))
     for (group_id,), inst in sorted(shard.instances["ConsumerGroup"].items()):
-        d = tables.consumer.decide(inst, "Unload", {})
+        d = tables.consumer.decide(inst, ConsumerGroupEvent.Unload, {})
         shard.apply(Change(tables.consumer, (group_id,), d, {}))
     for materializing in list(state.materializing.values()):
         if not materializing.done:
-            materializing.set("NOT_LEADER_OR_FOLLOWER")
+            materializing.set(Errors.NOT_LEADER_OR_FOLLOWER)
 
 
 # ---------------------------------------------------------------------------------------------- completions

@@ -26,9 +26,15 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from .._generated.classic_group import Event as ClassicGroupEvent
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import Event as ConsumerGroupEvent
+from .._generated.consumer_group import State as ConsumerGroupState
+from .._generated.consumer_group_member import Event as MemberEvent
 from ..assignors import Assignment as ClassicAssignment
 from ..assignors import ConsumerProtocolError, decode_assignment, decode_subscription, encode_assignment
 from ..assignors.classic import TopicPartition
+from ..errors import Errors
 from . import records
 from .classic.group import ClassicTxn, hb_key, join_key, sync_key
 from .classic.protocol import select_protocol, subscribed_topics
@@ -101,14 +107,15 @@ def upgrade(t: ConsumerTxn) -> str:
     classic_table, classic_key = t.ctx.tables.classic, (t.group_id,)
     inst = t.b.instance(classic_table, classic_key)
     classic = t.state.classic.get(t.group_id) or ClassicGroupData()
-    d = t.b.decide(classic_table, classic_key, "UpgradeToConsumerGroup", {"online_upgrade": online_upgrade(t)})
-    if d.error != "NONE":
+    d = t.b.decide(classic_table, classic_key, ClassicGroupEvent.UpgradeToConsumerGroup,
+                   {"online_upgrade": online_upgrade(t)})
+    if d.error != Errors.NONE:
         return d.error
     t.b.write_for_last(records.group_tombstone(t.group_id))
     _forget_classic(t, classic)
-    if d.from_state != "Empty":
+    if d.from_state != ClassicGroupState.Empty:
         _install_consumer_group(t, inst["generation"], _classic_members(t, classic, inst["protocol"]))
-    return "NONE"
+    return Errors.NONE
 
 
 def _forget_classic(t: ConsumerTxn, classic: ClassicGroupData) -> None:
@@ -118,9 +125,10 @@ def _forget_classic(t: ConsumerTxn, classic: ClassicGroupData) -> None:
     waiters: list[Any] = []
     for member in classic.members.values():
         if member.join_waiter is not None:
-            waiters.append((member.join_waiter, JoinGroupResponse("REBALANCE_IN_PROGRESS", member_id=member.member_id)))
+            waiters.append((member.join_waiter,
+                            JoinGroupResponse(Errors.REBALANCE_IN_PROGRESS, member_id=member.member_id)))
         if member.sync_waiter is not None:
-            waiters.append((member.sync_waiter, SyncGroupResponse("REBALANCE_IN_PROGRESS")))
+            waiters.append((member.sync_waiter, SyncGroupResponse(Errors.REBALANCE_IN_PROGRESS)))
 
     def effect() -> None:
         state.classic.pop(group_id, None)
@@ -145,8 +153,9 @@ def _install_consumer_group(t: ConsumerTxn, generation: int, members: list[tuple
             data.owners[p] = member.member_id
     t.current, t._staged = data, None
     data.subscription_metadata = t.subscription_metadata()
-    t.decide_group("ConvertedFromClassic", {"converted": frozenset(data.members), "generation": generation,
-                                            "statics": frozenset(m.instance_id for m, _ in members if m.instance_id)})
+    t.decide_group(ConsumerGroupEvent.ConvertedFromClassic, {
+        "converted": frozenset(data.members), "generation": generation,
+        "statics": frozenset(m.instance_id for m, _ in members if m.instance_id)})
     for member, _ in members:
         t.b.write(records.member_metadata(t.group_id, member))
     t.b.write(records.partition_metadata(t.group_id, data.subscription_metadata))
@@ -155,7 +164,7 @@ def _install_consumer_group(t: ConsumerTxn, generation: int, members: list[tuple
         t.b.write(records.target_member(t.group_id, member.member_id, assigned))
     t.b.write(records.target_epoch(t.group_id, generation))
     for member, assigned in members:
-        d = t.decide_member(member.member_id, "ConvertedFromClassic", {
+        d = t.decide_member(member.member_id, MemberEvent.ConvertedFromClassic, {
             "epoch": generation, "classic_assigned": names.to_set(assigned), "instance": member.instance_id or "",
             "rebalance_timeout": member.rebalance_timeout_ms})
         assert d.post is not None
@@ -173,8 +182,8 @@ def downgrade(t: ConsumerTxn, leaving: str, removed_args: dict[str, Any], member
     rebalances."""
     current = t.view
     epoch = t.group["group_epoch"]
-    removed = t.decide_group("MemberRemoved", removed_args)
-    assert removed.to_state == "Dead", removed
+    removed = t.decide_group(ConsumerGroupEvent.MemberRemoved, removed_args)
+    assert removed.to_state == ConsumerGroupState.Dead, removed
     member_ids = list(current.members)
     tombstones = records.consumer_group_tombstones(t.group_id, member_ids, sorted(current.resolved))
     for i, rec in enumerate(tombstones[:-1]):
@@ -190,7 +199,7 @@ def downgrade(t: ConsumerTxn, leaving: str, removed_args: dict[str, Any], member
     for member_id in stays:  # each member gets its target assignment, serialized at its protocol's version
         member = classic.member(member_id)
         member.assignment = _serialized_target(t, current.target.get(member_id, {}), member.metadata(selected))
-    converted = c.decide("ConvertedFromConsumer", {
+    converted = c.decide(ClassicGroupEvent.ConvertedFromConsumer, {
         "converted": frozenset(stays), "statics": frozenset(m for m in stays if classic.members[m].instance_id),
         "epoch": epoch, "selected_protocol": selected, "first": stays[0],
         "group_rebalance_timeout_ms": classic.rebalance_timeout_ms()})
@@ -199,7 +208,7 @@ def downgrade(t: ConsumerTxn, leaving: str, removed_args: dict[str, Any], member
     t.b.write_for_last(records.group_metadata(t.group_id, converted.post, classic))
     for member_id in stays:
         c.schedule_heartbeat(member_id, classic.members[member_id].session_timeout_ms)
-    c.after_prepare("Stable")  # prepareRebalance of the group fromConsumerGroup built Stable
+    c.after_prepare(ClassicGroupState.Stable)  # prepareRebalance of the group fromConsumerGroup built Stable
     _forget_consumer_members(t, stays)
     t.forget = True
     t.b.then(c._install)

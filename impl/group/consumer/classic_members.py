@@ -30,9 +30,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group_member import Event as MemberEvent
+from ..._generated.consumer_group_member import State as MemberState
 from ...assignors import Assignment as ClassicAssignment
 from ...assignors import ConsumerProtocolError, decode_subscription, encode_assignment
 from ...assignors.classic import TopicPartition
+from ...errors import Errors
 from ...runtime.completion import Completion
 from ...runtime.shard import Plan, Shard
 from ..context import Context
@@ -62,25 +66,25 @@ def join_group(ctx: Context, shard: Shard, state: GroupShardState, req: JoinGrou
     given = req.member_id != ""
     member_id = req.member_id or ctx.new_uuid()
     cfg = ctx.config
-    gate = t.decide_group("ClassicJoin", {
+    gate = t.decide_group(ConsumerGroupEvent.ClassicJoin, {
         "member_id": member_id, "member_id_given": given, "instance_given": req.group_instance_id is not None,
         "requires_known_member_id": req.api_version >= 4, "protocols_supported": _supported(t, req),
         "session_timeout_ok": cfg.min_session_timeout_ms <= req.session_timeout_ms <= cfg.max_session_timeout_ms,
         "group_size": len(t.group["members"]), "max_size": cfg.consumer_max_size})
-    if gate.error != "NONE":
-        answer = JoinGroupResponse(gate.error, member_id=member_id if gate.error == "MEMBER_ID_REQUIRED" else "")
+    if gate.error != Errors.NONE:
+        answer = JoinGroupResponse(gate.error, member_id=member_id if gate.error == Errors.MEMBER_ID_REQUIRED else "")
         t.then(lambda: settle(out, answer))
         return t.plan()
     holder = t.current.static_member_id(req.group_instance_id)
     if req.group_instance_id and not given and holder:
-        t.then(lambda: settle(out, JoinGroupResponse("UNKNOWN_MEMBER_ID")))
+        t.then(lambda: settle(out, JoinGroupResponse(Errors.UNKNOWN_MEMBER_ID)))
         return t.plan()
     try:
         subscription = decode_subscription(req.protocols[0][1]) if req.protocols else None
     except (ConsumerProtocolError, ValueError):
         subscription = None
     if subscription is None:
-        t.then(lambda: settle(out, JoinGroupResponse("INCONSISTENT_GROUP_PROTOCOL")))
+        t.then(lambda: settle(out, JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL)))
         return t.plan()
     _join(t, req, holder or member_id, member_id, subscription, out)
     return t.plan()
@@ -107,7 +111,7 @@ def _join(t: ConsumerTxn, req: JoinGroupRequest, entity_id: str, member_id: str,
         member_id, req.group_instance_id or base.instance_id, subscription.rack_id or base.rack_id, req.client_id,
         req.client_host, tuple(sorted(set(subscription.topics))), "", base.server_assignor, rebalance_timeout_ms,
         req.session_timeout_ms, tuple(req.protocols))
-    metadata_changed = updated != base or entity["state"] == "Absent"
+    metadata_changed = updated != base or entity["state"] == MemberState.Absent
     checkpoint = t.b.checkpoint()
     refused = group_stage(t, member_id, entity["state"], updated, base, metadata_changed,
                           t.current.regex_counts(), classic=True)
@@ -117,12 +121,12 @@ def _join(t: ConsumerTxn, req: JoinGroupRequest, entity_id: str, member_id: str,
         target = t.target_of(member_id)
         owned = t.ctx.names.to_set(_owned_ids(t, subscription))
         pre = t.member(entity_id)
-        d = t.decide_member(entity_id, "Heartbeat", {
+        d = t.decide_member(entity_id, MemberEvent.Heartbeat, {
             "sender": member_id, "instance": req.group_instance_id or "", "epoch": pre["member_epoch"],
             "owned": owned, "owned_given": True, "rebalance_timeout": rebalance_timeout_ms,
             "metadata_changed": metadata_changed, "target": target, "target_epoch": t.group["assignment_epoch"],
             "held_in_group": t.held_in_group(member_id, target), "classic_join": True})
-        refused = d if d.error != "NONE" else None
+        refused = d if d.error != Errors.NONE else None
     if refused is not None:
         rejection = t.b.changes[-1]
         t.b.rollback(checkpoint)
@@ -137,14 +141,14 @@ def _join(t: ConsumerTxn, req: JoinGroupRequest, entity_id: str, member_id: str,
         t.current_assignment_record(post)
         t.move_ownership(member_id, pre["held"], post["held"])
     group = t.group
-    if post["state"] == "Stable" and post["member_epoch"] == group["assignment_epoch"] \
+    if post["state"] == MemberState.Stable and post["member_epoch"] == group["assignment_epoch"] \
             and member_id in group["unreconciled"]:
-        t.decide_group("MemberReconciled", {"m": member_id})
+        t.decide_group(ConsumerGroupEvent.MemberReconciled, {"m": member_id})
     t.cancel_timer(join_key(t.group_id, member_id))
     t.schedule_session(member_id, req.session_timeout_ms)
     t.schedule_classic_timer(sync_key(t.group_id, member_id), member_id, req.rebalance_timeout_ms
                              if req.rebalance_timeout_ms != -1 else req.session_timeout_ms)
-    response = JoinGroupResponse("NONE", member_id=member_id, generation_id=post["member_epoch"],
+    response = JoinGroupResponse(Errors.NONE, member_id=member_id, generation_id=post["member_epoch"],
                                  protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=req.protocols[0][0])
     t.then(lambda: settle(out, response))
 
@@ -175,20 +179,20 @@ def sync_group(ctx: Context, shard: Shard, state: GroupShardState, req: SyncGrou
     first = meta.classic_protocols[0] if meta is not None and meta.classic_protocols else ("", b"")
     protocol_ok = (req.protocol_type in (None, CONSUMER_PROTOCOL_TYPE)
                    and (req.protocol_name is None or req.protocol_name == first[0]))
-    d = t.decide_member(entity_id, "ClassicSync", {
+    d = t.decide_member(entity_id, MemberEvent.ClassicSync, {
         "sender": req.member_id, "instance": req.group_instance_id or "", "generation": req.generation_id,
         "protocol_ok": protocol_ok, "group_epoch": t.group["group_epoch"]})
-    if d.error == "REBALANCE_IN_PROGRESS":
+    if d.error == Errors.REBALANCE_IN_PROGRESS:
         t.schedule_classic_timer(join_key(t.group_id, entity_id), entity_id, d.pre["rebalance_timeout_ms"],
                                  if_absent=True)
-    if d.error != "NONE":
+    if d.error != Errors.NONE:
         t.then(lambda: settle(out, SyncGroupResponse(d.error)))
         return t.plan()
     assert meta is not None and meta.classic_session_timeout_ms is not None
     t.cancel_timer(sync_key(t.group_id, entity_id))
     t.schedule_session(entity_id, meta.classic_session_timeout_ms)
     assignment = _serialized(t, d.pre["assigned"], first[1])
-    response = SyncGroupResponse("NONE", req.protocol_type, req.protocol_name, assignment)
+    response = SyncGroupResponse(Errors.NONE, req.protocol_type, req.protocol_name, assignment)
     t.then(lambda: settle(out, response))
     return t.plan()
 
@@ -206,13 +210,13 @@ def heartbeat(ctx: Context, shard: Shard, state: GroupShardState, req: Heartbeat
               out: Completion[HeartbeatResponse]) -> Plan:
     t = ConsumerTxn(ctx, shard, state, req.group_id)
     entity_id = _entity(t, req.member_id, req.group_instance_id)
-    d = t.decide_member(entity_id, "ClassicHeartbeat", {
+    d = t.decide_member(entity_id, MemberEvent.ClassicHeartbeat, {
         "sender": req.member_id, "instance": req.group_instance_id or "", "generation": req.generation_id,
         "group_epoch": t.group["group_epoch"], "waiting": _waiting(t, entity_id)})
     meta = t.current.members.get(entity_id)
-    if d.error in ("NONE", "REBALANCE_IN_PROGRESS") and meta is not None:
+    if d.error in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS) and meta is not None:
         t.schedule_session(entity_id, meta.classic_session_timeout_ms)
-    if d.error == "REBALANCE_IN_PROGRESS":
+    if d.error == Errors.REBALANCE_IN_PROGRESS:
         t.schedule_classic_timer(join_key(t.group_id, entity_id), entity_id, d.pre["rebalance_timeout_ms"],
                                  if_absent=True)
     t.then(lambda: settle(out, HeartbeatResponse(d.error)))
@@ -223,7 +227,7 @@ def _waiting(t: ConsumerTxn, member_id: str) -> bool:
     """ConsumerGroup.waitingOnUnreleasedPartition: a partition of the member's target it does not have is still
     held (partition epoch != -1)."""
     member = t.member(member_id)
-    if member["state"] != "UnreleasedPartitions":
+    if member["state"] != MemberState.UnreleasedPartitions:
         return False
     owners = t.view.owners
     return any(p not in member["assigned"] and p in owners for p in t.target_of(member_id))
@@ -238,14 +242,14 @@ def leave_group(ctx: Context, shard: Shard, state: GroupShardState, req: LeaveGr
     answers: list[tuple[MemberIdentity, str]] = []
     for identity in req.members:
         if t.forget:  # the group was converted back to a classic group by an earlier identity of the batch
-            answers.append((identity, "UNKNOWN_MEMBER_ID"))
+            answers.append((identity, Errors.UNKNOWN_MEMBER_ID))
             continue
         entity_id = t.view.static_member_id(identity.group_instance_id) or identity.member_id
-        d = t.decide_member(entity_id, "Leave", {"sender": identity.member_id,
+        d = t.decide_member(entity_id, MemberEvent.Leave, {"sender": identity.member_id,
                                                  "instance": identity.group_instance_id or ""})
         answers.append((identity, d.error))
         if d.accepted:
             t.remove_member(entity_id, d)
-    response = LeaveGroupResponse("NONE", tuple(answers))
+    response = LeaveGroupResponse(Errors.NONE, tuple(answers))
     t.then(lambda: settle(out, response))
     return t.plan()

@@ -13,8 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group import State as ConsumerGroupState
+from ..._generated.consumer_group_member import Event as MemberEvent
+from ..._generated.consumer_group_member import State as MemberState
 from ...assignors.server import GroupSpec, MemberSpec, PartitionAssignorError, SubscribedTopicDescriber, TopicMetadata
-from ...errors import KafkaError
+from ...errors import Errors, KafkaError
 from ...runtime.completion import Completion
 from ...runtime.shard import Plan, Shard
 from ...statemachine import Decision, Instance
@@ -134,13 +138,13 @@ class ConsumerTxn:
         try:
             target = assignor.assign(GroupSpec(members), SubscribedTopicDescriber(by_name.values()))
         except (PartitionAssignorError, ValueError) as e:
-            raise KafkaError("UNKNOWN_SERVER_ERROR", f"failed to compute a new target assignment: {e}") from e
+            raise KafkaError(Errors.UNKNOWN_SERVER_ERROR, f"failed to compute a new target assignment: {e}") from e
         for member_id in data.members:
             new = {t: ps for t, ps in target.get(member_id, {}).items() if ps}
             if new != data.target.get(member_id, {}):
                 self.b.write(records.target_member(self.group_id, member_id, new))
             data.target[member_id] = new
-        d = self.decide_group("TargetAssignmentComputed", {})
+        d = self.decide_group(ConsumerGroupEvent.TargetAssignmentComputed, {})
         assert d.post is not None
         self.b.write(records.target_epoch(self.group_id, d.post["assignment_epoch"]))
 
@@ -161,8 +165,8 @@ class ConsumerTxn:
     def current_assignment_record(self, post: Mapping[str, Any]) -> int:
         """ConsumerGroupCurrentMemberAssignment for a member's post-state (the last decision's)."""
         names = self.ctx.names
-        state = records.MEMBER_STATE_BYTES.get(post["state"], records.MEMBER_STATE_BYTES["Stable"])
-        if post["state"] == "StaticLeft":
+        state = records.MEMBER_STATE_BYTES.get(post["state"], records.MEMBER_STATE_BYTES[MemberState.Stable])
+        if post["state"] == MemberState.StaticLeft:
             state = self._state_byte_before_leave(post["member_id"])
         return self.b.write_for_last(records.current_assignment(
             self.group_id, post["member_id"], epoch=post["member_epoch"], previous_epoch=post["previous_member_epoch"],
@@ -172,8 +176,8 @@ class ConsumerTxn:
     def _state_byte_before_leave(self, member_id: str) -> int:
         """A static leave keeps the MemberState byte Kafka had (only the epoch becomes -2)."""
         before = self.shard.get(MEMBER, (self.group_id, member_id))
-        if before is None or before["state"] == "StaticLeft":
-            return records.MEMBER_STATE_BYTES["Stable"]
+        if before is None or before["state"] == MemberState.StaticLeft:
+            return records.MEMBER_STATE_BYTES[MemberState.Stable]
         return records.MEMBER_STATE_BYTES.get(before["state"], 0)
 
     def move_ownership(self, member_id: str, before: frozenset[str], after: frozenset[str]) -> None:
@@ -201,8 +205,8 @@ class ConsumerTxn:
                    "downgrade_allowed": config.downgrade_enabled and migration is not None,
                    "classic_fits": len(data.members) - 1 <= config.max_size}
         if bump and migration is not None:
-            row = first_row(self.ctx.tables.consumer, self.group, "MemberRemoved", removed)
-            if row is not None and row.target == "Dead":
+            row = first_row(self.ctx.tables.consumer, self.group, ConsumerGroupEvent.MemberRemoved, removed)
+            if row is not None and row.target == ConsumerGroupState.Dead:
                 self.cancel_timers(member_id)
                 migration.downgrade(self, member_id, removed, member_change)
                 return
@@ -221,7 +225,7 @@ class ConsumerTxn:
             self.b.write(records.regular_expression_tombstone(self.group_id, regex))
             data.resolved.pop(regex, None)
         self.refresh_metadata()
-        self.decide_group("MemberRemoved", removed)
+        self.decide_group(ConsumerGroupEvent.MemberRemoved, removed)
         self.b.write_for_last(records.consumer_group_epoch(self.group_id, self.group["group_epoch"]))
 
     # ------------------------------------------------------------ timers
@@ -286,14 +290,14 @@ def submit_internal(ctx: Context, shard: Shard, state: GroupShardState, group_id
 
 def session_expired(t: ConsumerTxn, member_id: str) -> None:
     """group.consumer.session.timeout.ms passed without a heartbeat: fence the member (a -2 member too)."""
-    d = t.decide_member(member_id, "SessionTimeout", {})
+    d = t.decide_member(member_id, MemberEvent.SessionTimeout, {})
     if d.accepted:
         t.remove_member(member_id, d)
 
 
 def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
     """The member did not revoke within its rebalance timeout at `epoch`: fence it (ignored if it moved on)."""
-    d = t.decide_member(member_id, "RebalanceTimeout", {"epoch": epoch})
+    d = t.decide_member(member_id, MemberEvent.RebalanceTimeout, {"epoch": epoch})
     if d.accepted:
         t.remove_member(member_id, d)
 

@@ -14,6 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..._generated.classic_group import Event as ClassicGroupEvent
+from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group_member import Event as MemberEvent
+from ..._generated.consumer_group_member import State as MemberState
+from ...errors import Errors
 from ...runtime.completion import Completion
 from ...runtime.shard import Change, Plan, Shard
 from ...statemachine import Decision
@@ -51,17 +56,18 @@ def consumer_heartbeat(ctx: Context, shard: Shard, state: GroupShardState, r: Co
     migration = ctx.migration
     online = classic is not None and migration is not None and bool(classic["members"]) and migration.online_upgrade(t)
     upgrade = (classic is not None and r.member_epoch == 0
-               and t.b.enabled(ctx.tables.classic, (r.group_id,), "UpgradeToConsumerGroup", {"online_upgrade": online}))
+               and t.b.enabled(ctx.tables.classic, (r.group_id,), ClassicGroupEvent.UpgradeToConsumerGroup,
+                               {"online_upgrade": online}))
     foreign = classic is not None and classic["exists"] and not upgrade
     owned = ctx.names.to_set(dict(r.topic_partitions or ()))
-    gate = t.decide_group("Heartbeat", _gate_args(ctx, t, r, foreign, owned))
-    if gate.error != "NONE":
+    gate = t.decide_group(ConsumerGroupEvent.Heartbeat, _gate_args(ctx, t, r, foreign, owned))
+    if gate.error != Errors.NONE:
         t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(gate.error)))
         return t.plan()
     before_upgrade = t.b.checkpoint()
     if upgrade:
         error = migration.upgrade(t) if migration is not None else _delete_empty_classic_group(ctx, t)
-        if error != "NONE":
+        if error != Errors.NONE:
             t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(error)))
             return t.plan()
     if r.member_epoch < 0:
@@ -95,7 +101,8 @@ def _gate_args(ctx: Context, t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, f
 def _delete_empty_classic_group(ctx: Context, t: ConsumerTxn) -> str:
     """Without `Context.migration` (a coordinator of consumer groups alone): an Empty classic group with this id is
     deleted before the consumer group takes it (§3.9); nothing converts."""
-    d = t.b.decide(ctx.tables.classic, (t.group_id,), "UpgradeToConsumerGroup", {"online_upgrade": False})
+    d = t.b.decide(ctx.tables.classic, (t.group_id,), ClassicGroupEvent.UpgradeToConsumerGroup,
+                   {"online_upgrade": False})
     t.b.write_for_last(records.group_tombstone(t.group_id))
     state, shard, group_id = t.state, t.shard, t.group_id
     t.then(lambda: (state.classic.pop(group_id, None), shard.instances["ClassicGroup"].pop((group_id,), None)))
@@ -114,7 +121,7 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
     holder = t.current.static_member_id(r.instance_id)
     entity_id = holder or member_id
     entity = t.member(entity_id)
-    replacing = r.member_epoch == 0 and entity["state"] == "StaticLeft" and bool(r.instance_id)
+    replacing = r.member_epoch == 0 and entity["state"] == MemberState.StaticLeft and bool(r.instance_id)
     base = t.current.members.get(entity_id) or ConsumerMember(member_id)
     if replacing:
         base = ConsumerMember(member_id, base.instance_id, base.rack_id, base.client_id, base.client_host,
@@ -124,14 +131,14 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         base, instance_id=r.instance_id, rack_id=r.rack_id, rebalance_timeout_ms=r.rebalance_timeout_ms,
         server_assignor=r.server_assignor, topics=r.subscribed_topic_names, regex=r.subscribed_topic_regex,
         client_id=r.client_id, client_host=r.client_host)
-    metadata_changed = updated != base or entity["state"] == "Absent"
+    metadata_changed = updated != base or entity["state"] == MemberState.Absent
     if r.member_epoch == 0:
-        event = "Join"
+        event = MemberEvent.Join
         args: dict[str, Any] = {"sender": member_id, "instance": r.instance_id or "",
                                 "rebalance_timeout": updated.rebalance_timeout_ms, "metadata_changed": metadata_changed,
                                 "inherited": entity["assigned"] if replacing and holder != member_id else frozenset()}
     else:
-        event = "Heartbeat"
+        event = MemberEvent.Heartbeat
         args = {"sender": member_id, "instance": r.instance_id or "", "epoch": r.member_epoch, "owned": owned,
                 "owned_given": r.topic_partitions is not None, "rebalance_timeout": r.rebalance_timeout_ms,
                 "metadata_changed": metadata_changed, "classic_join": False}
@@ -143,7 +150,7 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
     checkpoint = before_upgrade or t.b.checkpoint()
     assert t._staged is None, "the group's data is not changed before the group stage"
     counts = t.current.regex_counts()
-    old_regex = "" if entity["state"] == "Absent" else base.regex
+    old_regex = "" if entity["state"] == MemberState.Absent else base.regex
     if replacing:
         _replace_static_member(t, entity_id, member_id, base, args)
     refused = group_stage(t, member_id, entity["state"], updated, base,
@@ -161,7 +168,7 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
             args["metadata_changed"] = True  # a new member id: all of its metadata is new
         pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
         d = t.decide_member(member_id if replacing else entity_id, event, args)
-        refused = d if d.error != "NONE" else None
+        refused = d if d.error != Errors.NONE else None
     if refused is not None:  # refused after all (no early check ran): nothing of the group stage happens
         rejection = t.b.changes[-1]
         _undo(t, checkpoint, before_upgrade)
@@ -187,13 +194,13 @@ def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, 
     """Kafka validates the member (epoch, instance) before it touches the group; so do we: the member's decision
     with a target that may not be read. A rejection by a check is final (nothing else is decided)."""
     probe = {**args, "target": _needs_target, "target_epoch": _needs_target, "held_in_group": _needs_target}
-    if event == "Join":
+    if event == MemberEvent.Join:
         probe["inherited"] = args["inherited"]
     try:
         d = t.ctx.tables.member.decide(t.member(entity_id), event, probe)
     except _NeedsTarget:
         return False
-    if d.error == "NONE":
+    if d.error == Errors.NONE:
         return False
     if before_upgrade is not None:
         _undo(t, before_upgrade, before_upgrade)
@@ -209,7 +216,7 @@ def group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: Cons
     metadata and the group epoch (updateSubscriptionMetadata). A refusal (INVALID_REGULAR_EXPRESSION) is returned,
     to be rolled back by the caller. `counts` are the group's subscribed expressions before this request; `classic`:
     a classic-protocol member's JoinGroup (classicGroupJoinToConsumerGroup)."""
-    new = entity_state == "Absent"
+    new = entity_state == MemberState.Absent
     names_changed = set(updated.subscribed_topic_names) != set(() if new else base.subscribed_topic_names)
     old_regex, new_regex = ("" if new else base.regex), updated.regex
     regex_changed = old_regex != new_regex
@@ -229,16 +236,16 @@ def group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: Cons
         refreshed = t.refresh_metadata()
     valid = regex_module.is_valid(new_regex) if new_regex else True
     if new:
-        d = t.decide_group("MemberJoined", {"m": member_id, "instance": updated.instance_id or "",
+        d = t.decide_group(ConsumerGroupEvent.MemberJoined, {"m": member_id, "instance": updated.instance_id or "",
                                             "names_changed": names_changed, "regex": new_regex, "regex_valid": valid,
                                             "metadata_changed": refreshed, "classic": classic})
     elif bump or refreshed or regex_changed:
-        d = t.decide_group("SubscriptionChanged", {"old_regex": old_regex, "new_regex": new_regex,
+        d = t.decide_group(ConsumerGroupEvent.SubscriptionChanged, {"old_regex": old_regex, "new_regex": new_regex,
                                                    "old_regex_last": old_last, "new_regex_valid": valid,
                                                    "names_changed": names_changed, "metadata_changed": refreshed})
     else:
         return None
-    if d.error != "NONE":
+    if d.error != Errors.NONE:
         return d
     if d.post is not None and d.post["group_epoch"] != d.pre["group_epoch"]:
         t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
@@ -255,9 +262,10 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
     old_target = data.target.get(old_id, {})
     if old_id != new_id:
         target = t.target_of(old_id)
-        gone = t.decide_member(old_id, "Join", {**args, "target": target, "target_epoch": t.group["assignment_epoch"],
-                                                "held_in_group": t.held_in_group(old_id, target)})
-        assert gone.to_state == "Removed", gone
+        gone = t.decide_member(old_id, MemberEvent.Join, {
+            **args, "target": target, "target_epoch": t.group["assignment_epoch"],
+            "held_in_group": t.held_in_group(old_id, target)})
+        assert gone.to_state == MemberState.Removed, gone
         t.remove_member(old_id, gone, bump=False)
     else:
         for rec in records.member_tombstones(t.group_id, old_id):
@@ -270,10 +278,10 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
     t.b.write(records.member_metadata(t.group_id, copied))
     t.b.write(records.target_member(t.group_id, new_id, old_target))
     t.b.write(records.current_assignment(t.group_id, new_id, epoch=0, previous_epoch=0,
-                                         state=records.MEMBER_STATE_BYTES["Stable"],
+                                         state=records.MEMBER_STATE_BYTES[MemberState.Stable],
                                          assigned=names.to_assignment(old_instance["assigned"]), pending={}))
     t.move_ownership(new_id, frozenset(), old_instance["assigned"])
-    t.decide_group("StaticMemberReplaced", {"old_member": old_id, "new_member": new_id,
+    t.decide_group(ConsumerGroupEvent.StaticMemberReplaced, {"old_member": old_id, "new_member": new_id,
                                             "instance": copied.instance_id or ""})
 
 
@@ -286,21 +294,21 @@ def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: s
     if changed:
         t.current_assignment_record(post)
         t.move_ownership(member_id, pre["held"], post["held"])
-        if post["state"] == "UnrevokedPartitions":
+        if post["state"] == MemberState.UnrevokedPartitions:
             t.schedule_rebalance(member_id, post["member_epoch"], post["rebalance_timeout_ms"])
         else:
             t.cancel_rebalance(member_id)
     group = t.group
-    if post["state"] == "Stable" and post["member_epoch"] == group["assignment_epoch"] \
+    if post["state"] == MemberState.Stable and post["member_epoch"] == group["assignment_epoch"] \
             and member_id in group["unreconciled"]:
-        t.decide_group("MemberReconciled", {"m": member_id})
+        t.decide_group(ConsumerGroupEvent.MemberReconciled, {"m": member_id})
     t.schedule_session(member_id)
     full = r.member_epoch == 0 or (r.rebalance_timeout_ms != -1 and r.subscribed_topic_names is not None
                                    and r.topic_partitions is not None)
     assignment = None
     if full or post["assigned"] != pre["assigned"]:
         assignment = assignment_tuple(t.ctx.names.to_assignment(post["assigned"]))
-    response = ConsumerGroupHeartbeatResponse("NONE", member_id=member_id, member_epoch=post["member_epoch"],
+    response = ConsumerGroupHeartbeatResponse(Errors.NONE, member_id=member_id, member_epoch=post["member_epoch"],
                                               heartbeat_interval_ms=t.ctx.config.consumer_heartbeat_interval_ms,
                                               assignment=assignment)
     t.then(lambda: settle(out, response))
@@ -312,21 +320,21 @@ def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: s
 def _leave(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[ConsumerGroupHeartbeatResponse]) -> None:
     holder = t.current.static_member_id(r.instance_id)
     entity_id = holder or r.member_id
-    event = "Leave" if r.member_epoch == -1 else "StaticLeave"
+    event = MemberEvent.Leave if r.member_epoch == -1 else MemberEvent.StaticLeave
     d = t.decide_member(entity_id, event, {"sender": r.member_id, "instance": r.instance_id or ""})
     if not d.accepted:
         t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id)))
         return
-    if d.to_state == "Removed":
+    if d.to_state == MemberState.Removed:
         t.remove_member(entity_id, d)
     else:
         assert d.post is not None
         t.current_assignment_record(d.post)
         t.move_ownership(entity_id, d.pre["held"], d.post["held"])
         t.cancel_rebalance(entity_id)
-        t.decide_group("StaticMemberLeft", {"m": entity_id, "instance": d.post["instance_id"]})
-    response = ConsumerGroupHeartbeatResponse("NONE", member_id=r.member_id if d.to_state == "Removed" else entity_id,
-                                              member_epoch=r.member_epoch)
+        t.decide_group(ConsumerGroupEvent.StaticMemberLeft, {"m": entity_id, "instance": d.post["instance_id"]})
+    member_id = r.member_id if d.to_state == MemberState.Removed else entity_id
+    response = ConsumerGroupHeartbeatResponse(Errors.NONE, member_id=member_id, member_epoch=r.member_epoch)
     t.then(lambda: settle(out, response))
 
 
@@ -335,7 +343,7 @@ def _leave(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[Con
 
 def delete_consumer_group(t: ConsumerTxn) -> str:
     """DeleteGroups for a consumer group: offsets, then the group's tombstones (createGroupTombstoneRecords)."""
-    d = t.decide_group("Delete", {})
+    d = t.decide_group(ConsumerGroupEvent.Delete, {})
     if d.accepted:
         delete_all_offsets(t.state.offsets, t.b, t.group_id)
         tombstones = records.consumer_group_tombstones(t.group_id, list(t.current.members),
@@ -351,7 +359,7 @@ def delete_empty_consumer_group(ctx: Context, shard: Shard, state: GroupShardSta
                                 group_id: str) -> None:
     """A classic JoinGroup for the id of an Empty consumer group deletes it first (maybeDeleteEmptyConsumerGroup)."""
     t = ConsumerTxn(ctx, shard, state, group_id, b)
-    d = t.decide_group("Delete", {})
+    d = t.decide_group(ConsumerGroupEvent.Delete, {})
     if d.accepted:
         tombstones = records.consumer_group_tombstones(group_id, list(t.current.members))
         for rec in tombstones[:-1]:
@@ -366,7 +374,7 @@ def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
     data = state.consumer.get(group_id)
     if inst is None or data is None:
         classic = shard.get("ClassicGroup", (group_id,))
-        return DescribedConsumerGroup(group_id, "GROUP_ID_NOT_FOUND", message=group_not_found(
+        return DescribedConsumerGroup(group_id, Errors.GROUP_ID_NOT_FOUND, message=group_not_found(
             group_id, classic is not None and bool(classic["exists"]), "consumer"))
     names = ctx.names
     members = []
@@ -378,5 +386,5 @@ def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
             member_id, meta.instance_id, meta.rack_id, m["member_epoch"], meta.client_id, meta.client_host,
             tuple(sorted(set(meta.subscribed_topic_names))), assignment_tuple(names.to_assignment(m["assigned"])),
             assignment_tuple(data.target.get(member_id, {})), meta.subscribed_topic_regex))
-    return DescribedConsumerGroup(group_id, "NONE", inst["state"], inst["group_epoch"], inst["assignment_epoch"],
+    return DescribedConsumerGroup(group_id, Errors.NONE, inst["state"], inst["group_epoch"], inst["assignment_epoch"],
                                   data.preferred_assignor(ctx.config.consumer_assignors[0]), tuple(members))

@@ -21,6 +21,7 @@ from typing import Any
 
 import re2
 
+from ..._generated.consumer_group import Event as ConsumerGroupEvent
 from .. import records
 from ..shard_state import GroupShardState
 from ..state import ResolvedRegex
@@ -120,8 +121,8 @@ def regexes_resolved(t: ConsumerTxn, results: dict[str, ResolvedRegex]) -> None:
     regex_records = [records.regular_expression(t.group_id, r, v) for r, v in sorted(kept.items())]
     metadata = t.subscription_metadata()
     metadata_changed = metadata != data.subscription_metadata
-    d = t.decide_group("RegexesResolved", {"refreshed": frozenset(kept), "topics_changed": topics_changed,
-                                           "metadata_changed": metadata_changed})
+    d = t.decide_group(ConsumerGroupEvent.RegexesResolved, {
+        "refreshed": frozenset(kept), "topics_changed": topics_changed, "metadata_changed": metadata_changed})
     for rec in regex_records:
         t.b.write_for_last(rec)
     if metadata_changed:

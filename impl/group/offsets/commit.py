@@ -15,8 +15,14 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from ..._generated.classic_group import Event as ClassicGroupEvent
+from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group_member import Event as MemberEvent
+from ..._generated.partition_producer import Event as PartitionProducerEvent
+from ...errors import Errors
 from ...runtime.completion import Completion
 from ...runtime.shard import Plan, Shard
 from ...statemachine import MachineTable
@@ -50,6 +56,21 @@ def is_consumer_group(shard: Shard, group_id: str) -> bool:
     return shard.get("ConsumerGroup", (group_id,)) is not None
 
 
+@dataclass(frozen=True, slots=True)
+class GroupMachine:
+    """The machine that answers for a group, classic or KIP-848, and its events: the offset events both machines
+    answer (OffsetFetchPartition, OffsetDelete, OffsetDeletePartition, ExpireOffset) have the same names in both."""
+
+    table: MachineTable
+    events: type[ClassicGroupEvent] | type[ConsumerGroupEvent]
+
+
+def group_machine(ctx: Context, shard: Shard, group_id: str) -> GroupMachine:
+    if is_consumer_group(shard, group_id):
+        return GroupMachine(ctx.tables.consumer, ConsumerGroupEvent)
+    return GroupMachine(ctx.tables.classic, ClassicGroupEvent)
+
+
 def all_partitions(topics: Topics, error: str) -> PartitionErrors:
     return tuple((topic, tuple((p.partition, error) for p in parts)) for topic, parts in topics)
 
@@ -68,13 +89,14 @@ def _validate(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBuilder
     if is_consumer_group(shard, group_id):
         tables = ctx.tables
         args = {"epoch": generation_id, "transactional": transactional, "api_version": api_version}
-        b.decide(tables.consumer, (group_id,), "OffsetCommit", args)
+        b.decide(tables.consumer, (group_id,), ConsumerGroupEvent.OffsetCommit, args)
         has_members = bool(b.instance(tables.consumer, (group_id,))["members"])
-        d = b.decide(tables.member, (group_id, member_id), "OffsetCommit", {**args, "group_has_members": has_members})
+        d = b.decide(tables.member, (group_id, member_id), MemberEvent.OffsetCommit,
+                     {**args, "group_has_members": has_members})
         return d.error
     data = state.classic.get(group_id)
     mapped = data.static_member_id(instance_id) if data is not None else ""
-    event = "TxnOffsetCommit" if transactional else "OffsetCommit"
+    event = ClassicGroupEvent.TxnOffsetCommit if transactional else ClassicGroupEvent.OffsetCommit
     classic_args: dict[str, Any] = {"member_id": member_id, "instance_id": instance_id or "", "mapped_member": mapped,
                             "generation_id": generation_id}
     if not transactional:
@@ -95,7 +117,7 @@ def _write_offsets(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBu
         answers: list[tuple[int, str]] = []
         for p in parts:
             if metadata_too_large(ctx, p.metadata):
-                answers.append((p.partition, "OFFSET_METADATA_TOO_LARGE"))
+                answers.append((p.partition, Errors.OFFSET_METADATA_TOO_LARGE))
                 continue
             value = OffsetCommitValue(offset=p.offset, metadata=p.metadata or "", commit_timestamp=now_ms,
                                       leader_epoch=p.leader_epoch, expire_timestamp=expire_timestamp_ms)
@@ -106,7 +128,7 @@ def _write_offsets(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBu
             else:
                 b.then(lambda t=topic, n=p.partition, e=entry, pid=producer_id:  # type: ignore[misc]
                        state.offsets.put_pending(pid, group_id, t, n, e))
-            answers.append((p.partition, "NONE"))
+            answers.append((p.partition, Errors.NONE))
         out.append((topic, tuple(answers)))
     return tuple(out)
 
@@ -119,7 +141,7 @@ def offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: Offse
     b = PlanBuilder(shard)
     error = _validate(ctx, shard, state, b, req.group_id, req.member_id, req.group_instance_id, req.generation_id,
                       transactional=False, api_version=req.api_version)
-    if error != "NONE":
+    if error != Errors.NONE:
         b.then(lambda: settle(out, OffsetCommitResponse(all_partitions(req.topics, error))))
         return b.plan()
     _maybe_extend_session(ctx, shard, state, b, req)
@@ -159,7 +181,7 @@ def txn_offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: T
     b = PlanBuilder(shard)
     error = _validate(ctx, shard, state, b, req.group_id, req.member_id, req.group_instance_id, req.generation_id,
                       transactional=True, api_version=req.api_version)
-    if error != "NONE":
+    if error != Errors.NONE:
         b.then(lambda: settle(out, TxnOffsetCommitResponse(all_partitions(req.topics, error))))
         return b.plan()
     valid = any(not metadata_too_large(ctx, p.metadata) for _, parts in req.topics for p in parts)
@@ -168,7 +190,7 @@ def txn_offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: T
         now_ms = ctx.now_ms()
         args = {"epoch": req.producer_epoch, "verification_ok": True, "first_offset": shard.log.log_end_offset,
                 "timestamp_ms": now_ms}
-        d = b.decide(ctx.tables.producer, key, "CoordinatorAppend", args, record=0)
+        d = b.decide(ctx.tables.producer, key, PartitionProducerEvent.CoordinatorAppend, args, record=0)
         if not d.accepted:
             b.then(lambda: settle(out, TxnOffsetCommitResponse(all_partitions(req.topics, d.error))))
             return b.plan()
@@ -188,24 +210,23 @@ def offset_fetch(ctx: Context, shard: Shard, state: GroupShardState, req: Offset
     the request; a classic group answers OffsetFetch), then one OffsetFetchPartition answer per partition."""
     b = PlanBuilder(shard)
     group_id = req.group_id
-    if is_consumer_group(shard, group_id):
-        table = ctx.tables.consumer
-        d = b.decide(ctx.tables.member, (group_id, req.member_id or ""), "OffsetFetch",
+    machine = group_machine(ctx, shard, group_id)
+    if machine.table is ctx.tables.consumer:
+        d = b.decide(ctx.tables.member, (group_id, req.member_id or ""), MemberEvent.OffsetFetch,
                      {"epoch": req.member_epoch, "member_given": req.member_id is not None})
     else:
-        table = ctx.tables.classic
-        d = b.decide(table, (group_id,), "OffsetFetch", {})
-    found = d.error == "NONE"
-    if not found and d.error != "GROUP_ID_NOT_FOUND":
+        d = b.decide(machine.table, (group_id,), ClassicGroupEvent.OffsetFetch, {})
+    found = d.error == Errors.NONE
+    if not found and d.error != Errors.GROUP_ID_NOT_FOUND:
         b.then(lambda: settle(out, OffsetFetchResponse(d.error)))
         return b.plan()
     # GROUP_ID_NOT_FOUND is caught by fetchOffsets: every partition reads "no offset", without an error
-    answer = _fetch(b, table, state.offsets, req, found)
+    answer = _fetch(b, machine, state.offsets, req, found)
     b.then(lambda: settle(out, answer))
     return b.plan()
 
 
-def _fetch(b: PlanBuilder, table: MachineTable, store: OffsetStore, req: OffsetFetchRequest,
+def _fetch(b: PlanBuilder, machine: GroupMachine, store: OffsetStore, req: OffsetFetchRequest,
            found: bool) -> OffsetFetchResponse:
     offsets = store.group_offsets(req.group_id) if found else {}
     wanted = req.topics
@@ -221,16 +242,16 @@ def _fetch(b: PlanBuilder, table: MachineTable, store: OffsetStore, req: OffsetF
         for partition in partitions:
             args = {"topic": topic, "partition": partition, "require_stable": req.require_stable,
                     "pending_offset": store.has_pending(req.group_id, topic, partition)}
-            error = b.decide(table, key, "OffsetFetchPartition", args).error
+            error = b.decide(machine.table, key, machine.events.OffsetFetchPartition, args).error
             entry = offsets.get((topic, partition))
-            if error != "NONE":
+            if error != Errors.NONE:
                 fetched.append(FetchedOffset(partition, error=error))
             elif entry is None:
                 fetched.append(FetchedOffset(partition))
             else:
                 fetched.append(FetchedOffset(partition, entry.offset, entry.leader_epoch, entry.metadata))
         topics.append((topic, tuple(fetched)))
-    return OffsetFetchResponse("NONE", tuple(topics))
+    return OffsetFetchResponse(Errors.NONE, tuple(topics))
 
 
 # ---------------------------------------------------------------------------------------------- OffsetDelete
@@ -242,9 +263,9 @@ def offset_delete(ctx: Context, shard: Shard, state: GroupShardState, req: Offse
     partition's OffsetDeletePartition answer, and a tombstone for each partition the spec deletes."""
     b = PlanBuilder(shard)
     group_id = req.group_id
-    table, subscription = subscription_facts(ctx, shard, state, group_id)
-    d = b.decide(table, (group_id,), "OffsetDelete", {})
-    if d.error != "NONE":
+    machine, subscription = subscription_facts(ctx, shard, state, group_id)
+    d = b.decide(machine.table, (group_id,), machine.events.OffsetDelete, {})
+    if d.error != Errors.NONE:
         b.then(lambda: settle(out, OffsetDeleteResponse(d.error)))
         return b.plan()
     store = state.offsets
@@ -254,27 +275,28 @@ def offset_delete(ctx: Context, shard: Shard, state: GroupShardState, req: Offse
         for p in partitions:
             has_offset = store.get(group_id, topic, p) is not None or store.has_pending(group_id, topic, p)
             args = {"topic": topic, "partition": p, "has_offset": has_offset, **subscription(topic)}
-            pd = b.decide(table, (group_id,), "OffsetDeletePartition", args)
+            pd = b.decide(machine.table, (group_id,), machine.events.OffsetDeletePartition, args)
             if pd.accepted:
                 b.write_for_last(records.offset_tombstone(group_id, topic, p))
                 b.then(lambda t=topic, n=p: store.remove(group_id, t, n))  # type: ignore[misc]
             answers.append((p, pd.error))
         topics.append((topic, tuple(answers)))
-    answer = OffsetDeleteResponse("NONE", tuple(topics))
+    answer = OffsetDeleteResponse(Errors.NONE, tuple(topics))
     b.then(lambda: settle(out, answer))
     return b.plan()
 
 
 def subscription_facts(ctx: Context, shard: Shard, state: GroupShardState,
-                        group_id: str) -> tuple[MachineTable, Callable[[str], dict[str, bool]]]:
+                       group_id: str) -> tuple[GroupMachine, Callable[[str], dict[str, bool]]]:
     """The machine that answers for the group, and what it is told about a topic: a consumer group whether a member
     subscribes to it; a classic group whether its members' subscriptions are known and include it (the spec decides
     what unknown subscriptions mean)."""
-    if is_consumer_group(shard, group_id):
+    machine = group_machine(ctx, shard, group_id)
+    if machine.table is ctx.tables.consumer:
         consumer = state.consumer.get(group_id)
         names = consumer.subscribed_topic_names() if consumer is not None else set()
-        return ctx.tables.consumer, lambda topic: {"subscribed": topic in names}
+        return machine, lambda topic: {"subscribed": topic in names}
     data = state.classic.get(group_id)
     known = data.subscribed_topics if data is not None else None
-    return ctx.tables.classic, lambda topic: {"subscriptions_known": known is not None,
-                                              "in_subscriptions": known is not None and topic in known}
+    return machine, lambda topic: {"subscriptions_known": known is not None,
+                                   "in_subscriptions": known is not None and topic in known}

@@ -10,6 +10,8 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+from ..._generated.partition_producer import Event as PartitionProducerEvent
+from ...errors import Errors
 from ...interfaces import TxnMarker
 from ...runtime.completion import Completion
 from ...runtime.shard import Change, Plan, Shard
@@ -29,7 +31,7 @@ def complete_transaction(ctx: Context, shard: Shard, state: GroupShardState, mar
     now_ms = ctx.now_ms()
     args = {"result": marker.result, "epoch": marker.producer_epoch,
             "marker_coordinator_epoch": marker.coordinator_epoch, "timestamp_ms": now_ms}
-    d = table.decide(b.instance(table, key), "WriteMarker", args)
+    d = table.decide(b.instance(table, key), PartitionProducerEvent.WriteMarker, args)
     if not d.accepted:
         b.changes.append(Change(table, key, d, args))  # a rejection is traced like any answer
         return b.plan(Completion.of(d.error))
@@ -41,19 +43,19 @@ def complete_transaction(ctx: Context, shard: Shard, state: GroupShardState, mar
 
     def materialise() -> None:
         """replayEndTransactionMarker: the marker's PartitionProducer transition and the offsets, together."""
-        decision = table.decide(shard.instance_or_fresh(table, key), "WriteMarker", args)
+        decision = table.decide(shard.instance_or_fresh(table, key), PartitionProducerEvent.WriteMarker, args)
         shard.apply(Change(table, key, decision, args))
         before = None if ctx.bug_kafka_17507 else marker_offset
         state.offsets.complete(marker.producer_id, marker.result == "COMMIT", before_offset=before)
         if state.materializing.get(marker.producer_id) is answer:
             del state.materializing[marker.producer_id]
         if not answer.done:
-            answer.set("NONE")
+            answer.set(Errors.NONE)
 
     def after_apply() -> None:
         hook = ctx.materialize_hook
         if ctx.bug_kafka_17507:
-            answer.set("NONE")  # the old bug: the marker is answered before its offsets are materialised
+            answer.set(Errors.NONE)  # the old bug: the marker is answered before its offsets are materialised
             if hook is not None:
                 hook(materialise)
             else:

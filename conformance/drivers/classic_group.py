@@ -95,9 +95,6 @@ _GROUP_CHECKED_FIRST = ("deleteOffsets answers the group-level OffsetDelete firs
 _EMPTY_KNOWS_SUBSCRIPTIONS = ("in Empty `subscribed` never holds: a consumer-protocol group without members knows "
                               "its subscriptions are empty (computeSubscribedTopics, on join completion and on load), "
                               "and any other group does not use the consumer protocol")
-_NO_ONLINE_UPGRADE = ("kcoord does not convert a live classic group online (group.consumer.migration.policy "
-                      "disabled): UpgradeToConsumerGroup always carries online_upgrade=false, as the spec's "
-                      "event says")
 #: rows the implementation never takes in these states (see `coverage.declared_unreachable`)
 UNREACHABLE = {"ClassicGroup": (
     (101, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", ("Empty",), _GROUP_CHECKED_FIRST),
@@ -111,8 +108,6 @@ UNREACHABLE = {"ClassicGroup": (
      _WRITE_IN_STEP),
     (126, "AssignmentWriteFailed", "NONE", ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"),
      _WRITE_IN_STEP),
-    (138, "UpgradeToConsumerGroup", "Dead", ("PreparingRebalance", "CompletingRebalance", "Stable"),
-     _NO_ONLINE_UPGRADE),
 )}
 REQUESTS = ("JoinNewDynamicMember", "JoinNewStaticMember", "JoinKnownMember", "SyncGroup", "Heartbeat",
             "LeaveGroupMember", "OffsetCommit", "TxnOffsetCommit", "OffsetFetch", "OffsetDelete", "DeleteGroup")
@@ -217,7 +212,7 @@ class ClassicGroupDriver(ClusterDriver):
         elif name == "RebalanceOverCapacity":
             self._reload(max_size=1)
         elif name == "UpgradeToConsumerGroup":
-            req = ConsumerGroupHeartbeatRequest(GROUP, "", 0, rebalance_timeout_ms=REBALANCE_MS,
+            req = ConsumerGroupHeartbeatRequest(GROUP, "upgrader", 0, rebalance_timeout_ms=REBALANCE_MS,
                                                 subscribed_topic_names=("topic-a",), topic_partitions=())
             return [(action, self.wait(self.groups.consumer_group_heartbeat(req)))]
         elif name == "EndTxn":

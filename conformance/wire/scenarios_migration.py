@@ -144,17 +144,22 @@ def regex_subscription(target: Target) -> str:
         members.append(TopicMember(target, target.name("rx1"), group, [pattern]))
         expected = {(first, p) for p in range(3)} | {(second, p) for p in range(2)}
         _wait_split(members, expected, target.timeout_s)
+        obs = target.observations
+        obs.exact("one member: the expression's partitions", _suffixes(members[0].assignment(), prefix))
         members.append(TopicMember(target, target.name("rx2"), group, [pattern]))
         _wait_split(members, expected, target.timeout_s)
+        obs.exact("two members split the expression's partitions", True)
         wanted = {f"a{i}".encode() for i in range(9)} | {f"b{i}".encode() for i in range(4)}
         wait_until(lambda: wanted <= _all_values(members), target.timeout_s, "the members consumed every record of "
                    "the matching topics")
         target.create_topic(later, 2)
         target.produce(later, [(i % 2, f"c{i}".encode()) for i in range(4)])
         _wait_split(members, expected | {(later, 0), (later, 1)}, target.timeout_s)
+        obs.exact("a matching topic created later is assigned", True)
         wait_until(lambda: {f"c{i}".encode() for i in range(4)} <= _all_values(members), target.timeout_s,
                    "the members consumed the topic created later")
         foreign = {v: tp for m in members for v, tp in m.consumed().items() if not tp[0].startswith(prefix + "-")}
+        obs.exact("records of a topic the expression does not match consumed", bool(foreign))
         if foreign:
             raise ScenarioFailed(f"records of topics the expression does not match were consumed: {foreign}")
         doubles = [(m.name, m.double) for m in members if m.double]
@@ -167,6 +172,11 @@ def regex_subscription(target: Target) -> str:
     return f"{pattern} resolved to 2 topics, then 3 after a matching topic was created; {other} never consumed"
 
 
+def _suffixes(owned: frozenset[TopicPartition], prefix: str) -> list[str]:
+    """Owned partitions without the run's topic prefix (runs on two brokers have different prefixes)."""
+    return sorted(f"{topic.removeprefix(prefix)}-{p}" for topic, p in owned)
+
+
 def _all_values(members: list[TopicMember]) -> set[bytes]:
     return set().union(*(m.consumed().keys() for m in members))
 
@@ -176,19 +186,21 @@ def invalid_regex(target: Target) -> str:
     INVALID_REGULAR_EXPRESSION (Kafka 4.0's throwIfRegularExpressionIsInvalid), and an empty list of topic names is
     a valid join (a member subscribed to nothing)."""
     _require_kip_848(target)
-    from .raw import consumer_group_heartbeat, find_coordinator
+    from .looks import coordinator
+    from .raw import consumer_group_heartbeat
 
     group = target.name("rx-bad")
-    error, node = find_coordinator(split_bootstrap(target.bootstrap)[0], group, 0)
-    if error:
-        raise ScenarioFailed(f"FindCoordinator({group}) answered error {error}")
-    address = target.addresses()[node]
+    address = target.addresses()[coordinator(target, group, 0)]
     bad = consumer_group_heartbeat(address, group, target.name("m1"), regex="(unclosed")
     if bad.error_code != 128:
         raise ScenarioFailed(f"regex '(unclosed': error {bad.error_code}, expected INVALID_REGULAR_EXPRESSION (128)")
     empty = consumer_group_heartbeat(address, group, target.name("m2"), names=())
     if empty.error_code != 0 or empty.member_epoch < 1:
         raise ScenarioFailed(f"a join with no topic names: error {empty.error_code}, epoch {empty.member_epoch}")
+    obs = target.observations
+    obs.exact("ConsumerGroupHeartbeat with regex '(unclosed': error", bad.error_code)
+    obs.exact("a join with an empty list of topic names: error", empty.error_code)
+    obs.progress("a join with an empty list of topic names: member epoch", "epoch", empty.member_epoch)
     left = consumer_group_heartbeat(address, group, target.name("m2"), epoch=-1)
     if left.error_code != 0:
         raise ScenarioFailed(f"leaving: error {left.error_code}")
@@ -199,12 +211,10 @@ def invalid_regex(target: Target) -> str:
 def _group_kind(target: Target, group: str) -> str:
     """'classic' when DescribeGroups (v5) describes a live classic group, else 'not classic' (Kafka describes only
     classic groups: a consumer group's id answers Dead, as an unknown one)."""
-    from .raw import describe_group, find_coordinator
+    from .looks import coordinator
+    from .raw import describe_group
 
-    error, node = find_coordinator(split_bootstrap(target.bootstrap)[0], group, 0)
-    if error:
-        raise ScenarioFailed(f"FindCoordinator({group}) answered error {error}")
-    code, _, state = describe_group(target.addresses()[node], group, 5)
+    code, _, state = describe_group(target.addresses()[coordinator(target, group, 0)], group, 5)
     return "classic" if code == 0 and state not in ("Dead", "Empty") else "not classic"
 
 
@@ -232,6 +242,8 @@ def migration(target: Target) -> str:
     with MemberFactory("kafka-python", target, log) as factory:
         k1 = factory.make("k1", group, topic)
         wait_settled([k1], partitions, target.timeout_s, log)
+        obs = target.observations
+        obs.exact("one kafka-python member: the group's type", _group_kind(target, group))
         if _group_kind(target, group) != "classic":
             raise ScenarioFailed("a group of one kafka-python member is not a live classic group")
         c1 = TopicMember(target, target.name("c1"), group, [topic])
@@ -241,6 +253,8 @@ def migration(target: Target) -> str:
                        and {p for _, p in c1.assignment()} | k1.assignment() == partitions,
                        target.timeout_s, "the classic and the consumer-protocol member split the partitions")
             kind = _group_kind(target, group)
+            obs.exact("a consumer-protocol member joined: the group's type", kind)
+            obs.exact("the two protocols' members split the partitions", True)
             if kind != "not classic":
                 raise ScenarioFailed("the group is still a classic group after a consumer-protocol member joined")
             split = (sorted(k1.assignment()), sorted(p for _, p in c1.assignment()))
@@ -249,6 +263,7 @@ def migration(target: Target) -> str:
         wait_settled([k1], partitions, target.timeout_s, log)
         wait_until(lambda: _group_kind(target, group) == "classic", target.timeout_s,
                    "the group became a classic group again")
+        obs.exact("the consumer-protocol member left: the group's type", "classic")
         k1.stop()
     problems = log.violations()
     if problems:

@@ -93,6 +93,8 @@ def online_upgrade(t: ConsumerTxn) -> bool:
     if not t.ctx.config.upgrade_enabled or len(classic.members) > t.ctx.config.consumer_max_size:
         return False
     protocol = t.b.instance(t.ctx.tables.classic, (t.group_id,))["protocol"]
+    if not protocol:
+        return True  # no protocol selected yet: Kafka fails before it parses anything (the spec's refusal row)
     try:
         _classic_members(t, classic, protocol)
     except NotConvertible:

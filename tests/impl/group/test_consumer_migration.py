@@ -159,3 +159,17 @@ def test_a_converted_group_is_loaded_back(tmp_path: Path) -> None:
     after = Harness(tmp_path).c.snapshot(0)
     assert after["instances"]["ConsumerGroup"] == before["instances"]["ConsumerGroup"]
     assert after["instances"]["ConsumerGroupMember"][(G, old)]["classic"] is True
+
+
+def test_an_upgrade_during_the_first_join_phase_is_refused(h: Harness) -> None:
+    """Kafka 4.0.2's fromClassicGroup reads protocolName().get() before any protocol was selected and fails the
+    coordinator partition (NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS on the reference cluster, a Kafka bug);
+    kcoord refuses the heartbeat with UNKNOWN_SERVER_ERROR and the classic group goes on."""
+    first = h.join(G, protocols=protocols()).result()
+    parked = h.join(G, first.member_id, protocols=protocols())
+    assert h.group(G)["state"] == "PreparingRebalance" and h.group(G)["protocol"] == ""
+    mark = h.mark()
+    assert h.cg(G, "new", 0).error == "UNKNOWN_SERVER_ERROR"
+    assert h.records_since(mark) == [] and h.group(G)["state"] == "PreparingRebalance"
+    h.advance(h.config.initial_rebalance_delay_ms + 100)
+    assert parked.result().error == "NONE"

@@ -22,6 +22,7 @@ from typing import Any
 import re2
 
 from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group import State as ConsumerGroupState
 from .. import records
 from ..shard_state import GroupShardState
 from ..state import ResolvedRegex
@@ -128,7 +129,7 @@ def regexes_resolved(t: ConsumerTxn, results: dict[str, ResolvedRegex]) -> None:
     if metadata_changed:
         data.subscription_metadata = metadata
         t.b.write(records.partition_metadata(t.group_id, metadata))
-    if d.to_state == "Assigning" and d.pre["group_epoch"] != t.group["group_epoch"]:
+    if d.to_state == ConsumerGroupState.Assigning and d.pre["group_epoch"] != t.group["group_epoch"]:
         t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
         data.metadata_refresh_deadline_ms = t.now_ms + t.ctx.config.consumer_metadata_refresh_interval_ms
 

@@ -84,9 +84,13 @@ _UNRELEASED_AT_GROUP = ("ConsumerGroup's throwIfInstanceIdIsUnreleased answers a
 _REBALANCE_TIMER = ("a member's rebalance timer is cancelled whenever it leaves UnrevokedPartitions, replaced "
                     "whenever its epoch changes there, and cancelled with the member: it fires only for a member in "
                     "UnrevokedPartitions at the timer's epoch")
+_NO_MIGRATION = ("the driver runs with group.consumer.migration.policy disabled (`group_config`): no classic group "
+                 "is converted into a consumer group, nor back")
 #: rows the implementation never takes in these states (see `coverage.declared_unreachable`)
 UNREACHABLE = {
     "ConsumerGroup": (
+        (29, "ConvertedFromClassic", "Stable", ("Empty",), _NO_MIGRATION),
+        (42, "MemberRemoved", "Dead", ("Assigning", "Reconciling", "Stable"), _NO_MIGRATION),
         (41, "StaticMemberReplaced", "Reconciling", ("Stable",),
          "a member at -2 stays unreconciled (StaticMemberLeft adds it; it never reaches the target epoch), so a "
          "group with a left static instance is never Stable"),
@@ -107,6 +111,7 @@ UNREACHABLE = {
         (64, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
     ),
     "ConsumerGroupMember": (
+        (40, "ConvertedFromClassic", "Stable", ("Absent",), _NO_MIGRATION),
         (6, "Join", "UnreleasedPartitions", ("UnrevokedPartitions",),
          "a member enters UnrevokedPartitions only by a reconciliation that sets its previous epoch to its member "
          "epoch (at least 1), so an epoch-0 join is never tolerated there"),
@@ -129,7 +134,10 @@ UNREACHABLE = {
 
 
 def group_config() -> GroupConfig:
+    """group.consumer.migration.policy disabled: a classic group holding the id stays another type's (the
+    conversions are the migration tests' and the wire scenario's)."""
     return GroupConfig(num_partitions=1, consumer_max_size=MAX_SIZE, consumer_session_timeout_ms=SESSION_MS,
+                       consumer_migration_policy="disabled",
                        offsets_retention_ms=20_000, offsets_retention_check_interval_ms=10_000)
 
 

@@ -15,9 +15,6 @@ from collections.abc import Mapping
 #: tests/impl/group/test_consumer_migration.py, test_consumer_regex.py and the wire scenarios regex-subscription,
 #: invalid-regex and migration[...] (on kcoord serve and on Apache Kafka 4.0.2)
 KNOWN_GAPS: Mapping[str, str] = {
-    "ClassicGroup": "ConvertedFromConsumer can make a live group of the blank id in the spec, so the INVALID_GROUP_ID "
-                    "rows of live states are no longer excluded as blank-key items (21 items; the spec's event needs "
-                    "`requires group_id != \"\"`)",
     "ConsumerGroup": "the ConsumerGroup driver drives no classic-protocol member (JoinGroup to a consumer group: 15 "
                      "ClassicJoin items) and few regular-expression subscriptions (MemberJoined 9, SubscriptionChanged "
                      "7, RegexesResolved 7 items: a new expression, its resolution, a refused one)",

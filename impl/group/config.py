@@ -36,9 +36,6 @@ class GroupConfig:
     # group.consumer.migration.policy: disabled, upgrade (classic -> consumer), downgrade, bidirectional (both);
     # converting an Empty group is always allowed
     consumer_migration_policy: str = "bidirectional"
-    # seeded bug (kcoord.conformance.bugs), off by default: KAFKA-16147, a partition still held by one member (owned
-    # or pending revocation) is handed to another at once, so two members of the group hold it together
-    bug_kafka_16147: bool = False
 
     @property
     def upgrade_enabled(self) -> bool:

@@ -65,8 +65,8 @@ def _configure_logging(level: str, log_file: Path | None) -> None:
 
 
 class _CannotStart(Exception):
-    """`kcoord serve` could not start (a port in use, a data folder it may not write, a log damaged before its last
-    segment): said in one line, exit 2."""
+    """`kcoord serve` could not start (a port in use, a data folder in use or that it may not write): said in one
+    line, exit 2. (A partition whose log is damaged does not stop the start: it is not started, and said so.)"""
 
 
 async def _serve(options: ServeOptions) -> None:
@@ -76,7 +76,6 @@ async def _serve(options: ServeOptions) -> None:
         loop.add_signal_handler(signum, stop.set)
     from kcoord.impl.runtime.process import tune_gc
     from kcoord.impl.server.serve import DataDirInUse, KcoordServer
-    from kcoord.impl.storage.log import LogCorruptedError
 
     server = KcoordServer(options)
     try:
@@ -87,8 +86,6 @@ async def _serve(options: ServeOptions) -> None:
         raise _CannotStart(f"cannot start serving: {e}{hint}") from None
     except DataDirInUse as e:
         raise _CannotStart(f"cannot start serving: {e}") from None
-    except LogCorruptedError as e:  # damage before a log's last segment: acknowledged records are not dropped
-        raise _CannotStart(f"cannot start serving from {options.data_dir}: {e}") from None
     tune_gc()  # a long-running process: start-up objects frozen, fewer young collections (impl/runtime/process.py)
     try:
         for endpoint in server.endpoints:

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import KafkaError
+from ..storage._codec import SchemaError
 from ..storage._files import atomic_write
 from ..storage.batch import RecordBatch
-from ..storage.log import CompactionReport, Durability, PartitionLog, partition_dir_name
+from ..storage.log import CompactionReport, Durability, LogCorruptedError, PartitionLog, partition_dir_name
 from ..storage.partitioning import partition_for
 from .cleaner import DEFAULT_CLEANING, Cleaning
 from .clock import Clock
@@ -126,15 +127,23 @@ class CoordinatorRuntime:
 
         # Replaying while recovery decodes keeps one batch alive at a time: a big log loads in bounded memory.
         # A last-value spec is loaded whole by the scan; `wait=False` then only defers `on_loaded` to the next poll.
-        log = PartitionLog.open(path, segment_bytes=self.segment_bytes, durability=self.durability,
-                                clock_ms=self.clock.now_ms, on_batch=on_batch, last_values=last_values)
+        try:
+            log = PartitionLog.open(path, segment_bytes=self.segment_bytes, durability=self.durability,
+                                    clock_ms=self.clock.now_ms, on_batch=on_batch, last_values=last_values)
+        except SchemaError as e:  # a record that passed the log's checks does not decode: Kafka's load fails too
+            raise LogCorruptedError(f"{path}: a record does not decode ({e}); the partition is not loaded") from e
         if last_values is not None:
             top_epoch = max(top_epoch, last_values.top_leader_epoch)
         shard.attach(log, _begin_coordinator_epoch(path, top_epoch))
         self._clean_bytes[partition] = _read_int(path / _CLEANER_CHECKPOINT_FILE, 0)  # 0: never cleaned
         self.shards[partition] = shard
         if wait:
-            shard.spec.on_loaded(shard)
+            try:
+                shard.spec.on_loaded(shard)
+            except SchemaError as e:
+                self.unload(partition)
+                raise LogCorruptedError(f"{path}: a record does not decode ({e}); the partition is not loaded") \
+                    from e
         else:
             self.loading[partition] = _Loading(shard, iter(batches), replay_control)
         return shard

@@ -54,6 +54,7 @@ class Snapshot:
     connections: dict[str, int] = field(default_factory=dict)  # node -> open connections
     closed_for_bad_input: dict[str, int] = field(default_factory=dict)  # node -> connections closed
     owned_partitions: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, coordinator) -> partitions
+    offline_partitions: dict[str, int] = field(default_factory=dict)  # data | transaction | group -> not started
 
 
 class _SnapshotCollector(Collector):
@@ -84,6 +85,9 @@ class _SnapshotCollector(Collector):
                      ["node"], {(k,): v for k, v in s.closed_for_bad_input.items()})
         yield _gauge("kcoord_coordinator_partitions_owned", "Coordinator partitions loaded per node.",
                      ["node", "coordinator"], s.owned_partitions)
+        yield _gauge("kcoord_partitions_offline", "Partitions not started because their log is damaged where "
+                     "recovery may not cut it (see the ERROR log), per kind (data | transaction | group).", ["kind"],
+                     {(k,): v for k, v in s.offline_partitions.items()})
 
 
 def _gauge(name: str, documentation: str, labels: list[str], values: dict[Any, int]) -> GaugeMetricFamily:

@@ -307,4 +307,7 @@ class KcoordServer:
             s.owned_partitions[label, "group"] = len(node.groups.runtime.shards)
             s.owned_partitions[label, "transaction"] = len(node.txn.runtime.shards)
         s.groups, s.members, s.transactions = dict(groups), dict(members), dict(txns)
+        refused = Tally(kind for kind, _ in self.cluster.refused)
+        s.offline_partitions = {"data": len(self.cluster.partitions.offline), "transaction": refused["transaction"],
+                                "group": refused["group"]}
         return s

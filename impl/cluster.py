@@ -35,6 +35,7 @@ from .runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from .runtime.clock import Clock
 from .runtime.completion import Completion
 from .runtime.trace import Tracer, TraceSink
+from .storage._files import DamagedFileError
 from .storage.log import Durability, LogCorruptedError
 from .storage.partitioning import partition_for
 from .storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
@@ -192,13 +193,13 @@ class Cluster:
 
     def _load(self, kind: CoordinatorKind, partition: int, node_id: int) -> None:
         """Load one coordinator partition on `node_id`. A log damaged where recovery may not cut it
-        (`LogCorruptedError`) is not loaded: the partition stays unowned (requests for its keys get NOT_COORDINATOR,
-        as Kafka answers for a coordinator whose load failed), the cause is logged as an ERROR and kept in
-        `refused` until a later load succeeds."""
+        (`LogCorruptedError`), or a damaged coordinator-epoch file (`DamagedFileError`), is not loaded: the
+        partition stays unowned (requests for its keys get NOT_COORDINATOR, as Kafka answers for a coordinator
+        whose load failed), the cause is logged as an ERROR and kept in `refused` until a later load succeeds."""
         started = time.perf_counter()
         try:
             self.nodes[node_id].coordinator(kind).load(partition)
-        except LogCorruptedError as e:
+        except (LogCorruptedError, DamagedFileError) as e:
             self.refused[(kind, partition)] = str(e)
             _log.error("node %d: %s-%d is not loaded: %s", node_id, _TOPICS[kind], partition, e)
             return

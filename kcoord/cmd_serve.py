@@ -65,8 +65,9 @@ def _configure_logging(level: str, log_file: Path | None) -> None:
 
 
 class _CannotStart(Exception):
-    """`kcoord serve` could not start (a port in use, a data folder in use or that it may not write): said in one
-    line, exit 2. (A partition whose log is damaged does not stop the start: it is not started, and said so.)"""
+    """`kcoord serve` could not start (a port in use, a data folder in use or that it may not write, a damaged
+    partition.metadata or producer-id-blocks file): said in one line, exit 2. (A partition whose log or epoch file
+    is damaged does not stop the start: that partition is not started, and said so.)"""
 
 
 async def _serve(options: ServeOptions) -> None:
@@ -76,6 +77,7 @@ async def _serve(options: ServeOptions) -> None:
         loop.add_signal_handler(signum, stop.set)
     from kcoord.impl.runtime.process import tune_gc
     from kcoord.impl.server.serve import DataDirInUse, KcoordServer
+    from kcoord.impl.storage._files import DamagedFileError
 
     server = KcoordServer(options)
     try:
@@ -84,7 +86,7 @@ async def _serve(options: ServeOptions) -> None:
         hint = " (choose another --port or --metrics-port; --port 0 picks free ports)" \
             if e.errno == errno.EADDRINUSE else ""
         raise _CannotStart(f"cannot start serving: {e}{hint}") from None
-    except DataDirInUse as e:
+    except (DataDirInUse, DamagedFileError) as e:  # (a damaged topic id or next producer id: not guessed)
         raise _CannotStart(f"cannot start serving: {e}") from None
     tune_gc()  # a long-running process: start-up objects frozen, fewer young collections (impl/runtime/process.py)
     try:

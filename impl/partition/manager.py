@@ -47,7 +47,7 @@ from ..runtime.clock import Clock
 from ..runtime.completion import Completion
 from ..runtime.trace import Tracer
 from ..statemachine import MachineTable
-from ..storage._files import SyncLater, fsync_dir
+from ..storage._files import DamagedFileError, SyncLater, fsync_dir
 from ..storage.batch import RecordBatch
 from ..storage.log import Durability, LogCorruptedError
 from .data_log import PARTITION_METADATA_FILE, create_partition_dir, read_partition_metadata
@@ -130,7 +130,8 @@ class PartitionManager:
         A topic's size is its highest partition that has a `partition.metadata`: partitions are made last first
         and the last one is durable before any other is made, so a creation a crash cut short is completed here
         (missing partitions made, empty `partition.metadata` files written again). An empty `partition.metadata`
-        with no higher partition of the topic is not a creation cut short: the start is refused."""
+        with no higher partition of the topic is not a creation cut short, nor is a damaged one: the start is
+        refused (`DamagedFileError`: a topic id is not guessed)."""
         found: dict[str, dict[int, tuple[Path, uuid.UUID]]] = {}
         empty: dict[str, dict[int, Path]] = {}
         for entry in sorted(self.data_dir.iterdir()):
@@ -146,12 +147,18 @@ class PartitionManager:
         for topic, files in empty.items():
             highest = max(files)
             if highest > max(found.get(topic, ()), default=-1):
-                raise ValueError(f"{files[highest]} is empty and no higher partition of topic {topic} has a "
-                                 "partition.metadata: its topic id is unknown")
+                raise DamagedFileError(files[highest], "not a partition.metadata file (empty) and no higher "
+                                       f"partition of topic '{topic}' has one: its topic id is unknown",
+                                       f"copy partition.metadata from another partition of topic '{topic}' (a "
+                                       "topic's partitions share its id), or move this folder out of the data "
+                                       "directory to drop the partition")
         for topic, partitions in sorted(found.items()):
             ids = {topic_id for _, topic_id in partitions.values()}
             if len(ids) != 1:
-                raise ValueError(f"topic {topic}: its partition directories disagree on the topic id: {sorted(ids)}")
+                first = min(partitions)
+                raise DamagedFileError(partitions[first][0] / PARTITION_METADATA_FILE,
+                                       f"topic '{topic}': its partitions disagree on the topic id ({sorted(ids)})",
+                                       "give every partition of the topic the same partition.metadata")
             self._open_topic(topic, ids.pop(), max(partitions) + 1)  # a creation cut short is completed
 
     def _open_topic(self, name: str, topic_id: uuid.UUID, num_partitions: int) -> None:
@@ -195,13 +202,14 @@ class PartitionManager:
     def _open_partition(self, tp: TopicPartition, directory: Path, topic_id: uuid.UUID, later: SyncLater | None,
                         *, new: bool) -> DataPartition | None:
         """Open one partition; an existing one whose log is damaged where recovery may not cut it
-        (`LogCorruptedError`) is not started: None, the cause in `offline` and in an ERROR line. (Kafka's broker
-        keeps serving its other partitions when one log cannot be loaded; this one answers KAFKA_STORAGE_ERROR.)"""
+        (`LogCorruptedError`), or whose leader-epoch-checkpoint is damaged (`DamagedFileError`), is not started:
+        None, the cause in `offline` and in an ERROR line. (Kafka's broker keeps serving its other partitions when
+        one log cannot be loaded; this one answers KAFKA_STORAGE_ERROR.)"""
         try:
             partition = DataPartition.open(tp, directory, topic_id=topic_id, table=self._table, tracer=self.tracer,
                                            clock=self.clock, config=self.config, durability=self.durability,
                                            later=later)
-        except LogCorruptedError as e:
+        except (LogCorruptedError, DamagedFileError) as e:
             if new:
                 raise
             self.offline[tp] = str(e)

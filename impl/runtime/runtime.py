@@ -11,6 +11,7 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from ..errors import KafkaError
 from ..storage._codec import SchemaError
-from ..storage._files import atomic_write
+from ..storage._files import DamagedFileError, atomic_write, quoted_content
 from ..storage.batch import RecordBatch
 from ..storage.log import CompactionReport, Durability, LogCorruptedError, PartitionLog, partition_dir_name
 from ..storage.partitioning import partition_for
@@ -27,6 +28,7 @@ from .clock import Clock
 from .shard import Shard, ShardSpec
 from .trace import Tracer
 
+_log = logging.getLogger(__name__)
 LOAD_BATCHES_PER_POLL = 2_000
 FSYNC_THREADS = 8  # fsyncs of different partitions' logs run side by side (the syscall releases the GIL)
 
@@ -134,8 +136,13 @@ class CoordinatorRuntime:
             raise LogCorruptedError(f"{path}: a record does not decode ({e}); the partition is not loaded") from e
         if last_values is not None:
             top_epoch = max(top_epoch, last_values.top_leader_epoch)
-        shard.attach(log, _begin_coordinator_epoch(path, top_epoch))
-        self._clean_bytes[partition] = _read_int(path / _CLEANER_CHECKPOINT_FILE, 0)  # 0: never cleaned
+        try:
+            epoch = _begin_coordinator_epoch(path, top_epoch)
+        except DamagedFileError:
+            log.close()
+            raise
+        shard.attach(log, epoch)
+        self._clean_bytes[partition] = _read_clean_bytes(path / _CLEANER_CHECKPOINT_FILE)
         self.shards[partition] = shard
         if wait:
             try:
@@ -243,18 +250,45 @@ _COORDINATOR_EPOCH_FILE = "coordinator-epoch"
 _CLEANER_CHECKPOINT_FILE = "cleaner-checkpoint"
 
 
-def _read_int(file: Path, default: int) -> int:
+def _read_number(file: Path) -> tuple[int | None, str | None]:
+    """(the integer a one-line file holds, None) or (None, what is wrong with it); (None, None) when it is missing."""
     try:
-        return int(file.read_text(encoding="utf-8").strip())
+        data = file.read_bytes()
     except FileNotFoundError:
-        return default
+        return None, None
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    try:
+        return int(data.decode("ascii").strip()), None
+    except (UnicodeDecodeError, ValueError):
+        return None, f"found {quoted_content(data)}"
+
+
+def _read_clean_bytes(file: Path) -> int:
+    """The log size after its last compaction (0: never compacted). Only bookkeeping: an unreadable one is rebuilt
+    as 0, with a WARN (the log is then compacted when next due, which writes the real size again)."""
+    value, problem = _read_number(file)
+    if value is not None and value >= 0:
+        return value
+    if value is None and problem is None:
+        return 0
+    _log.warning("%s: not a log size (%s); rebuilt as 0: the log counts as never compacted and is compacted when "
+                 "next due", file, problem or f"found {value}")
+    atomic_write(file, b"0\n")
+    return 0
 
 
 def _begin_coordinator_epoch(path: Path, top_log_epoch: int) -> int:
     """The epoch of a new load: above every epoch in the log and above the last load's (persisted next to the log).
     Like Kafka's leader epoch, it grows with every load even when a load writes nothing, so two loads never share
-    an epoch (their trace rows would share (coordinator_epoch, seq))."""
+    an epoch (their trace rows would share (coordinator_epoch, seq)). A damaged file is refused
+    (`DamagedFileError`): guessing could give this load an epoch an earlier load used."""
     file = path / _COORDINATOR_EPOCH_FILE
-    epoch = max(top_log_epoch, _read_int(file, -1)) + 1
+    last, problem = _read_number(file)
+    if problem is not None or (last is not None and last < -1):
+        raise DamagedFileError(file, f"not a coordinator epoch ({problem or f'found {last}'}; expected one integer)",
+                               f"remove it to continue above the log's highest epoch ({top_log_epoch}), or write "
+                               "the last epoch this partition used")
+    epoch = max(top_log_epoch, -1 if last is None else last) + 1
     atomic_write(file, f"{epoch}\n".encode())
     return epoch

@@ -18,18 +18,36 @@ from .batch import BatchDecoder, BatchSpan, DecodeStop, LastValues, RecordBatch,
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
+    "DamagedFileError",
     "FileScan",
     "SyncLater",
     "atomic_write",
     "fsync_dir",
     "fsync_file",
     "parse_segment_name",
+    "quoted_content",
     "segment_name",
 ]
 
 DEFAULT_CHUNK_BYTES: Final = 4 << 20
 _SEGMENT_SUFFIX: Final = ".log"
 _OFFSET_DIGITS: Final = 20
+
+
+class DamagedFileError(Exception):
+    """A small metadata file (an epoch, a checkpoint, a topic id) that does not hold what it must. The message is one
+    line: the file, what is wrong, and what the operator may do."""
+
+    def __init__(self, path: Path, problem: str, remedy: str) -> None:
+        super().__init__(f"{path}: {problem}; {remedy}")
+        self.path = path
+
+
+def quoted_content(data: bytes) -> str:
+    """A file's content for a one-line message: its first 40 bytes as a bytes literal shows them, or 'empty'."""
+    if not data:
+        return "empty"
+    return repr(data[:40])[1:] + ("..." if len(data) > 40 else "")
 
 
 def segment_name(base_offset: int) -> str:

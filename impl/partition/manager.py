@@ -426,7 +426,10 @@ class PartitionManager:
         """Flush what group commit says is due, release durability waits, expire idle producers when due."""
         now_ms = self.clock.now_ms()
         for part in self.partitions():
-            part.poll(now_ms)
+            try:
+                part.poll(now_ms)
+            except OSError as e:
+                self._take_offline(part, e)
 
     def next_deadline_ms(self) -> int | None:
         deadlines = [p.next_deadline_ms() for p in self.partitions()]
@@ -434,7 +437,21 @@ class PartitionManager:
 
     def flush(self) -> None:
         for part in self.partitions():
-            part.flush()
+            try:
+                part.flush()
+            except OSError as e:
+                self._take_offline(part, e)
+
+    def _take_offline(self, part: DataPartition, error: OSError) -> None:
+        """A group commit's fsync failed: the page cache may have dropped what it held, so the partition goes
+        offline (KAFKA_STORAGE_ERROR, as Kafka takes a failed log directory's partitions offline) until a restart
+        reopens and recovers its log. Its waiting acks=-1 produces are never answered (clients time out)."""
+        reason = f"{part.log.path}: fsync failed ({error}); the partition is offline until the server restarts"
+        _log.warning("partition %s: %s", part.tp, reason)
+        self.offline[part.tp] = reason
+        _topic_id, partitions = self._topics[part.tp.topic]
+        partitions[part.tp.partition] = None
+        part.log.abandon(reason)
 
     def close(self) -> None:
         """Close every partition; the manager creates no topic after this."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import KafkaError
 from ..storage._codec import SchemaError
-from ..storage._files import DamagedFileError, atomic_write, quoted_content
+from ..storage._files import DamagedFileError, WriteNotDone, atomic_write, quoted_content
 from ..storage.batch import RecordBatch
 from ..storage.log import CompactionReport, Durability, LogCorruptedError, PartitionLog, partition_dir_name
 from ..storage.partitioning import partition_for
@@ -30,6 +30,7 @@ from .trace import Tracer
 
 _log = logging.getLogger(__name__)
 LOAD_BATCHES_PER_POLL = 2_000
+CLEAN_RETRY_MS = 60_000  # a compaction that could not write (a full disk) is tried again this much later
 FSYNC_THREADS = 8  # fsyncs of different partitions' logs run side by side (the syscall releases the GIL)
 
 _fsync_pool: ThreadPoolExecutor | None = None
@@ -80,6 +81,8 @@ class CoordinatorRuntime:
         self.loading: dict[int, _Loading] = {}
         self.cleaning = cleaning  # None: logs are never compacted while owned
         self._clean_bytes: dict[int, int] = {}  # partition -> log size after its last compaction (persisted)
+        self._clean_retry_ms: dict[int, int] = {}  # partition -> no compaction before (one that could not write)
+        self.storage_failed: dict[int, OSError] = {}  # partitions unloaded after a write they could not undo
         self.compactions: list[tuple[int, CompactionReport]] = []  # (partition, report), the most recent last
 
     # ------------------------------------------------------------ routing
@@ -144,6 +147,7 @@ class CoordinatorRuntime:
         shard.attach(log, epoch)
         self._clean_bytes[partition] = _read_clean_bytes(path / _CLEANER_CHECKPOINT_FILE)
         self.shards[partition] = shard
+        self.storage_failed.pop(partition, None)
         if wait:
             try:
                 shard.spec.on_loaded(shard)
@@ -172,6 +176,7 @@ class CoordinatorRuntime:
         """Stop owning `partition`: pending requests get NOT_COORDINATOR, timers stop, the log is closed."""
         self.loading.pop(partition, None)
         self._clean_bytes.pop(partition, None)
+        self._clean_retry_ms.pop(partition, None)
         shard = self.shards.pop(partition, None)
         if shard is not None:
             shard.close()
@@ -195,8 +200,7 @@ class CoordinatorRuntime:
         now = self.clock.now_ms()
         due = [(p, s) for p, s in active if s.in_flight and s.log.flush_due(now)]
         for partition, error in _flush_all(due):
-            self.shards[partition].failed = error
-            self.unload(partition)
+            self._unload_failed(partition, "fsync", error)
         for partition, shard in active:
             if partition not in self.shards:
                 continue
@@ -208,19 +212,29 @@ class CoordinatorRuntime:
         return work
 
     def _clean(self, partition: int, shard: Shard, now_ms: int) -> int:
-        """Compact the shard's log if its dirty part is due (see `cleaner.py`); a failure fails the shard."""
+        """Compact the shard's log if its dirty part is due (see `cleaner.py`). A compaction that could not write
+        (a full disk) leaves the log as it was and is tried again a minute later; any other failure fails the
+        shard."""
         assert self.cleaning is not None
         clean_bytes = self._clean_bytes.get(partition, 0)
-        if not self.cleaning.due(shard.log.size_bytes, clean_bytes):
+        if not self.cleaning.due(shard.log.size_bytes, clean_bytes) or now_ms < self._clean_retry_ms.get(partition, 0):
             return 0
         try:
             report = shard.log.compact(now_ms, tombstone_retention_ms=self.cleaning.tombstone_retention_ms)
-        except OSError as e:
-            shard.failed = e
-            self.unload(partition)
+        except WriteNotDone as e:
+            self._clean_retry_ms[partition] = now_ms + CLEAN_RETRY_MS
+            _log.warning("%s-%d: compaction could not write (%s); the log is left as it was, tried again in %d s",
+                         self.topic, partition, e.strerror or e, CLEAN_RETRY_MS // 1000)
             return 1
+        except OSError as e:
+            self._unload_failed(partition, "compaction", e)
+            return 1
+        self._clean_retry_ms.pop(partition, None)
         self._clean_bytes[partition] = clean_bytes = shard.log.size_bytes
-        atomic_write(shard.log.path / _CLEANER_CHECKPOINT_FILE, f"{clean_bytes}\n".encode())
+        try:
+            atomic_write(shard.log.path / _CLEANER_CHECKPOINT_FILE, f"{clean_bytes}\n".encode())
+        except OSError as e:  # bookkeeping only: the next load may compact again
+            _log.warning("%s: not written (%s)", shard.log.path / _CLEANER_CHECKPOINT_FILE, e.strerror or e)
         self.compactions.append((partition, report))
         del self.compactions[:-100]
         return 1
@@ -228,12 +242,28 @@ class CoordinatorRuntime:
     def flush(self) -> int:
         """Force every group commit to disk now and complete what became durable."""
         done = 0
-        for shard in self.shards.values():
+        for partition, shard in list(self.shards.items()):
             if shard.in_flight:
                 shard.write_open()
-                shard.log.flush()
+                try:
+                    shard.log.flush()
+                except OSError as e:
+                    self._unload_failed(partition, "fsync", e)
+                    continue
                 done += shard.complete_durable()
         return done
+
+    def _unload_failed(self, partition: int, doing: str, error: OSError) -> None:
+        """A write the log cannot undo failed (an fsync: the page cache may have dropped the data; a compaction
+        midway): the shard is unloaded (requests get NOT_COORDINATOR, Kafka's answer to KAFKA_STORAGE_ERROR) until it
+        is loaded again, which reopens and recovers its log. Kept in `storage_failed` (the metrics) until then."""
+        shard = self.shards[partition]
+        shard.failed = error
+        shard.log.abandon(f"{doing} failed: {error}")
+        self.storage_failed[partition] = error
+        _log.warning("%s-%d is unloaded: %s failed (%s); requests for it get NOT_COORDINATOR until it is loaded "
+                     "again", self.topic, partition, doing, error)
+        self.unload(partition)
 
     def next_deadline_ms(self) -> int | None:
         """The earliest moment `poll` has timer or group-commit work (for an event loop's sleep)."""

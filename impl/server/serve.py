@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import logging
 import os
@@ -307,7 +308,27 @@ class KcoordServer:
             s.owned_partitions[label, "group"] = len(node.groups.runtime.shards)
             s.owned_partitions[label, "transaction"] = len(node.txn.runtime.shards)
         s.groups, s.members, s.transactions = dict(groups), dict(members), dict(txns)
-        refused = Tally(kind for kind, _ in self.cluster.refused)
-        s.offline_partitions = {"data": len(self.cluster.partitions.offline), "transaction": refused["transaction"],
-                                "group": refused["group"]}
+        self._storage_health(s)
         return s
+
+    def _storage_health(self, s: Snapshot) -> None:
+        """Partitions not started or unloaded after a failed fsync, and open logs whose writes fail."""
+        assert self.cluster is not None
+        offline: Tally[str] = Tally(kind for kind, _ in self.cluster.refused)
+        failing: Tally[tuple[str, str]] = Tally()
+        for node in self.cluster.nodes:
+            for kind, runtime in (("transaction", node.txn.runtime), ("group", node.groups.runtime)):
+                offline[kind] += len(runtime.storage_failed)
+                for shard in runtime.shards.values():
+                    if node.alive and shard.log.storage_error is not None:
+                        failing[kind, _errno_name(shard.log.storage_error)] += 1
+        for part in self.cluster.partitions.partitions():
+            if part.log.storage_error is not None:
+                failing["data", _errno_name(part.log.storage_error)] += 1
+        s.offline_partitions = {"data": len(self.cluster.partitions.offline), "transaction": offline["transaction"],
+                                "group": offline["group"]}
+        s.failing_logs = dict(failing)
+
+
+def _errno_name(error: OSError) -> str:
+    return errno.errorcode.get(error.errno or 0, str(error.errno))

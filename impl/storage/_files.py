@@ -21,6 +21,7 @@ __all__ = [
     "DamagedFileError",
     "FileScan",
     "SyncLater",
+    "WriteNotDone",
     "atomic_write",
     "fsync_dir",
     "fsync_file",
@@ -94,16 +95,27 @@ def atomic_write(path: Path, data: bytes, *, tmp_suffix: str = ".tmp", later: Sy
     Write ``path`` + ``tmp_suffix``, fsync it, rename it over ``path``, fsync the directory (with ``later``: at
     ``later.sync()``; until then a crash may leave the old content). A leftover temp file means the crash happened
     before the rename: the original is intact and the temp file can be deleted.
+
+    A failure before the rename (a full disk while writing) removes the temp file and raises ``WriteNotDone``:
+    ``path`` is as it was.
     """
     tmp = path.with_name(path.name + tmp_suffix)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise WriteNotDone(e.errno, e.strerror, str(path)) from e
     fsync_dir(path.parent, later)
+
+
+class WriteNotDone(OSError):
+    """``atomic_write`` failed before its rename: the file keeps its old content (the temp file is removed)."""
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import errno
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -32,28 +33,27 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal
 
-from ._files import FileScan, SyncLater, atomic_write, fsync_dir, segment_name
+from ._files import FileScan, SyncLater, WriteNotDone, atomic_write, fsync_dir, segment_name
 from .batch import (
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
-    DecodeStop,
     LastValues,
     RecordBatch,
     StopReason,
     encode_batch,
     encode_new_batch,
 )
-from .compaction import CompactionPlan, compact_batch, plan_compaction
+from .compaction import CompactionPlan, CompactionReport, CompactionTally, compact_batch, plan_compaction
 from .recovery import (
     RECOVERY_POINT_FILE,
     LogCorruptedError,
     RecoveryReport,
     Segment,
+    read_partition_dir,
     read_recovery_point,
     recover,
-    segment_files,
 )
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "AppendInfo",
     "CompactionReport",
     "Durability",
+    "InjectedFault",
     "LogCorruptedError",
     "LogFailedError",
     "OffsetOutOfRangeError",
@@ -70,6 +71,7 @@ __all__ = [
     "read_partition_dir",
 ]
 
+_log = logging.getLogger(__name__)
 DEFAULT_SEGMENT_BYTES: Final = 100 << 20  # Kafka's default for both coordinator topics
 RECOVERY_POINT_INTERVAL_MS: Final = 60_000  # Kafka's log.flush.offset.checkpoint.interval.ms
 _COMPACTING_SUFFIX: Final = ".compacting"
@@ -82,6 +84,10 @@ def partition_dir_name(topic: str, partition: int) -> str:
 
 class LogFailedError(OSError):
     """An I/O error left the log in a state it could not repair in place; close it and reopen to recover."""
+
+
+class InjectedFault(OSError):
+    """A failure injected by ``fail_next_append``/``fail_next_flush`` (tests and the simulator)."""
 
 
 class OffsetOutOfRangeError(ValueError):
@@ -121,45 +127,6 @@ class AppendInfo:
     size_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionReport:
-    batches_before: int
-    batches_after: int
-    records_before: int
-    records_after: int
-    bytes_before: int
-    bytes_after: int
-    segments_rewritten: int
-    segments_deleted: int
-    first_unstable_offset: int
-
-
-@dataclass(slots=True)
-class _CompactionTally:
-    batches_before: int = 0
-    batches_after: int = 0
-    records_before: int = 0
-    records_after: int = 0
-    bytes_before: int = 0
-    bytes_after: int = 0
-    segments_rewritten: int = 0
-    segments_deleted: int = 0
-
-    def add(self, before: RecordBatch, size_before: int, after: RecordBatch | None, size_after: int) -> None:
-        self.batches_before += 1
-        self.records_before += len(before.records)
-        self.bytes_before += size_before
-        if after is not None:
-            self.batches_after += 1
-            self.records_after += len(after.records)
-            self.bytes_after += size_after
-
-    def report(self, first_unstable_offset: int) -> CompactionReport:
-        return CompactionReport(self.batches_before, self.batches_after, self.records_before, self.records_after,
-                                self.bytes_before, self.bytes_after, self.segments_rewritten, self.segments_deleted,
-                                first_unstable_offset)
-
-
 @dataclass(slots=True)
 class _Faults:
     """Injected failures (tests and the simulator): each fires once, raising ``OSError(EIO)``."""
@@ -192,6 +159,8 @@ class PartitionLog:
         self._faults = _Faults()
         self._failure: str | None = None
         self._checkpointed_ms = clock_ms()
+        self._storage_error: OSError | None = None
+        self.write_errors = 0  # appends, fsyncs and compactions that failed, since the log was opened
 
     # ------------------------------------------------------------------------------------------ open / recovery
 
@@ -305,17 +274,23 @@ class PartitionLog:
         if base_offset != self.log_end_offset:
             raise ValueError(f"a batch at offset {base_offset} cannot be appended at the log end {self.log_end_offset}")
         active = self._segments[-1]
-        if active.size > 0 and active.size + len(data) > self._segment_bytes:
-            self._roll()
-            active = self._segments[-1]
-        position = active.size
         try:
-            self._write(data)
-            if self._durability.mode == "per_batch":
-                self._fsync_active()
-        except OSError:
-            self._undo_write(position)
+            if active.size > 0 and active.size + len(data) > self._segment_bytes:
+                self._roll()
+                active = self._segments[-1]
+            position = active.size
+            try:
+                self._write(data)
+                if self._durability.mode == "per_batch":
+                    self._fsync_active()
+            except OSError:
+                self._undo_write(position)
+                raise
+        except OSError as e:
+            self._storage_failed(e, "append")
             raise
+        if self._storage_error is not None:
+            self._storage_recovered()
         active.note_batch(base_offset, last_offset, position, len(data))
         if self._durability.mode == "per_batch":
             self._durable_offset = last_offset + 1
@@ -333,7 +308,7 @@ class PartitionLog:
             written = min(faults.append_written_bytes, len(data))
             faults.append_written_bytes = None
             os.write(self._fd, data[:written])
-            raise OSError(errno.EIO, f"injected append failure after {written} of {len(data)} bytes")
+            raise InjectedFault(errno.EIO, f"injected append failure after {written} of {len(data)} bytes")
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view):]
@@ -393,7 +368,7 @@ class PartitionLog:
         assert self._fd is not None
         if self._faults.flush:
             self._faults.flush = False
-            raise OSError(errno.EIO, "injected fsync failure")
+            raise InjectedFault(errno.EIO, "injected fsync failure")
         os.fsync(self._fd)
 
     def flush(self) -> None:
@@ -405,7 +380,13 @@ class PartitionLog:
         self._check_usable()
         if self._durable_offset == self.log_end_offset:
             return
-        self._fsync_active()
+        try:
+            self._fsync_active()
+        except OSError as e:
+            self._storage_failed(e, "fsync")
+            raise
+        if self._storage_error is not None:
+            self._storage_recovered()
         self._durable_offset = self.log_end_offset
         self._pending_since_ms, self._pending_bytes = None, 0
         self._checkpoint_if_due()
@@ -431,6 +412,29 @@ class PartitionLog:
     def fail_next_flush(self) -> None:
         """Fault injection: the next fsync (``flush``, a per-batch ``append``, a segment roll) raises ``OSError``."""
         self._faults.flush = True
+
+    @property
+    def storage_error(self) -> OSError | None:
+        """The error of the last write or fsync of this log while they fail; None once one succeeds again."""
+        return self._storage_error
+
+    def _storage_failed(self, error: OSError, doing: str) -> None:
+        """An ERROR once per failing spell (not once per failed append: a full disk fails them all), with the
+        errno; then quiet until a write succeeds again. Injected faults (tests, the simulator) are DEBUG."""
+        self.write_errors += 1
+        if self._storage_error is None:
+            level = logging.DEBUG if isinstance(error, InjectedFault) else logging.ERROR
+            name = errno.errorcode.get(error.errno or 0, str(error.errno))
+            _log.log(level, "%s: %s failed (%s: %s); its appends fail (Produce answers KAFKA_STORAGE_ERROR, the "
+                     "coordinators NOT_COORDINATOR) until it can write again", self.path, doing, name,
+                     error.strerror or error)
+        self._storage_error = error
+
+    def _storage_recovered(self) -> None:
+        assert self._storage_error is not None
+        level = logging.DEBUG if isinstance(self._storage_error, InjectedFault) else logging.INFO
+        _log.log(level, "%s: writes succeed again (%d failed)", self.path, self.write_errors)
+        self._storage_error = None
 
     def _check_usable(self) -> None:
         if self._fd is None:
@@ -479,9 +483,10 @@ class PartitionLog:
         self.flush()
         plan = plan_compaction(self.read(), self.read(), log_end_offset=self.log_end_offset, now_ms=now_ms,
                                tombstone_retention_ms=tombstone_retention_ms)
-        tally = _CompactionTally()
+        tally = CompactionTally()
         last_offset = self.log_end_offset - 1
         kept: list[Segment] = []
+        i = 0
         try:
             for i, segment in enumerate(self._segments):
                 edge = i == 0 or i == len(self._segments) - 1
@@ -490,13 +495,19 @@ class PartitionLog:
                     kept.append(new)
             self._segments = kept
             self._reopen_active()
+        except WriteNotDone as e:  # (a full disk) segment i is as it was: the log stays usable, half compacted
+            self._segments = kept + self._segments[i:]
+            self._storage_failed(e, "compaction")
+            raise
         except BaseException as e:
             # The files are consistent (every step was an atomic rename), but this object's view of them is not.
             self._failure = f"compaction stopped midway ({e!r}); reopen the log"
+            if isinstance(e, OSError):
+                self._storage_failed(e, "compaction")
             raise
         return tally.report(plan.first_unstable_offset)
 
-    def _compact_segment(self, segment: Segment, plan: CompactionPlan, last_offset: int, tally: _CompactionTally,
+    def _compact_segment(self, segment: Segment, plan: CompactionPlan, last_offset: int, tally: CompactionTally,
                          *, keep_if_empty: bool) -> Segment | None:
         """Rewrite one segment; returns its new in-memory view, or None if the segment was deleted."""
         new = Segment(segment.base_offset, segment.path, next_offset=segment.base_offset)
@@ -538,6 +549,12 @@ class PartitionLog:
 
     # ------------------------------------------------------------------------------------------ close
 
+    def abandon(self, reason: str) -> None:
+        """Close without flushing or moving the recovery point: after a failed fsync what is pending may be lost,
+        and only a reopen (recovery) may say what is on disk."""
+        self._failure = reason
+        self.close()
+
     def close(self) -> None:
         """Flush pending appends and close; the file descriptor is closed even if the flush fails."""
         if self._fd is None:
@@ -556,29 +573,3 @@ class PartitionLog:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
-
-
-# ---------------------------------------------------------------------------------------------- reading a folder
-
-
-def read_partition_dir(path: str | os.PathLike[str],
-                       on_tail: Callable[[Path, DecodeStop], None] | None = None) -> Iterator[RecordBatch]:
-    """Read-only iteration over a partition folder, ours or a Kafka broker's, in offset order.
-
-    Only ``<20 digits>.log`` segments are read; ``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``,
-    ``leader-epoch-checkpoint`` and ``partition.metadata`` are ignored. A torn, zero-filled or damaged tail of the
-    last segment (a live, preallocated or crashed segment) ends iteration, and ``on_tail(segment, stop)`` hears where
-    and why; damage anywhere else raises ``LogCorruptedError``. Compressed batches are decompressed; a codec Kafka
-    does not define raises ``UnsupportedCompressionError``. Nothing is modified.
-    """
-    files = segment_files(Path(path))
-    for i, (_base, segment) in enumerate(files):
-        scan = FileScan(segment)
-        yield from scan
-        if scan.stop.reason is StopReason.END:
-            continue
-        if i != len(files) - 1:
-            raise LogCorruptedError(f"segment {segment} is damaged at position {scan.stop.position}: "
-                                    f"{scan.stop.reason.value} {scan.stop.detail}")
-        if on_tail is not None:
-            on_tail(segment, scan.stop)

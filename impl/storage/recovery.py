@@ -27,16 +27,16 @@ from __future__ import annotations
 import bisect
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from ._files import FileScan, SyncLater, fsync_dir, fsync_file, parse_segment_name, segment_name
-from .batch import LastValues, RecordBatch, StopReason, out_of_order
+from .batch import DecodeStop, LastValues, RecordBatch, StopReason, out_of_order
 
 __all__ = ["INDEX_INTERVAL_BYTES", "RECOVERY_POINT_FILE", "LogCorruptedError", "RecoveryReport", "Segment",
-           "read_recovery_point", "recover", "segment_files"]
+           "read_partition_dir", "read_recovery_point", "recover", "segment_files"]
 
 _log = logging.getLogger(__name__)
 INDEX_INTERVAL_BYTES: Final = 4096  # Kafka's index.interval.bytes: one sparse index entry per ~4 KiB
@@ -228,3 +228,26 @@ def recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, las
         recovery_point=recovery_point,
     )
     return segments, report
+
+
+def read_partition_dir(path: str | os.PathLike[str],
+                       on_tail: Callable[[Path, DecodeStop], None] | None = None) -> Iterator[RecordBatch]:
+    """Read-only iteration over a partition folder, ours or a Kafka broker's, in offset order.
+
+    Only ``<20 digits>.log`` segments are read; ``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``,
+    ``leader-epoch-checkpoint`` and ``partition.metadata`` are ignored. A torn, zero-filled or damaged tail of the
+    last segment (a live, preallocated or crashed segment) ends iteration, and ``on_tail(segment, stop)`` hears where
+    and why; damage anywhere else raises ``LogCorruptedError``. Compressed batches are decompressed; a codec Kafka
+    does not define raises ``UnsupportedCompressionError``. Nothing is modified.
+    """
+    files = segment_files(Path(path))
+    for i, (_base, segment) in enumerate(files):
+        scan = FileScan(segment)
+        yield from scan
+        if scan.stop.reason is StopReason.END:
+            continue
+        if i != len(files) - 1:
+            raise LogCorruptedError(f"segment {segment} is damaged at position {scan.stop.position}: "
+                                    f"{scan.stop.reason.value} {scan.stop.detail}")
+        if on_tail is not None:
+            on_tail(segment, scan.stop)

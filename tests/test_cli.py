@@ -139,6 +139,10 @@ def test_report_files_go_into_new_folders(tmp_path: Path) -> None:
     (["--set", "groups.initial_rebalance_delay_ms=abc"],
      "--set 'groups.initial_rebalance_delay_ms=abc': groups.initial_rebalance_delay_ms takes a value like 3000"),
     (["--durability", "group", "--group-commit-ms", "-1"], "Input should be greater than or equal to 0"),
+    (["--set", "server.queued_max_request_bytes=0"], "server.queued_max_request_bytes=0: must be positive"),
+    (["--set", "server.connections_max_idle_ms=-5"], "server.connections_max_idle_ms=-5: must be >= 0"),
+    (["--set", "server.max_connections=5"], "--set 'server.max_connections=5': server has no setting"),
+    (["--set", "bogus.x=1"], "with SECTION one of txn, groups, partitions, server"),
 ])
 def test_serve_refuses_bad_options_before_opening_anything(tmp_path: Path, args: list[str], message: str) -> None:
     code, out = run("serve", "--data-dir", str(tmp_path / "data"), *args)

@@ -54,6 +54,9 @@ class Snapshot:
     marker_stats: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, counter) -> value
     connections: dict[str, int] = field(default_factory=dict)  # node -> open connections
     closed_for_bad_input: dict[str, int] = field(default_factory=dict)  # node -> connections closed
+    closed_idle: dict[str, int] = field(default_factory=dict)  # node -> connections closed for idleness
+    request_bytes: int = 0  # bytes of requests read and not yet answered, all nodes (queued.max.request.bytes)
+    waiting_for_memory: int = 0  # connections not read until request memory frees
     owned_partitions: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, coordinator) -> partitions
     offline_partitions: dict[str, int] = field(default_factory=dict)  # data | transaction | group -> not started
     failing_logs: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, errno name) -> open logs
@@ -85,6 +88,12 @@ class _SnapshotCollector(Collector):
                      {(k,): v for k, v in s.connections.items()})
         yield _gauge("kcoord_connections_closed_for_bad_input", "Connections closed for bad input per node.",
                      ["node"], {(k,): v for k, v in s.closed_for_bad_input.items()})
+        yield _gauge("kcoord_connections_closed_idle", "Connections closed after connections.max.idle.ms without "
+                     "activity, per node.", ["node"], {(k,): v for k, v in s.closed_idle.items()})
+        yield _gauge("kcoord_request_bytes", "Bytes of requests read and not yet answered, all connections "
+                     "(bounded by queued.max.request.bytes).", [], {(): s.request_bytes})
+        yield _gauge("kcoord_connections_waiting_for_memory", "Connections not read until request memory frees.",
+                     [], {(): s.waiting_for_memory})
         yield _gauge("kcoord_coordinator_partitions_owned", "Coordinator partitions loaded per node.",
                      ["node", "coordinator"], s.owned_partitions)
         yield _gauge("kcoord_partitions_offline", "Partitions not started because their log is damaged where "

@@ -33,10 +33,11 @@ from ..runtime.trace import JsonlSink, ParquetSink, TraceSink
 from ..statemachine import MachineTable
 from .apis import node_registry
 from .broker import BrokerContext, Endpoint, ServedCluster, wait_for_event
-from .connection import ServerOptions, WireServer
+from .connection import ListenerSettings, ServerOptions, WireServer
 from .dispatch import Dispatcher
 from .frames import DEFAULT_MAX_FRAME_BYTES
 from .metrics import MetricsHttpServer, MetricsTap, ServerMetrics, Snapshot
+from .request_memory import RequestMemory
 
 __all__ = ("KcoordServer", "ServeOptions", "TraceFormat")
 
@@ -66,6 +67,7 @@ class ServeOptions:
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     cluster: ClusterConfig = field(default_factory=ClusterConfig)  # `nodes` above wins over cluster.nodes
     cluster_id: str = "kcoord"
+    listener: ListenerSettings = field(default_factory=ListenerSettings)  # idle timeout, request memory
 
     def __post_init__(self) -> None:
         if self.nodes < 1:
@@ -130,6 +132,7 @@ class KcoordServer:
         self._wake: asyncio.Event | None = None
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
+        self.request_memory: RequestMemory | None = None
         self.metrics.attach_snapshot(self.snapshot)
 
     # ------------------------------------------------------------------ lifecycle
@@ -161,11 +164,13 @@ class KcoordServer:
         options = self.options
         assert self.shared is not None
         advertised = options.advertised_host or options.host
+        memory = self.request_memory = RequestMemory(options.listener.queued_max_request_bytes)  # one for all nodes
         for node_id in range(options.nodes):
             port = options.port + node_id if options.port else 0
             registry = node_registry(BrokerContext(self.shared, node_id))
             server = WireServer(Dispatcher(registry), ServerOptions(host=options.host, port=port,
-                                                                    max_frame_bytes=options.max_frame_bytes))
+                                                                    max_frame_bytes=options.max_frame_bytes,
+                                                                    settings=options.listener), memory)
             await server.start()
             self.listeners[node_id] = server
             self.shared.endpoints[node_id] = Endpoint(node_id, advertised, server.address[1])
@@ -288,6 +293,7 @@ class KcoordServer:
             server = self.listeners.get(node.node_id)
             s.connections[label] = server.stats.connections_open if server is not None else 0
             s.closed_for_bad_input[label] = server.stats.closed_for_bad_input if server is not None else 0
+            s.closed_idle[label] = server.stats.closed_idle if server is not None else 0
             if not node.alive:
                 continue
             for shard in node.groups.runtime.shards.values():
@@ -308,6 +314,8 @@ class KcoordServer:
             s.owned_partitions[label, "group"] = len(node.groups.runtime.shards)
             s.owned_partitions[label, "transaction"] = len(node.txn.runtime.shards)
         s.groups, s.members, s.transactions = dict(groups), dict(members), dict(txns)
+        if self.request_memory is not None:
+            s.request_bytes, s.waiting_for_memory = self.request_memory.in_use_bytes, self.request_memory.waiting
         self._storage_health(s)
         return s
 

@@ -48,7 +48,7 @@ from kcoord.model import ir
 
 from ..argsolver import NONEMPTY, Avoid
 from ..explore import Context, single_key_candidates
-from ..reference import Fired
+from ..reference_model import Fired
 from .base import HELD_DURABILITY, Action, ClusterDriver, Key, Outcome, TraceRow, Values
 from .partitions import partition_producer_instances
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from served_cluster import free_port_block
 
 from kcoord.cmd_serve import demo_stage
+from kcoord.conformance.ports import free_port_block
 
 pytestmark = [pytest.mark.wire, pytest.mark.slow]
 

@@ -34,9 +34,10 @@ from .partition.types import PartitionConfig
 from .runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from .runtime.clock import Clock
 from .runtime.completion import Completion
+from .runtime.runtime import flush_together
 from .runtime.trace import Tracer, TraceSink
 from .storage._files import DamagedFileError
-from .storage.log import Durability, LogCorruptedError
+from .storage.log import Durability, LogCorruptedError, PartitionLog
 from .storage.partitioning import partition_for
 from .storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
 from .txn.config import TxnConfig
@@ -128,6 +129,15 @@ class Cluster:
         return sum(node.poll() for node in self.nodes)
 
     def flush(self) -> int:
+        """Every group commit to disk now: the logs with pending appends (data partitions and coordinator partitions
+        of every node) are fsynced side by side first, so they share the disk's flushes; then each component
+        completes what became durable (and meets any error)."""
+        pending: list[PartitionLog] = [p.log for p in self.partitions.partitions()
+                                       if p.log.durable_offset < p.log.log_end_offset]
+        for node in self.nodes:
+            if node.alive:
+                pending += node.txn.runtime.logs_to_flush() + node.groups.runtime.logs_to_flush()
+        flush_together(pending)
         self.partitions.flush()
         return sum(node.flush() for node in self.nodes)
 

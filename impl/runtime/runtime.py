@@ -11,6 +11,7 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +57,23 @@ def _flush_all(due: list[tuple[int, Shard]]) -> list[tuple[int, OSError]]:
     return [r for r in results if r is not None]
 
 
+def flush_together(logs: list[PartitionLog]) -> None:
+    """Fsync these logs side by side (their fsyncs then share the disk's flushes, as the journal commits concurrent
+    fsyncs together). A log whose flush fails keeps its pending data: its owner's own flush then meets the error and
+    handles it."""
+    if len(logs) <= 1:
+        return  # (one log: its owner flushes it)
+
+    def flush(log: PartitionLog) -> None:
+        with contextlib.suppress(OSError):
+            log.flush()
+
+    global _fsync_pool
+    if _fsync_pool is None:
+        _fsync_pool = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="kcoord-fsync")
+    list(_fsync_pool.map(flush, logs))
+
+
 @dataclass(slots=True)
 class _Loading:
     shard: Shard
@@ -82,6 +100,7 @@ class CoordinatorRuntime:
         self.cleaning = cleaning  # None: logs are never compacted while owned
         self._clean_bytes: dict[int, int] = {}  # partition -> log size after its last compaction (persisted)
         self._clean_retry_ms: dict[int, int] = {}  # partition -> no compaction before (one that could not write)
+        self._clean_checked: dict[int, int] = {}  # partition -> log end offset when a compaction was last not due
         self.storage_failed: dict[int, OSError] = {}  # partitions unloaded after a write they could not undo
         self.compactions: list[tuple[int, CompactionReport]] = []  # (partition, report), the most recent last
 
@@ -177,6 +196,7 @@ class CoordinatorRuntime:
         self.loading.pop(partition, None)
         self._clean_bytes.pop(partition, None)
         self._clean_retry_ms.pop(partition, None)
+        self._clean_checked.pop(partition, None)
         shard = self.shards.pop(partition, None)
         if shard is not None:
             shard.close()
@@ -204,10 +224,13 @@ class CoordinatorRuntime:
         for partition, shard in active:
             if partition not in self.shards:
                 continue
-            if shard.in_flight:
+            in_flight = shard.in_flight
+            if in_flight:
                 work += shard.complete_durable()
+                in_flight = shard.in_flight
             work += shard.timers.fire_due(now)
-            if self.cleaning is not None and not shard.in_flight:
+            if self.cleaning is not None and not in_flight \
+                    and self._clean_checked.get(partition) != shard.log.log_end_offset:
                 work += self._clean(partition, shard, now)
         return work
 
@@ -217,7 +240,10 @@ class CoordinatorRuntime:
         shard."""
         assert self.cleaning is not None
         clean_bytes = self._clean_bytes.get(partition, 0)
-        if not self.cleaning.due(shard.log.size_bytes, clean_bytes) or now_ms < self._clean_retry_ms.get(partition, 0):
+        if now_ms < self._clean_retry_ms.get(partition, 0):
+            return 0
+        if not self.cleaning.due(shard.log.size_bytes, clean_bytes):
+            self._clean_checked[partition] = shard.log.log_end_offset  # not again before the log grows
             return 0
         try:
             report = shard.log.compact(now_ms, tombstone_retention_ms=self.cleaning.tombstone_retention_ms)
@@ -238,6 +264,16 @@ class CoordinatorRuntime:
         self.compactions.append((partition, report))
         del self.compactions[:-100]
         return 1
+
+    def logs_to_flush(self) -> list[PartitionLog]:
+        """Group commit: the open batches appended, the logs holding appends not yet fsynced."""
+        out = []
+        for shard in self.shards.values():
+            if shard.in_flight:
+                shard.write_open()
+                if shard.log.durable_offset < shard.log.log_end_offset:
+                    out.append(shard.log)
+        return out
 
     def flush(self) -> int:
         """Force every group commit to disk now and complete what became durable."""

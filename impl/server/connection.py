@@ -160,6 +160,9 @@ class _ReadAhead:
             self._items.appendleft(_Closing(reason, bad_input=False))
             self._changed.notify_all()
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def drain(self) -> list[bytes]:
         """The frames still queued, removed (a closing connection gives their memory back)."""
         frames = [item for item in self._items if isinstance(item, bytes)]
@@ -364,6 +367,15 @@ class WireServer:
             return False
         self.stats.replies_sent += 1
         return True
+
+    def busy_connections(self) -> int:
+        """Connections answering a request now."""
+        return sum(1 for live in self._live.values() if live.busy)
+
+    def has_ready_frames(self) -> bool:
+        """A connection holds a request it has read and will dispatch at the next loop turn (it is not answering
+        another): the group commit waits for it (see `serve.py`)."""
+        return any(len(live.queue) and not live.busy for live in self._live.values())
 
     async def _reap_idle(self) -> None:
         """Close every connection idle for `connections_max_idle_ms` (Kafka's `connections.max.idle.ms`)."""

@@ -5,6 +5,13 @@ coordinator partition, bind node i to `port + i`, serve metrics; stop: close the
 cluster, the traces and the metrics endpoint; `stop_node`: a node crashes — its listener closes and its
 coordinator partitions fail over), and the cluster loop ("pump"): poll the cluster until it has no work left, then
 sleep until `cluster.next_deadline_ms()` (real `SystemClock` time) or until a handler submits work (`kick`).
+Group commit's flush (`Cluster.flush`: every log with pending appends fsynced side by side, so their fsyncs share the
+disk's flushes): a request that waits for one while it is the only request in progress and none is read and waiting
+flushes at once, in its own turn (`BrokerContext.wait`, `_alone`); otherwise the pump flushes right after each poll
+that did work, and after a turn that found none (a produce's append is not the coordinators' work): the writes of
+every handler that ran since the last flush (and of the timers and transaction markers) share that fsync, and the
+requests that arrive while it runs share the next. So a lone writer never waits the linger for company that is not
+coming, and writers that arrive together still share their fsyncs.
 Every cluster call happens on the loop's thread; handlers and the pump interleave only at `await` points.
 Durability: `ClusterConfig.durability` — fsync of every batch (default: nothing is acknowledged before it is on
 disk) or group commit.
@@ -151,7 +158,7 @@ class KcoordServer:
             cluster.start()
             _log.info("loaded %d coordinator partitions on %d node(s) in %.2fs from %s", len(cluster.owner),
                       options.nodes, time.perf_counter() - started, options.data_dir)
-            self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics)
+            self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics, alone=self._alone)
             await self._listen()
         except BaseException:  # a port in use, a damaged log: close what started (listeners, logs, traces, the
             with contextlib.suppress(Exception):  # lock) before raising the cause
@@ -241,6 +248,12 @@ class KcoordServer:
 
     # ------------------------------------------------------------------ the cluster loop
 
+    def _alone(self) -> bool:
+        """One request is being answered, by the whole server, and no other is read and waiting."""
+        servers = self.listeners.values()
+        return sum(server.busy_connections() for server in servers) <= 1 and \
+            not any(server.has_ready_frames() for server in servers)
+
     def kick(self) -> None:
         if self._wake is not None:
             self._wake.set()
@@ -254,9 +267,13 @@ class KcoordServer:
             try:
                 for _ in range(_POLLS_PER_TURN):
                     done = cluster.poll()
+                    if done:  # what this turn's handlers and timers wrote goes to disk together, now
+                        done += cluster.flush()
                     work += done
                     if done == 0:
                         break
+                if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
+                    work = cluster.flush()
             except Exception:
                 _log.exception("cluster poll failed")  # a coordinator bug; the server keeps answering
             self.shared.progress.notify()

@@ -63,6 +63,8 @@ BENCHES = (
           ("--seconds", "1", "--runs", "1")),
     Bench("server", "bench_server.py", "`kcoord serve`: heartbeats and transactions per second (issue 8)", (),
           ("--quick",)),
+    Bench("group_commit", "bench_group_commit.py",
+          "`kcoord serve`: group commit against fsync, 1, 8 and 32 producers (issue 28)", (), ("--quick",)),
 )
 
 

@@ -36,6 +36,7 @@ from .runtime.clock import Clock
 from .runtime.completion import Completion
 from .runtime.runtime import flush_together
 from .runtime.trace import Tracer, TraceSink
+from .seeded import NO_BUGS, SeededBug
 from .storage._files import DamagedFileError
 from .storage.log import Durability, LogCorruptedError, PartitionLog
 from .storage.partitioning import partition_for
@@ -60,7 +61,7 @@ class ClusterConfig:
     partitions: PartitionConfig = field(default_factory=PartitionConfig)
     durability: Durability | None = None  # None: fsync every batch (nothing acknowledged before it is on disk)
     cleaning: Cleaning | None = DEFAULT_CLEANING  # None: coordinator logs are never compacted
-    bug_kafka_17507: bool = False  # re-introduce KAFKA-17507 (the marker answered before offsets are materialised)
+    seeded_bugs: frozenset[SeededBug] = NO_BUGS  # re-introduced Kafka bugs (kcoord.conformance.bugs); none by default
 
 
 class Node:
@@ -74,11 +75,11 @@ class Node:
             data_dir=cluster.data_dir, clock=cluster.clock, router=cluster, node_id=node_id, tracer=tracer,
             producer_ids=ProducerIdManager(store_requester(cluster.block_store), clock_ms=cluster.clock.now_ms),
             config=config.txn, topic_exists=cluster.topic_exists, durability=config.durability,
-            cleaning=config.cleaning)
+            cleaning=config.cleaning, seeded_bugs=config.seeded_bugs)
         self.groups = GroupCoordinator(
             data_dir=cluster.data_dir, clock=cluster.clock, topics=cluster.describe_for_assignors,
             config=config.groups, tracer=tracer, node_id=node_id, durability=config.durability, verifier=cluster,
-            bug_kafka_17507=config.bug_kafka_17507, cleaning=config.cleaning)
+            seeded_bugs=config.seeded_bugs, cleaning=config.cleaning)
         self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
 
     def coordinator(self, kind: CoordinatorKind) -> TransactionCoordinator | GroupCoordinator:

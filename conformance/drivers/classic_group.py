@@ -137,9 +137,9 @@ class ClassicGroupDriver(ClusterDriver):
     forgotten = FORGOTTEN
     unreachable = UNREACHABLE
 
-    def __init__(self, *, workdir: Path | None = None, bug_kafka_17507: bool = False) -> None:
+    def __init__(self, *, workdir: Path | None = None) -> None:
         config = ClusterConfig(nodes=1, txn=TxnConfig(num_partitions=1, offsets_num_partitions=1),
-                               groups=group_config(), durability=HELD_DURABILITY, bug_kafka_17507=bug_kafka_17507)
+                               groups=group_config(), durability=HELD_DURABILITY)
         super().__init__(config, workdir=workdir, topics=TOPICS)
         self.groups = self.node.groups
         self.parked: list[tuple[Action, Completion[Any]]] = []

@@ -27,7 +27,9 @@ from ..runtime.completion import Completion
 from ..runtime.runtime import CoordinatorRuntime
 from ..runtime.shard import Change, Plan, Shard
 from ..runtime.trace import Tracer
+from ..seeded import NO_BUGS, SeededBug
 from ..storage.log import Durability
+from . import seeded
 from .classic import sync as classic_sync
 from .classic.group import ClassicTxn, after_load_over_capacity
 from .classic.join import join_group
@@ -81,13 +83,14 @@ class GroupCoordinator:
     def __init__(self, *, data_dir: Path, clock: Clock, topics: TopicDescriber | Mapping[str, Any],
                  config: GroupConfig | None = None, tracer: Tracer | None = None, node_id: int = 0,
                  durability: Durability | None = None, verifier: TxnVerifier | None = None,
-                 bug_kafka_17507: bool = False, materialize_hook: MaterializeHook | None = None,
-                 new_uuid: Callable[[], str] | None = None, segment_bytes: int = 100 * 1024 * 1024,
-                 cleaning: Cleaning | None = DEFAULT_CLEANING) -> None:
+                 materialize_hook: MaterializeHook | None = None, new_uuid: Callable[[], str] | None = None,
+                 segment_bytes: int = 100 * 1024 * 1024, cleaning: Cleaning | None = DEFAULT_CLEANING,
+                 seeded_bugs: frozenset[SeededBug] = NO_BUGS) -> None:
         config = config or GroupConfig()
-        self.ctx = Context(config=config, clock=clock, tables=Tables.load(), topics=describer_of(topics),
-                           verifier=verifier, bug_kafka_17507=bug_kafka_17507, materialize_hook=materialize_hook,
+        self.ctx = Context(config=config, clock=clock, tables=seeded.tables(Tables.load(), seeded_bugs),
+                           topics=describer_of(topics), verifier=verifier, materialize_hook=materialize_hook,
                            offsets_topic=OFFSETS_TOPIC)
+        self._marker_order = seeded.marker_order(seeded_bugs)
         if new_uuid is not None:
             self.ctx.new_uuid = new_uuid
         self.runtime = CoordinatorRuntime(topic=OFFSETS_TOPIC, data_dir=data_dir, clock=clock, tracer=tracer,
@@ -253,7 +256,7 @@ class GroupCoordinator:
             return
         state: GroupShardState = shard.spec  # type: ignore[assignment]
         settling = state.materializing.get(req.producer_id)
-        if settling is not None and not self.ctx.bug_kafka_17507:
+        if settling is not None:
             # the previous transaction's offsets are still being settled: this one waits (KAFKA-17507)
             settling.then(lambda _: self._txn_offset_commit(req, out))
             return
@@ -289,11 +292,12 @@ class GroupCoordinator:
             return out
         state: GroupShardState = shard.spec  # type: ignore[assignment]
         settling = state.materializing.get(marker.producer_id)
-        if settling is not None and not self.ctx.bug_kafka_17507:
+        if settling is not None:
             settling.then(lambda _: _chain(self._write_marker(marker, tp), out))
             return out
         done = shard.submit([("PartitionProducer", (state.topic_partition, marker.producer_id))],
-                            lambda: complete_transaction(self.ctx, shard, state, marker), when_pending="wait")
+                            lambda: complete_transaction(self.ctx, shard, state, marker, self._marker_order),
+                            when_pending="wait")
 
         def on_done(c: Completion[Any]) -> None:
             try:

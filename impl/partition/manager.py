@@ -355,7 +355,7 @@ class PartitionManager:
                 message = f"unable to verify the partition has been added to the transaction: {error}"
                 out.set(ProduceResult(Errors.NOT_ENOUGH_REPLICAS, error_message=message))
             elif error == Errors.PRODUCER_FENCED:
-                out.set(ProduceResult(Errors.INVALID_PRODUCER_EPOCH, error_message="the coordinator fenced this epoch"))
+                out.set(ProduceResult(Errors.INVALID_PRODUCER_EPOCH))  # Kafka 4.0.2 gives no message
             else:
                 verification = Verification(guard, confirmed=error == Errors.NONE)
                 self._answer(part, part.produce(batch, origin, verification), acks, out)

@@ -187,7 +187,8 @@ class GroupHandlers:
         members = tuple(build(
             member_type, member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
             member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
-            subscribed_topic_names=m.subscribed_topic_names, subscribed_topic_regex=None,
+            # Kafka 4.0 describes a member that subscribed without a regex with an empty string, not null
+            subscribed_topic_names=m.subscribed_topic_names, subscribed_topic_regex="",
             assignment=self._assignment(assignment_type, m.assignment),
             target_assignment=self._assignment(assignment_type, m.target_assignment)) for m in g.members)
         return build(group_type, error_code=code(g.error), error_message=g.message, group_id=g.group_id,

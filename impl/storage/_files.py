@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
-from .batch import BatchDecoder, BatchSpan, DecodeStop, LastValues, RecordBatch, StopReason
+from .batch import BatchSpan, DecodeStop, LastValues, RecordBatch, StopReason
+from .batch_decoder import BatchDecoder
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",

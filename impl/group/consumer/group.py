@@ -142,8 +142,6 @@ class ConsumerTxn:
         by anyone (the rows only intersect `held_in_group` with the target; see the report)."""
         owners = self.view.owners
         own: frozenset[str] = self.member(member_id)["held"]
-        if self.ctx.config.bug_kafka_16147:  # seeded bug: other members' holdings are not looked at
-            return own
         return own | frozenset(p for p in target if p in owners)
 
     # ------------------------------------------------------------ members

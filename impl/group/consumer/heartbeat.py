@@ -324,7 +324,8 @@ def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
     data = state.consumer.get(group_id)
     if inst is None or data is None:
         classic = shard.get("ClassicGroup", (group_id,))
-        return DescribedConsumerGroup(group_id, Errors.GROUP_ID_NOT_FOUND, message=group_not_found(
+        # Kafka 4.0 answers an empty state (not Dead) for a group it does not describe
+        return DescribedConsumerGroup(group_id, Errors.GROUP_ID_NOT_FOUND, state="", message=group_not_found(
             group_id, classic is not None and bool(classic["exists"]), "consumer"))
     names = ctx.names
     members = []

@@ -15,10 +15,10 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kcoord.impl.storage.batch import (
     ControlType,
     UnsupportedCompressionError,
-    decode_batches,
     encode_new_batch,
     end_txn_marker_entry,
 )
+from kcoord.impl.storage.batch_decoder import decode_batches
 from kcoord.impl.storage.log import (
     Durability,
     LogCorruptedError,

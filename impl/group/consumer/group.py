@@ -323,13 +323,14 @@ def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
 def member_metadata_after(r_member: ConsumerMember, *, instance_id: str | None, rack_id: str | None,
                           rebalance_timeout_ms: int, server_assignor: str | None, topics: tuple[str, ...] | None,
                           regex: str | None, client_id: str, client_host: str) -> ConsumerMember:
-    """ConsumerGroupMember.Builder's maybeUpdate*: a field the request leaves out keeps its value."""
+    """ConsumerGroupMember.Builder's maybeUpdate*: a field the request leaves out keeps its value. The subscribed
+    names are a set in Kafka (duplicates collapse), held sorted here as the record writes them."""
     return ConsumerMember(
         member_id=r_member.member_id,
         instance_id=instance_id if instance_id is not None else r_member.instance_id,
         rack_id=rack_id if rack_id is not None else r_member.rack_id,
         client_id=client_id, client_host=client_host,
-        subscribed_topic_names=topics if topics is not None else r_member.subscribed_topic_names,
+        subscribed_topic_names=tuple(sorted(set(topics))) if topics is not None else r_member.subscribed_topic_names,
         subscribed_topic_regex=regex if regex is not None else r_member.subscribed_topic_regex,
         server_assignor=server_assignor if server_assignor is not None else r_member.server_assignor,
         rebalance_timeout_ms=rebalance_timeout_ms if rebalance_timeout_ms != -1 else r_member.rebalance_timeout_ms)

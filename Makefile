@@ -1,5 +1,6 @@
 # kcoord — one command to install and run the main job (`make demo`), one to install and run every test (`make test`).
-# Installs Debian's graphviz and a Java 17 runtime when missing (root or sudo), and the pinned Python deps in .venv.
+# Installs Debian's graphviz, Java 17 (JDK) and Maven when missing (root or sudo), the pinned Python deps in .venv, and
+# Apache Kafka's jars (the reference broker, tools and Java client) from Maven Central into build/kafka (never committed).
 
 PYTHON ?= python3
 VENV   := .venv
@@ -7,16 +8,34 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup system-deps demo test test-fast lint gen lock clean bench
+.PHONY: all setup system-deps kafka demo test test-fast test-adversarial lint gen lock clean bench
 
 all: test
 
 system-deps:
-	@if ! command -v dot >/dev/null 2>&1 || ! java -version 2>&1 | grep -qE 'version "(17|18|19|2[0-9])'; then \
-	  echo "installing Debian packages: graphviz, openjdk-17-jre-headless"; \
+	@if ! command -v dot >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1 \
+	    || ! java -version 2>&1 | grep -qE 'version "(17|18|19|2[0-9])'; then \
+	  echo "installing Debian packages: graphviz, openjdk-17-jdk-headless, maven"; \
 	  $(SUDO) apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz openjdk-17-jre-headless >/dev/null; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz openjdk-17-jdk-headless maven \
+	    >/dev/null; \
 	fi
+
+# Apache Kafka, the reference peer (conformance/reference/pom.xml pins the release): copied with its dependencies from
+# Maven Central (or Maven's local cache) once, Maven's checksums checked (-C); a second make downloads nothing.
+KAFKA_POM   := conformance/reference/pom.xml
+KAFKA_LIBS  := build/kafka/libs
+KAFKA_STAMP := build/kafka/.fetched-stamp
+
+$(KAFKA_STAMP): $(KAFKA_POM)
+	$(MAKE) system-deps
+	@echo "fetching Apache Kafka $$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' $(KAFKA_POM)) jars into $(KAFKA_LIBS)"
+	rm -rf $(KAFKA_LIBS) && mkdir -p $(KAFKA_LIBS)
+	mvn -B -q -C -Dstyle.color=never -f $(KAFKA_POM) dependency:copy-dependencies \
+	  -DoutputDirectory=$(abspath $(KAFKA_LIBS))
+	touch $@
+
+kafka: $(KAFKA_STAMP)
 
 $(STAMP): pyproject.toml requirements.lock
 	$(MAKE) system-deps
@@ -26,7 +45,7 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) $(KAFKA_STAMP)
 
 demo: setup
 	$(BIN)/kcoord demo
@@ -34,6 +53,12 @@ demo: setup
 # the style guide's "ruff and mypy --strict clean" is part of the tests (14 s)
 test: lint
 	$(BIN)/python -m pytest -q
+
+# issue 28's fault and fuzz cases alone (media damage, full disk, damaged files, stalled/idle peers, nulls)
+ADVERSARIAL := tests/impl/test_media_damage.py tests/impl/test_damaged_metadata_files.py tests/impl/test_full_disk.py \
+	tests/server/test_connection_bounds.py tests/server/test_bad_input.py tests/server/test_cli.py tests/test_cli.py
+test-adversarial: setup
+	$(BIN)/python -m pytest -q -m adversarial $(ADVERSARIAL)
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -33,7 +33,7 @@ from kcoord.model.verify import MachineVerifier, Options
 
 from .argsolver import ArgSolver
 from .lockstep import Item, Observation
-from .reference import ReferenceMachine
+from .reference_model import ReferenceMachine
 
 COORDINATOR_MACHINES = ("Transaction", "ClassicGroup", "ConsumerGroup", "ConsumerGroupMember")
 PAIR_MACHINES = ("Transaction", "ClassicGroup")

@@ -31,7 +31,7 @@ from kcoord.model import ir
 from .argsolver import ArgSolver
 from .drivers.base import Action, Driver
 from .lockstep import Divergence, Item, Lockstep, StepReport
-from .reference import Fired, ReferenceMachine
+from .reference_model import Fired, ReferenceMachine
 
 Key = tuple[Any, ...]
 

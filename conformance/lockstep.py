@@ -26,7 +26,7 @@ from typing import Any
 from kcoord.model import ir
 
 from .drivers.base import Action, Driver, Key, Outcome, TraceRow
-from .reference import Fired, ReferenceError, ReferenceMachine
+from .reference_model import Fired, ReferenceError, ReferenceMachine
 
 
 class Divergence(AssertionError):

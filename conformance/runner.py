@@ -21,7 +21,7 @@ from kcoord.model.loader import bundled_machines
 from .drivers import driver_spec
 from .drivers.base import Action
 from .lockstep import Item, Lockstep, Observation, StepReport
-from .reference import ReferenceMachine
+from .reference_model import ReferenceMachine
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ from .drivers import driver_spec
 from .drivers.base import Action, Driver
 from .explore import Context
 from .lockstep import Lockstep, Observation
-from .reference import ReferenceMachine
+from .reference_model import ReferenceMachine
 from .runner import Session
 
 #: environment steps of each driver that get a rule of their own (their search hooks propose them)

@@ -13,6 +13,10 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import State as ConsumerGroupState
+from ..errors import Errors
+
 Protocols = tuple[tuple[str, bytes], ...]  # JoinGroup protocols: (name, metadata), in the client's preference order
 
 
@@ -174,7 +178,7 @@ class FetchedOffset:
     offset: int = -1
     leader_epoch: int = -1
     metadata: str = ""
-    error: str = "NONE"
+    error: str = Errors.NONE
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +218,7 @@ class DescribedGroup:
     with Kafka's message; the wire layer answers clients before DescribeGroups v6 with a Dead group instead."""
     group_id: str
     error: str
-    state: str = "Dead"
+    state: str = ClassicGroupState.Dead
     protocol_type: str = ""
     protocol: str = ""
     members: tuple[DescribedMember, ...] = ()
@@ -249,6 +253,7 @@ class ConsumerGroupHeartbeatRequest:
     topic_partitions: TopicIdPartitions | None = None  # owned partitions; None = not sent
     client_id: str = "client"
     client_host: str = "/127.0.0.1"
+    api_version: int = 1  # from v1 the client generates its member id (CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,13 +277,14 @@ class DescribedConsumerMember:
     subscribed_topic_names: tuple[str, ...]
     assignment: TopicIdPartitions
     target_assignment: TopicIdPartitions
+    subscribed_topic_regex: str | None = None  # as Kafka stores it ("" for a member without one)
 
 
 @dataclass(frozen=True, slots=True)
 class DescribedConsumerGroup:
     group_id: str
     error: str
-    state: str = "Dead"
+    state: str = ConsumerGroupState.Dead
     group_epoch: int = 0
     assignment_epoch: int = 0
     assignor: str = ""

@@ -3,20 +3,26 @@ run once they are durable.
 
 Owns: `PlanBuilder` (decisions are made on the instance as the earlier decisions of the same plan left it, so one
 request can fire several events in Kafka's order — JoinKnownMember then CompleteJoin, SyncGroup then
-AssignmentWritten), `enabled` (an internal event is fired only when a row of the spec enables it), and
-`is_check_row`.
+AssignmentWritten), `enabled` (an internal event is fired only when a row of the spec enables it),
+`is_check_row`, and how a handler's outcome reaches its caller: `settle` (answer a request once) and `raise_bugs`
+(work without a caller: our own bugs surface, protocol errors do not).
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..errors import IllegalStateError
+from ..errors import IllegalStateError, KafkaError
+from ..runtime.completion import Completion
 from ..runtime.shard import BatchAttributes, Change, Key, Plan, RecordBytes, Shard
 from ..statemachine import Decision, Instance, MachineTable, Row
+
+Checkpoint = tuple[int, int, int, dict[tuple[str, Key], Instance]]
+"""A PlanBuilder's place: how many changes, records and effects, and the instances as they were."""
 
 
 class PlanBuilder:
@@ -60,10 +66,10 @@ class PlanBuilder:
             return None
         return self.decide(table, key, event, args, record=record)
 
-    def checkpoint(self) -> tuple[int, int, int, dict[tuple[str, Key], Instance]]:
+    def checkpoint(self) -> Checkpoint:
         return len(self.changes), len(self.records), len(self.effects), dict(self._views)
 
-    def rollback(self, checkpoint: tuple[int, int, int, dict[tuple[str, Key], Instance]]) -> None:
+    def rollback(self, checkpoint: Checkpoint) -> None:
         """Forget everything decided, written and scheduled since `checkpoint` (a later decision refused the
         request: Kafka's handler throws and writes nothing)."""
         changes, records, effects, views = checkpoint
@@ -75,6 +81,14 @@ class PlanBuilder:
     def write(self, rec: RecordBytes) -> int:
         self.records.append(rec)
         return len(self.records) - 1
+
+    def attach(self, change: int, record: int) -> None:
+        """Make record `record` the one that describes change `change` (cross-checked when durable)."""
+        target = self.changes[change]
+        if target.decision.post is None:
+            raise IllegalStateError(f"{target.table.name}.{target.decision.event}: a rejection is described by no "
+                                    f"record")
+        self.changes[change] = replace(target, record=record)
 
     def write_for_last(self, rec: RecordBytes) -> int:
         """Write a record that describes the last decision (it is cross-checked against that decision's post-state
@@ -122,3 +136,15 @@ def is_check_row(row: Row) -> bool:
 
 def _key_fields(table: MachineTable, key: Key) -> dict[str, Any]:
     return dict(zip((name for name, _ in table.keys), key, strict=True))
+
+
+def settle(out: Completion[Any], value: Any) -> None:
+    """Answer `out` with `value` unless it was answered already (a parked request may be answered by another)."""
+    if not out.done:
+        out.set(value)
+
+
+def raise_bugs(done: Completion[Any]) -> None:
+    """A timer's work has no caller to answer: our own bugs surface (in `poll`), protocol errors do not."""
+    with contextlib.suppress(KafkaError):
+        done.result()

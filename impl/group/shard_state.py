@@ -2,9 +2,9 @@
 
 Owns: `GroupShardState`, the runtime's `ShardSpec` for `__consumer_offsets`: the side data of classic and KIP-848
 groups (`kcoord.impl.group.state`), the offsets (`OffsetStore`), the load path (`replay`, `replay_control`,
-`on_loaded`: every record type 0-8 and the transaction markers, §2.10 — a GroupMetadata value loads as Stable with
-members, else Empty) and `check_record`, which cross-checks each record written on the live path against the
-decision it describes.
+`on_loaded`: every record type 0-8, 16 (a regular expression's resolution) and the transaction markers, §2.10 — a
+GroupMetadata value loads as Stable with members, else Empty) and `check_record`, which cross-checks each record
+written on the live path against the decision it describes.
 Spec instances are installed on load with `Shard.install`, which installs a snapshot: a log read back may jump between
 states that are no edge of the table (Empty straight to Stable).
 Must not import: `kcoord.model`.
@@ -17,16 +17,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import State as ConsumerGroupState
+from .._generated.consumer_group_member import State as MemberState
+from .._generated.partition_producer import State as PartitionProducerState
+from ..assignors.server import TopicMetadata
 from ..errors import IllegalStateError
 from ..runtime.completion import Completion
 from ..runtime.shard import Change, RecordBytes, Shard
 from ..statemachine import Instance, MachineTable
 from ..storage import group_log_schema as schema
 from ..storage.batch import ControlType, RecordBatch, decode_end_txn_marker
+from .classic.protocol import subscribed_topics
 from .context import Context
-from .offset_store import OffsetEntry, OffsetStore
+from .offsets.store import OffsetEntry, OffsetStore
 from .records import MEMBER_STATE_BYTES, from_topic_partitions
-from .state import Assignment, ClassicGroupData, ClassicMember, ConsumerGroupData, ConsumerMember
+from .state import Assignment, ClassicGroupData, ClassicMember, ConsumerGroupData, ConsumerMember, ResolvedRegex
 
 MEMBER_STATES = {v: k for k, v in MEMBER_STATE_BYTES.items()}
 STATIC_LEAVE_EPOCH = -2
@@ -45,6 +51,7 @@ class _LoadedConsumerGroup:
     metadata: tuple[schema.TopicMetadata, ...] = ()
     members: dict[str, _LoadedMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)
+    resolved: dict[str, ResolvedRegex] = field(default_factory=dict)
 
 
 class GroupShardState:
@@ -58,6 +65,7 @@ class GroupShardState:
         self.consumer: dict[str, ConsumerGroupData] = {}
         self.offsets = OffsetStore()
         self.materializing: dict[int, Completion[str]] = {}  # producer id -> done when its offsets are settled
+        self.regex_refreshing: set[str] = set()  # consumer groups whose regular expressions are being resolved
         self._on_loaded = on_loaded
         self._classic_loaded: dict[str, Instance] = {}
         self._consumer_loaded: dict[str, _LoadedConsumerGroup] = {}
@@ -73,9 +81,9 @@ class GroupShardState:
             self._replay_offset(batch, key, value, offset)
         elif rtype == 2:
             self._replay_group_metadata(key, value)
-        elif rtype <= 8:
+        elif rtype <= 8 or rtype == 16:
             self._replay_consumer_group(rtype, key, value)
-        # share/streams group records (9+) are not ours: skipped, as a coordinator without them would
+        # share/streams group records (9-15, 17+) are not ours: skipped, as a coordinator without them would
 
     def _replay_offset(self, batch: RecordBatch, key: bytes, value: bytes | None, offset: int) -> None:
         decoded = fast_offset_commit(key, value, offset)
@@ -95,9 +103,9 @@ class GroupShardState:
             return
         self.offsets.put_pending(batch.producer_id, group, topic, partition, entry)
         producer = self._producer(batch.producer_id)
-        if producer["state"] != "Ongoing":
+        if producer["state"] != PartitionProducerState.Ongoing:
             producer["current_txn_first_offset"] = batch.base_offset
-        producer.update(state="Ongoing", producer_epoch=batch.producer_epoch, last_sequence=-1,
+        producer.update(state=PartitionProducerState.Ongoing, producer_epoch=batch.producer_epoch, last_sequence=-1,
                         last_timestamp_ms=batch.max_timestamp_ms)
 
     def replay_control(self, shard: Shard, batch: RecordBatch) -> None:
@@ -108,7 +116,7 @@ class GroupShardState:
                                   before_offset=rec.offset)
             producer = self._producer(batch.producer_id)
             same_epoch = producer["producer_epoch"] == batch.producer_epoch
-            producer.update(state="Known", producer_epoch=batch.producer_epoch,
+            producer.update(state=PartitionProducerState.Known, producer_epoch=batch.producer_epoch,
                             txn_coordinator_epoch=marker.coordinator_epoch, current_txn_first_offset=-1,
                             last_sequence=producer["last_sequence"] if same_epoch else -1,
                             last_timestamp_ms=batch.max_timestamp_ms)
@@ -152,9 +160,16 @@ class GroupShardState:
             else:
                 loaded.epoch = v.epoch  # type: ignore[union-attr]
         elif rtype == 4:
-            loaded.metadata = v.topics if v is not None else ()  # type: ignore[union-attr]
+            loaded.metadata = v.topics if v is not None else ()  # type: ignore[union-attr, assignment]
         elif rtype == 6:
             loaded.assignment_epoch = v.assignment_epoch if v is not None else -1  # type: ignore[union-attr]
+        elif rtype == 16:
+            assert isinstance(k, schema.ConsumerGroupRegularExpressionKey)
+            if v is None:
+                loaded.resolved.pop(k.regular_expression, None)
+            else:
+                assert isinstance(v, schema.ConsumerGroupRegularExpressionValue)
+                loaded.resolved[k.regular_expression] = ResolvedRegex(frozenset(v.topics), v.version, v.timestamp)
         elif rtype == 7:
             if v is None:
                 loaded.target.pop(str(member_id), None)
@@ -170,11 +185,15 @@ class GroupShardState:
             if v is None:
                 loaded.members.pop(member_id, None)
                 return
+            classic = v.classic_member_metadata
             member.metadata = ConsumerMember(
                 member_id=member_id, instance_id=v.instance_id, rack_id=v.rack_id, client_id=v.client_id,
                 client_host=v.client_host, subscribed_topic_names=tuple(v.subscribed_topic_names),
                 subscribed_topic_regex=v.subscribed_topic_regex, server_assignor=v.server_assignor,
-                rebalance_timeout_ms=v.rebalance_timeout_ms)
+                rebalance_timeout_ms=v.rebalance_timeout_ms,
+                classic_session_timeout_ms=None if classic is None else classic.session_timeout_ms,
+                classic_protocols=None if classic is None else tuple(
+                    (p.name, p.metadata) for p in classic.supported_protocols))
         else:
             member.current = v
 
@@ -218,15 +237,21 @@ class GroupShardState:
                 data.owners[p] = member_id
             if metadata.instance_id:
                 static_instances.add(metadata.instance_id)
-                if instance["state"] == "StaticLeft":
+                if instance["state"] == MemberState.StaticLeft:
                     static_left.add(metadata.instance_id)
-            if not (instance["state"] == "Stable" and instance["member_epoch"] == loaded.assignment_epoch):
+            if instance["state"] == MemberState.StaticLeft and member.current is not None:
+                data.left_states[member_id] = member.current.state
+            if not (instance["state"] == MemberState.Stable and instance["member_epoch"] == loaded.assignment_epoch):
                 unreconciled.add(member_id)
         data.target = {m: t for m, t in loaded.target.items() if t}
+        regexes = frozenset(data.regex_counts())
+        data.resolved = {r: v for r, v in loaded.resolved.items() if r in regexes}
+        classic_members = frozenset(m for m, meta in data.members.items() if meta.classic)
         instance = {**group_table.fresh({"group_id": group_id}), "group_epoch": loaded.epoch,
                     "assignment_epoch": max(loaded.assignment_epoch, 0), "members": frozenset(data.members),
                     "unreconciled": frozenset(unreconciled), "static_instances": frozenset(static_instances),
-                    "static_left": frozenset(static_left)}
+                    "static_left": frozenset(static_left), "regexes": regexes,
+                    "resolved": frozenset(data.resolved), "classic_members": classic_members}
         instance["state"] = derived_consumer_state(instance)
         shard.install(group_table, (group_id,), instance)
         self.consumer[group_id] = data
@@ -315,8 +340,6 @@ def classic_from_record(table: MachineTable, group_id: str,
             member_id=m.member_id, instance_id=m.group_instance_id, client_id=m.client_id, client_host=m.client_host,
             rebalance_timeout_ms=rebalance_timeout, session_timeout_ms=m.session_timeout,
             protocol_type=value.protocol_type, protocols=((protocol, m.subscription),), assignment=m.assignment)
-    from .classic_protocol import subscribed_topics
-
     data.subscribed_topics = subscribed_topics(value.protocol_type, protocol, data)
     members = frozenset(data.members)
     instance = {**table.fresh({"group_id": group_id}), "exists": True, "generation": value.generation,
@@ -324,7 +347,7 @@ def classic_from_record(table: MachineTable, group_id: str,
                 "members": members,
                 "static_members": frozenset(m for m, d in data.members.items() if d.instance_id),
                 "rebalance_timeout_ms": data.rebalance_timeout_ms(),
-                "state": "Stable" if members else "Empty"}
+                "state": ClassicGroupState.Stable if members else ClassicGroupState.Empty}
     return instance, data
 
 
@@ -332,14 +355,15 @@ def consumer_member_from_record(table: MachineTable, group_id: str, member_id: s
                                 current: schema.ConsumerGroupCurrentMemberAssignmentValue | None,
                                 names: Any) -> Instance:
     instance = table.fresh({"group_id": group_id, "member_id": member_id})
-    instance.update(instance_id=metadata.instance_id or "", rebalance_timeout_ms=metadata.rebalance_timeout_ms)
+    instance.update(instance_id=metadata.instance_id or "", rebalance_timeout_ms=metadata.rebalance_timeout_ms,
+                    classic=metadata.classic)
     if current is None:
         return instance
     assigned = names.to_set(from_topic_partitions(current.assigned_partitions))
     pending = names.to_set(from_topic_partitions(current.partitions_pending_revocation))
-    state = MEMBER_STATES.get(current.state, "Unknown")
+    state = MEMBER_STATES.get(current.state, MemberState.Unknown)
     if current.member_epoch == STATIC_LEAVE_EPOCH:
-        state = "StaticLeft"
+        state = MemberState.StaticLeft
     instance.update(state=state, member_epoch=current.member_epoch,
                     previous_member_epoch=current.previous_member_epoch, assigned=assigned,
                     pending_revocation=pending, held=assigned | pending)
@@ -349,22 +373,20 @@ def consumer_member_from_record(table: MachineTable, group_id: str, member_id: s
 def derived_consumer_state(group: Instance) -> str:
     """ConsumerGroup.maybeUpdateGroupState (the spec's invariant `derived_state`)."""
     if not group["members"]:
-        return "Empty"
+        return ConsumerGroupState.Empty
     if group["group_epoch"] > group["assignment_epoch"]:
-        return "Assigning"
-    return "Reconciling" if group["unreconciled"] else "Stable"
+        return ConsumerGroupState.Assigning
+    return ConsumerGroupState.Reconciling if group["unreconciled"] else ConsumerGroupState.Stable
 
 
-def _server_topic(topic: schema.TopicMetadata) -> Any:
-    from ..assignors.server import TopicMetadata
-
+def _server_topic(topic: schema.TopicMetadata) -> TopicMetadata:
     return TopicMetadata(topic.topic_id, topic.topic_name, topic.num_partitions)
 
 
 def _check_classic(post: Instance, key: schema.GroupKey, value: schema.GroupValue | None) -> None:
     if not isinstance(key, schema.GroupMetadataKey) or key.group != post["group_id"]:
         raise IllegalStateError(f"ClassicGroup {post['group_id']} described by {key!r}")
-    if post["state"] == "Dead":
+    if post["state"] == ClassicGroupState.Dead:
         if value is not None:
             raise IllegalStateError(f"ClassicGroup {key.group} is Dead but its record is no tombstone")
         return
@@ -392,8 +414,10 @@ def _check_consumer_group(post: Instance, key: schema.GroupKey, value: schema.Gr
         ok = value.epoch == post["group_epoch"]
     elif isinstance(key, schema.ConsumerGroupTargetAssignmentMetadataKey) and value is not None:
         ok = value.assignment_epoch == post["assignment_epoch"]  # type: ignore[union-attr]
+    elif isinstance(key, schema.ConsumerGroupRegularExpressionKey):
+        ok = (key.regular_expression in post["resolved"]) == (value is not None)
     else:
-        ok = value is None and post["state"] == "Dead"
+        ok = value is None and post["state"] == ConsumerGroupState.Dead
     if not ok or getattr(key, "group_id", None) != post["group_id"]:
         raise IllegalStateError(f"ConsumerGroup {post['group_id']} ({post['state']}, epoch {post['group_epoch']}, "
                                 f"assignment epoch {post['assignment_epoch']}) described by {key!r} = {value!r}")
@@ -402,7 +426,7 @@ def _check_consumer_group(post: Instance, key: schema.GroupKey, value: schema.Gr
 def _check_member(ctx: Context, post: Instance, key: schema.GroupKey, value: schema.GroupValue | None) -> None:
     if not isinstance(key, schema.ConsumerGroupCurrentMemberAssignmentKey) or key.member_id != post["member_id"]:
         raise IllegalStateError(f"member {post['member_id']} described by {key!r}")
-    if post["state"] == "Removed":
+    if post["state"] == MemberState.Removed:
         ok = value is None
     elif not isinstance(value, schema.ConsumerGroupCurrentMemberAssignmentValue):
         ok = False

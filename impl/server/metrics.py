@@ -7,7 +7,8 @@ Owns: `ServerMetrics` (one `CollectorRegistry` per server — no module-level re
   Assigning/Reconciling to Stable), transactions completed per result and timed out;
 - by a snapshot of the cluster taken at scrape time on the event loop (`Snapshot`): groups per type and state,
   members, transactions per state (ongoing = Ongoing), marker queues and the marker channel's counters,
-  connections, coordinator partitions owned; and the coordinator partition load times (`Cluster.load_listener`).
+  connections, coordinator partitions owned, partitions offline (a damaged log, a failed fsync) and logs whose
+  writes fail (a full disk); and the coordinator partition load times (`Cluster.load_listener`).
 `MetricsHttpServer` answers `GET /metrics` on the event loop, so a scrape never races the cluster's thread.
 Must not import: `kcoord.model`.
 """
@@ -26,6 +27,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import State as ConsumerGroupState
+from .._generated.transaction import Event as TxnEvent
+from .._generated.transaction import State as TxnState
 from ..runtime.trace import Row, TapSink, TraceSink
 
 __all__ = ("MetricsHttpServer", "MetricsTap", "ServerMetrics", "Snapshot")
@@ -36,9 +41,12 @@ _LATENCY_BUCKETS_S: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.
 _REBALANCE_BUCKETS_S: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 _LOAD_BUCKETS_S: Final = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0)
 _ACCEPTED: Final = frozenset({"transition", "stay"})
-_REBALANCING: Final = {"ClassicGroup": ("classic", frozenset({"PreparingRebalance"})),
-                       "ConsumerGroup": ("consumer", frozenset({"Assigning", "Reconciling"}))}
-_IDLE: Final = frozenset({"Empty", "Dead"})
+#: per group machine: its group type, the states of a rebalance, the state that ends one, the states that drop one
+_REBALANCING: Final = {
+    "ClassicGroup": ("classic", frozenset({ClassicGroupState.PreparingRebalance}), ClassicGroupState.Stable,
+                     frozenset({ClassicGroupState.Empty, ClassicGroupState.Dead})),
+    "ConsumerGroup": ("consumer", frozenset({ConsumerGroupState.Assigning, ConsumerGroupState.Reconciling}),
+                      ConsumerGroupState.Stable, frozenset({ConsumerGroupState.Empty, ConsumerGroupState.Dead}))}
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 
 
@@ -53,7 +61,12 @@ class Snapshot:
     marker_stats: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, counter) -> value
     connections: dict[str, int] = field(default_factory=dict)  # node -> open connections
     closed_for_bad_input: dict[str, int] = field(default_factory=dict)  # node -> connections closed
+    closed_idle: dict[str, int] = field(default_factory=dict)  # node -> connections closed for idleness
+    request_bytes: int = 0  # bytes of requests read and not yet answered, all nodes (queued.max.request.bytes)
+    waiting_for_memory: int = 0  # connections not read until request memory frees
     owned_partitions: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, coordinator) -> partitions
+    offline_partitions: dict[str, int] = field(default_factory=dict)  # data | transaction | group -> not started
+    failing_logs: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, errno name) -> open logs
 
 
 class _SnapshotCollector(Collector):
@@ -68,7 +81,7 @@ class _SnapshotCollector(Collector):
         yield _gauge("kcoord_transactions", "Transactional ids by state.", ["state"],
                      {(k,): v for k, v in s.transactions.items()})
         ongoing = GaugeMetricFamily("kcoord_transactions_ongoing", "Open transactions (state Ongoing).")
-        ongoing.add_metric([], s.transactions.get("Ongoing", 0))
+        ongoing.add_metric([], s.transactions.get(TxnState.Ongoing, 0))
         yield ongoing
         yield _gauge("kcoord_marker_queue_partitions", "Partitions waiting for a transaction marker, per node and "
                      "destination ('delayed': waiting for a retry back-off).", ["node", "destination"], s.marker_queue)
@@ -82,8 +95,21 @@ class _SnapshotCollector(Collector):
                      {(k,): v for k, v in s.connections.items()})
         yield _gauge("kcoord_connections_closed_for_bad_input", "Connections closed for bad input per node.",
                      ["node"], {(k,): v for k, v in s.closed_for_bad_input.items()})
+        yield _gauge("kcoord_connections_closed_idle", "Connections closed after connections.max.idle.ms without "
+                     "activity, per node.", ["node"], {(k,): v for k, v in s.closed_idle.items()})
+        yield _gauge("kcoord_request_bytes", "Bytes of requests read and not yet answered, all connections "
+                     "(bounded by queued.max.request.bytes).", [], {(): s.request_bytes})
+        yield _gauge("kcoord_connections_waiting_for_memory", "Connections not read until request memory frees.",
+                     [], {(): s.waiting_for_memory})
         yield _gauge("kcoord_coordinator_partitions_owned", "Coordinator partitions loaded per node.",
                      ["node", "coordinator"], s.owned_partitions)
+        yield _gauge("kcoord_partitions_offline", "Partitions not started because their log is damaged where "
+                     "recovery may not cut it (see the ERROR log), per kind (data | transaction | group).", ["kind"],
+                     {(k,): v for k, v in s.offline_partitions.items()})
+        yield _gauge("kcoord_logs_failing", "Open logs whose last write or fsync failed (a full disk: errno ENOSPC), "
+                     "per kind (data | transaction | group) and errno; each said once in an ERROR line. A coordinator "
+                     "partition unloaded after a failed fsync counts in kcoord_partitions_offline.",
+                     ["kind", "errno"], s.failing_logs)
 
 
 def _gauge(name: str, documentation: str, labels: list[str], values: dict[Any, int]) -> GaugeMetricFamily:
@@ -159,25 +185,25 @@ class ServerMetrics:
 
     def _transaction(self, row: Row) -> None:
         to_state = row["to_state"]
-        if to_state == "CompleteCommit" and row["from_state"] == "PrepareCommit":
+        if to_state == TxnState.CompleteCommit and row["from_state"] == TxnState.PrepareCommit:
             self.transactions.labels("commit").inc()
-        elif to_state == "CompleteAbort" and row["from_state"] == "PrepareAbort":
+        elif to_state == TxnState.CompleteAbort and row["from_state"] == TxnState.PrepareAbort:
             self.transactions.labels("abort").inc()
-        if row["event"] == "TimeoutExpired":
+        if row["event"] == TxnEvent.TimeoutExpired:
             self.timed_out.inc()
 
     def _rebalance(self, machine: str, row: Row) -> None:
-        group_type, rebalancing = _REBALANCING[machine]
+        group_type, rebalancing, stable, idle = _REBALANCING[machine]
         key = (group_type, str(row["key"]))
         to_state = row["to_state"]
         if to_state in rebalancing:
             self._rebalance_started_ms.setdefault(key, int(row["ts_ms"]))
-        elif to_state == "Stable":
+        elif to_state == stable:
             started = self._rebalance_started_ms.pop(key, None)
             if started is not None:
                 self.rebalances.labels(group_type).inc()
                 self.rebalance_seconds.labels(group_type).observe(max(int(row["ts_ms"]) - started, 0) / 1000)
-        elif to_state in _IDLE:
+        elif to_state in idle:
             self._rebalance_started_ms.pop(key, None)
 
 

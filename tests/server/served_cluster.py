@@ -9,13 +9,12 @@ milliseconds, not seconds) and `target_for`. Used by every module in tests/serve
 from __future__ import annotations
 
 import contextlib
-import random
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kcoord.conformance.ports import free_port_block, port_free
 from kcoord.conformance.wire.target import Target, Tuning
 from kcoord.impl.cluster import ClusterConfig
 from kcoord.impl.group.config import GroupConfig
@@ -40,42 +39,6 @@ def fast_cluster_config(**txn: Any) -> ClusterConfig:
         txn=TxnConfig(**{"abort_interval_ms": 1_000, **txn}),
         durability=Durability.group(2, 1 << 20),  # group commit: still nothing acknowledged before it is on disk
     )
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        # as asyncio's listeners do: connections of the previous run in TIME_WAIT do not block a restart
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def _ephemeral_range() -> tuple[int, int]:
-    """The range the kernel takes clients' local ports from (Linux's default when it cannot be read)."""
-    try:
-        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
-        return int(low), int(high)
-    except (OSError, ValueError):
-        return 32_768, 60_999
-
-
-def free_port_block(count: int, attempts: int = 200) -> int:
-    """The first of `count` consecutive free loopback ports (node i of a served cluster listens on port + i), outside
-    the ephemeral range: while a server restarts, the clients reconnecting to it take local ports from that range, and
-    one of them holding a listener's port (even connected to itself, TCP's simultaneous open) keeps the server from
-    binding it again."""
-    low, high = _ephemeral_range()
-    spans = [(lo, hi) for lo, hi in ((10_000, low - count), (high + 1, 65_000 - count)) if lo < hi]
-    rng = random.Random()
-    for _ in range(attempts):
-        lo, hi = rng.choice(spans)
-        first = rng.randrange(lo, hi)
-        if all(_port_free(first + i) for i in range(count)):
-            return first
-    raise RuntimeError(f"no block of {count} free loopback ports outside {low}..{high} after {attempts} attempts")
 
 
 class ServedCluster:
@@ -109,7 +72,7 @@ class ServedCluster:
         """Stop (flushing everything) and start again on the same ports and data directory."""
         self.stop()
         deadline = time.monotonic() + 10
-        while not all(_port_free(self.port + i) for i in range(self.nodes)):
+        while not all(port_free(self.port + i) for i in range(self.nodes)):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"ports {self.port}..{self.port + self.nodes - 1} still busy after the stop")
             time.sleep(0.05)

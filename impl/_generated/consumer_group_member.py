@@ -1221,16 +1221,23 @@ TRACE_SCHEMA = (
     ('group_id', 'string'),
     ('member_id', 'string'),
     ('arg_api_version', 'int16'),
+    ('arg_classic_assigned', 'list<string>'),
+    ('arg_classic_join', 'bool'),
+    ('arg_copied', 'int8'),
     ('arg_epoch', 'int32'),
+    ('arg_generation', 'int32'),
+    ('arg_group_epoch', 'int32'),
     ('arg_group_has_members', 'bool'),
     ('arg_held_in_group', 'list<string>'),
     ('arg_inherited', 'list<string>'),
+    ('arg_inherited_pending', 'list<string>'),
     ('arg_instance', 'string'),
     ('arg_member_given', 'bool'),
     ('arg_metadata_changed', 'bool'),
     ('arg_owned', 'list<string>'),
     ('arg_owned_given', 'bool'),
     ('arg_previous_epoch', 'int32'),
+    ('arg_protocol_ok', 'bool'),
     ('arg_rebalance_timeout', 'int32'),
     ('arg_record_assigned', 'list<string>'),
     ('arg_record_pending', 'list<string>'),
@@ -1238,6 +1245,7 @@ TRACE_SCHEMA = (
     ('arg_target', 'list<string>'),
     ('arg_target_epoch', 'int32'),
     ('arg_transactional', 'bool'),
+    ('arg_waiting', 'bool'),
     ('member_epoch', 'int32'),
     ('previous_member_epoch', 'int32'),
     ('assigned', 'list<string>'),
@@ -1245,13 +1253,15 @@ TRACE_SCHEMA = (
     ('held', 'list<string>'),
     ('instance_id', 'string'),
     ('rebalance_timeout_ms', 'int32'),
+    ('classic', 'bool'),
 )
 #: the coded columns of the typed files: column -> its names, in code order
 TRACE_CODES = {
     'kind': ('load', 'reject', 'stay', 'transition'),
-    'event': ('Heartbeat', 'Join', 'Leave', 'Load', 'OffsetCommit', 'OffsetFetch', 'RebalanceTimeout', 'ReplayUnknownState', 'SessionTimeout', 'StaticLeave'),
+    'event': ('ClassicHeartbeat', 'ClassicSync', 'ClassicTakeOver', 'ConvertedFromClassic', 'Heartbeat', 'Join', 'Leave', 'Load', 'OffsetCommit', 'OffsetFetch', 'RebalanceTimeout', 'Replaced', 'ReplayUnknownState', 'SessionTimeout', 'StaticLeave'),
     'from_state': ('Absent', 'Removed', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'),
     'to_state': ('Absent', 'Removed', 'Stable', 'StaticLeft', 'Unknown', 'UnreleasedPartitions', 'UnrevokedPartitions'),
+    'arg_copied': ('STABLE', 'UNKNOWN', 'UNRELEASED', 'UNREVOKED'),
 }
 
 

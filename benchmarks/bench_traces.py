@@ -1,7 +1,7 @@
 """Trace checking throughput: Spark and the Python reference checker on the same Parquet traces.
 
     .venv/bin/python -m benchmarks.bench_traces [--sizes 1e6,1e7,5e7] [--runs 3] [--python-max 5e7] [--json F]
-        [--no-floors | --floors-only] [--sim 1e6]
+        [--no-floors | --floors-only] [--sim 1e6] [--cli-sim 1e4] [--no-duckdb]
 
 Data: random valid traces of the Transaction machine (the largest guards and effects with a cross-key `monotonic`
 and a `within` property), generated once in Python (`--base` rows), then tiled with pyarrow to each size: every tile
@@ -13,8 +13,15 @@ separately; checked events/s exclude it. Beside the check, three Spark jobs that
 (`FLOORS`: read every column; read, then shuffle and sort by key and seq; pair each row with its key's previous row
 on a copy already bucketed and sorted by key, so with no shuffle and no sort at all) give the ceiling a Spark check
 has on this machine.
+Beside Spark, DuckDB (`duckdb_peer`: the illegal-transition, discontinuity and one-invariant checks, the Spark
+checker's own expression trees rendered in DuckDB's dialect) on the same files: the single-machine peer. Its counts
+are first compared with the Python checker's on mutated traces (the benchmark stops if they differ).
 Then both engines check one simulator run (`--sim` rows of `kcoord simulate` with every fault, Parquet): traces of
-five machines from the real coordinators, mostly transitions, with the cross-machine properties checked too.
+five machines from the real coordinators, mostly transitions, with the cross-machine properties checked too; and a
+small one (`--cli-sim` rows) is checked by `kcoord check-traces` as a user runs it, in a fresh process, with
+`--engine spark` and `--engine auto` (wall time including the interpreter's and Spark's start-up).
+Every figure is the median of `--runs` fresh processes; CPU seconds are the JVM's (Spark) or the process's (Python,
+DuckDB, with all their threads), so CPU-µs per event is robust to the machine's load (noted per row).
 Prints a markdown table; `run(quick)` returns the figures.
 """
 
@@ -37,6 +44,7 @@ MACHINE = "Transaction"
 ID_COLUMNS = ("producer_id", "previous_producer_id", "next_producer_id", "arg_new_producer_id", "arg_pid",
               "arg_expected_producer_id")
 ID_STRIDE = 10**12
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_base(folder: Path, rows: int, seed: int) -> Path:
@@ -168,7 +176,13 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         assert "Exchange" not in plan and "Sort [" not in plan, f"the clustered copy is shuffled or sorted:\n{plan}"
     cpu = _cpu_s(jvm_pid)
     started = time.monotonic()
-    if engine in FLOORS:
+    if engine == "duckdb":
+        from benchmarks.duckdb_peer import count
+
+        found = count(machines[MACHINE], os.path.join(path, MACHINE, "*.parquet"), threads=os.cpu_count())
+        result["rows"] = float(sum(pq_rows(f) for f in Path(path, MACHINE).glob("*.parquet")))
+        result["violations"] = float(sum(found.values()))
+    elif engine in FLOORS:
         assert spark is not None
         df = clustered if clustered is not None else spark.read.parquet(os.path.join(path, MACHINE))
         if engine == "spark-sort":
@@ -219,8 +233,8 @@ def _peak_rss_mb(pid: int) -> float:
 def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dict[str, float]:
     out = scratch / f"out-{engine}"
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, __file__, "--child", engine, str(path), str(out), scope]
-    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    cmd = [sys.executable, "-m", "benchmarks.bench_traces", "--child", engine, str(path), str(out), scope]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT)
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -229,22 +243,25 @@ def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dic
 
 def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: int = 20_000, seed: int = 1,
           scratch: Path | None = None, log: bool = True, floors: bool = True, sim: int = 0,
-          checks: bool = True) -> dict[str, Any]:
-    """Measure both engines at each size, then on `sim` simulator rows (0: not); returns the figures (one record per
-    size and engine)."""
+          checks: bool = True, duckdb: bool = True, cli_sim: int = 0) -> dict[str, Any]:
+    """Measure both engines (and the floors, and DuckDB) at each size, then on `sim` simulator rows and `cli_sim`
+    ones through the CLI (0: not); returns the figures (one record per size and engine)."""
     scratch = scratch or Path(tempfile.mkdtemp(prefix="bench-traces-"))
-    say = (lambda text: print(text, file=sys.stderr)) if log else (lambda text: None)
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if log else (lambda text: None)
     say(f"seed {seed}; scratch {scratch}")
     started = time.monotonic()
     base = make_base(scratch / "base", base_rows, seed)
     validate_tiling(base, scratch)
+    if duckdb:
+        validate_peer(scratch, seed)
     say(f"base traces: {base_rows} rows in {time.monotonic() - started:.1f} s")
     results: list[dict[str, Any]] = []
+    engines = (*(FLOORS if floors else ()), *(("spark", "python") if checks else ()), *(("duckdb",) if duckdb else ()))
     for size in sizes:
         data = scratch / f"data-{size}"
         shutil.rmtree(data, ignore_errors=True)
         tile(base, data, size)
-        for engine in (*(FLOORS if floors else ()), *(("spark", "python") if checks else ())):
+        for engine in engines:
             if engine == "python" and size > python_max:
                 results.append({"events": size, "engine": engine, "skipped": "above python_max"})
                 continue
@@ -261,7 +278,100 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
             results.append(record)
             say(table_row(record))
         shutil.rmtree(data, ignore_errors=True)
-    return {"machine": MACHINE, "cores": os.cpu_count(), "spark_runs": runs, "results": results}
+    cli = []
+    if cli_sim:
+        data = make_sim(scratch / "cli-sim", cli_sim, seed)
+        rows = sum(pq_rows(f) for f in data.rglob("*.parquet"))
+        for engine in ("spark", "auto", "python"):
+            record = _cli_record(rows, engine, [run_cli(engine, data, scratch) for _ in range(runs)])
+            cli.append(record)
+            say(cli_row(record))
+        shutil.rmtree(data, ignore_errors=True)
+    return {"machine": MACHINE, "cores": os.cpu_count(), "spark_runs": runs, "results": results, "cli": cli}
+
+
+def validate_peer(scratch: Path, seed: int) -> None:
+    """DuckDB's three named checks count what the Python reference checker finds, on traces with every mutation."""
+    import random
+
+    from benchmarks.duckdb_peer import NAMED_CHECKS, count
+    from kcoord.conformance.traces.checks import Spec
+    from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_parquet
+    from kcoord.conformance.traces.pycheck import check_paths
+    from kcoord.model.loader import bundled_machines
+
+    machine = bundled_machines()[MACHINE]
+    machines = {MACHINE: machine}
+    traces, _ = generate(machines, seed, Options(keys=40, rows=3_000))
+    rng = random.Random(seed)
+    for name in sorted(MUTATIONS):
+        for _ in range(5):
+            traces = {m: MUTATIONS[name](rows, Spec.of(machine), rng) for m, rows in traces.items()}
+    root = scratch / "peer"
+    write_parquet(traces, machines, str(root))
+    first = machine.invariants[0].name
+    expected = {c: 0 for c in NAMED_CHECKS}
+    for v in check_paths([str(root)], machines).violations:
+        if v.check in ("illegal_transition", "discontinuity") or (v.check == "invariant" and v.name == first):
+            expected[v.check] += 1
+    got = count(machine, str(root / MACHINE / "*.parquet"))
+    assert got == expected and all(expected.values()), f"DuckDB counts {got}, the Python checker {expected}"
+
+
+def run_cli(engine: str, path: Path, scratch: Path) -> dict[str, float]:
+    """`kcoord check-traces <path> --engine <engine>` in a fresh process: its wall time from exec to exit and its CPU
+    (its own and its children's: the driver JVM)."""
+    out = scratch / f"out-cli-{engine}"
+    shutil.rmtree(out, ignore_errors=True)
+    kcoord = str(Path(sys.executable).parent / "kcoord")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    log = scratch / f"cli-{engine}.log"
+    with log.open("w") as sink, subprocess.Popen([kcoord, "check-traces", str(path), "--engine", engine, "--out",
+                                                  str(out)], stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT) as cli:
+        jvm_cpu = _watch_children(cli)
+    wall = time.monotonic() - started
+    stderr = log.read_text(errors="replace")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert cli.returncode in (0, 1), stderr[-2000:]
+    chosen = next((line for line in stderr.splitlines() if line.startswith("engine: ")), f"engine: {engine}")
+    summary = json.loads((out / "summary.json").read_text())
+    own = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime  # the CLI's Python process
+    return {"wall_s": wall, "cpu_s": own + jvm_cpu,
+            "violations": float(summary.get("violations_total", 0)), "chosen": chosen,  # type: ignore[dict-item]
+            "load_avg": os.getloadavg()[0]}
+
+
+def _watch_children(parent: subprocess.Popen[bytes]) -> float:
+    """The CPU seconds of `parent`'s child processes (the driver JVM py4j starts: it is not waited for, so no
+    rusage counts it), sampled from /proc until `parent` exits; the last sample of each."""
+    last: dict[int, float] = {}
+    while parent.poll() is None:
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == parent.pid:
+                    last[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            except (OSError, IndexError, ValueError):  # (a process that ended meanwhile)
+                continue
+        time.sleep(0.5)
+    return sum(last.values())
+
+
+def _cli_record(rows: int, engine: str, measured: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"rows": rows, "engine": engine, "runs": len(measured),
+            "wall_s": statistics.median(r["wall_s"] for r in measured),
+            "cpu_s": statistics.median(r["cpu_s"] for r in measured), "violations": int(measured[0]["violations"]),
+            "chosen": measured[0]["chosen"], "load_avg": statistics.median(r["load_avg"] for r in measured)}
+
+
+CLI_HEADER = ["| simulator rows | kcoord check-traces | wall s incl. start-up (median) | CPU s | violations | "
+              "load avg |", "|---:|---|---:|---:|---:|---:|"]
+
+
+def cli_row(r: dict[str, Any]) -> str:
+    return (f"| {r['rows']:,} | --engine {r['engine']} ({r['chosen']}) | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
+            f"{r['violations']} | {r['load_avg']:.1f} |")
 
 
 def _record(size: int, engine: str, measured: list[dict[str, float]]) -> dict[str, Any]:
@@ -276,30 +386,32 @@ def _record(size: int, engine: str, measured: list[dict[str, float]]) -> dict[st
             "load_avg": statistics.median(r["load_avg"] for r in measured)}
 
 
-HEADER = ["| events | engine | check s (median) | events/s | CPU s | Spark start-up s | driver JVM peak MB | "
-          "Python peak MB | violations | load avg |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+HEADER = ["| events | engine | check s (median) | events/s | CPU s | CPU-µs/event | Spark start-up s | "
+          "driver JVM peak MB | Python peak MB | violations | load avg |",
+          "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 
 
 def table_row(r: dict[str, Any]) -> str:
     if "skipped" in r:
-        return f"| {r['events']:,} | {r['engine']} | not run ({r['skipped']}) | | | | | | | |"
-    on_spark = r["engine"] != "python"
+        return f"| {r['events']:,} | {r['engine']} | not run ({r['skipped']}) | | | | | | | | |"
+    on_spark = r["engine"] not in ("python", "duckdb")
     startup = f"{r['startup_s']:.1f}" if on_spark else ""
     jvm = f"{r['jvm_peak_mb']:,.0f}" if on_spark else ""
     engine = f"{r['engine']} (from disk, {r['spilled']} buckets)" if r.get("spilled") else r["engine"]
-    engine = FLOORS.get(engine, engine)
+    engine = {**FLOORS, "duckdb": "DuckDB: illegal transition + discontinuity + 1 invariant"}.get(engine, engine)
     if r.get("traces") == "simulator":
         engine += ", simulator traces (5 machines)"
     return (f"| {r['events']:,} | {engine} | {r['check_s']:.1f} | {r['events_per_s']:,.0f} | {r['cpu_s']:.0f} | "
+            f"{r['cpu_s'] * 1e6 / r['rows']:.2f} | "
             f"{startup} | {jvm} | {r['python_peak_mb']:,.0f} | {r['violations']} | {r['load_avg']:.1f} |")
 
 
 def run(quick: bool = False) -> dict[str, Any]:
     """The figures for `benchmarks/__main__.py`: quick = 50k events and 5k simulated, one Spark run; else 1M, 10M and
-    50M events and 1M simulated."""
+    50M events, 1M simulated and 10k simulated through the CLI."""
     if quick:
         return bench([50_000], runs=1, python_max=5e4, base_rows=2_000, log=False, floors=False, sim=5_000)
-    return bench([1_000_000, 10_000_000, 50_000_000], runs=3, sim=1_000_000)
+    return bench([1_000_000, 10_000_000, 50_000_000], runs=3, sim=1_000_000, cli_sim=10_000)
 
 
 def main() -> None:
@@ -318,6 +430,9 @@ def main() -> None:
     which.add_argument("--floors-only", action="store_true", help="only the Spark floors (no check, no simulator)")
     parser.add_argument("--sim", type=float, default=1e6, help="then both engines on this many rows of one "
                         "simulation (0: skip)")
+    parser.add_argument("--cli-sim", type=float, default=1e4, help="then `kcoord check-traces` with --engine spark, "
+                        "auto and python on this many rows of one simulation, wall time incl. start-up (0: skip)")
+    parser.add_argument("--no-duckdb", action="store_true", help="skip the DuckDB peer")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -326,12 +441,16 @@ def main() -> None:
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     figures = bench(sizes, args.runs, args.python_max, args.base, args.seed,
                     Path(args.scratch) if args.scratch else None, floors=not args.no_floors,
-                    sim=0 if args.floors_only else int(args.sim), checks=not args.floors_only)
+                    sim=0 if args.floors_only else int(args.sim), checks=not args.floors_only,
+                    duckdb=not args.no_duckdb, cli_sim=0 if args.floors_only else int(float(args.cli_sim)))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(f"\nTrace checking, {MACHINE} traces, {figures['cores']} cores (median of {args.runs} Spark runs; "
           f"Python checker once):\n")
     print("\n".join([*HEADER, *(table_row(r) for r in figures["results"])]))
+    if figures["cli"]:
+        print(f"\nA small simulator trace through the CLI (fresh process each, median of {args.runs}):\n")
+        print("\n".join([*CLI_HEADER, *(cli_row(r) for r in figures["cli"])]))
 
 
 if __name__ == "__main__":

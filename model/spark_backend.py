@@ -200,12 +200,14 @@ class SparkCompiler:
     def _literal(self, value: ir.PyValue, t: ir.Type) -> q.Expr:
         if isinstance(value, frozenset):
             element = t.element if isinstance(t, ir.SetType) else ir.STRING
-            items = sorted(code(element, v) if self.cols.coded and isinstance(element, ir.EnumType | ir.StateType)
-                           else v for v in value)  # type: ignore[type-var]
-            return q.ArrayOf(tuple(q.lit(v) for v in items), sql_element_type(element, self.cols.coded))
+            items: list[bool | int | str] = [v for v in value if isinstance(v, bool | int | str)]
+            assert len(items) == len(value), value  # (sets hold scalars)
+            if self.cols.coded and isinstance(element, ir.EnumType | ir.StateType):
+                items = [code(element, str(v)) for v in items]
+            return q.ArrayOf(tuple(q.lit(v) for v in sorted(items)), sql_element_type(element, self.cols.coded))
         if self.cols.coded and isinstance(t, ir.EnumType | ir.StateType) and isinstance(value, str):
             return q.lit(code(t, value))  # (a variable's default of an enum type)
-        return q.lit(value)  # type: ignore[arg-type]
+        return q.lit(value)
 
     def _set_literal(self, e: ir.SetLit) -> q.Expr:
         element = e.type.element if isinstance(e.type, ir.SetType) else ir.STRING

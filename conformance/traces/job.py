@@ -255,7 +255,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
     from kcoord.conformance.traces.sparkcheck import MachinePlan
     from kcoord.conformance.traces.sparkread import read_machine, read_unknown
 
-    spark = _session(config, spark)
+    spark = _session(config, spark, sources)
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
     folders = sorted({s.machine for s in sources})
     summary = Summary("spark")
@@ -297,12 +297,13 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
     return summary, shown
 
 
-def _session(config: Config, spark: Any) -> Any:
-    from kcoord.conformance.traces.session import active_session, local_session, tune
+def _session(config: Config, spark: Any, sources: Sequence[Source]) -> Any:
+    from kcoord.conformance.traces.session import SMALL_INPUT_ROWS, active_session, local_session, tune
 
     try:
-        spark = spark or active_session() or local_session(config.master,
-                                                            shuffle_partitions=config.shuffle_partitions)
+        spark = spark or active_session() or local_session(
+            config.master, shuffle_partitions=config.shuffle_partitions,
+            rows=estimated_rows(sources, SMALL_INPUT_ROWS + 1))
     except Exception as e:  # py4j's error carries the JVM's whole stack: its first line says what failed
         first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
         raise SparkUnavailable(f"cannot start Spark on --master {config.master}: {first.strip()}") from None

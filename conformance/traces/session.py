@@ -1,9 +1,9 @@
 """Starting the SparkSession the trace checker runs on: embedded and local by default, any master on request.
 
-Owns: the session settings the checker relies on (UI off for local runs, few shuffle partitions for small inputs,
-adaptive execution on, broadcast joins for the small spec tables, the driver's log level). It reads no argv and one
-environment variable, the one `spark-submit` sets for the driver it starts (so that the master is then the one
-given to `spark-submit`); the CLI passes the master in.
+Owns: the session settings the checker relies on (UI off for local runs, few shuffle partitions for small inputs, the
+local JVM's JIT by input size (`jit_options`), adaptive execution on, broadcast joins for the small spec tables, the
+driver's log level). It reads no argv and one environment variable, the one `spark-submit` sets for the driver it
+starts (so that the master is then the one given to `spark-submit`); the CLI passes the master in.
 Must not import: kcoord.cli.
 """
 
@@ -18,10 +18,14 @@ from . import under_spark_submit
 APP_NAME = "kcoord check-traces"
 
 
+#: inputs of at most this many rows start their JVM with C1 only (see `local_session`)
+SMALL_INPUT_ROWS = 1_000_000
+
+
 def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
-                  app_name: str = APP_NAME, driver_memory: str | None = None) -> SparkSession:
+                  app_name: str = APP_NAME, driver_memory: str | None = None, rows: int | None = None) -> SparkSession:
     """A SparkSession on `master` (`local[*]`, `spark://…`, `yarn`; None: the one `spark-submit` was given, else
-    `local[*]`); reuses a running one."""
+    `local[*]`); reuses a running one. `rows`: the input's size, when known (it chooses the JIT of a local JVM)."""
     builder = SparkSession.builder.appName(app_name)
     if master is None and not under_spark_submit():
         master = "local[*]"
@@ -29,14 +33,9 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
         builder = builder.master(master)
     if master is not None and master.startswith("local"):
         # Python workers (if any are ever started) must be this interpreter (our venv), not `python3` on PATH.
-        # The generated code of a machine's checks has methods over HotSpot's 8000-byte limit for JIT compilation;
-        # without -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. C2 spends most of a
-        # 1M-event check compiling those methods (a JFR recording: ~135 of 146 CPU-s). C1 only
-        # (-XX:TieredStopAtLevel=1) was tried: 1.6x faster at 300k events, about even at 1M (7,465 against 6,900
-        # events per CPU-s), and its slower code would lose on the large traces this job is for; not used.
         builder = (builder.config("spark.pyspark.python", sys.executable)
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.driver.extraJavaOptions", "-XX:-DontCompileHugeMethods"))
+                   .config("spark.driver.extraJavaOptions", jit_options(rows)))
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)
     if shuffle_partitions is not None:
@@ -48,6 +47,18 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
     session.sparkContext.setLogLevel("ERROR")
     tune(session)
     return session
+
+
+def jit_options(rows: int | None) -> str:
+    """The local JVM's JIT. The generated code of a machine's checks has methods over HotSpot's 8000-byte limit for
+    JIT compilation; without -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. C2 spends most
+    of a 1M-event check compiling those methods (a JFR recording: ~135 of 146 CPU-s), so a small input runs with C1
+    only (-XX:TieredStopAtLevel=1): 1.6x faster at 300k events, about even at 1M (7,465 against 6,900 events per
+    CPU-s), and on a 10k-row simulator trace 39.5 JVM CPU-s against 58.4 (issue 33); C2's faster code wins on the
+    large traces this job is for."""
+    if rows is not None and rows <= SMALL_INPUT_ROWS:
+        return "-XX:TieredStopAtLevel=1"
+    return "-XX:-DontCompileHugeMethods"
 
 
 #: Catalyst rules that copy alias definitions into every use (collapsing projections, pushing filters below them).

@@ -156,23 +156,26 @@ class MachinePlan:
     def legal(self) -> q.Expr:
         """The row's (from_state, event, to_state, row, kind) is in the table: as one number in a set of numbers."""
         n_rows = len(self.spec.rows) + 1
-        legal = sorted(self.tuple_code(self.state(a), self.event(e), self.state(b), r, self.kind(k))
+        legal = sorted(self.tuple_number(self.state(a), self.event(e), self.state(b), r, self.kind(k))
                        for a, e, b, r, k in self.spec.table)
         row_ok = q.and_(q.binary(">=", q.col("row"), q.lit(-1)), q.binary("<", q.col("row"), q.lit(n_rows - 1)))
         number = self.tuple_code(q.col("from_state"), q.col("event"), q.col("to_state"), q.col("row"),
                                  q.col("kind"))
-        return q.and_(row_ok, q.In(number, tuple(q.lit(v) for v in legal)))  # type: ignore[arg-type]
+        return q.and_(row_ok, q.In(number, tuple(q.lit(v) for v in legal)))
 
-    def tuple_code(self, a: q.Expr | int, e: q.Expr | int, b: q.Expr | int, r: q.Expr | int,
-                   k: q.Expr | int) -> q.Expr | int:
-        states, events, rows = len(self.m.states), len(codes(self.m)["event"]), len(self.spec.rows) + 1
-        if all(isinstance(x, int) for x in (a, e, b, r, k)):
-            return (((int(a) * events + int(e)) * states + int(b)) * rows + int(r) + 1) * 4 + int(k)  # type: ignore
-        terms: list[q.Expr] = [x if isinstance(x, q.Expr) else q.lit(x) for x in (a, e, b, r, k)]
-        out = terms[0]
-        for x, width in zip(terms[1:4], (events, states, rows), strict=True):
+    def widths(self) -> tuple[int, int, int]:
+        return len(codes(self.m)["event"]), len(self.m.states), len(self.spec.rows) + 1
+
+    def tuple_number(self, a: int, e: int, b: int, r: int, k: int) -> int:
+        """(from_state, event, to_state, row, kind) codes as one number (`tuple_code` computes it from a row)."""
+        events, states, rows = self.widths()
+        return (((a * events + e) * states + b) * rows + r + 1) * 4 + k
+
+    def tuple_code(self, a: q.Expr, e: q.Expr, b: q.Expr, r: q.Expr, k: q.Expr) -> q.Expr:
+        out = a
+        for x, width in zip((e, b, r), self.widths(), strict=True):
             out = q.binary("+", q.binary("*", out, q.lit(width)), x)
-        return q.binary("+", q.binary("*", q.binary("+", out, q.lit(1)), q.lit(4)), terms[4])
+        return q.binary("+", q.binary("*", q.binary("+", out, q.lit(1)), q.lit(4)), k)
 
     def spec_row_ok(self) -> q.Expr:
         """The row's index names a spec row with the row's event and kind."""
@@ -210,9 +213,7 @@ class MachinePlan:
         """The pre-state (`pre_state`, `pre_<var>`), `fresh`, `pre_known`, the effective `pending`, `pos`."""
         s = self.spec
         p_to = q.col("p_to_state")
-        fresh = q.or_(q.binary("<", q.col("seq"), q.lit(0)), q.IsNull(p_to), q.in_(p_to, self.states(s.final_states)),
-                      q.and_(q.in_(p_to, self.states(s.terminal_states)),
-                             q.eq(q.col("from_state"), q.lit(self.state(s.initial)))))
+        fresh = self.fresh()
 
         def value(fresh_value: q.Expr, previous: q.Expr) -> q.Expr:
             return q.case([(q.not_(q.col("pre_known")), q.NULL), (q.col("fresh"), fresh_value)], previous)
@@ -227,6 +228,13 @@ class MachinePlan:
         return df.selectExpr("*", q.sql(q.Aliased(fresh, "fresh")), q.sql(q.Aliased(known, "pre_known"))) \
             .selectExpr("*", *(q.sql(p) for p in pre), q.sql(q.Aliased(pending, "eff_pending")),
                         q.sql(q.Aliased(pos, "pos")))
+
+    def fresh(self) -> q.Expr:
+        """The row starts an instance: no previous row (or a negative seq), or the previous one ended it."""
+        s, p_to = self.spec, q.col("p_to_state")
+        return q.or_(q.binary("<", q.col("seq"), q.lit(0)), q.IsNull(p_to), q.in_(p_to, self.states(s.final_states)),
+                     q.and_(q.in_(p_to, self.states(s.terminal_states)),
+                            q.eq(q.col("from_state"), q.lit(self.state(s.initial)))))
 
     def gate(self) -> q.Expr:
         """The rows whose guard, effects, frame and steps count: accepted, of a matching spec row, pre-state known."""
@@ -456,6 +464,7 @@ class MachinePlan:
         label = q.pick([self.spec.rows[i].label for i in range(len(self.spec.rows))], q.col("row"))
         reasons = self.discontinuity_reasons()
         discontinuity = q.fn("concat_ws", q.lit("; "), *(q.when(c, m) for c, m in reasons))
+        out: list[tuple[q.Expr, str, q.Expr, q.Expr]]
         out = [(flag["illegal_transition"], "illegal_transition", q.lit(""), q.concat(
             self.name_of("from_state"), " --", self.name_of("event"), "#", q.text(q.col("row")), " (",
             self.name_of("kind"), ")--> ", self.name_of("to_state"), " is not in the table")),
@@ -495,7 +504,7 @@ class MachinePlan:
         """Where a row check points (the Python twin is `checks.row_check_location`)."""
         rows = [self.spec.rows[i].location for i in range(len(self.spec.rows))]
         machine = q.lit(location(self.m.span))
-        props = {x.name: location(x.span) for x in (*self.m.invariants, *self.m.steps)}
+        props = {x.name: location(x.span) for x in self.m.invariants} | {x.name: location(x.span) for x in self.m.steps}
         events = codes(self.m)["event"]
         event_at = {e.name: location(e.span) for e in self.m.events}
         check, name = q.nested("_v", "check"), q.nested("_v", "name")

@@ -95,7 +95,7 @@ def typed_columns(m: ir.Machine) -> list[tuple[str, T.DataType]]:
     """The columns the Spark checks read, in order (`readers.columns` without `machine`)."""
     coded = codes(m)
     sets = _set_types(m)
-    out = []
+    out: list[tuple[str, T.DataType]] = []
     for name, typ in columns(m):
         if name == "machine":
             continue

@@ -73,6 +73,7 @@ class _MachineChecker:
         self.events: list[ir.Event] = []
         self.rows = _Rows()
         self.rows_incomplete = False  # a row failed to check: structural checks would only repeat that error
+        self.writes_spans: list[Span] = []  # every `writes` clause (they need a `persist` declaration)
 
     # ------------------------------------------------------------ driver
 
@@ -112,12 +113,14 @@ class _MachineChecker:
         if self.structure and not self.rows_incomplete:
             self._structure()
         self._conflicts()  # compares only rows that checked, so it is meaningful even after other errors
+        persist = self._persist(_of(members, s.PersistDecl))
         return ir.Machine(
             name=self.syn.name.text, kind=self.kind, doc=self.syn.doc, path=self.syn.path,
             source_sha256=source_sha256, keys=tuple(self.keys), enums=tuple(self.sym.enums.values()),
             variables=tuple(self.variables), states=tuple(self.states), events=tuple(self.events),
             transitions=tuple(self.rows.transitions), rejections=tuple(self.rows.rejections),
             invariants=tuple(invariants), steps=tuple(steps), traces=tuple(traces), span=self.syn.span,
+            persist=persist,
         )
 
     # ------------------------------------------------------------ small helpers
@@ -470,12 +473,21 @@ class _MachineChecker:
         if not target_ok or not answer_ok or any(g is None for g in guards) or effects is None:
             self.rows_incomplete = True
             return
+        for repeated in clause.writes[1:]:
+            self.diags.error(repeated, "`writes` is given twice")
+        if clause.writes and not stay and self._state_named(clause.target.text).pending \
+                and not self._state_named(clause.target.text).final:
+            self.diags.error(clause.writes[0], f"'{clause.target.text}' is a pending-only state, never written: a "
+                                               "transition into it cannot write a record (the one that leaves it does)")
         local = ir.conj([g for g in guards if g is not None])
         self.rows.transitions.append(ir.Transition(
             index=self.rows.index(), event=event, sources=sources, target=None if stay else clause.target.text,
             guard=ir.conj([*checks, local]), local_guard=local, effects=effects, choice=clause.choice,
             doc=clause.doc, span=clause.span, answer=answer, answer_code=answer_code,
-            condition_text=_join_conditions([self._text(g.span) for g in clause.guards])))
+            condition_text=_join_conditions([self._text(g.span) for g in clause.guards]),
+            writes=bool(clause.writes)))
+        if clause.writes:
+            self.writes_spans.append(clause.writes[0])
 
     def _no_final_sources(self, sl: s.StateList | None, what: str) -> None:
         if sl is None or sl.every:
@@ -533,6 +545,47 @@ class _MachineChecker:
                 continue
             effects.append(ir.Effect(name, value, e.span))
         return tuple(effects) if ok else None
+
+    # ------------------------------------------------------------ persistence
+
+    def _persist(self, decls: list[s.PersistDecl]) -> ir.Persist | None:
+        """The `persist` declaration (at most one); `writes` clauses need it, and it needs at least one of them."""
+        for extra in decls[1:]:
+            self.diags.error(extra.span, f"a machine has one `persist` declaration (already declared at "
+                                         f"{decls[0].span})")
+        if not decls:
+            for span in self.writes_spans:
+                self.diags.error(span, "`writes` needs a `persist` declaration naming the record and the variables "
+                                       "it carries (see spec/README.md, persistence)")
+            return None
+        decl = decls[0]
+        fields: list[str] = []
+        ok = True
+        seen: dict[str, Span] = {}
+        for ident in decl.fields:
+            if ident.text in seen:
+                self.diags.error(ident.span, f"'{ident.text}' is listed twice (first at {seen[ident.text]})")
+                ok = False
+                continue
+            seen[ident.text] = ident.span
+            if ident.text == "state" or ident.text in self.sym.variables:
+                fields.append(ident.text)
+            elif ident.text in self.sym.keys:
+                self.diags.error(ident.span, f"key field '{ident.text}' is the record's key, not a field of its "
+                                             "value: list only variables (and `state`)")
+                ok = False
+            elif ident.text not in self.sym.lost:
+                message, _ = unknown_name_message("variable", ident.text, self.sym.variables)
+                self.diags.error(ident.span, message)
+                ok = False
+        if not self.writes_spans and not self.rows_incomplete:
+            self.diags.error(decl.span, f"no transition writes {decl.record.text}: mark the transitions that write it "
+                                        "with `writes`")
+            ok = False
+        if not ok:
+            return None
+        variables = tuple(v.name for v in self.variables if v.name in fields)
+        return ir.Persist(decl.record.text, variables, "state" in fields, decl.doc, decl.span)
 
     # ------------------------------------------------------------ properties
 

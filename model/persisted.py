@@ -121,7 +121,7 @@ class Deriver:
         self.m = machine
         self.persist = machine.persist
         self.depth = depth
-        self.enc = Encoder(machine)
+        self.enc = Encoder(machine, tag="derive")  # a fixed name: the same spec derives the same bytes
         self.timeout_ms = timeout_ms
         self.final = {s.name for s in machine.states if s.final}
         probe = self.enc.frame("@0")
@@ -154,12 +154,14 @@ class Deriver:
         if self._check(body) == z3.unsat:
             return []  # the path cannot be taken
         within = (start, f.target, tombstone)
+        minimal = [kept for case in self._cases(body)
+                   for conjuncts in self._dnf(self._eliminate(case, f.unknowns), within)
+                   if (kept := self._minimal(conjuncts, within)) is not None]
         found: list[tuple[ir.Expr, ...]] = []
-        for case in self._cases(body):
-            for conjuncts in self._dnf(self._eliminate(case, f.unknowns), within):
-                atoms = self._atoms(conjuncts, within)
-                if atoms is not None and atoms not in found:
-                    found.append(atoms)
+        for kept in self._expanded(minimal, within) if minimal else []:
+            atoms = self._atoms(kept)
+            if atoms not in found:
+                found.append(atoms)
         label = path_label(rows)
         return [Clause(label, tuple(t.index for t in rows), start, f.target, tombstone, atoms) for atoms in found]
 
@@ -254,16 +256,27 @@ class Deriver:
         return out
 
     def _invariants(self, state: str, values: dict[str, z3.ExprRef]) -> list[z3.BoolRef]:
-        """The invariants that read only what a record carries, on one record in `state`."""
-        hidden = {v.name: z3.FreshConst(self.enc.sort(v.type)) for v in self.m.variables
+        """What the invariants say about one record in `state`: the invariants with the unwritten variables
+        eliminated (z3's qe; exact), or, when that fails, their conjuncts that read only what the record carries."""
+        tag = "@1" if values is self.v1 else "@2"  # named, never fresh: z3's answers depend on names (determinism)
+        hidden = {v.name: self.enc.const(f"{v.name}{tag}hidden", v.type) for v in self.m.variables
                   if v.name not in self.persist.fields}
         frame = Frame(self.enc.state_values[state], {**hidden, **values}, self.keys)
+        terms = [self.enc.expr(i.expr, frame) for i in self.m.invariants]
+        bounds = [self.enc._in_range(hidden[v.name], v.type) for v in self.m.variables
+                  if v.name in hidden and isinstance(v.type, ir.IntType)]
+        goal = z3.Goal(ctx=self.enc.ctx)
+        goal.add(z3.Exists(list(hidden.values()), self.enc.all_of([*bounds, *terms])) if hidden
+                 else self.enc.all_of(terms))
+        projected = z3.Tactic("qe", ctx=self.enc.ctx)(goal).as_expr()
+        if not _has_quantifier(projected):
+            return [projected]
         out = []
-        for inv in self.m.invariants:
-            names = {n.name for n in ir.walk(inv.expr) if isinstance(n, ir.VarRef)}
-            stateful = any(isinstance(n, ir.StateRef) for n in ir.walk(inv.expr))
+        for part in (c for inv in self.m.invariants for c in ir.conjuncts(inv.expr)):
+            names = {n.name for n in ir.walk(part) if isinstance(n, ir.VarRef)}
+            stateful = any(isinstance(n, ir.StateRef) for n in ir.walk(part))
             if names <= set(self.persist.fields) and (self.persist.state or not stateful):
-                out.append(self.enc.expr(inv.expr, frame))
+                out.append(self.enc.expr(part, frame))
         return out
 
     def _dnf(self, formula: z3.BoolRef, within: tuple[str, str, bool]) -> list[list[z3.BoolRef]]:
@@ -306,9 +319,9 @@ class Deriver:
             return out
         return [[f]]
 
-    def _atoms(self, conjuncts: list[z3.BoolRef], within: tuple[str, str, bool]) -> tuple[ir.Expr, ...] | None:
-        """The conjuncts that neither the context nor the other conjuncts imply, in spec terms; None when the
-        conjunction contradicts the context."""
+    def _minimal(self, conjuncts: list[z3.BoolRef], within: tuple[str, str, bool]) -> list[z3.BoolRef] | None:
+        """The conjuncts that neither the context nor the other conjuncts imply; None when the conjunction
+        contradicts the context."""
         if self._check(conjuncts, within) == z3.unsat:
             return None
         kept = [c for c in conjuncts if self._check([z3.Not(c)], within) != z3.unsat]
@@ -319,6 +332,32 @@ class Deriver:
                 kept = others
             else:
                 i += 1
+        return kept
+
+    def _expanded(self, conjunctions: list[list[z3.BoolRef]], within: tuple[str, str, bool]
+                  ) -> list[list[z3.BoolRef]]:
+        """The same disjunction with fewer atoms: an atom is dropped from a conjunction when the rest stays inside
+        the disjunction (a case split the relation does not need, e.g. `x < c` in one case and `x >= c` in the
+        other), then a conjunction another one implies is dropped (logic minimisation's expand and cover steps)."""
+        whole = z3.Or([self.enc.all_of(c) for c in conjunctions])
+        out: list[list[z3.BoolRef]] = []
+        for conj in conjunctions:
+            kept = list(conj)
+            for atom in list(conj):
+                fewer = [x for x in kept if not x.eq(atom)]
+                if self._check([*fewer, z3.Not(whole)], within) == z3.unsat:
+                    kept = fewer
+            out.append(kept)
+        cover: list[list[z3.BoolRef]] = []
+        for i, conj in enumerate(out):
+            others = [self.enc.all_of(c) for j, c in enumerate(out) if j != i and (j > i or c in cover)]
+            if others and self._check([*conj, z3.Not(z3.Or(others))], within) == z3.unsat:
+                continue
+            cover.append(conj)
+        return cover
+
+    def _atoms(self, kept: list[z3.BoolRef]) -> tuple[ir.Expr, ...]:
+        """The conjuncts in spec terms."""
         try:
             atoms = tidy([self.reader.expr(c) for c in kept])
         except ReadError as e:

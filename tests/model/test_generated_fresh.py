@@ -81,7 +81,7 @@ def test_generated_tables_import_only_the_standard_library(generated: list[Gener
         tree = ast.parse(f.content)
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-        assert imported == {"enum"}, (f.path, imported)
+        assert imported <= {"enum"}, (f.path, imported)  # relation modules import nothing at all
 
 
 def test_a_stale_file_is_detected(tmp_path: Path, generated: list[GeneratedFile]) -> None:

@@ -115,8 +115,9 @@ def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progre
         if converted is None and not sources:
             raise NoTraces(f"no trace files (*.jsonl, *.json, *.parquet) and no coordinator log folders "
                            f"(__transaction_state-N, __consumer_offsets-N) under {', '.join(config.paths)}")
+        found = converted.checks.violations if converted is not None else []
         if config.engine == "python":
-            summary, shown = run_python(config, machines, sources, progress)
+            summary, shown = run_python(config, machines, sources, progress, found)
         else:
             try:
                 summary, shown = run_spark(config, machines, sources, progress, spark)
@@ -164,7 +165,8 @@ def _convert_logs(config: Config, machines: Mapping[str, ir.Machine]) -> tuple[A
 
 
 def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
-               progress: Progress | None) -> tuple[Summary, list[Violation]]:
+               progress: Progress | None, found: Sequence[Violation] = ()) -> tuple[Summary, list[Violation]]:
+    """Every check of the rows, plus `found` (what the log checks found while the logs were read)."""
     from kcoord.conformance.traces.pycheck import Options, check_paths
 
     names = sorted({s.machine for s in sources})
@@ -179,6 +181,10 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequ
         os.makedirs(config.out, exist_ok=True)
     options = Options(config.max_witnesses, config.max_rows_in_memory, spill_dir=config.out)
     result = check_paths(config.paths, machines, config.out, options, step)
+    if found:
+        from kcoord.conformance.traces.pycheck import sort_key
+
+        result.violations = sorted([*result.violations, *found], key=sort_key)
     if progress:
         progress("writing", len(names), len(names))
     if config.out:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,10 +38,11 @@ from typing import Any
 
 from kcoord.model import ir
 
-from .checks import LOAD_EVENT, Spec
+from .checks import LOAD_EVENT, Spec, Violation
+from .logcheck import StepChecker
+from .logrecords import LOG_DIR, Keys, StateRecord, entries, topic_of
 from .readers import columns
 
-LOG_DIR = re.compile(r"^(__transaction_state|__consumer_offsets)-(\d+)$")
 GROUP_METADATA = 2
 #: what decoding a record value can raise (SchemaError and RecordFormatError are ValueErrors)
 _DECODING_ERRORS = (ValueError, KeyError, struct.error, UnicodeDecodeError, AssertionError)
@@ -125,21 +125,51 @@ class _Machine:
         return row
 
 
-def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
-             skipped: dict[str, int]) -> Iterator[Row]:
-    """The rows of one partition folder, in offset order; records that fail to decode go to `bad`, records that
-    are not machine state are counted in `skipped` (by kind)."""
-    from kcoord.impl.storage.log import LogCorruptedError, read_partition_dir
+@dataclass(slots=True)
+class LogChecks:
+    """The checks that read records rather than rows (`logcheck`): each machine's persisted-step relation."""
 
-    topic = LOG_DIR.match(os.path.basename(os.path.normpath(directory)))
-    assert topic is not None, directory
-    decode = _transaction_values if topic.group(1) == "__transaction_state" else _group_values
-    wanted = "Transaction" if topic.group(1) == "__transaction_state" else "ClassicGroup"
+    steps: dict[str, StepChecker] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, machines: Mapping[str, ir.Machine]) -> LogChecks:
+        from .steps import relation_for
+
+        out = cls()
+        for name, m in machines.items():
+            relation = relation_for(m)
+            if relation is not None:
+                out.steps[name] = StepChecker(Spec.of(m), relation)
+        return out
+
+    def record(self, r: StateRecord) -> None:
+        checker = self.steps.get(r.machine)
+        if checker is not None:
+            found = checker.check(r)
+            if found is not None:
+                self.violations.append(found)
+
+    @property
+    def checked(self) -> dict[str, int]:
+        return {name: c.checked for name, c in self.steps.items()}
+
+
+def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
+             skipped: dict[str, int], checks: LogChecks | None = None) -> Iterator[Row]:
+    """The rows of one partition folder, in offset order; records that fail to decode go to `bad`, records that
+    are not machine state are counted in `skipped` (by kind), and each state record goes through `checks`."""
+    from kcoord.impl.storage.log import LogCorruptedError
+
+    topic = topic_of(directory)
+    decode = _transaction_values if topic == "__transaction_state" else _group_values
+    wanted = "Transaction" if topic == "__transaction_state" else "ClassicGroup"
     if wanted not in machines:
         skipped[f"{wanted} records (machine not loaded)"] = skipped.get(f"{wanted} records (machine not loaded)",
                                                                           0) + 1
         return
     machine = _Machine.of(machines[wanted])
+    keys = Keys()
 
     def tail(segment: Path, stop: Any) -> None:  # the last segment's unread end: said in the summary, not a row
         what = (f"bytes at the end of {segment} not read ({stop.reason.value} from position {stop.position}: "
@@ -147,20 +177,22 @@ def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
         skipped[what] = skipped.get(what, 0) + segment.stat().st_size - stop.position
 
     try:
-        for batch in read_partition_dir(directory, on_tail=tail):
-            if batch.is_control:
+        for entry in entries(directory, on_tail=tail):
+            if entry.control:
                 continue
-            for record in batch.records:
-                try:
-                    decoded = decode(record.key, record.value, skipped)
-                except _DECODING_ERRORS as e:  # the record's problem, never the run's
-                    bad.append(Bad(directory, record.offset, f"malformed:{type(e).__name__}: {e}",
-                                   _raw(record.key, record.value)))
-                    continue
-                if decoded is None:
-                    continue
-                key, instance = decoded
-                yield machine.row(key, instance, record.timestamp_ms, batch.partition_leader_epoch)
+            try:
+                decoded = decode(entry.key, entry.value, skipped)
+            except _DECODING_ERRORS as e:  # the record's problem, never the run's
+                bad.append(Bad(directory, entry.place.offset, f"malformed:{type(e).__name__}: {e}",
+                               _raw(entry.key, entry.value)))
+                continue
+            if decoded is None:
+                continue
+            key, instance = decoded
+            record = keys.follow(StateRecord(wanted, key, entry.place, entry.leader_epoch, instance), entry.dense)
+            if checks is not None:
+                checks.record(record)
+            yield machine.row(key, instance, entry.place.ts_ms, entry.leader_epoch)
     except (LogCorruptedError, OSError, ValueError) as e:  # a damaged segment ends this folder, never the run
         bad.append(Bad(directory, -1, f"malformed:{type(e).__name__}: {e}", ""))
 
@@ -223,6 +255,7 @@ class Converted:
     rows: dict[str, int] = field(default_factory=dict)
     bad: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    checks: LogChecks = field(default_factory=LogChecks)
 
     def notes(self) -> list[str]:
         return [f"{n} {what} in coordinator logs (not derived as rows)" for what, n in sorted(self.skipped.items())]
@@ -232,12 +265,12 @@ def convert(log_dirs: Sequence[str], machines: Mapping[str, ir.Machine], root: s
             quarantine_dir: str | None) -> Converted:
     """Write the rows of `log_dirs` as `<root>/<Machine>/part-<n>.jsonl` (one file per log folder, streamed) and the
     bad records to `<quarantine_dir>/part-logs.jsonl`."""
-    out = Converted(root)
+    out = Converted(root, checks=LogChecks.of(machines))
     bad: list[Bad] = []
     for n, directory in enumerate(log_dirs):
         handles: dict[str, Any] = {}
         try:
-            for row in log_rows(directory, machines, bad, out.skipped):
+            for row in log_rows(directory, machines, bad, out.skipped, out.checks):
                 name = row["machine"]
                 handle = handles.get(name)
                 if handle is None:

@@ -31,11 +31,15 @@ from kcoord.impl.storage.group_log_schema import (
     MemberMetadata,
     OffsetCommitKey,
     OffsetCommitValue,
+    OtherKey,
+    OtherValue,
     PartitionMetadata,
     SchemaError,
     TopicMetadata,
     TopicPartitions,
     UnknownRecordTypeError,
+    decode_any_key,
+    decode_any_value,
     decode_key,
     decode_record,
     decode_value,
@@ -107,13 +111,30 @@ def test_offset_commit_key_version_0_decodes() -> None:
 
 
 def test_unknown_record_types() -> None:
+    """Kafka 4.0 declares record types 0-16; 17 and up are streams groups (Kafka 4.1+)."""
     with pytest.raises(UnknownRecordTypeError) as info:
-        decode_key(i16(9) + s16("share-group"))
-    assert info.value.record_type == 9
+        decode_key(i16(17) + s16("streams-group"))
+    assert info.value.record_type == 17
     with pytest.raises(UnknownRecordTypeError):
-        decode_value(15, b"\x00\x00")
+        decode_value(18, b"\x00\x00")
     with pytest.raises(SchemaError, match="too short"):
         record_type(b"\x00")
+
+
+def test_share_group_and_regular_expression_records_decode() -> None:
+    """Types 9-16 have no class: they read as their declaration's fields, in declaration order, and write back."""
+    with pytest.raises(UnknownRecordTypeError):  # a coordinator's load skips what it does not serve
+        decode_key(i16(16) + s16("g") + s16("topic-.*"))
+    key = decode_any_key(i16(16) + s16("g") + s16("topic-.*"))
+    assert key == OtherKey(16, "ConsumerGroupRegularExpressionKey", ("g", "topic-.*"))
+    assert encode_key(key) == i16(16) + s16("g") + s16("topic-.*")
+    value_bytes = i16(0) + bytes([3]) + cs("a") + cs("b") + i64(7) + i64(1_000) + NO_TAGS
+    value = decode_any_value(16, value_bytes)
+    assert value == OtherValue("ConsumerGroupRegularExpressionValue", (("a", "b"), 7, 1_000))
+    assert encode_value(value) == value_bytes
+    share = decode_any_value(11, i16(0) + i32(3) + NO_TAGS)
+    assert share == OtherValue("ShareGroupMetadataValue", (3,))
+    assert decode_any_key(i16(11) + s16("sg")) == OtherKey(11, "ShareGroupMetadataKey", ("sg",))
 
 
 # ------------------------------------------------------------------------------------------ OffsetCommitValue

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 import zipfile
@@ -117,10 +118,8 @@ def test_garbage_is_a_schema_error_or_a_value(garbage: bytes) -> None:
     codec = shared_codec()
     for name in ("TransactionLogValue", "GroupMetadataValue", "ConsumerGroupMemberMetadataValue"):
         for version in codec.messages[name].versions():
-            try:
+            with contextlib.suppress(SchemaError):  # a SchemaError or a value: anything else fails the test
                 codec.read(name, version, garbage)
-            except SchemaError:
-                pass
 
 
 # ---------------------------------------------------------------------------------------------- rules

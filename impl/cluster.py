@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from .assignors.server import TopicMetadata as AssignorTopic
-from .errors import KafkaError
+from .errors import Errors, KafkaError
 from .group.config import GroupConfig
 from .group.coordinator import GroupCoordinator
 from .interfaces import MarkerTarget, TopicPartition
@@ -175,7 +175,7 @@ class Cluster:
         node = self.nodes[node_id]
         live = [n.node_id for n in self.nodes if n.alive and n.node_id != node_id]
         if not live:
-            raise KafkaError("COORDINATOR_NOT_AVAILABLE", "no other live node to take the coordinator partitions")
+            raise KafkaError(Errors.COORDINATOR_NOT_AVAILABLE, "no other live node to take the coordinator partitions")
         for (kind, p), owner in sorted(self.owner.items()):
             if owner == node_id:
                 node.coordinator(kind).unload(p)
@@ -217,7 +217,7 @@ class Cluster:
                          partition: TopicPartition) -> Completion[str]:
         node = self.node_for_coordinator("transaction", transactional_id)
         if not node.alive:
-            return Completion.of("NOT_COORDINATOR")
+            return Completion.of(Errors.NOT_COORDINATOR)
         return node.txn.verify_partition(transactional_id, producer_id, producer_epoch, partition)
 
     # ------------------------------------------------------------ topics
@@ -227,7 +227,7 @@ class Cluster:
 
     def describe_for_assignors(self, topic: str) -> AssignorTopic | None:
         (meta,) = self.partitions.describe_topics([topic])
-        if meta.error != "NONE" or meta.topic_id is None:
+        if meta.error != Errors.NONE or meta.topic_id is None:
             return None
         return AssignorTopic(meta.topic_id, meta.name, len(meta.partitions))
 

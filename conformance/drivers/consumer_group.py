@@ -35,7 +35,7 @@ from typing import Any
 
 from kcoord.impl.cluster import ClusterConfig
 from kcoord.impl.group.config import GroupConfig
-from kcoord.impl.group.consumer_ops import rebalance_key, session_key
+from kcoord.impl.group.consumer.group import rebalance_key, session_key
 from kcoord.impl.group.coordinator import EXPIRATION_KEY
 from kcoord.impl.group.messages import (
     ConsumerGroupHeartbeatRequest,

@@ -17,6 +17,7 @@ from typing import Any
 
 from kio.static.protocol import ResponsePayload
 
+from ..errors import Errors
 from ..interfaces import TopicPartition
 from .broker import BrokerContext
 from .dispatch import Request
@@ -95,7 +96,7 @@ class TxnHandlers:
             try:
                 pattern = re.compile(pattern_text)
             except re.error:
-                return build(schema, error_code=code("INVALID_REGULAR_EXPRESSION"))
+                return build(schema, error_code=code(Errors.INVALID_REGULAR_EXPRESSION))
         answer = await self.ctx.wait(self.ctx.node.txn.list_transactions(
             tuple(body.state_filters), tuple(body.producer_id_filters), getattr(body, "duration_filter", -1)))
         listed = [t for t in answer.transactions if pattern is None or pattern.fullmatch(t.transactional_id)]

@@ -21,7 +21,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import IllegalStateError
+from .._generated.transaction import Event as TxnEvent
+from .._generated.transaction import State as TxnState
+from ..errors import Errors, IllegalStateError
 from ..interfaces import TopicPartition
 from ..runtime.clock import Clock
 from ..runtime.shard import Change, Plan, RecordBytes, Shard
@@ -36,7 +38,7 @@ __all__ = ["LazyProducerId", "TxnContext", "is_expirable", "is_timed_out"]
 Key = tuple[str]
 
 #: a pending-only state a decision may lead to → the internal event the coordinator fires at once to leave it
-_FOLLOW_UP = {"PrepareEpochFence": "FenceAbort"}
+_FOLLOW_UP: dict[str, str] = {TxnState.PrepareEpochFence: TxnEvent.FenceAbort}
 
 
 class LazyProducerId:
@@ -143,7 +145,7 @@ def _fence_plan(ctx: TxnContext, shard: Shard, fence: Change, pre: Instance, res
                                 f"{decision.to_state} (row {abort.decision.row.index})")
 
     def failed(error: BaseException) -> Plan:
-        _, undo = ctx.decide(shard, fence.key, "FenceFailed", {}, instance=pre, pending=False, record=None)
+        _, undo = ctx.decide(shard, fence.key, TxnEvent.FenceFailed, {}, instance=pre, pending=False, record=None)
         if "kafka_9666" in ctx.bugs:  # seeded bug: the bumped epoch stays, but nothing remembers the failed fence
             undo = _seeded(undo, has_failed_epoch_fence=False)
         return Plan([undo], response=respond(translate_append_error(append_error_name(error))))
@@ -162,7 +164,7 @@ def init_producer_id(ctx: TxnContext, shard: Shard, transactional_id: str, timeo
     args = {"expected_producer_id": expected_producer_id, "expected_epoch": expected_epoch,
             "timeout_ms": timeout_ms, "max_timeout_ms": ctx.max_timeout_ms,
             "new_producer_id": LazyProducerId(ctx.new_producer_id), "now_ms": ctx.clock.now_ms()}
-    decision, change = ctx.decide(shard, key, "InitProducerId", args, instance=pre)
+    decision, change = ctx.decide(shard, key, TxnEvent.InitProducerId, args, instance=pre)
     if not decision.accepted:
         return Plan([change], response=InitProducerIdResponse(decision.error))
     if "epoch_overflow_no_rotation" in ctx.bugs and _rotates(pre, decision):
@@ -183,7 +185,7 @@ def add_partitions(ctx: TxnContext, shard: Shard, transactional_id: str, produce
     key = (transactional_id,)
     args = {"pid": producer_id, "epoch": producer_epoch, "parts": partitions, "txn_version": txn_version,
             "now_ms": ctx.clock.now_ms()}
-    decision, change = ctx.decide(shard, key, "AddPartitions", args)
+    decision, change = ctx.decide(shard, key, TxnEvent.AddPartitions, args)
     if not decision.accepted:
         return Plan([change], response=decision.error)
     return _single_write(ctx, shard, change, decision.error, _same)
@@ -192,7 +194,7 @@ def add_partitions(ctx: TxnContext, shard: Shard, transactional_id: str, produce
 def verify_partition(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: int, producer_epoch: int,
                      partition: str) -> Plan:
     args = {"pid": producer_id, "epoch": producer_epoch, "p": partition}
-    decision, change = ctx.decide(shard, (transactional_id,), "VerifyPartition", args)
+    decision, change = ctx.decide(shard, (transactional_id,), TxnEvent.VerifyPartition, args)
     if decision.accepted:
         raise IllegalStateError(f"VerifyPartition changed transaction {transactional_id!r} (row {decision.row.index})")
     return Plan([change], response=decision.error)
@@ -208,12 +210,12 @@ def end_txn(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: i
     if v2:
         args["new_producer_id"] = LazyProducerId(ctx.new_producer_id)
     pre = shard.instance_or_fresh(ctx.table, key)
-    decision, change = ctx.decide(shard, key, "EndTxnV2" if v2 else "EndTxnV1", args, instance=pre)
+    decision, change = ctx.decide(shard, key, TxnEvent.EndTxnV2 if v2 else TxnEvent.EndTxnV1, args, instance=pre)
     if ctx.bugs:
         decision, change = _end_txn_bugs(ctx, shard, key, pre, args, decision, change, v2)
     if not decision.accepted:
-        if decision.error == "NONE":  # a retry of an EndTxn that completed: the producer id and epoch to use now
-            return Plan([change], response=EndTxnResponse("NONE", pre["producer_id"], pre["producer_epoch"]))
+        if decision.error == Errors.NONE:  # a retry of an EndTxn that completed: the producer id and epoch to use now
+            return Plan([change], response=EndTxnResponse(Errors.NONE, pre["producer_id"], pre["producer_epoch"]))
         return Plan([change], response=EndTxnResponse(decision.error))
     post = decision.post
     assert post is not None
@@ -236,12 +238,13 @@ def _rotates(pre: Instance, decision: Decision) -> bool:
 def _end_txn_bugs(ctx: TxnContext, shard: Shard, key: Key, pre: Instance, args: dict[str, Any], decision: Decision,
                   change: Change, v2: bool) -> tuple[Decision, Change]:
     """The seeded EndTxn bugs (kcoord.conformance.bugs); only called when a bug switch is on."""
-    retry_of_previous = (v2 and pre["state"] == "Ongoing" and pre["producer_id"] == args["pid"]
+    retry_of_previous = (v2 and pre["state"] == TxnState.Ongoing and pre["producer_id"] == args["pid"]
                          and args["epoch"] + 1 == pre["producer_epoch"])
     if "endtxn_retry_commits_later" in ctx.bugs and retry_of_previous:
         # seeded bug: the retry's epoch (one behind) is taken for the open transaction's; the trace keeps the epoch
         # the request carried
-        decision, change = ctx.decide(shard, key, "EndTxnV2", {**args, "epoch": pre["producer_epoch"]}, instance=pre)
+        decision, change = ctx.decide(shard, key, TxnEvent.EndTxnV2, {**args, "epoch": pre["producer_epoch"]},
+                                      instance=pre)
         change = replace(change, args={**change.args, "epoch": args["epoch"]})
     if ("epoch_overflow_no_rotation" in ctx.bugs and decision.post is not None
             and decision.post["next_producer_id"] != -1):
@@ -254,12 +257,12 @@ def _end_txn_bugs(ctx: TxnContext, shard: Shard, key: Key, pre: Instance, args: 
 def describe(ctx: TxnContext, shard: Shard, transactional_id: str) -> Plan:
     key = (transactional_id,)
     instance = shard.instance_or_fresh(ctx.table, key)
-    decision, change = ctx.decide(shard, key, "Describe", {}, instance=instance)
-    if decision.error != "NONE":
+    decision, change = ctx.decide(shard, key, TxnEvent.Describe, {}, instance=instance)
+    if decision.error != Errors.NONE:
         return Plan([change], response=TransactionDescription(transactional_id, decision.error))
     partitions = tuple(sorted(TopicPartition.parse(p) for p in instance["partitions"]))
     return Plan([change], response=TransactionDescription(
-        transactional_id, "NONE", state=instance["state"], producer_id=instance["producer_id"],
+        transactional_id, Errors.NONE, state=instance["state"], producer_id=instance["producer_id"],
         producer_epoch=instance["producer_epoch"], timeout_ms=instance["txn_timeout_ms"],
         start_timestamp_ms=instance["txn_start_timestamp_ms"], partitions=partitions))
 
@@ -270,7 +273,7 @@ def describe(ctx: TxnContext, shard: Shard, transactional_id: str) -> Plan:
 def is_timed_out(instance: Mapping[str, Any], pending: bool, now_ms: int) -> bool:
     """Kafka's `timedOutTransactions` filter: the scan that proposes candidates to the spec's TimeoutExpired (whose
     guard checks the same again)."""
-    return (instance["state"] == "Ongoing" and not pending
+    return (instance["state"] == TxnState.Ongoing and not pending
             and instance["txn_start_timestamp_ms"] + instance["txn_timeout_ms"] < now_ms)
 
 
@@ -288,13 +291,13 @@ def timeout_abort(ctx: TxnContext, shard: Shard, transactional_id: str, producer
     key = (transactional_id,)
     pre = shard.get(MACHINE, key)
     if pre is None or pre["producer_id"] != producer_id:
-        return Plan(response="INVALID_PRODUCER_ID_MAPPING")
+        return Plan(response=Errors.INVALID_PRODUCER_ID_MAPPING)
     if pre["producer_epoch"] != producer_epoch:
-        return Plan(response="PRODUCER_FENCED")
+        return Plan(response=Errors.PRODUCER_FENCED)
     now_ms = ctx.clock.now_ms()
     if not is_timed_out(pre, shard.pending(MACHINE, key), now_ms):
-        return Plan(response="CONCURRENT_TRANSACTIONS")  # something happened to it since the scan
-    _, change = ctx.decide(shard, key, "TimeoutExpired", {"now_ms": now_ms}, instance=pre)
+        return Plan(response=Errors.CONCURRENT_TRANSACTIONS)  # something happened to it since the scan
+    _, change = ctx.decide(shard, key, TxnEvent.TimeoutExpired, {"now_ms": now_ms}, instance=pre)
     return _fence_plan(ctx, shard, change, pre, lambda error: error)
 
 
@@ -310,12 +313,12 @@ def complete(ctx: TxnContext, shard: Shard, txns: list[tuple[str, int, int]]) ->
         if pre is None or (pre["producer_id"], pre["producer_epoch"]) != (producer_id, producer_epoch):
             raise IllegalStateError(f"transaction {transactional_id!r}: markers were sent for ({producer_id}, "
                                     f"{producer_epoch}) but the instance is {pre}")
-        decision, change = ctx.decide(shard, key, "CompleteTxn", {"now_ms": now_ms}, instance=pre,
+        decision, change = ctx.decide(shard, key, TxnEvent.CompleteTxn, {"now_ms": now_ms}, instance=pre,
                                       record=len(records))
         assert decision.post is not None
         changes.append(change)
         records.append(ctx.record(decision.post))
-    return Plan(changes, records, response="NONE", on_failure=_failure_answer(_same))
+    return Plan(changes, records, response=Errors.NONE, on_failure=_failure_answer(_same))
 
 
 def expire(ctx: TxnContext, shard: Shard, transactional_ids: list[str], expiration_ms: int) -> Plan:
@@ -325,8 +328,8 @@ def expire(ctx: TxnContext, shard: Shard, transactional_ids: list[str], expirati
     records: list[RecordBytes] = []
     for transactional_id in transactional_ids:
         key = (transactional_id,)
-        _, change = ctx.decide(shard, key, "Expire", {"now_ms": now_ms, "expiration_ms": expiration_ms},
+        _, change = ctx.decide(shard, key, TxnEvent.Expire, {"now_ms": now_ms, "expiration_ms": expiration_ms},
                                record=len(records))
         changes.append(change)
         records.append((ctx.codec.key(transactional_id), None))
-    return Plan(changes, records, response="NONE", on_failure=_failure_answer(_same))
+    return Plan(changes, records, response=Errors.NONE, on_failure=_failure_answer(_same))

@@ -1,8 +1,9 @@
-"""Generators: everything that is written from the IR (runtime tables, diagrams, generated tests).
+"""Generators: everything that is written from the IR (runtime tables, diagrams, generated tests), and the `Errors`
+enum of the implementation (from `kcoord.model.kafka_errors`).
 
-Owns: `generate_all` (the committed outputs for a set of machines: runtime tables, diagrams, persisted-step
-relations), `write` and `stale` (the freshness check used by
-`kcoord gen --check` and the test suite). Each output kind lives in its own module.
+Owns: `generate_all` (the committed outputs for a set of machines — runtime tables, diagrams, persisted-step
+relations — and the errors file), `write` and `stale` (the freshness check used by `kcoord gen --check` and the test
+suite). Each output kind lives in its own module.
 Must not import: z3, pyspark.
 """
 
@@ -15,6 +16,7 @@ from .. import ir
 from ..steprel import Relation
 from .common import GeneratedFile
 from .diagrams import diagram_files
+from .errors import errors_file
 from .persisted import persisted_file
 from .tables import table_file
 
@@ -25,7 +27,7 @@ def generate_all(machines: Iterable[ir.Machine], *, svg: bool = True,
     with a `persist` declaration (`kcoord.model.persisted.derive_all`: derived with z3, which this package does not
     import); a machine with one and no relation given gets no relation module."""
     formats = ("dot", "svg", "mermaid") if svg else ("dot", "mermaid")
-    files: list[GeneratedFile] = []
+    files: list[GeneratedFile] = [errors_file()]
     for m in sorted(machines, key=lambda m: m.name):
         files.append(table_file(m))
         files.extend(diagram_files(m, formats))

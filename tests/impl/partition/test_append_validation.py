@@ -4,6 +4,9 @@ answered, and what is (or is not) on disk."""
 
 from __future__ import annotations
 
+import pytest
+
+from kcoord.impl.errors import Errors, IllegalStateError, KafkaError
 from kcoord.impl.partition.producer_state import NUM_BATCHES_TO_RETAIN
 
 from .helpers import TP, Env, batch, values
@@ -113,6 +116,26 @@ def test_inconclusive_verification_is_retriable_and_fenced_is_invalid_producer_e
                              ("INVALID_PRODUCER_ID_MAPPING", "INVALID_TXN_STATE")]:
         env.verifier.forced = answer
         assert env.produce(batch(PID, 0, seq=0, txn=True)).error == expected, answer
+    assert env.on_disk() == [] and env.state(PID) is None
+
+
+def test_a_verification_request_that_failed_is_retriable_but_our_own_bug_is_raised(env: Env) -> None:
+    """The coordinator unreachable (OSError: NETWORK_EXCEPTION) or failing the request with a Kafka error is
+    NOT_ENOUGH_REPLICAS, which the producer retries; an IllegalStateError behind the verification is a bug of ours:
+    it surfaces from whoever completes the verification, and the produce is not answered (it was once answered
+    NOT_ENOUGH_REPLICAS like a network error)."""
+    env.verifier.add(PID)
+    env.verifier.hold = True
+    for failure in (OSError("connection reset"), KafkaError(Errors.NOT_COORDINATOR, "moved")):
+        pending = env.manager.produce(TP.topic, 0, batch(PID, 0, seq=0, txn=True), transactional_id="t1")
+        done, _ = env.verifier.held.pop(0)
+        done.fail(failure)
+        assert pending.result().error == "NOT_ENOUGH_REPLICAS", failure
+    pending = env.manager.produce(TP.topic, 0, batch(PID, 0, seq=0, txn=True), transactional_id="t1")
+    done, _ = env.verifier.held.pop(0)
+    with pytest.raises(IllegalStateError, match="planted"):
+        done.fail(IllegalStateError("planted"))
+    assert not pending.done
     assert env.on_disk() == [] and env.state(PID) is None
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 LOG_DIR = re.compile(r"^(__transaction_state|__consumer_offsets)-(\d+)$")
+PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")  # any partition folder of a broker's log directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,12 @@ class Entry:
     key: bytes | None
     value: bytes | None
     dense: bool  # every offset before this one is in the log (nothing was removed before it)
+    batch: Any = None  # the `RecordBatch` the record is in (its base offset, sequences, timestamps)
+    record: Any = None  # the `Record` itself (a control record's marker is decoded from it)
+
+    @property
+    def last_in_batch(self) -> bool:
+        return self.record is self.batch.records[-1]
 
 
 def topic_of(folder: str) -> str:
@@ -73,7 +80,7 @@ def entries(folder: str, on_tail: Callable[[Path, Any], None] | None = None) -> 
             expected = record.offset + 1
             yield Entry(Place(name, record.offset, record.timestamp_ms), batch.partition_leader_epoch,
                         batch.producer_id, batch.producer_epoch, batch.is_transactional, batch.is_control,
-                        record.key, record.value, dense)
+                        record.key, record.value, dense, batch, record)
 
 
 @dataclass(slots=True)

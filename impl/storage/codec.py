@@ -357,11 +357,13 @@ class Codec:
             src.add(indent, f"({out},) = {fmt}.unpack_from(buf, pos)")
             src.add(indent, f"pos += {_WIDTH[_FORMAT[f.type]]}")
             return out
-        # a struct: in Kafka's encoding a nullable struct starts with an int8, -1 for null
+        # a struct: a nullable one starts with a presence marker (Kafka's generated code: in a flexible version an
+        # unsigned varint, 0 for null and 1 for present; before, an int8, -1 for null)
         item = self._item_reader(path, f, version, flexible, raw, functions, what)
         if nullable:
+            null = "buf[pos] == 0" if flexible else "buf[pos] >= 0x80"
             src.add(indent, f"{out} = None")
-            src.add(indent, "if buf[pos] >= 0x80: pos += 1")
+            src.add(indent, f"if {null}: pos += 1")
             src.add(indent, "else:")
             src.add(indent + 1, "pos += 1")
             src.add(indent + 1, f"{out}, pos = {item}(buf, pos)")
@@ -391,7 +393,7 @@ class Codec:
             skip = self._struct_skipper((*path, f.name), f.fields, version, flexible, functions, what)
             if version in f.nullable:
                 null = src.fresh("z")
-                src.add(indent, f"{null} = buf[pos] >= 0x80")
+                src.add(indent, f"{null} = {'buf[pos] == 0' if flexible else 'buf[pos] >= 0x80'}")
                 src.add(indent, "pos += 1")
                 src.add(indent, f"if not {null}: pos = {skip}(buf, pos)")
                 return null
@@ -552,7 +554,11 @@ class Codec:
             else:
                 src.add(2, "tags = []")
                 for f in tagged:
-                    src.add(2, f"if {get[f.name]} != {self._constant(f.default)}:")
+                    if f.is_struct and not f.is_array:  # Kafka writes a struct unless it is a default-made one
+                        blank = self._constant(self._blank_struct((*path, f.name), f.fields, raw))
+                        src.add(2, f"if {get[f.name]} is None or {get[f.name]} != {blank}:")
+                    else:
+                        src.add(2, f"if {get[f.name]} != {self._constant(f.default)}:")
                     if f.type in _FORMAT:  # fixed width: tag and size are constants
                         head = uvarint(f.tag or 0) + uvarint(_WIDTH[_FORMAT[f.type]])
                         fmt = self._constant(struct.Struct(">" + _FORMAT[f.type]))
@@ -568,6 +574,13 @@ class Codec:
         src.add(2, f"raise SchemaError(f'{what}: cannot write field {{at!r}}: {{e}}') from None")
         functions.append("\n".join(src.lines))
         return fn
+
+    def _blank_struct(self, path: tuple[str, ...], fields: tuple[FieldDecl, ...], raw: bool) -> Any:
+        """A struct with every field at its default, in the form the writer is given (Kafka's `new X()`)."""
+        cls = None if raw else self._bindings.get(path)
+        if cls is None:
+            return tuple(f.default for f in fields)
+        return cls(**{f.snake: f.default for f in fields})
 
     def _write_length(self, src: _Source, flexible: bool, classic: str, n: str, indent: int, out: str) -> None:
         if flexible:
@@ -612,9 +625,9 @@ class Codec:
             return
         item = self._struct_writer((*path, f.name), f.fields, version, flexible, raw, functions, what)
         if nullable:
-            src.add(indent, f"if {v} is None: {out}.append(b'\\xff')")
+            src.add(indent, f"if {v} is None: {out}.append({'b' + repr(chr(0)) if flexible else 'bytes((255,))'})")
             src.add(indent, "else:")
-            src.add(indent + 1, f"{out}.append(b'\\x01')")
+            src.add(indent + 1, f"{out}.append(bytes((1,)))")
             src.add(indent + 1, f"{item}({v}, {out})")
         else:
             src.add(indent, f"{item}({v}, {out})")

@@ -61,6 +61,26 @@ class StepChecker:
         verdict = self.verdict(pre, r)
         return None if verdict is None else self.violation(r, pre, verdict)
 
+    def pair(self, r: StateRecord) -> dict[str, Any] | None:
+        """The pair `r` makes with what it follows, as one flat row (the Spark checker's input, `sparklog`): the
+        two records' persisted fields (`prev_<v>`, `next_<v>`), the key fields, the states, where they are."""
+        if r.follows == "snapshot":
+            return None
+        pre = self.before(r)
+        post = r.values or {}
+        row: dict[str, Any] = {"machine": self.machine.name, "key": r.key, "seq": r.seq,
+                               "seq_from": r.previous.seq if r.previous is not None else r.seq, "name": str(r.place),
+                               "ts_ms": r.place.ts_ms, "source": str(pre["state"]), "target": self.target(r),
+                               "tombstone": r.tombstone, "after": _after(r),
+                               "row_json": json.dumps(self._witness_rows(r, pre),
+                                                                                 sort_keys=True)}
+        for k in self.machine.keys:
+            row[k.name] = pre.get(k.name, r.key)
+        for name in self.relation.fields:
+            row[f"prev_{name}"] = _plain(pre.get(name))
+            row[f"next_{name}"] = _plain(post.get(name)) if not r.tombstone else None
+        return row
+
     def before(self, r: StateRecord) -> Mapping[str, Any]:
         if r.follows == "previous":
             assert r.previous is not None and r.previous.values is not None
@@ -97,23 +117,23 @@ class StepChecker:
 
     def violation(self, r: StateRecord, pre: Mapping[str, Any], v: Verdict) -> Violation:
         spec = self.spec
-        after = f"after {r.previous.place}" if r.previous is not None else "after the fresh instance"
+        after = _after(r)
         source, target = str(pre["state"]), self.target(r)
         what = "tombstone" if r.tombstone else f"{self.relation.record} ({target})"
         head = f"{what} at {r.place} (ts {r.place.ts_ms}) {after} ({source}) is not a step of the spec"
         if v.closest is None:
             where = location(self.machine.persist.span) if self.machine.persist is not None else \
                 location(self.machine.span)
-            message = f"{head}: no path of the spec writes a {target} record after a {source} one"
+            message = f"{head}: no path of the spec writes a record in {target} after one in {source}"
         else:
             row = spec.rows[v.closest.rows[-1]]
             where = row.location
             more = f" (and {len(v.failing) - 1} more)" if len(v.failing) > 1 else ""
             message = f"{head}: closest {v.closest.label} ({row.location}): {render(v.failing[0])} is false{more}"
         seq_from = r.previous.seq if r.previous is not None else r.seq
-        rows = self._witness_rows(r, pre)
+        rows = json.dumps(self._witness_rows(r, pre), sort_keys=True)
         return Violation(self.machine.name, r.key, STEP_CHECK, str(r.place), r.seq, seq_from, r.seq, where, message,
-                         witness=self._witness_text(r, rows, message), witness_rows=json.dumps(rows, sort_keys=True))
+                         witness=witness_text(rows, message), witness_rows=rows)
 
     def _view(self, values: Mapping[str, Any] | None) -> dict[str, Any]:
         """The persisted fields of a record (what the log says), sets as sorted lists."""
@@ -131,11 +151,22 @@ class StepChecker:
                 "before_at": str(previous) if previous is not None else "fresh instance",
                 "record": self._view(r.values), "record_at": str(r.place), "ts_ms": r.place.ts_ms}
 
-    def _witness_text(self, r: StateRecord, rows: Mapping[str, Any], message: str) -> str:
-        before = {k: _shown(v) for k, v in rows["before"].items()}
-        after = {k: _shown(v) for k, v in rows["record"].items()}
-        step = Transition("Record", {}, f"{rows['record_at']}, ts {rows['ts_ms']}, after {rows['before_at']}")
-        return f"key {r.key}\n" + render_execution(Execution([before, after], [step])) + f"\n  => {message}"
+
+def _after(r: StateRecord) -> str:
+    return f"after {r.previous.place}" if r.previous is not None else "after the fresh instance"
+
+
+def _plain(v: Any) -> Any:
+    return sorted(v) if isinstance(v, frozenset | set) else v
+
+
+def witness_text(record_json: str, message: str) -> str:
+    """The witness of a `persisted_step` violation from its rows (what `row_json` holds), as both engines show it."""
+    rows = json.loads(record_json)
+    before = {k: _shown(v) for k, v in rows["before"].items()}
+    after = {k: _shown(v) for k, v in rows["record"].items()}
+    step = Transition("Record", {}, f"{rows['record_at']}, ts {rows['ts_ms']}, after {rows['before_at']}")
+    return f"key {rows['key']}\n" + render_execution(Execution([before, after], [step])) + f"\n  => {message}"
 
 
 def _shown(v: Any) -> Any:

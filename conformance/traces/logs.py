@@ -158,6 +158,8 @@ class LogChecks:
 
     steps: dict[str, StepChecker] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
+    pairs_root: str | None = None  # where the pairs go, one JSON Lines file per machine (for the Spark engine)
+    _pairs: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, machines: Mapping[str, ir.Machine]) -> LogChecks:
@@ -172,10 +174,29 @@ class LogChecks:
 
     def record(self, r: StateRecord) -> None:
         checker = self.steps.get(r.machine)
-        if checker is not None:
-            found = checker.check(r)
-            if found is not None:
-                self.violations.append(found)
+        if checker is None:
+            return
+        found = checker.check(r)
+        if found is not None:
+            self.violations.append(found)
+        if self.pairs_root is not None:
+            pair = checker.pair(r)
+            if pair is not None:
+                self._pair_file(r.machine).write(json.dumps(pair, separators=(",", ":")) + "\n")
+
+    def _pair_file(self, machine: str) -> Any:
+        handle = self._pairs.get(machine)
+        if handle is None:
+            assert self.pairs_root is not None
+            os.makedirs(os.path.join(self.pairs_root, machine), exist_ok=True)
+            handle = self._pairs[machine] = open(os.path.join(self.pairs_root, machine, "part-00000.jsonl"),  # noqa: SIM115
+                                                 "w", encoding="utf-8")
+        return handle
+
+    def close(self) -> None:
+        for handle in self._pairs.values():
+            handle.close()
+        self._pairs = {}
 
     @property
     def checked(self) -> dict[str, int]:
@@ -330,10 +351,12 @@ class Converted:
 
 
 def convert(log_dirs: Sequence[str], machines: Mapping[str, ir.Machine], root: str,
-            quarantine_dir: str | None) -> Converted:
+            quarantine_dir: str | None, pairs_root: str | None = None) -> Converted:
     """Write the rows of `log_dirs` as `<root>/<Machine>/part-<n>.jsonl` (one file per log folder, streamed) and the
-    bad records to `<quarantine_dir>/part-logs.jsonl`."""
+    bad records to `<quarantine_dir>/part-logs.jsonl`; the persisted-step checks run on the way (their violations in
+    `Converted.checks`) and, with `pairs_root`, write the record pairs they checked there (`sparklog`'s input)."""
     out = Converted(root, checks=LogChecks.of(machines))
+    out.checks.pairs_root = pairs_root
     bad: list[Bad] = []
     for n, directory in enumerate(log_dirs):
         handles: dict[str, Any] = {}
@@ -351,6 +374,7 @@ def convert(log_dirs: Sequence[str], machines: Mapping[str, ir.Machine], root: s
         finally:
             for handle in handles.values():
                 handle.close()
+    out.checks.close()
     for b in bad:
         code = b.reason.split(":", 1)[0]
         out.bad[code] = out.bad.get(code, 0) + 1

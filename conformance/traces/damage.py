@@ -47,29 +47,33 @@ def _states(batches: list[Any]) -> list[tuple[int, int, str, Any]]:
     return out
 
 
-def _prepared(states: list[tuple[int, int, str, Any]]) -> tuple[tuple[int, int, str, Any], ...]:
-    """A key's Prepare* record directly followed (for that key) by its Complete*."""
+def _prepared(states: list[tuple[int, int, str, Any]], nth: int) -> tuple[tuple[int, int, str, Any], ...]:
+    """The chosen key's Prepare* record directly followed (for that key) by its Complete*."""
     last: dict[str, tuple[int, int, str, Any]] = {}
+    found = []
     for s in states:
         before = last.get(s[2])
         if before is not None and _status(before) in (2, 3) and _status(s) in (4, 5):
-            return before, s
+            found.append((before, s))
         last[s[2]] = s
-    raise NothingToDamage("no Prepare* record followed by its Complete* in this partition")
+    if len(found) <= nth:
+        raise NothingToDamage(f"no Prepare* record followed by its Complete* (number {nth}) here")
+    return found[nth]
 
 
 def _status(s: tuple[int, int, str, Any]) -> int:
     return int(s[3].transaction_status)
 
 
-def damage(folder: str | Path, kind: str) -> str:
-    """Apply one damage to the partition folder; returns what was done (naming the record)."""
+def damage(folder: str | Path, kind: str, key: str | None = None, nth: int = 0) -> str:
+    """Apply one damage to the partition folder, to the records of `key` (any key when None) and the `nth` place the
+    damage applies to (so several damages can go into one copy); returns what was done (naming the record)."""
     if kind not in DAMAGES:
         raise ValueError(f"unknown damage {kind!r} (choose from {', '.join(DAMAGES)})")
     path = Path(folder)
     batches = _load(path)
-    states = _states(batches)
-    what = _APPLY[kind](batches, states)
+    states = [s for s in _states(batches) if key is None or s[2] == key]
+    what = _APPLY[kind](batches, states, nth)
     _rewrite(path, batches)
     return what
 
@@ -84,15 +88,15 @@ def _replace(batches: list[Any], b: int, r: int, value: bytes | None, drop: bool
     batches[b] = dataclasses.replace(batch, records=tuple(records))
 
 
-def _drop(batches: list[Any], states: list[tuple[int, int, str, Any]]) -> str:
-    prepare, _ = _prepared(states)
+def _drop(batches: list[Any], states: list[tuple[int, int, str, Any]], nth: int) -> str:
+    prepare, _ = _prepared(states, nth)
     offset = batches[prepare[0]].records[prepare[1]].offset
     _replace(batches, prepare[0], prepare[1], None, drop=True)
     return f"dropped the {prepare[2]} Prepare record at offset {offset}"
 
 
-def _swap(batches: list[Any], states: list[tuple[int, int, str, Any]]) -> str:
-    prepare, complete = _prepared(states)
+def _swap(batches: list[Any], states: list[tuple[int, int, str, Any]], nth: int) -> str:
+    prepare, complete = _prepared(states, nth)
     a = batches[prepare[0]].records[prepare[1]]
     c = batches[complete[0]].records[complete[1]]
     _replace(batches, prepare[0], prepare[1], c.value)
@@ -100,10 +104,10 @@ def _swap(batches: list[Any], states: list[tuple[int, int, str, Any]]) -> str:
     return f"swapped the {prepare[2]} values at offsets {a.offset} and {c.offset}"
 
 
-def _field(batches: list[Any], states: list[tuple[int, int, str, Any]]) -> str:
+def _field(batches: list[Any], states: list[tuple[int, int, str, Any]], nth: int) -> str:
     from kcoord.impl.storage.txn_log_schema import encode_value, value_version
 
-    prepare, _ = _prepared(states)
+    prepare, _ = _prepared(states, nth)
     record = batches[prepare[0]].records[prepare[1]]
     value = prepare[3]
     changed = dataclasses.replace(value, producer_epoch=value.producer_epoch + 7)
@@ -111,15 +115,14 @@ def _field(batches: list[Any], states: list[tuple[int, int, str, Any]]) -> str:
     return f"changed the producer epoch of the {prepare[2]} value at offset {record.offset} to {changed.producer_epoch}"
 
 
-def _reappend(batches: list[Any], states: list[tuple[int, int, str, Any]]) -> str:
+def _reappend(batches: list[Any], states: list[tuple[int, int, str, Any]], nth: int) -> str:
     from kcoord.impl.storage.batch import Record, RecordBatch
 
     last: dict[str, tuple[int, int, str, Any]] = {}
     for s in states:
         last[s[2]] = s
-    for s in states:
-        newest = last[s[2]]
-        if s[3].producer_epoch < newest[3].producer_epoch:
+    older = [s for s in states if s[3].producer_epoch < last[s[2]][3].producer_epoch]
+    for s in older[nth:nth + 1]:
             old = batches[s[0]].records[s[1]]
             tail = batches[-1]
             offset = tail.base_offset + tail.last_offset_delta + 1
@@ -130,7 +133,7 @@ def _reappend(batches: list[Any], states: list[tuple[int, int, str, Any]]) -> st
     raise NothingToDamage("no key has an older value with a lower producer epoch than its last one")
 
 
-_APPLY: dict[str, Callable[[list[Any], list[tuple[int, int, str, Any]]], str]] = {
+_APPLY: dict[str, Callable[[list[Any], list[tuple[int, int, str, Any]], int], str]] = {
     "drop": _drop, "swap": _swap, "field": _field, "reappend": _reappend}
 
 

@@ -73,7 +73,7 @@ def _machine_violations(pairs: Any, spec: Spec, relation: Relation) -> Any:
         applies = " AND ".join(states)
         held = [f"coalesce({sql.holds_sql(a)}, false)" for a in c.atoms]
         fails = " + ".join(f"(CASE WHEN {h} THEN 0 ELSE 1 END)" for h in held) or "0"
-        codes.append(f"CASE WHEN {applies} THEN ({fails}) * {_BIG} + {i} END")
+        codes.append(f"CASE WHEN {applies} THEN CAST({fails} AS BIGINT) * {_BIG} + {i} END")
         explained.append(f"({applies} AND ({fails}) = 0)")
         first = " ".join(f"WHEN NOT {h} THEN {string_literal(render(a))}" for h, a in zip(held, c.atoms, strict=True))
         first_false = f"CASE {first} ELSE '' END" if first else "''"  # (a clause without atoms is never closest)

@@ -3,15 +3,16 @@
 Owns: `GroupLog` (one folder, fed entry by entry in offset order):
 - GroupMetadata (type 2): a ClassicGroup `load` row per value, as a load installs it (Stable with members, else
   Empty; a tombstone ends the group), through `kcoord.impl.group.shard_state.classic_from_record`;
-- the KIP-848 records (types 3-8): replayed into the groups loaded so far with the group coordinator's own load code
-  (`replay_consumer_group_record`), and at the end of each batch the ConsumerGroup and ConsumerGroupMember instances a
-  load up to that offset would install (`consumer_group_instances`) become `load` rows — one for each instance the
-  batch changed; a member whose records were tombstoned is Removed (epoch -1, holding nothing), a deleted group
-  Dead. So a group's state is only read at batch boundaries: Kafka writes each request's records in one batch;
+- the KIP-848 records (types 3-8, and 16: a regular expression's resolution): replayed into the groups loaded so far
+  with the group coordinator's own load code (`replay_consumer_group_record`), and at the end of each batch the
+  ConsumerGroup and ConsumerGroupMember instances a load up to that offset would install (`consumer_group_instances`)
+  become `load` rows — one for each instance the batch changed; a member whose records were tombstoned is Removed
+  (epoch -1, holding nothing), a deleted group Dead. So a group's state is only read at batch boundaries: Kafka writes
+  each request's records in one batch;
 - OffsetCommit (types 0, 1): decoded (a bad one is quarantined); a transactional batch of them is the group
   coordinator's `CoordinatorAppend` for its producer, and a transaction marker its `WriteMarker`
   (`kcoord.conformance.traces.producerlog`): KAFKA-17507's ordering is checked on those rows;
-- share-group and regular-expression records (types 9-16): decoded, counted, no machine.
+- share-group records (types 9-15): decoded, counted, no machine.
 Must not import: pyspark, kcoord.cli.
 """
 
@@ -140,11 +141,11 @@ class GroupLog:
         if rtype <= 1:
             self._count("offset commits (decoded; no machine of their own: a transactional batch of them is its "
                         "producer's CoordinatorAppend row)")
-        elif rtype <= 8 and self.consumer is not None:
+        elif (rtype <= 8 or rtype == 16) and self.consumer is not None:
             self.consumer.record(rtype, key, value)
         else:
             self._count(f"{type(value).__name__ if value is not None else 'tombstone'} records of type {rtype} "
-                        "(share groups, regular expressions: read, no machine)")
+                        "(share groups: read, no machine)")
 
     def batch_end(self, e: Entry) -> Iterator[Row]:
         if self.consumer is not None and e.last_in_batch:

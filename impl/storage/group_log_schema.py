@@ -18,7 +18,7 @@ fields`` where the record type *is* the key's version, and a value is ``int16 va
 | 9-15  | ShareGroup* (KIP-932, early access in 4.0)       | ...Value (0)                     | 0                  |
 | 16    | ConsumerGroupRegularExpressionKey {GroupId, RegularExpression} | ...Value (0)       | 0                  |
 
-The values of types 9 and up have no class of their own: they read as ``OtherValue`` (the declaration's name and its
+The share-group records (9-15) have no class of their own: they read as ``OtherValue`` (the declaration's name and its
 fields as a tuple, in declaration order). A record type no declaration has (streams groups, Kafka 4.1+) raises
 ``UnknownRecordTypeError``, which a loader may skip as Kafka's does. Must not import ``kcoord.model``.
 """
@@ -43,6 +43,8 @@ __all__ = [
     "ConsumerGroupMetadataValue",
     "ConsumerGroupPartitionMetadataKey",
     "ConsumerGroupPartitionMetadataValue",
+    "ConsumerGroupRegularExpressionKey",
+    "ConsumerGroupRegularExpressionValue",
     "ConsumerGroupTargetAssignmentMemberKey",
     "ConsumerGroupTargetAssignmentMemberValue",
     "ConsumerGroupTargetAssignmentMetadataKey",
@@ -129,10 +131,17 @@ class ConsumerGroupCurrentMemberAssignmentKey:
     member_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupRegularExpressionKey:
+    group_id: str
+    regular_expression: str
+
+
 GroupKey: TypeAlias = (
     OffsetCommitKey | GroupMetadataKey | ConsumerGroupMetadataKey | ConsumerGroupPartitionMetadataKey
     | ConsumerGroupMemberMetadataKey | ConsumerGroupTargetAssignmentMetadataKey
     | ConsumerGroupTargetAssignmentMemberKey | ConsumerGroupCurrentMemberAssignmentKey
+    | ConsumerGroupRegularExpressionKey
 )
 
 # ------------------------------------------------------------------------------------------------ values
@@ -243,10 +252,21 @@ class ConsumerGroupCurrentMemberAssignmentValue:
     partitions_pending_revocation: tuple[TopicPartitions, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupRegularExpressionValue:
+    """A resolved regular expression: the topics it matched (written sorted), the metadata version and the time of
+    the resolution."""
+
+    topics: tuple[str, ...]
+    version: int
+    timestamp: int
+
+
 GroupValue: TypeAlias = (
     OffsetCommitValue | GroupMetadataValue | ConsumerGroupMetadataValue | ConsumerGroupPartitionMetadataValue
     | ConsumerGroupMemberMetadataValue | ConsumerGroupTargetAssignmentMetadataValue
     | ConsumerGroupTargetAssignmentMemberValue | ConsumerGroupCurrentMemberAssignmentValue
+    | ConsumerGroupRegularExpressionValue
 )
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +311,8 @@ _BOUND: Final[dict[str, type]] = {
     "ConsumerGroupCurrentMemberAssignmentValue": ConsumerGroupCurrentMemberAssignmentValue,
     "ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions": TopicPartitions,
     "ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation": TopicPartitions,
+    "ConsumerGroupRegularExpressionKey": ConsumerGroupRegularExpressionKey,
+    "ConsumerGroupRegularExpressionValue": ConsumerGroupRegularExpressionValue,
 }
 for _path, _cls in _BOUND.items():
     CODEC.bind(_path, _cls)
@@ -335,7 +357,7 @@ def encode_key(key: GroupKey | OtherKey) -> bytes:
 
 
 def decode_key(buf: bytes) -> GroupKey:
-    """A key of a record type with a class (0-8); others raise `UnknownRecordTypeError` (a coordinator's load skips
+    """A key of a record type with a class (0-8, 16); others raise `UnknownRecordTypeError` (a coordinator's load skips
     them, as Kafka's does the types it does not serve)."""
     key = decode_any_key(buf)
     if isinstance(key, OtherKey):
@@ -344,7 +366,7 @@ def decode_key(buf: bytes) -> GroupKey:
 
 
 def decode_any_key(buf: bytes) -> GroupKey | OtherKey:
-    """A key of any record type Kafka 4.0 declares (9 and up as `OtherKey`)."""
+    """A key of any record type Kafka 4.0 declares (9-15 as `OtherKey`)."""
     rtype = record_type(buf)
     names = _TYPES.get(rtype)
     if names is None:
@@ -400,7 +422,7 @@ def decode_value(rtype: int, buf: bytes | None) -> GroupValue | None:
 
 
 def decode_any_value(rtype: int, buf: bytes | None) -> GroupValue | OtherValue | None:
-    """The value of a record of any type Kafka 4.0 declares (9 and up as `OtherValue`)."""
+    """The value of a record of any type Kafka 4.0 declares (9-15 as `OtherValue`)."""
     names = _TYPES.get(rtype)
     if names is None:
         raise UnknownRecordTypeError(rtype)

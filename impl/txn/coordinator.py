@@ -31,11 +31,12 @@ from ..runtime.completion import Completion
 from ..runtime.runtime import CoordinatorRuntime
 from ..runtime.shard import Plan, Shard
 from ..runtime.trace import Tracer
+from ..seeded import NO_BUGS, SeededBug
 from ..statemachine import MachineTable
 from ..storage.log import Durability
 from ..storage.partitioning import partition_for
 from ..storage.producer_ids import ProducerIdManager
-from . import plans
+from . import plans, seeded
 from .config import TxnConfig
 from .errors import downgrade_fenced
 from .markers import MarkerChannel, PendingTxn
@@ -64,8 +65,8 @@ class TransactionCoordinator:
     def __init__(self, *, data_dir: Path, clock: Clock, router: PartitionRouter, producer_ids: ProducerIdManager,
                  config: TxnConfig | None = None, topic_exists: Callable[[str], bool] | None = None,
                  tracer: Tracer | None = None, durability: Durability | None = None, node_id: int = 0,
-                 segment_bytes: int = 100 * 1024 * 1024,
-                 cleaning: Cleaning | None = DEFAULT_CLEANING) -> None:
+                 segment_bytes: int = 100 * 1024 * 1024, cleaning: Cleaning | None = DEFAULT_CLEANING,
+                 seeded_bugs: frozenset[SeededBug] = NO_BUGS) -> None:
         self.config = config or TxnConfig()
         self.clock = clock
         self.node_id = node_id
@@ -83,11 +84,10 @@ class TransactionCoordinator:
             segment_bytes=segment_bytes, cleaning=cleaning)
         self.channel = MarkerChannel(router=router, clock=clock, config=self.config,
                                      write_completions=self._write_completions, owns=self._owns)
-        self.ctx = plans.TxnContext(
+        self.ctx = seeded.context(plans.TxnContext(
             table=self.table, clock=clock, codec=self.codec,
             server_txn_version=self.config.server_txn_version, max_timeout_ms=self.config.max_timeout_ms,
-            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers,
-            bugs=self.config.seeded_bugs())
+            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers), seeded_bugs)
 
     # ------------------------------------------------------------ lifecycle
 

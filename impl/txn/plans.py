@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .._generated.transaction import Event as TxnEvent
@@ -76,7 +76,6 @@ class TxnContext:
     max_timeout_ms: int
     new_producer_id: Callable[[], int]
     send_markers: Callable[[Shard, str], None]  # after a Prepare* is applied: queue its markers
-    bugs: frozenset[str] = field(default_factory=frozenset)  # seeded bugs switched on (TxnConfig.seeded_bugs)
 
     def record(self, post: Mapping[str, Any]) -> RecordBytes:
         return self.codec.key(post["transactional_id"]), self.codec.encode(post)
@@ -95,14 +94,6 @@ class TxnContext:
                                 lazy=type(args.get("new_producer_id")) is LazyProducerId)
         return decision, Change(table, key, decision, _recorded(args), pending,
                                 record if decision.post is not None else None)
-
-
-def _seeded(change: Change, **post: Any) -> Change:
-    """A seeded bug's deviation from the spec (kcoord.conformance.bugs): the change with its decision's post-state
-    altered. Only reached when a bug switch is on; the trace then shows the deviation for the checkers to find."""
-    d = change.decision
-    assert d.post is not None
-    return replace(change, decision=replace(d, post={**d.post, **post}))
 
 
 @functools.lru_cache(maxsize=64)
@@ -132,8 +123,6 @@ def _single_write(ctx: TxnContext, shard: Shard, change: Change, response: Any, 
 
 def _fence_plan(ctx: TxnContext, shard: Shard, fence: Change, pre: Instance, respond: Callable[[str], Any]) -> Plan:
     """PrepareEpochFence (decided) → FenceAbort → one PrepareAbort record; FenceFailed if the append fails."""
-    if "fence_without_bump" in ctx.bugs:  # seeded bug: the fence keeps the epoch
-        fence = _seeded(fence, producer_epoch=pre["producer_epoch"])
     decision = fence.decision
     assert decision.post is not None and decision.to_state in _FOLLOW_UP
     fence = Change(fence.table, fence.key, decision, fence.args, fence.pending, None)  # never written itself
@@ -146,8 +135,6 @@ def _fence_plan(ctx: TxnContext, shard: Shard, fence: Change, pre: Instance, res
 
     def failed(error: BaseException) -> Plan:
         _, undo = ctx.decide(shard, fence.key, TxnEvent.FenceFailed, {}, instance=pre, pending=False, record=None)
-        if "kafka_9666" in ctx.bugs:  # seeded bug: the bumped epoch stays, but nothing remembers the failed fence
-            undo = _seeded(undo, has_failed_epoch_fence=False)
         return Plan([undo], response=respond(translate_append_error(append_error_name(error))))
 
     return Plan([fence, abort], [ctx.record(abort.decision.post)], response=respond(decision.error),
@@ -167,11 +154,6 @@ def init_producer_id(ctx: TxnContext, shard: Shard, transactional_id: str, timeo
     decision, change = ctx.decide(shard, key, TxnEvent.InitProducerId, args, instance=pre)
     if not decision.accepted:
         return Plan([change], response=InitProducerIdResponse(decision.error))
-    if "epoch_overflow_no_rotation" in ctx.bugs and _rotates(pre, decision):
-        # seeded bug: the exhausted epoch is bumped on the same producer id instead of rotating to a new one
-        change = _seeded(change, producer_id=pre["producer_id"], previous_producer_id=pre["producer_id"],
-                         producer_epoch=min(pre["producer_epoch"] + 1, _MAX_EPOCH))
-        decision = change.decision
     if decision.to_state in _FOLLOW_UP:
         return _fence_plan(ctx, shard, change, pre, InitProducerIdResponse)
     post = decision.post
@@ -211,8 +193,6 @@ def end_txn(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: i
         args["new_producer_id"] = LazyProducerId(ctx.new_producer_id)
     pre = shard.instance_or_fresh(ctx.table, key)
     decision, change = ctx.decide(shard, key, TxnEvent.EndTxnV2 if v2 else TxnEvent.EndTxnV1, args, instance=pre)
-    if ctx.bugs:
-        decision, change = _end_txn_bugs(ctx, shard, key, pre, args, decision, change, v2)
     if not decision.accepted:
         if decision.error == Errors.NONE:  # a retry of an EndTxn that completed: the producer id and epoch to use now
             return Plan([change], response=EndTxnResponse(Errors.NONE, pre["producer_id"], pre["producer_epoch"]))
@@ -224,34 +204,6 @@ def end_txn(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: i
     else:
         answer = EndTxnResponse(decision.error, post["producer_id"], post["producer_epoch"])
     return _single_write(ctx, shard, change, answer, EndTxnResponse, markers=True)
-
-
-_MAX_EPOCH = 32_767
-
-
-def _rotates(pre: Instance, decision: Decision) -> bool:
-    """The decision moves a known transactional id to a new producer id (epoch exhaustion)."""
-    assert decision.post is not None
-    return bool(pre["producer_id"] != -1 and decision.post["producer_id"] != pre["producer_id"])
-
-
-def _end_txn_bugs(ctx: TxnContext, shard: Shard, key: Key, pre: Instance, args: dict[str, Any], decision: Decision,
-                  change: Change, v2: bool) -> tuple[Decision, Change]:
-    """The seeded EndTxn bugs (kcoord.conformance.bugs); only called when a bug switch is on."""
-    retry_of_previous = (v2 and pre["state"] == TxnState.Ongoing and pre["producer_id"] == args["pid"]
-                         and args["epoch"] + 1 == pre["producer_epoch"])
-    if "endtxn_retry_commits_later" in ctx.bugs and retry_of_previous:
-        # seeded bug: the retry's epoch (one behind) is taken for the open transaction's; the trace keeps the epoch
-        # the request carried
-        decision, change = ctx.decide(shard, key, TxnEvent.EndTxnV2, {**args, "epoch": pre["producer_epoch"]},
-                                      instance=pre)
-        change = replace(change, args={**change.args, "epoch": args["epoch"]})
-    if ("epoch_overflow_no_rotation" in ctx.bugs and decision.post is not None
-            and decision.post["next_producer_id"] != -1):
-        # seeded bug: the exhausted epoch goes to the maximum on the same producer id; no next producer id
-        change = _seeded(change, next_producer_id=-1)
-        decision = change.decision
-    return decision, change
 
 
 def describe(ctx: TxnContext, shard: Shard, transactional_id: str) -> Plan:

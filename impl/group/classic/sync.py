@@ -137,6 +137,10 @@ def leave_group(ctx: Context, shard: Shard, state: GroupShardState, req: LeaveGr
         d = t.decide(ClassicGroupEvent.LeaveGroupMember, {
             "member_id": identity.member_id, "instance_id": identity.group_instance_id or "", "mapped_member": mapped,
             "next_leader": t.next_leader(frozenset({leaving}))})
+        if not d.accepted and is_check_row(d.row) and d.error == Errors.UNKNOWN_MEMBER_ID:
+            # no such group: Kafka's GroupCoordinatorService.leaveGroup answers it as every member's error
+            t.reply(out, LeaveGroupResponse(Errors.NONE, tuple((m, Errors.UNKNOWN_MEMBER_ID) for m in req.members)))
+            return t.plan()
         if not d.accepted and is_check_row(d.row):  # the group itself: the batch's top-level error
             t.reply(out, LeaveGroupResponse(d.error))
             return t.plan()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group import State as ConsumerGroupState
 from ..._generated.consumer_group_member import Event as MemberEvent
 from ..._generated.consumer_group_member import State as MemberState
 from ...assignors.server import GroupSpec, MemberSpec, PartitionAssignorError, SubscribedTopicDescriber, TopicMetadata
@@ -23,7 +24,7 @@ from ...runtime.shard import Plan, Shard
 from ...statemachine import Decision, Instance
 from .. import records
 from ..context import Context
-from ..planning import PlanBuilder, raise_bugs
+from ..planning import PlanBuilder, first_row, raise_bugs
 from ..shard_state import GroupShardState
 from ..state import Assignment, ConsumerGroupData, ConsumerMember
 
@@ -39,6 +40,16 @@ def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
     return ("consumer-rebalance", group_id, member_id)
 
 
+def join_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    """A classic-protocol member's join timer (consumerGroupJoinKey)."""
+    return ("consumer-join", group_id, member_id)
+
+
+def sync_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    """A classic-protocol member's sync timer (consumerGroupSyncKey)."""
+    return ("consumer-sync", group_id, member_id)
+
+
 class ConsumerTxn:
     def __init__(self, ctx: Context, shard: Shard, state: GroupShardState, group_id: str,
                  b: PlanBuilder | None = None) -> None:
@@ -49,6 +60,7 @@ class ConsumerTxn:
         self.current = state.consumer.get(group_id) or ConsumerGroupData()
         self._staged: ConsumerGroupData | None = None
         self.forget = False
+        self.installs_current = False  # `current` is a group this handler made (a converted classic group)
         self.b.then(self._install)
 
     @property
@@ -67,6 +79,8 @@ class ConsumerTxn:
             self.state.consumer.pop(self.group_id, None)
         elif self._staged is not None:
             self.state.consumer[self.group_id] = self._staged
+        elif self.installs_current:
+            self.state.consumer[self.group_id] = self.current
 
     # ------------------------------------------------------------ spec
 
@@ -118,7 +132,7 @@ class ConsumerTxn:
         by_name = data.subscription_metadata
         members = {
             member_id: MemberSpec(
-                subscribed_topic_ids=frozenset(by_name[t].topic_id for t in m.subscribed_topic_names if t in by_name),
+                subscribed_topic_ids=frozenset(by_name[t].topic_id for t in data.member_topics(m) if t in by_name),
                 assignment=data.target.get(member_id, {}), instance_id=m.instance_id, rack_id=m.rack_id)
             for member_id, m in data.members.items()}
         try:
@@ -142,8 +156,6 @@ class ConsumerTxn:
         by anyone (the rows only intersect `held_in_group` with the target; see the report)."""
         owners = self.view.owners
         own: frozenset[str] = self.member(member_id)["held"]
-        if self.ctx.config.bug_kafka_16147:  # seeded bug: other members' holdings are not looked at
-            return own
         return own | frozenset(p for p in target if p in owners)
 
     # ------------------------------------------------------------ members
@@ -175,11 +187,29 @@ class ConsumerTxn:
             owners[p] = member_id
 
     def remove_member(self, member_id: str, decision: Decision, *, bump: bool = True) -> None:
-        """consumerGroupFenceMember after the member's removal was decided: tombstones 8, 7, 5; the subscription
-        metadata without it; MemberRemoved (group epoch + 1)."""
+        """consumerGroupFenceMember after the member's removal was decided (the last change of the plan). When every
+        member that stays uses the classic protocol and the policy allows it, the group is converted back to a
+        classic group instead (MemberRemoved's downgrade row; `Context.migration`). Otherwise: tombstones 8, 7, 5; the
+        resolution of a regular expression it was the last subscriber of (16); the subscription metadata without
+        it; MemberRemoved (group epoch + 1). `bump` False: a static replacement (replaceMember), which keeps the
+        regular expression and decides nothing of the group."""
         pre = decision.pre
+        member_change = len(self.b.changes) - 1
+        data = self.view
+        regex = data.members[member_id].regex if member_id in data.members else ""
+        last = bool(regex) and data.regex_counts().get(regex, 0) == 1
+        config, migration = self.ctx.config, self.ctx.migration
+        removed = {"m": member_id, "instance": pre["instance_id"], "regex": regex, "regex_last": last,
+                   "downgrade_allowed": config.downgrade_enabled and migration is not None,
+                   "classic_fits": len(data.members) - 1 <= config.max_size}
+        if bump and migration is not None:
+            row = first_row(self.ctx.tables.consumer, self.group, ConsumerGroupEvent.MemberRemoved, removed)
+            if row is not None and row.target == ConsumerGroupState.Dead:
+                self.cancel_timers(member_id)
+                migration.downgrade(self, member_id, removed, member_change)
+                return
         tombstones = records.member_tombstones(self.group_id, member_id)
-        self.b.write_for_last(tombstones[0])
+        self.b.attach(member_change, self.b.write(tombstones[0]))
         for rec in tombstones[1:]:
             self.b.write(rec)
         data = self.data
@@ -189,24 +219,47 @@ class ConsumerTxn:
         self.cancel_timers(member_id)
         if not bump:
             return
+        if last:
+            self.b.write(records.regular_expression_tombstone(self.group_id, regex))
+            data.resolved.pop(regex, None)
         self.refresh_metadata()
-        self.decide_group(ConsumerGroupEvent.MemberRemoved, {"m": member_id, "instance": pre["instance_id"]})
+        self.decide_group(ConsumerGroupEvent.MemberRemoved, removed)
         self.b.write_for_last(records.consumer_group_epoch(self.group_id, self.group["group_epoch"]))
 
     # ------------------------------------------------------------ timers
 
-    def schedule_session(self, member_id: str) -> None:
-        self._schedule(session_key(self.group_id, member_id), self.ctx.config.consumer_session_timeout_ms,
-                       lambda t: session_expired(t, member_id))
+    def schedule_session(self, member_id: str, timeout_ms: int | None = None) -> None:
+        """(Re)start the member's session timer: group.consumer.session.timeout.ms, or a classic-protocol member's
+        own session timeout."""
+        delay_ms = self.ctx.config.consumer_session_timeout_ms if timeout_ms is None else timeout_ms
+        self._schedule(session_key(self.group_id, member_id), delay_ms, lambda t: session_expired(t, member_id))
+
+    def schedule_classic_timer(self, key: Any, member_id: str, timeout_ms: int, *, if_absent: bool = False) -> None:
+        """A classic-protocol member's join or sync timer (scheduleConsumerGroupJoinTimeoutIfAbsent,
+        scheduleConsumerGroupSyncTimeout): when it fires, the member is fenced as by its session timeout."""
+        ctx, shard, state, group_id = self.ctx, self.shard, self.state, self.group_id
+
+        def fire() -> None:
+            submit_internal(ctx, shard, state, group_id, lambda t: session_expired(t, member_id))
+
+        def start() -> None:
+            if not (if_absent and shard.timers.deadline(key) is not None):
+                shard.schedule(key, ctx.now_ms() + timeout_ms, fire)
+
+        self.then(start)
+
+    def cancel_timer(self, key: Any) -> None:
+        self.then(lambda: self.shard.timers.cancel(key))
 
     def schedule_rebalance(self, member_id: str, epoch: int, timeout_ms: int) -> None:
         self._schedule(rebalance_key(self.group_id, member_id), timeout_ms,
                        lambda t: rebalance_expired(t, member_id, epoch))
 
     def cancel_timers(self, member_id: str) -> None:
-        timers = self.shard.timers
-        self.then(lambda: (timers.cancel(session_key(self.group_id, member_id)),
-                           timers.cancel(rebalance_key(self.group_id, member_id))))
+        timers, group_id = self.shard.timers, self.group_id
+        keys = [session_key(group_id, member_id), rebalance_key(group_id, member_id), join_key(group_id, member_id),
+                sync_key(group_id, member_id)]
+        self.then(lambda: [timers.cancel(key) for key in keys])
 
     def cancel_rebalance(self, member_id: str) -> None:
         self.then(lambda: self.shard.timers.cancel(rebalance_key(self.group_id, member_id)))

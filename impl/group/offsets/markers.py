@@ -1,14 +1,20 @@
 """The `__consumer_offsets` side of WriteTxnMarkers (kafka-reference.md §2.8, §1.9): a producer's marker on this
 partition, then its pending offsets materialised (COMMIT) or dropped (ABORT).
 
-Owns: `complete_transaction`. The producer epoch check of a marker is PartitionProducer's (WriteMarker).
-KAFKA-17507: a marker's answer is given only after the producer's pending offsets are materialised (COMMIT) or
-dropped (ABORT); `Context.bug_kafka_17507` restores the old order (answer first, materialise later, every pending
-offset of the producer) so that trace checkers can be shown to catch it.
+Owns: `complete_transaction`, `Settlement` (what a durable marker still has to do) and `settle_then_answer`, Kafka's
+order since KAFKA-17507: the marker's answer is given only after the producer's pending offsets are materialised or
+dropped, and until then a TxnOffsetCommit or marker of that producer waits (`GroupShardState.materializing`). The
+producer epoch check of a marker is PartitionProducer's (WriteMarker). The coordinator passes the order; the seeded
+KAFKA-17507 passes the old one (`kcoord.impl.group.seeded`).
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..._generated.partition_producer import Event as PartitionProducerEvent
 from ...errors import Errors
@@ -17,14 +23,57 @@ from ...runtime.completion import Completion
 from ...runtime.shard import Change, Plan, Shard
 from ...storage.batch import ControlType, end_txn_marker_entry
 from ..context import Context
-from ..planning import PlanBuilder
+from ..planning import PlanBuilder, settle
 from ..shard_state import GroupShardState
 
 
-def complete_transaction(ctx: Context, shard: Shard, state: GroupShardState, marker: TxnMarker) -> Plan:
+@dataclass(slots=True)
+class Settlement:
+    """A marker written to this partition whose offsets are still to be settled, and the answer waiting for it."""
+
+    ctx: Context
+    shard: Shard
+    state: GroupShardState
+    marker: TxnMarker
+    args: dict[str, Any]  # the WriteMarker decision's
+    marker_offset: int
+    answer: Completion[str] = field(default_factory=Completion)
+
+    def materialise(self, before_offset: int | None) -> None:
+        """replayEndTransactionMarker: the marker's PartitionProducer transition and the producer's pending offsets
+        (those written before `before_offset`; None: every one), together; then the answer, unless it was given."""
+        table = self.ctx.tables.producer
+        producer_id = self.marker.producer_id
+        key = (self.state.topic_partition, producer_id)
+        decision = table.decide(self.shard.instance_or_fresh(table, key), PartitionProducerEvent.WriteMarker, self.args)
+        self.shard.apply(Change(table, key, decision, self.args))
+        self.state.offsets.complete(producer_id, self.marker.result == "COMMIT", before_offset=before_offset)
+        if self.state.materializing.get(producer_id) is self.answer:
+            del self.state.materializing[producer_id]
+        settle(self.answer, Errors.NONE)
+
+
+MarkerOrder = Callable[[Settlement], None]
+"""What a group coordinator does once a marker is durable: when it materialises the offsets, when it answers."""
+
+
+def settle_then_answer(s: Settlement) -> None:
+    """Kafka's order: the offsets written before the marker are materialised (now, or when the coordinator's
+    `materialize_hook` runs the step), then the marker is answered; the producer's next writes wait until then."""
+    s.state.materializing[s.marker.producer_id] = s.answer
+    step = functools.partial(s.materialise, s.marker_offset)
+    hook = s.ctx.materialize_hook
+    if hook is not None:
+        hook(step)
+    else:
+        step()
+
+
+def complete_transaction(ctx: Context, shard: Shard, state: GroupShardState, marker: TxnMarker,
+                         order: MarkerOrder = settle_then_answer) -> Plan:
     """One WriteTxnMarkers entry for this partition: check the producer epoch (PartitionProducer.WriteMarker),
-    append the marker, and — only then — settle the producer's pending offsets; the plan's answer is a Completion
-    of the partition's error, set once the offsets are settled (KAFKA-17507)."""
+    append the marker, and — only once it is durable — settle the producer's pending offsets in `order`; the plan's
+    answer is a Completion of the partition's error."""
     b = PlanBuilder(shard)
     table = ctx.tables.producer
     key = (state.topic_partition, marker.producer_id)
@@ -38,34 +87,6 @@ def complete_transaction(ctx: Context, shard: Shard, state: GroupShardState, mar
     control = ControlType.COMMIT if marker.result == "COMMIT" else ControlType.ABORT
     b.write(end_txn_marker_entry(control, marker.coordinator_epoch))
     b.producer = (marker.producer_id, marker.producer_epoch, True, now_ms)
-    marker_offset = shard.log.log_end_offset
-    answer: Completion[str] = Completion()
-
-    def materialise() -> None:
-        """replayEndTransactionMarker: the marker's PartitionProducer transition and the offsets, together."""
-        decision = table.decide(shard.instance_or_fresh(table, key), PartitionProducerEvent.WriteMarker, args)
-        shard.apply(Change(table, key, decision, args))
-        before = None if ctx.bug_kafka_17507 else marker_offset
-        state.offsets.complete(marker.producer_id, marker.result == "COMMIT", before_offset=before)
-        if state.materializing.get(marker.producer_id) is answer:
-            del state.materializing[marker.producer_id]
-        if not answer.done:
-            answer.set(Errors.NONE)
-
-    def after_apply() -> None:
-        hook = ctx.materialize_hook
-        if ctx.bug_kafka_17507:
-            answer.set(Errors.NONE)  # the old bug: the marker is answered before its offsets are materialised
-            if hook is not None:
-                hook(materialise)
-            else:
-                shard.schedule(("materialize", marker.producer_id, marker_offset), ctx.now_ms(), materialise)
-            return
-        state.materializing[marker.producer_id] = answer
-        if hook is not None:
-            hook(materialise)
-        else:
-            materialise()
-
-    b.then(after_apply)
-    return b.plan(answer)
+    settlement = Settlement(ctx, shard, state, marker, args, shard.log.log_end_offset)
+    b.then(lambda: order(settlement))
+    return b.plan(settlement.answer)

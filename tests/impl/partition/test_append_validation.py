@@ -115,7 +115,10 @@ def test_inconclusive_verification_is_retriable_and_fenced_is_invalid_producer_e
                              ("PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"),
                              ("INVALID_PRODUCER_ID_MAPPING", "INVALID_TXN_STATE")]:
         env.verifier.forced = answer
-        assert env.produce(batch(PID, 0, seq=0, txn=True)).error == expected, answer
+        result = env.produce(batch(PID, 0, seq=0, txn=True))
+        assert result.error == expected, answer
+        if answer == "PRODUCER_FENCED":  # Kafka 4.0.2 gives no message (seen by the differential fuzzer)
+            assert result.error_message is None
     assert env.on_disk() == [] and env.state(PID) is None
 
 
@@ -167,6 +170,15 @@ def test_epoch_bump_must_start_at_sequence_zero(env: Env) -> None:
     assert produce_ok(env, batch(PID, 1, seq=0)) == 3
     state = env.state(PID)
     assert state is not None and (state["producer_epoch"], state["last_sequence"]) == (1, 0)
+
+
+def test_a_rejected_append_carries_no_error_message(env: Env) -> None:
+    """Kafka 4.0's ReplicaManager gives a Produce partition an error message only for a RecordValidationException;
+    an OutOfOrderSequenceException or InvalidProducerEpochException is answered with a null message (as the
+    differential fuzzer saw on the reference broker)."""
+    produce_ok(env, batch(PID, 3, seq=0))
+    assert [(r.error, r.error_message) for r in (env.produce(batch(PID, 3, seq=5)), env.produce(batch(PID, 2, seq=1)))
+            ] == [("OUT_OF_ORDER_SEQUENCE_NUMBER", None), ("INVALID_PRODUCER_EPOCH", None)]
 
 
 def test_same_epoch_gap_is_out_of_order(env: Env) -> None:

@@ -20,6 +20,8 @@ from kcoord.impl.storage.group_log_schema import (
     ConsumerGroupMetadataValue,
     ConsumerGroupPartitionMetadataKey,
     ConsumerGroupPartitionMetadataValue,
+    ConsumerGroupRegularExpressionKey,
+    ConsumerGroupRegularExpressionValue,
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupTargetAssignmentMemberValue,
     ConsumerGroupTargetAssignmentMetadataKey,
@@ -122,19 +124,23 @@ def test_unknown_record_types() -> None:
 
 
 def test_share_group_and_regular_expression_records_decode() -> None:
-    """Types 9-16 have no class: they read as their declaration's fields, in declaration order, and write back."""
+    """Types 9-15 (share groups) have no class: they read as their declaration's fields, in declaration order, and
+    write back; 16 (a regular expression's resolution) has its classes."""
     with pytest.raises(UnknownRecordTypeError):  # a coordinator's load skips what it does not serve
-        decode_key(i16(16) + s16("g") + s16("topic-.*"))
-    key = decode_any_key(i16(16) + s16("g") + s16("topic-.*"))
-    assert key == OtherKey(16, "ConsumerGroupRegularExpressionKey", ("g", "topic-.*"))
-    assert encode_key(key) == i16(16) + s16("g") + s16("topic-.*")
+        decode_key(i16(11) + s16("sg"))
+    key_bytes = i16(16) + s16("g") + s16("topic-.*")
+    assert decode_key(key_bytes) == decode_any_key(key_bytes) == ConsumerGroupRegularExpressionKey("g", "topic-.*")
+    assert encode_key(ConsumerGroupRegularExpressionKey("g", "topic-.*")) == key_bytes
     value_bytes = i16(0) + bytes([3]) + cs("a") + cs("b") + i64(7) + i64(1_000) + NO_TAGS
     value = decode_any_value(16, value_bytes)
-    assert value == OtherValue("ConsumerGroupRegularExpressionValue", (("a", "b"), 7, 1_000))
+    assert value == ConsumerGroupRegularExpressionValue(("a", "b"), 7, 1_000)
     assert encode_value(value) == value_bytes
     share = decode_any_value(11, i16(0) + i32(3) + NO_TAGS)
     assert share == OtherValue("ShareGroupMetadataValue", (3,))
-    assert decode_any_key(i16(11) + s16("sg")) == OtherKey(11, "ShareGroupMetadataKey", ("sg",))
+    assert encode_value(share) == i16(0) + i32(3) + NO_TAGS
+    share_key = decode_any_key(i16(11) + s16("sg"))
+    assert share_key == OtherKey(11, "ShareGroupMetadataKey", ("sg",))
+    assert encode_key(share_key) == i16(11) + s16("sg")
 
 
 # ------------------------------------------------------------------------------------------ OffsetCommitValue

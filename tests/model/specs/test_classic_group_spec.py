@@ -598,6 +598,18 @@ def test_expire_group(machine: ir.Machine) -> None:
     assert accepted(g) and g["state"] == "Dead"
 
 
+def test_converted_from_a_consumer_group(machine: ir.Machine) -> None:
+    """convertToClassicGroup: a fresh classic group at the consumer group's epoch, rebalancing at once (not an initial
+    rebalance: a join phase of the members it has)."""
+    g = fresh(machine)
+    assert g.send("ConvertedFromConsumer", converted=frozenset({"a", "b"}), statics=frozenset({"b"}), epoch=7,
+                  selected_protocol="range", first="a", group_rebalance_timeout_ms=30_000) == "NONE"
+    assert (g["state"], g["generation"], g["leader"], g["members"], g["static_members"], g["initial_rebalance"]) == \
+        ("PreparingRebalance", 7, "a", {"a", "b"}, {"b"}, False)
+    stable_group(machine, "m1").no_row("ConvertedFromConsumer", converted=frozenset({"a"}), statics=frozenset(),
+                                        epoch=3, selected_protocol="range", first="a", group_rebalance_timeout_ms=1)
+
+
 def test_upgrade_to_a_consumer_group(machine: ir.Machine) -> None:
     """getOrMaybeCreateConsumerGroup: an Empty classic group gives its id away; a live one only by an online
     conversion (validateOnlineUpgrade), and only when it uses the consumer protocol."""
@@ -633,7 +645,7 @@ EVENT_WEIGHTS = {
     "ExtendInitialDelay": 2, "MemberExpired": 2, "PendingSyncExpired": 2, "AssignmentWritten": 4,
     "AssignmentWriteFailed": 1, "RebalanceOverCapacity": 1, "ExpireGroup": 1, "UpgradeToConsumerGroup": 1,
     "Unload": 1, "OffsetFetch": 1, "OffsetFetchPartition": 1, "OffsetDelete": 1, "OffsetDeletePartition": 1,
-    "ExpireOffset": 2,
+    "ExpireOffset": 2, "ConvertedFromConsumer": 1,
 }
 
 
@@ -673,6 +685,11 @@ def _arg_choices(rng: random.Random, s: State) -> dict[str, Callable[[], Any]]:
         "commit_timestamp_ms": lambda: rng.choice((0, 9_500)),
         "expire_timestamp_ms": lambda: rng.choice((-1, -1, 5_000, 20_000)),
         "state_timestamp_ms": lambda: rng.choice((-1, 0, 9_500)),
+        # a consumer group converted back: its remaining members, their instances, its epoch
+        "converted": lambda: frozenset({"a", "b"}),
+        "statics": lambda: rng.choice((frozenset(), frozenset({"b"}))),
+        "epoch": lambda: rng.choice((1, 7)),
+        "first": lambda: "a",
     }
 
 

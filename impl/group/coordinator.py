@@ -80,6 +80,15 @@ _MARKER_ERRORS: dict[str, str] = dict.fromkeys((Errors.NOT_COORDINATOR, Errors.C
                                 Errors.COORDINATOR_NOT_AVAILABLE), Errors.NOT_LEADER_OR_FOLLOWER)
 
 
+
+#: how a verification error reaches a TxnOffsetCommit client (v0-3): Kafka 4.0's AddPartitionsToTxnManager turns
+#: PRODUCER_FENCED into INVALID_PRODUCER_EPOCH, and TRANSACTION_ABORTABLE into INVALID_TXN_STATE for the versions
+#: that predate it (as the reference broker answered the differential fuzzer); an unanswered verification is
+#: retriable
+_VERIFICATION_ANSWERS: dict[str, str] = {Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH,
+                                         Errors.TRANSACTION_ABORTABLE: Errors.INVALID_TXN_STATE,
+                                         Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS}
+
 class GroupCoordinator:
     def __init__(self, *, data_dir: Path, clock: Clock, topics: TopicDescriber | Mapping[str, Any],
                  config: GroupConfig | None = None, tracer: Tracer | None = None, node_id: int = 0,
@@ -245,8 +254,7 @@ class GroupCoordinator:
                 error = c.result()
             except KafkaError as e:
                 error = e.name
-            if error == Errors.NETWORK_EXCEPTION:
-                error = Errors.COORDINATOR_LOAD_IN_PROGRESS
+            error = _VERIFICATION_ANSWERS.get(error, error)
             if error != Errors.NONE:
                 failed(error)
             else:

@@ -24,6 +24,8 @@ from kcoord.impl.txn.config import TxnConfig
 
 from .full_disk import Disk, make_disk
 
+pytestmark = [pytest.mark.adversarial]
+
 TOPIC, GROUP = "t", "g"
 TXN = "tx-" + "x" * 4096
 PAGE = 4096

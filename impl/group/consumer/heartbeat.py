@@ -169,12 +169,13 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
         d = t.decide_member(member_id if replacing else entity_id, event, args)
         refused = d if d.error != Errors.NONE else None
+    # a refusal answers the error alone, no member id (Kafka 4.0's GroupCoordinatorService: code and message only)
     if refused is not None:  # refused after all (no early check ran): nothing of the group stage happens
         rejection = t.b.changes[-1]
         _undo(t, checkpoint, before_upgrade)
         t.b.changes.append(rejection)
         error = refused.error
-        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(error, member_id=r.member_id or None)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(error)))
         return
     assert d is not None
     regex_module.maybe_refresh(t, old_regex, updated.regex, counts)
@@ -205,7 +206,7 @@ def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, 
     if before_upgrade is not None:
         _undo(t, before_upgrade, before_upgrade)
     t.b.changes.append(Change(t.ctx.tables.member, (t.group_id, entity_id), d, args))
-    t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+    t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error)))
     return True
 
 
@@ -323,7 +324,7 @@ def _leave(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[Con
     event = MemberEvent.Leave if r.member_epoch == -1 else MemberEvent.StaticLeave
     d = t.decide_member(entity_id, event, {"sender": r.member_id, "instance": r.instance_id or ""})
     if not d.accepted:
-        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error)))
         return
     if d.to_state == MemberState.Removed:
         t.remove_member(entity_id, d)

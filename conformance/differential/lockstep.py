@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,12 +221,10 @@ class Timing:
 class Lockstep:
     """Programs on a tested and a reference broker; every program gets its own topic, groups and transactional ids."""
 
-    def __init__(self, tested: BrokerSide, reference: BrokerSide, run_id: str, timing: Timing | None = None,
-                 log: Callable[[str], None] | None = None) -> None:
+    def __init__(self, tested: BrokerSide, reference: BrokerSide, run_id: str, timing: Timing | None = None) -> None:
         self.sides = (tested, reference)
         self.run_id = run_id
         self.timing = timing or Timing()
-        self.log = log or (lambda _: None)
         self.programs = 0
         self.topics: list[str] = []  # made on both brokers, not used yet
         self.topics_made = 0

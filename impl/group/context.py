@@ -69,6 +69,7 @@ class Migration:
     online_upgrade: Callable[..., bool]
     upgrade: Callable[..., str]
     downgrade: Callable[..., None]
+    downgrade_replacing: Callable[..., None]
 
 
 @dataclass(slots=True)

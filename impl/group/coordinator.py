@@ -100,7 +100,8 @@ class GroupCoordinator:
         self.ctx = Context(config=config, clock=clock, tables=seeded.tables(Tables.load(), seeded_bugs),
                            topics=describer_of(topics), verifier=verifier, materialize_hook=materialize_hook,
                            offsets_topic=OFFSETS_TOPIC, topic_names=lister_of(topics, topic_names),
-                           migration=Migration(migration.online_upgrade, migration.upgrade, migration.downgrade))
+                           migration=Migration(migration.online_upgrade, migration.upgrade, migration.downgrade,
+                                               migration.downgrade_replacing))
         self._marker_order = seeded.marker_order(seeded_bugs)
         if new_uuid is not None:
             self.ctx.new_uuid = new_uuid

@@ -9,15 +9,19 @@ with ClassicGroup.fromConsumerGroup), under group.consumer.migration.policy (bid
   epoch, the current assignments), then the heartbeat's own records. Parked JoinGroup/SyncGroup requests are
   answered REBALANCE_IN_PROGRESS. A subscription or assignment that does not parse, or an assignment with a custom
   assignor's user data, makes the heartbeat fail with GROUP_ID_NOT_FOUND (the conversion would lose it).
-- Downgrade: when a member leaves (or is fenced) and every member that stays uses the classic protocol
+- Downgrade: when members leave (or one is fenced) and every member that stays uses the classic protocol
   (`downgrade`): the consumer group's tombstones and one GroupMetadata record of a classic group at the consumer
   group's epoch, Stable with the remaining members (each assigned its target assignment), which then rebalances.
+  Also when a static classic JoinGroup takes over the group's only consumer-protocol member (`downgrade_replacing`):
+  the joining member stands in the classic group in place of the replaced one, with its target assignment, and the
+  group rebalances only if the subscription changed.
 
 It sits beside `classic/` and `consumer/` (neither may import the other); the coordinator hands `online_upgrade`,
-`upgrade` and `downgrade` to the consumer handlers through the `Context` (`Migration`).
+`upgrade`, `downgrade` and `downgrade_replacing` to the consumer handlers through the `Context` (`Migration`).
 
-Owns: `online_upgrade`, `upgrade`, `downgrade`. Decisions are the ClassicGroup, ConsumerGroup and ConsumerGroupMember
-specs' (UpgradeToConsumerGroup, ConvertedFromClassic, MemberRemoved's downgrade rows and ConvertedFromConsumer).
+Owns: `online_upgrade`, `upgrade`, `downgrade`, `downgrade_replacing`. Decisions are the ClassicGroup, ConsumerGroup
+and ConsumerGroupMember specs' (UpgradeToConsumerGroup, ConvertedFromClassic, the downgrade rows of MembersRemoved
+and StaticMemberReplaced, and ConvertedFromConsumer).
 Must not import: `kcoord.model`.
 """
 
@@ -178,51 +182,82 @@ def _install_consumer_group(t: ConsumerTxn, generation: int, members: list[tuple
 # ---------------------------------------------------------------------------------------------- downgrade
 
 
-def downgrade(t: ConsumerTxn, leaving: str, removed_args: dict[str, Any], member_change: int) -> None:
-    """convertToClassicGroup, once MemberRemoved's downgrade row is enabled for `leaving`: the consumer group's
-    tombstones (every member, the leaving one too), then the classic group's GroupMetadata; the classic group
-    rebalances."""
+def downgrade(t: ConsumerTxn, removed_args: dict[str, Any], member_changes: dict[str, int]) -> None:
+    """convertToClassicGroup, once MembersRemoved's downgrade row is enabled for the members leaving (their ids ->
+    the index of their removal in the plan): the consumer group's tombstones (every member, the leaving ones too),
+    then the classic group's GroupMetadata; the classic group rebalances."""
     current = t.view
     epoch = t.group["group_epoch"]
-    removed = t.decide_group(ConsumerGroupEvent.MemberRemoved, removed_args)
+    removed = t.decide_group(ConsumerGroupEvent.MembersRemoved, removed_args)
     assert removed.to_state == ConsumerGroupState.Dead, removed
     member_ids = list(current.members)
     tombstones = records.consumer_group_tombstones(t.group_id, member_ids, sorted(current.resolved))
     for i, rec in enumerate(tombstones[:-1]):
         index = t.b.write(rec)
-        if i == member_ids.index(leaving):  # the leaving member's current-assignment tombstone describes its removal
-            t.b.attach(member_change, index)
+        if i < len(member_ids) and member_ids[i] in member_changes:
+            t.b.attach(member_changes[member_ids[i]], index)  # its current-assignment tombstone describes its removal
     t.b.write_for_last(tombstones[-1])
-    stays = [m for m in member_ids if m != leaving]
-    classic = _classic_group_data(t, current, stays)
+    stays = [m for m in member_ids if m not in member_changes]
+    _become_classic(t, epoch, [(current.members[m], current.target.get(m, {})) for m in stays], rebalance=True)
+    _forget_consumer_members(t, stays)
+
+
+def downgrade_replacing(t: ConsumerTxn, replaced_args: dict[str, Any], joining: ConsumerMember,
+                        rebalance: bool) -> None:
+    """convertToClassicGroup with a joining member, once StaticMemberReplaced's downgrade row is enabled (the
+    replaced member's records are tombstoned already and its copy under the joining member's id written): the
+    consumer group's tombstones, the joining member's id in place of the replaced one's
+    (createGroupTombstoneRecordsWithReplacedMember), then a classic group holding the other members and the joining
+    one (with the replaced member's target assignment), which rebalances only when the subscription changed."""
+    current = t.view
+    epoch = t.group["group_epoch"]
+    replaced = t.decide_group(ConsumerGroupEvent.StaticMemberReplaced, replaced_args)
+    assert replaced.to_state == ConsumerGroupState.Dead, replaced
+    member_ids = list(current.members)
+    tombstones = records.consumer_group_tombstones(t.group_id, member_ids, sorted(current.resolved))
+    for rec in tombstones[:-1]:
+        t.b.write(rec)
+    t.b.write_for_last(tombstones[-1])
+    stays = [m for m in member_ids if m != joining.member_id]
+    members = [(current.members[m], current.target.get(m, {})) for m in stays]
+    members.append((joining, current.target.get(joining.member_id, {})))
+    _become_classic(t, epoch, members, rebalance=rebalance)
+    _forget_consumer_members(t, stays)
+
+
+def _become_classic(t: ConsumerTxn, epoch: int, members: list[tuple[ConsumerMember, Assignment]], *,
+                    rebalance: bool) -> None:
+    """ClassicGroup.fromConsumerGroup and its records: a classic group at `epoch` of `members` (each assigned its
+    target assignment, serialized at its protocol's version), Stable, then rebalancing when `rebalance`."""
+    classic = _classic_group_data(t, [m for m, _ in members])
+    ids = [m.member_id for m, _ in members]
     c = ClassicTxn(t.ctx, t.shard, t.state, t.group_id)
     c.b, c._staged = t.b, classic
-    selected = select_protocol(classic, stays)
-    for member_id in stays:  # each member gets its target assignment, serialized at its protocol's version
-        member = classic.member(member_id)
-        member.assignment = _serialized_target(t, current.target.get(member_id, {}), member.metadata(selected))
+    selected = select_protocol(classic, ids)
+    for member, target in members:
+        classic_member = classic.member(member.member_id)
+        classic_member.assignment = _serialized_target(t, target, classic_member.metadata(selected))
     converted = c.decide(ClassicGroupEvent.ConvertedFromConsumer, {
-        "converted": frozenset(stays), "statics": frozenset(m for m in stays if classic.members[m].instance_id),
-        "epoch": epoch, "selected_protocol": selected, "first": stays[0],
-        "group_rebalance_timeout_ms": classic.rebalance_timeout_ms()})
+        "converted": frozenset(ids), "statics": frozenset(m for m in ids if classic.members[m].instance_id),
+        "epoch": epoch, "selected_protocol": selected, "first": ids[0],
+        "group_rebalance_timeout_ms": classic.rebalance_timeout_ms(), "rebalance": rebalance})
     assert converted.post is not None
     classic.subscribed_topics = subscribed_topics(CONSUMER_PROTOCOL_TYPE, selected, classic)
     t.b.write_for_last(records.group_metadata(t.group_id, converted.post, classic))
-    for member_id in stays:
+    for member_id in ids:
         c.schedule_heartbeat(member_id, classic.members[member_id].session_timeout_ms)
-    c.after_prepare(ClassicGroupState.Stable)  # prepareRebalance of the group fromConsumerGroup built Stable
-    _forget_consumer_members(t, stays)
+    if rebalance:
+        c.after_prepare(ClassicGroupState.Stable)  # prepareRebalance of the group fromConsumerGroup built Stable
     t.forget = True
     t.b.then(c._install)
 
 
-def _classic_group_data(t: ConsumerTxn, current: ConsumerGroupData, stays: list[str]) -> ClassicGroupData:
+def _classic_group_data(t: ConsumerTxn, members: list[ConsumerMember]) -> ClassicGroupData:
     data = ClassicGroupData(state_timestamp_ms=t.now_ms)
-    for member_id in stays:
-        m = current.members[member_id]
-        assert m.classic_protocols is not None and m.classic_session_timeout_ms is not None, member_id
-        data.members[member_id] = ClassicMember(
-            member_id=member_id, instance_id=m.instance_id, client_id=m.client_id, client_host=m.client_host,
+    for m in members:
+        assert m.classic_protocols is not None and m.classic_session_timeout_ms is not None, m.member_id
+        data.members[m.member_id] = ClassicMember(
+            member_id=m.member_id, instance_id=m.instance_id, client_id=m.client_id, client_host=m.client_host,
             rebalance_timeout_ms=m.rebalance_timeout_ms, session_timeout_ms=m.classic_session_timeout_ms,
             protocol_type=CONSUMER_PROTOCOL_TYPE, protocols=m.classic_protocols)
     return data

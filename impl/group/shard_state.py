@@ -284,6 +284,8 @@ def consumer_group_instances(tables: Mapping[str, MachineTable], names: Any, gro
             static_instances.add(metadata.instance_id)
             if instance["state"] == MemberState.StaticLeft:
                 static_left.add(metadata.instance_id)
+        if instance["state"] == MemberState.StaticLeft and member.current is not None:
+            data.left_states[member_id] = member.current.state
         if not (instance["state"] == MemberState.Stable and instance["member_epoch"] == loaded.assignment_epoch):
             unreconciled.add(member_id)
     data.target = {m: t for m, t in loaded.target.items() if t}

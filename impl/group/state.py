@@ -150,10 +150,14 @@ class ConsumerGroupData:
     owners: dict[str, str] = field(default_factory=dict)  # partition -> member id (partition epoch != -1)
     metadata_refresh_deadline_ms: int = 0
     resolved: dict[str, ResolvedRegex] = field(default_factory=dict)  # ConsumerGroupRegularExpression records
+    #: member id -> the MemberState byte a member at -2 had when it left (Kafka keeps it in its record; a classic
+    #: take-over copies it)
+    left_states: dict[str, int] = field(default_factory=dict)
 
     def stage(self) -> ConsumerGroupData:
         return ConsumerGroupData(dict(self.members), dict(self.target), dict(self.subscription_metadata),
-                                 dict(self.owners), self.metadata_refresh_deadline_ms, dict(self.resolved))
+                                 dict(self.owners), self.metadata_refresh_deadline_ms, dict(self.resolved),
+                                 dict(self.left_states))
 
     def static_member_id(self, instance_id: str | None) -> str:
         """The member id a group instance id maps to, "" if none (the spec's `mapped_member`)."""

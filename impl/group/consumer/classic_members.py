@@ -15,12 +15,12 @@ it (revoke before assign) at each JoinGroup, with the owned partitions of its su
 - SyncGroup answers the member's current assignment in the consumer protocol's format, at the version of its
   subscription (ClassicSync), or REBALANCE_IN_PROGRESS when the group epoch moved on (its join timer starts).
 - Heartbeat answers REBALANCE_IN_PROGRESS when the member must join again (ClassicHeartbeat).
-- LeaveGroup fences the members named (ConsumerGroupMember.Leave; the last consumer-protocol member's leaving may
-  convert the group back to a classic group, `ConsumerTxn.remove_member`). Members are removed one at a time (Kafka
-  fences a batch in one step; a client names only itself).
+- LeaveGroup fences the members named, validated against the group as the request found it
+  (ConsumerGroupMember.Leave), in one step (ConsumerGroup.MembersRemoved, `ConsumerTxn.remove_members`: one
+  group-epoch bump for the batch, or one conversion back to a classic group when only classic-protocol members stay).
 
-A static classic member that joins with an unknown member id while its instance id is held by another member
-(Kafka replaces that member, whatever its protocol) is answered UNKNOWN_MEMBER_ID here: not supported yet.
+A static classic member that joins without a member id while its instance id is held takes the holder over,
+whatever its state and protocol (`takeover.take_over`); one that names a member id must name the holder.
 
 Owns: `join_group`, `sync_group`, `heartbeat`, `leave_group` for a consumer group. Must not import: `kcoord.model`,
 `kcoord.impl.group.classic`.
@@ -39,6 +39,7 @@ from ...assignors.classic import TopicPartition
 from ...errors import Errors
 from ...runtime.completion import Completion
 from ...runtime.shard import Plan, Shard
+from ...statemachine import Decision
 from ..context import Context
 from ..messages import (
     HeartbeatRequest,
@@ -56,6 +57,7 @@ from ..shard_state import GroupShardState
 from ..state import ConsumerMember
 from .group import ConsumerTxn, join_key, sync_key
 from .heartbeat import group_stage
+from .takeover import finish_join, member_after_join, owned_ids, refuse, take_over
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -67,7 +69,7 @@ def join_group(ctx: Context, shard: Shard, state: GroupShardState, req: JoinGrou
     member_id = req.member_id or ctx.new_uuid()
     cfg = ctx.config
     gate = t.decide_group(ConsumerGroupEvent.ClassicJoin, {
-        "member_id": member_id, "member_id_given": given, "instance_given": req.group_instance_id is not None,
+        "member_id": member_id, "member_id_given": given, "instance": req.group_instance_id or "",
         "requires_known_member_id": req.api_version >= 4, "protocols_supported": _supported(t, req),
         "session_timeout_ok": cfg.min_session_timeout_ms <= req.session_timeout_ms <= cfg.max_session_timeout_ms,
         "group_size": len(t.group["members"]), "max_size": cfg.consumer_max_size})
@@ -76,9 +78,6 @@ def join_group(ctx: Context, shard: Shard, state: GroupShardState, req: JoinGrou
         t.then(lambda: settle(out, answer))
         return t.plan()
     holder = t.current.static_member_id(req.group_instance_id)
-    if req.group_instance_id and not given and holder:
-        t.then(lambda: settle(out, JoinGroupResponse(Errors.UNKNOWN_MEMBER_ID)))
-        return t.plan()
     try:
         subscription = decode_subscription(req.protocols[0][1]) if req.protocols else None
     except (ConsumerProtocolError, ValueError):
@@ -86,7 +85,10 @@ def join_group(ctx: Context, shard: Shard, state: GroupShardState, req: JoinGrou
     if subscription is None:
         t.then(lambda: settle(out, JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL)))
         return t.plan()
-    _join(t, req, holder or member_id, member_id, subscription, out)
+    if req.group_instance_id and not given and holder:  # a static member without a member id: it takes over
+        take_over(t, req, holder, member_id, subscription, out)
+    else:
+        _join(t, req, holder or member_id, member_id, subscription, out)
     return t.plan()
 
 
@@ -104,13 +106,7 @@ def _join(t: ConsumerTxn, req: JoinGroupRequest, entity_id: str, member_id: str,
           out: Completion[JoinGroupResponse]) -> None:
     entity = t.member(entity_id)
     base = t.current.members.get(entity_id) or ConsumerMember(member_id)
-    rebalance_timeout_ms = req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1 else base.rebalance_timeout_ms
-    if rebalance_timeout_ms == -1:
-        rebalance_timeout_ms = req.session_timeout_ms  # JoinGroup v0 has none: the classic group's rule
-    updated = ConsumerMember(
-        member_id, req.group_instance_id or base.instance_id, subscription.rack_id or base.rack_id, req.client_id,
-        req.client_host, tuple(sorted(set(subscription.topics))), "", base.server_assignor, rebalance_timeout_ms,
-        req.session_timeout_ms, tuple(req.protocols))
+    updated = member_after_join(req, base, member_id, subscription)
     metadata_changed = updated != base or entity["state"] == MemberState.Absent
     checkpoint = t.b.checkpoint()
     refused = group_stage(t, member_id, entity["state"], updated, base, metadata_changed,
@@ -119,21 +115,16 @@ def _join(t: ConsumerTxn, req: JoinGroupRequest, entity_id: str, member_id: str,
         if t.group["group_epoch"] > t.group["assignment_epoch"]:
             t.compute_target()
         target = t.target_of(member_id)
-        owned = t.ctx.names.to_set(_owned_ids(t, subscription))
+        owned = t.ctx.names.to_set(owned_ids(t, subscription))
         pre = t.member(entity_id)
         d = t.decide_member(entity_id, MemberEvent.Heartbeat, {
             "sender": member_id, "instance": req.group_instance_id or "", "epoch": pre["member_epoch"],
-            "owned": owned, "owned_given": True, "rebalance_timeout": rebalance_timeout_ms,
+            "owned": owned, "owned_given": True, "rebalance_timeout": updated.rebalance_timeout_ms,
             "metadata_changed": metadata_changed, "target": target, "target_epoch": t.group["assignment_epoch"],
             "held_in_group": t.held_in_group(member_id, target), "classic_join": True})
         refused = d if d.error != Errors.NONE else None
     if refused is not None:
-        rejection = t.b.changes[-1]
-        t.b.rollback(checkpoint)
-        t._staged = None
-        t.b.changes.append(rejection)
-        error = refused.error
-        t.then(lambda: settle(out, JoinGroupResponse(error, member_id=req.member_id)))
+        refuse(t, checkpoint, refused.error, req.member_id, out)
         return
     post = d.post if d.post is not None else d.pre
     if d.accepted and any(post[f] != pre[f] for f in ("state", "member_epoch", "previous_member_epoch", "assigned",
@@ -144,23 +135,7 @@ def _join(t: ConsumerTxn, req: JoinGroupRequest, entity_id: str, member_id: str,
     if post["state"] == MemberState.Stable and post["member_epoch"] == group["assignment_epoch"] \
             and member_id in group["unreconciled"]:
         t.decide_group(ConsumerGroupEvent.MemberReconciled, {"m": member_id})
-    t.cancel_timer(join_key(t.group_id, member_id))
-    t.schedule_session(member_id, req.session_timeout_ms)
-    t.schedule_classic_timer(sync_key(t.group_id, member_id), member_id, req.rebalance_timeout_ms
-                             if req.rebalance_timeout_ms != -1 else req.session_timeout_ms)
-    response = JoinGroupResponse(Errors.NONE, member_id=member_id, generation_id=post["member_epoch"],
-                                 protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=req.protocols[0][0])
-    t.then(lambda: settle(out, response))
-
-
-def _owned_ids(t: ConsumerTxn, subscription: Any) -> dict[Any, set[int]]:
-    """toTopicPartitions: the subscription's owned partitions by topic id (unknown topics dropped)."""
-    out: dict[Any, set[int]] = {}
-    for tp in subscription.owned_partitions:
-        metadata = t.ctx.describe(tp.topic)
-        if metadata is not None:
-            out.setdefault(metadata.topic_id, set()).add(tp.partition)
-    return out
+    finish_join(t, req, member_id, post["member_epoch"], out)
 
 
 # ---------------------------------------------------------------------------------------------- SyncGroup, Heartbeat
@@ -238,18 +213,28 @@ def _waiting(t: ConsumerTxn, member_id: str) -> bool:
 
 def leave_group(ctx: Context, shard: Shard, state: GroupShardState, req: LeaveGroupRequest,
                 out: Completion[LeaveGroupResponse]) -> Plan:
+    """classicGroupLeaveToConsumerGroup: every identity is validated against the group as the request found it
+    (ConsumerGroupMember.Leave; a member named twice is answered twice and fenced once), then the valid members are
+    fenced in one step (consumerGroupFenceMembers: one group-epoch bump, or one downgrade for the batch)."""
     t = ConsumerTxn(ctx, shard, state, req.group_id)
+    view = t.current
     answers: list[tuple[MemberIdentity, str]] = []
+    removed: list[tuple[str, Decision, int]] = []
+    before: dict[str, Any] = {}
     for identity in req.members:
-        if t.forget:  # the group was converted back to a classic group by an earlier identity of the batch
-            answers.append((identity, Errors.UNKNOWN_MEMBER_ID))
+        entity_id = view.static_member_id(identity.group_instance_id) or identity.member_id
+        args = {"sender": identity.member_id, "instance": identity.group_instance_id or ""}
+        if entity_id in before:  # named again: decided on the member as the request found it, fenced once
+            answers.append((identity, ctx.tables.member.decide(before[entity_id], MemberEvent.Leave, args).error))
             continue
-        entity_id = t.view.static_member_id(identity.group_instance_id) or identity.member_id
-        d = t.decide_member(entity_id, MemberEvent.Leave, {"sender": identity.member_id,
-                                                 "instance": identity.group_instance_id or ""})
+        pre = t.member(entity_id)
+        d = t.decide_member(entity_id, MemberEvent.Leave, args)
         answers.append((identity, d.error))
         if d.accepted:
-            t.remove_member(entity_id, d)
+            before[entity_id] = pre
+            removed.append((entity_id, d, len(t.b.changes) - 1))
+    if removed:
+        t.remove_members(removed)
     response = LeaveGroupResponse(Errors.NONE, tuple(answers))
     t.then(lambda: settle(out, response))
     return t.plan()

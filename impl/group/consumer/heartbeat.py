@@ -231,7 +231,8 @@ def group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: Cons
         data.resolved.pop(old_regex, None)
     group = t.group
     bump = (group["group_epoch"] == 0 or names_changed
-            or (regex_changed and new_regex != "" and new_regex in group["resolved"]))
+            or (regex_changed and new_regex != "" and new_regex in group["resolved"])
+            or (classic and old_regex != ""))  # a classic JoinGroup updating a member that had an expression
     refreshed = False
     if bump or t.now_ms >= t.view.metadata_refresh_deadline_ms:
         refreshed = t.refresh_metadata()
@@ -243,7 +244,8 @@ def group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: Cons
     elif bump or refreshed or regex_changed:
         d = t.decide_group(ConsumerGroupEvent.SubscriptionChanged, {"old_regex": old_regex, "new_regex": new_regex,
                                                    "old_regex_last": old_last, "new_regex_valid": valid,
-                                                   "names_changed": names_changed, "metadata_changed": refreshed})
+                                                   "names_changed": names_changed, "metadata_changed": refreshed,
+                                                   "classic": classic})
     else:
         return None
     if d.error != Errors.NONE:
@@ -267,7 +269,7 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
             **args, "target": target, "target_epoch": t.group["assignment_epoch"],
             "held_in_group": t.held_in_group(old_id, target)})
         assert gone.to_state == MemberState.Removed, gone
-        t.remove_member(old_id, gone, bump=False)
+        t.tombstone_member(old_id, gone, len(t.b.changes) - 1)
     else:
         for rec in records.member_tombstones(t.group_id, old_id):
             t.b.write(rec)
@@ -282,8 +284,9 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
                                          state=records.MEMBER_STATE_BYTES[MemberState.Stable],
                                          assigned=names.to_assignment(old_instance["assigned"]), pending={}))
     t.move_ownership(new_id, frozenset(), old_instance["assigned"])
-    t.decide_group(ConsumerGroupEvent.StaticMemberReplaced, {"old_member": old_id, "new_member": new_id,
-                                            "instance": copied.instance_id or ""})
+    t.decide_group(ConsumerGroupEvent.StaticMemberReplaced, {
+        "old_member": old_id, "new_member": new_id, "instance": copied.instance_id or "", "classic": False,
+        "downgrade_allowed": False, "classic_fits": True})  # only a classic take-over may downgrade
 
 
 def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: str, d: Decision,

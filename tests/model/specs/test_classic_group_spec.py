@@ -138,7 +138,12 @@ def test_checks_clean_and_every_state_and_event_is_documented(machine: ir.Machin
 def test_valid_previous_states_equal_kafka(machine: ir.Machine) -> None:
     assert {s.name for s in machine.states} == set(kafka_table.VALID_PREVIOUS)
     for target, kafka_sources in kafka_table.VALID_PREVIOUS.items():
-        assert machine.valid_previous(target) == kafka_sources, f"valid previous states of {target}"
+        created = kafka_table.CREATED.get(target, frozenset())
+        assert machine.valid_previous(target) == kafka_sources | created, f"valid previous states of {target}"
+    creations = [t for t in machine.transitions
+                 if any(s in kafka_table.CREATED.get(t.target or "", frozenset()) for s in t.sources)]
+    assert creations and {t.event for t in creations} == {"ConvertedFromConsumer"}, \
+        "only the conversion back from a consumer group creates a classic group in a state"
 
 
 def test_in_place_updates_are_stays_and_dead_to_dead_is_the_only_self_edge(machine: ir.Machine) -> None:
@@ -603,11 +608,23 @@ def test_converted_from_a_consumer_group(machine: ir.Machine) -> None:
     rebalance: a join phase of the members it has)."""
     g = fresh(machine)
     assert g.send("ConvertedFromConsumer", converted=frozenset({"a", "b"}), statics=frozenset({"b"}), epoch=7,
-                  selected_protocol="range", first="a", group_rebalance_timeout_ms=30_000) == "NONE"
+                  selected_protocol="range", first="a", group_rebalance_timeout_ms=30_000, rebalance=True) == "NONE"
     assert (g["state"], g["generation"], g["leader"], g["members"], g["static_members"], g["initial_rebalance"]) == \
         ("PreparingRebalance", 7, "a", {"a", "b"}, {"b"}, False)
     stable_group(machine, "m1").no_row("ConvertedFromConsumer", converted=frozenset({"a"}), statics=frozenset(),
-                                        epoch=3, selected_protocol="range", first="a", group_rebalance_timeout_ms=1)
+                                        epoch=3, selected_protocol="range", first="a", group_rebalance_timeout_ms=1,
+                                        rebalance=True)
+
+
+def test_converted_by_a_static_take_over_without_a_new_subscription(machine: ir.Machine) -> None:
+    """convertToClassicGroup with a joining static member whose subscription did not change: no prepareRebalance,
+    the group stays in the STABLE it was built in, at the consumer group's epoch."""
+    g = fresh(machine)
+    assert g.send("ConvertedFromConsumer", converted=frozenset({"a", "j"}), statics=frozenset({"j"}), epoch=4,
+                  selected_protocol="range", first="a", group_rebalance_timeout_ms=30_000, rebalance=False) == "NONE"
+    assert (g["state"], g["generation"], g["leader"], g["members"], g["static_members"], g["awaiting_join"]) == \
+        ("Stable", 4, "a", {"a", "j"}, {"j"}, set())
+    assert g.send("SyncGroup", member_id="j", instance_id="", mapped_member="", generation_id=4) == "NONE"
 
 
 def test_upgrade_to_a_consumer_group(machine: ir.Machine) -> None:

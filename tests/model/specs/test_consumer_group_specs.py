@@ -129,9 +129,9 @@ def joined(m: str, instance: str = "", **overrides: Any) -> dict[str, Any]:
 
 
 def removed(m: str, instance: str = "", **overrides: Any) -> dict[str, Any]:
-    """MemberRemoved's arguments for a member without a regular expression; no downgrade."""
-    return {"m": m, "instance": instance, "regex": "", "regex_last": False, "downgrade_allowed": True,
-            "classic_fits": True, **overrides}
+    """MembersRemoved's arguments for one member without a regular expression; no downgrade."""
+    return {"ms": frozenset({m}), "instances": frozenset({instance} - {""}), "dropped": frozenset(),
+            "downgrade_allowed": True, "classic_fits": True, **overrides}
 
 
 # ---------------------------------------------------------------- a tiny coordinator driving both machines
@@ -226,7 +226,7 @@ class Coordinator:
             group = self._group(group, "MemberJoined", **joined(member_id, instance))
         elif old["state"] == "StaticLeft" and instance:
             group = self._group(group, "StaticMemberReplaced", old_member=old["member_id"], new_member=member_id,
-                                instance=instance)
+                                instance=instance, classic=False, downgrade_allowed=False, classic_fits=True)
             targets = {(member_id if m == old["member_id"] else m): t for m, t in targets.items()}
         group, targets = self._with_target(group, targets)
         args = join_args(member_id, targets.get(member_id, frozenset()), group["assignment_epoch"], instance=instance,
@@ -253,7 +253,7 @@ class Coordinator:
         group, targets = self.group, self.targets
         if subscription_changed and entity["state"] != "Absent":
             group = self._group(group, "SubscriptionChanged", old_regex="", new_regex="", old_regex_last=False,
-                                new_regex_valid=True, names_changed=True, metadata_changed=False)
+                                new_regex_valid=True, names_changed=True, metadata_changed=False, classic=False)
         group, targets = self._with_target(group, targets)
         args = hb_args(member_id, epoch, owned, targets.get(entity["member_id"], frozenset()),
                        group["assignment_epoch"], instance=instance, held_in_group=self.held_in_group(),
@@ -276,7 +276,7 @@ class Coordinator:
         if isinstance(row, ir.Rejection):
             return row.error
         if post["state"] == "Removed":
-            group = self._group(self.group, "MemberRemoved", **removed(entity["member_id"], entity["instance_id"]))
+            group = self._group(self.group, "MembersRemoved", **removed(entity["member_id"], entity["instance_id"]))
         else:
             group = self._group(self.group, "StaticMemberLeft", m=entity["member_id"], instance=instance)
         self._commit(group, self.targets, post)
@@ -288,7 +288,7 @@ class Coordinator:
         entity = self.members.get(member_id) or self.fresh(member_id)
         _, post = step(self.cm, entity, event, **args)
         if post["state"] == "Removed":
-            group = self._group(self.group, "MemberRemoved", **removed(member_id, entity["instance_id"]))
+            group = self._group(self.group, "MembersRemoved", **removed(member_id, entity["instance_id"]))
             self._commit(group, self.targets, post)
         return post["state"]
 

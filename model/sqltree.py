@@ -408,7 +408,7 @@ class Dialect:
 _OR, _AND, _NOT, _COMPARISON, _UNARY, _ATOM = 1, 2, 3, 4, 10, 11
 _LEVELS = {"OR": _OR, "AND": _AND, "=": _COMPARISON, "<>": _COMPARISON, "<": _COMPARISON, "<=": _COMPARISON,
            ">": _COMPARISON, ">=": _COMPARISON, "<=>": _COMPARISON, "RLIKE": _COMPARISON, "|": 5, "&": 7, "+": 8,
-           "-": 8, "*": 9, "/": 9}
+           "-": 8, "*": 9, "/": 9, "%": 9, "DIV": 9}
 
 
 def precedence(e: Expr) -> int:

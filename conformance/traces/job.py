@@ -19,6 +19,7 @@ Must not import: kcoord.cli.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import shutil
@@ -171,11 +172,13 @@ def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progre
         engine, why = choose_engine(config, sources, spark)
         if say is not None and config.engine == "auto":
             say(f"engine: {engine} ({why})")
+        found = converted.checks.violations if converted is not None else []
         if engine == "python":
-            summary, shown = run_python(config, machines, sources, progress)
+            summary, shown = run_python(config, machines, sources, progress, found)
         else:
+            pairs = converted.checks.pairs_root if converted is not None else None
             try:
-                summary, shown = run_spark(config, machines, sources, progress, spark)
+                summary, shown = run_spark(config, machines, sources, progress, spark, pairs)
             except Exception as e:
                 unreadable = unreadable_input(e)
                 if unreadable is None:
@@ -210,7 +213,8 @@ def _convert_logs(config: Config, machines: Mapping[str, ir.Machine]) -> tuple[A
         return None, None
     scratch = tempfile.mkdtemp(prefix="kcoord-logs-")
     quarantine = os.path.join(config.out, "quarantine") if config.out else None
-    converted = convert(log_dirs, machines, os.path.join(scratch, "traces"), quarantine)
+    pairs = os.path.join(scratch, "pairs") if config.engine != "python" else None  # for Spark's step checks
+    converted = convert(log_dirs, machines, os.path.join(scratch, "traces"), quarantine, pairs)
     if converted.rows:
         config.paths = [*config.paths, converted.root]
     return converted, scratch
@@ -220,7 +224,8 @@ def _convert_logs(config: Config, machines: Mapping[str, ir.Machine]) -> tuple[A
 
 
 def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
-               progress: Progress | None) -> tuple[Summary, list[Violation]]:
+               progress: Progress | None, found: Sequence[Violation] = ()) -> tuple[Summary, list[Violation]]:
+    """Every check of the rows, plus `found` (what the log checks found while the logs were read)."""
     from kcoord.conformance.traces.pycheck import Options, check_paths
 
     names = sorted({s.machine for s in sources})
@@ -235,6 +240,12 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequ
         os.makedirs(config.out, exist_ok=True)
     options = Options(config.max_witnesses, config.max_rows_in_memory, spill_dir=config.out)
     result = check_paths(config.paths, machines, config.out, options, step)
+    if found:
+        from kcoord.conformance.traces.pycheck import sort_key
+
+        result.violations = sorted([*result.violations, *found], key=sort_key)
+        result.violations = [v if i < config.max_witnesses else dataclasses.replace(v, witness="", witness_rows="")
+                             for i, v in enumerate(result.violations)]  # as the row checks' witnesses: the first only
     if progress:
         progress("writing", len(names), len(names))
     if config.out:
@@ -248,9 +259,12 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequ
 
 
 def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
-              progress: Progress | None, spark: Any = None) -> tuple[Summary, list[Violation]]:
+              progress: Progress | None, spark: Any = None,
+              pairs: str | None = None) -> tuple[Summary, list[Violation]]:
     """Every machine in one plan each, run together: one job runs every machine's pass (reading, validating,
-    checking the rows, keeping what the trace properties read), one writes every violation, then the witnesses."""
+    checking the rows, keeping what the trace properties read), one writes every violation (the row checks, the
+    trace properties and the persisted-step checks of the record pairs in `pairs`, `sparklog`), then the
+    witnesses."""
     from kcoord.conformance.traces import sparkprops
     from kcoord.conformance.traces.sparkcheck import MachinePlan
     from kcoord.conformance.traces.sparkread import read_machine, read_unknown
@@ -284,6 +298,7 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
             summary.not_checked += sparkprops.not_checked(plan, plans)
         tick("properties")
         found = [df for plan in plans.values() for df in (plan.row_violations(), *sparkprops.violations(plans, plan))]
+        found += _log_violations(spark, pairs, machines)
         if found:
             _union(found).write.mode("overwrite").parquet(raw_dir)
         tick("writing")
@@ -324,6 +339,17 @@ def _union(frames: list[Any]) -> Any:
     for f in frames[1:]:
         out = out.unionByName(f)
     return out
+
+
+def _log_violations(spark: Any, pairs: str | None, machines: Mapping[str, ir.Machine]) -> list[Any]:
+    """The persisted-step checks of the record pairs the log reader wrote (none without logs)."""
+    if pairs is None or not os.path.isdir(pairs):
+        return []
+    from kcoord.conformance.traces.sparklog import persisted_step_violations
+    from kcoord.conformance.traces.steps import relation_for
+
+    relations = {n: r for n, m in machines.items() if (r := relation_for(m)) is not None}
+    return persisted_step_violations(spark, pairs, machines, relations)
 
 
 def _ticker(progress: Progress | None, total: int) -> Callable[[str], None]:
@@ -381,16 +407,23 @@ def _with_witnesses(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Sp
     """The violations with their witness (JSON and text), built from the rows around them, as `pycheck` does."""
     import json
 
+    from kcoord.conformance.traces.logcheck import STEP_CHECK, witness_text
     from kcoord.conformance.traces.sparkcheck import witness_rows
 
     wanted: dict[str, list[tuple[str, int, int]]] = {}
     for r in records:
-        if r["pos"] >= 0:
+        if r["pos"] >= 0 and r["check"] != STEP_CHECK:
             wanted.setdefault(r["machine"], []).append((r["key"], r["pos"] - W.BEFORE - 1, r["pos"] + W.AFTER))
     fetched = {m: witness_rows(plans[m], spans) for m, spans in wanted.items()}
     out = []
     for r in records:
         spec = specs[r["machine"]]
+        if r["check"] == STEP_CHECK:  # a pair of records, not rows: the log checker's witness
+            rows = json.dumps(json.loads(r["row_json"]), sort_keys=True)
+            out.append(Violation(r["machine"], r["key"], r["check"], r["name"], int(r["seq"]), int(r["seq_from"]),
+                                 int(r["seq_to"]), r["location"], r["message"], witness_text(rows, r["message"]),
+                                 rows))
+            continue
         if r["pos"] < 0:
             row = json.loads(r["row_json"])
             segments = [W.Segment(r["key"], r["seq"], None, (row,))]

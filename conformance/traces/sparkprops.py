@@ -132,7 +132,9 @@ def exclusive(plans: Mapping[str, MachinePlan], plan: MachinePlan, base: DataFra
               i: int) -> DataFrame:
     (var,) = prop.subject
     finals = q.in_(q.col("to_state"), plan.states(plan.spec.final_states))
-    df = base.selectExpr("*", f"coalesce(greatest(t_start, next_ts), {NEVER}) AS t_end")
+    # a key's last row holds its value for ever (`greatest` would skip the null next_ts and end it at its start)
+    end = q.when(q.IsNull(q.col("next_ts")), q.lit(NEVER), q.fn("greatest", q.col("t_start"), q.col("next_ts")))
+    df = base.selectExpr("*", q.sql(q.Aliased(end, "t_end")))
     df = df.where(q.sql(q.and_(q.not_(finals), q.binary(">", q.col("t_end"), q.col("t_start")),
                                q.binary(">", q.fn("size", q.col(var)), q.lit(0)))))
     df = df.select("key", "seq", "pos", "t_start", "t_end", *prop.per, F.explode(var).alias("x"))

@@ -10,7 +10,8 @@ the decision into records and responses. Handlers run on the shard at submit tim
 The two coordinator-initiated fences (InitProducerId on an open transaction, the timeout abort) are one plan each:
 the spec's InitProducerId/TimeoutExpired (→ PrepareEpochFence, a pending-only state) and FenceAbort (→ PrepareAbort)
 are applied together when the single PrepareAbort record is durable; if the append fails, FenceFailed is applied
-instead (the bumped epoch stays in memory, never handed out, and the next fence reuses it).
+instead (with transaction.version < 2 the bumped epoch stays in memory, never handed out, and the next fence reuses
+it; with 2 nothing stays, as in Kafka 4.0.2).
 Must not import: `kcoord.model`.
 """
 
@@ -134,6 +135,7 @@ def _fence_plan(ctx: TxnContext, shard: Shard, fence: Change, pre: Instance, res
         fence = _seeded(fence, producer_epoch=pre["producer_epoch"])
     decision = fence.decision
     assert decision.post is not None and decision.to_state in _FOLLOW_UP
+    fenced_epoch = decision.post["producer_epoch"]
     fence = Change(fence.table, fence.key, decision, fence.args, fence.pending, None)  # never written itself
     abort_args = {"server_txn_version": ctx.server_txn_version, "now_ms": ctx.clock.now_ms()}
     _, abort = ctx.decide(shard, fence.key, _FOLLOW_UP[decision.to_state], abort_args, instance=decision.post,
@@ -143,9 +145,10 @@ def _fence_plan(ctx: TxnContext, shard: Shard, fence: Change, pre: Instance, res
                                 f"{decision.to_state} (row {abort.decision.row.index})")
 
     def failed(error: BaseException) -> Plan:
-        _, undo = ctx.decide(shard, fence.key, "FenceFailed", {}, instance=pre, pending=False, record=None)
+        _, undo = ctx.decide(shard, fence.key, "FenceFailed", {"server_txn_version": ctx.server_txn_version},
+                             instance=pre, pending=False, record=None)
         if "kafka_9666" in ctx.bugs:  # seeded bug: the bumped epoch stays, but nothing remembers the failed fence
-            undo = _seeded(undo, has_failed_epoch_fence=False)
+            undo = _seeded(undo, producer_epoch=fenced_epoch, last_producer_epoch=-1, has_failed_epoch_fence=False)
         return Plan([undo], response=respond(translate_append_error(append_error_name(error))))
 
     return Plan([fence, abort], [ctx.record(abort.decision.post)], response=respond(decision.error),

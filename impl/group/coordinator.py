@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import KafkaError
-from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnVerifier
+from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnOperation, TxnVerifier
 from ..runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
@@ -202,27 +202,27 @@ class GroupCoordinator:
 
     def txn_offset_commit(self, req: TxnOffsetCommitRequest) -> Completion[TxnOffsetCommitResponse]:
         """Verify the `__consumer_offsets` partition with the transaction coordinator first (a transactional write,
-        §1.9), then validate and append the offsets as a transactional batch."""
+        §1.9) — or, for a Transactions V2 client (v5+), have it added to the transaction —, then validate and append
+        the offsets as a transactional batch. The coordinator's error is answered as Kafka 4.0 answers it
+        (`_txn_write_error`)."""
         out: Completion[TxnOffsetCommitResponse] = Completion()
-
-        def failed(error: str) -> None:
-            if not out.done:
-                out.set(TxnOffsetCommitResponse(offsets.all_partitions(req.topics, error)))
-
+        operation = TxnOperation.for_txn_offset_commit(req.api_version)
         tp = TopicPartition(OFFSETS_TOPIC, self.partition_for(req.group_id))
         verifier = self.ctx.verifier
-        verified = (verifier.verify_partition(req.transactional_id, req.producer_id, req.producer_epoch, tp)
-                    if verifier is not None else Completion.of("NONE"))
+        if verifier is None:
+            verified = Completion.of("NONE")
+        else:
+            ask = verifier.add_partition if operation is TxnOperation.ADD_PARTITION else verifier.verify_partition
+            verified = ask(req.transactional_id, req.producer_id, req.producer_epoch, tp)
 
         def on_verified(c: Completion[str]) -> None:
             try:
                 error = c.result()
             except KafkaError as e:
                 error = e.name
-            if error == "NETWORK_EXCEPTION":
-                error = "COORDINATOR_LOAD_IN_PROGRESS"
             if error != "NONE":
-                failed(error)
+                out.set(TxnOffsetCommitResponse(offsets.all_partitions(req.topics, _txn_write_error(error,
+                                                                                                     operation))))
             else:
                 self._txn_offset_commit(req, out)
 
@@ -470,3 +470,23 @@ def _gather(parts: Sequence[Completion[Any]], build: Callable[[list[Any]], Any])
 
 
 __all__ = ["OFFSETS_TOPIC", "GroupCoordinator"]
+
+
+#: CoordinatorOperationExceptionHelper.handleOperationException: a transactional write's failure as the group
+#: coordinator answers it
+_OPERATION_ERRORS = {"NETWORK_EXCEPTION": "COORDINATOR_LOAD_IN_PROGRESS",
+                     "NOT_ENOUGH_REPLICAS": "COORDINATOR_NOT_AVAILABLE",
+                     "UNKNOWN_TOPIC_OR_PARTITION": "COORDINATOR_NOT_AVAILABLE",
+                     "REQUEST_TIMED_OUT": "COORDINATOR_NOT_AVAILABLE", "NOT_LEADER_OR_FOLLOWER": "NOT_COORDINATOR",
+                     "KAFKA_STORAGE_ERROR": "NOT_COORDINATOR"}
+
+
+def _txn_write_error(error: str, operation: TxnOperation) -> str:
+    """The TxnOffsetCommit answer for the transaction coordinator's `error` (not NONE): AddPartitionsToTxnManager's
+    translation (PRODUCER_FENCED → INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE → INVALID_TXN_STATE for a client
+    before v4), then the group coordinator's for failed operations."""
+    if error == "PRODUCER_FENCED":
+        error = "INVALID_PRODUCER_EPOCH"
+    elif error == "TRANSACTION_ABORTABLE" and operation is TxnOperation.DEFAULT_ERROR:
+        error = "INVALID_TXN_STATE"
+    return _OPERATION_ERRORS.get(error, error)

@@ -257,6 +257,23 @@ class TransactionCoordinator:
         return self._submit(transactional_id, plans.verify_partition,
                             (producer_id, producer_epoch, str(partition)), _same)
 
+    def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                      partition: TopicPartition) -> Completion[str]:
+        """`TxnVerifier`: a partition leader's AddPartitionsToTxn for a Transactions V2 write (v5, not verify-only;
+        Kafka's `TransactionVersion.transactionVersionForAddPartitionsToTxn` makes it client version 2)."""
+        out: Completion[str] = Completion()
+        added = self.add_partitions(transactional_id, producer_id, producer_epoch, [partition], 2,
+                                    request_version=5)
+
+        def forward(done: Completion[AddPartitionsResponse]) -> None:
+            try:
+                out.set(done.result()[partition])
+            except BaseException as e:
+                out.fail(e)
+
+        added.then(forward)
+        return out
+
     def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, result: TxnResult,
                 request_version: int) -> Completion[EndTxnResponse]:
         """EndTxn; request version > 4 means a Transactions V2 client (an epoch bump on every EndTxn)."""

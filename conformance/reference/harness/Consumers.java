@@ -1,0 +1,216 @@
+package kcoord.harness;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+
+/** Consumers: a group-less reader of a whole topic, and the members of one consumer group. */
+final class Consumers {
+    private Consumers() {
+    }
+
+    /** Every record of `--topic` visible at `--isolation` (read_committed: below the last stable offset). */
+    static void read(Args args) {
+        String topic = args.get("topic");
+        long deadline = System.currentTimeMillis() + args.getInt("timeout-ms", 30_000);
+        try (KafkaConsumer<String, String> consumer = Clients.consumer(args, null, Map.of())) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (PartitionInfo p : consumer.partitionsFor(topic)) {
+                partitions.add(new TopicPartition(topic, p.partition()));
+            }
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            List<Map<String, Object>> records = new ArrayList<>();
+            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("timed out before the end offsets " + end);
+                }
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                    Map<String, Object> record = new LinkedHashMap<>();
+                    record.put("partition", r.partition());
+                    record.put("offset", r.offset());
+                    record.put("key", r.key());
+                    record.put("value", r.value());
+                    records.add(record);
+                }
+            }
+            Map<String, Long> ends = new TreeMap<>();
+            end.forEach((tp, o) -> ends.put(tp.toString(), o));
+            Out.emit("records", "records", records, "end_offsets", ends);
+        }
+    }
+
+    /**
+     * `--members N` consumers of group `--group` on `--topic` (`--protocol consumer|classic`, `--assignor`): the first
+     * joins alone and gets every partition; the others join and the partitions are split between all of them; then
+     * the first leaves and the rest take its partitions over. Each phase is reported once the assignments settle.
+     */
+    static void group(Args args) throws InterruptedException {
+        String topic = args.get("topic");
+        int count = args.getInt("members", 2);
+        long phaseMs = args.getInt("timeout-ms", 60_000);
+        List<Member> members = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            members.add(new Member(i, args, topic));
+        }
+        Set<Integer> all = new TreeSet<>();
+        try (KafkaConsumer<String, String> probe = Clients.consumer(args, null, Map.of())) {
+            probe.partitionsFor(topic).forEach(p -> all.add(p.partition()));
+        }
+        try {
+            members.get(0).start();
+            phase(1, members.subList(0, 1), all, phaseMs);
+            members.subList(1, count).forEach(Member::start);
+            phase(2, members, all, phaseMs);
+            members.get(0).stop();
+            phase(3, members.subList(1, count), all, phaseMs);
+            Set<String> consumed = new TreeSet<>();
+            members.forEach(m -> consumed.addAll(m.values));
+            Out.emit("consumed", "values", consumed);
+        } finally {
+            members.forEach(Member::stop);
+        }
+    }
+
+    /** Wait until `running` cover `all` partitions, each one owned once, each member owning some; report it. */
+    private static void phase(int number, List<Member> running, Set<Integer> all, long timeoutMs)
+            throws InterruptedException {
+        Predicate<List<Member>> settled = ms -> {
+            Set<Integer> seen = new HashSet<>();
+            for (Member m : ms) {
+                if (m.owned.isEmpty() && all.size() >= ms.size()) {
+                    return false;
+                }
+                for (int p : m.owned) {
+                    if (!seen.add(p)) {
+                        return false;
+                    }
+                }
+            }
+            return seen.equals(all);
+        };
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (!settled.test(running)) {
+            for (Member m : running) {
+                if (m.failure != null) {
+                    throw m.failure;
+                }
+            }
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("phase " + number + " did not settle: " + assignments(running));
+            }
+            Thread.sleep(50);
+        }
+        Out.emit("phase", "phase", number, "assignments", assignments(running));
+    }
+
+    private static Map<String, Object> assignments(List<Member> members) {
+        Map<String, Object> out = new TreeMap<>();
+        members.forEach(m -> out.put(String.valueOf(m.index), new TreeSet<>(m.owned)));
+        return out;
+    }
+
+    /** One member: a consumer polled by its own thread (KafkaConsumer is single-threaded), committing what it read. */
+    private static final class Member implements ConsumerRebalanceListener {
+        final int index;
+        final Set<Integer> owned = ConcurrentHashMap.newKeySet();
+        final Set<String> values = ConcurrentHashMap.newKeySet();
+        private final KafkaConsumer<String, String> consumer;
+        private final String topic;
+        private final Thread thread;
+        private volatile boolean running = true;
+        private volatile RuntimeException failure;
+
+        Member(int index, Args args, String topic) {
+            this.index = index;
+            this.topic = topic;
+            this.consumer = Clients.consumer(args, args.get("group"), Clients.groupSettings(args));
+            this.thread = new Thread(this::loop, "member-" + index);
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        private void loop() {
+            try {
+                consumer.subscribe(List.of(topic), this);
+                while (running) {
+                    int n = 0;
+                    for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(100))) {
+                        values.add(r.value());
+                        n++;
+                    }
+                    if (n > 0) {
+                        commit();
+                    }
+                }
+            } catch (RuntimeException e) {
+                failure = e;
+                Out.emit("member-error", "member", index, "error", Transactions.describe(e));
+            } finally {
+                consumer.close(Duration.ofSeconds(10));
+                owned.clear();
+            }
+        }
+
+        /** Commit what was read; during a cooperative rebalance the commit is refused and the next poll retries it. */
+        private void commit() {
+            try {
+                consumer.commitSync();
+            } catch (RebalanceInProgressException | CommitFailedException e) {
+                Out.emit("commit-refused", "member", index, "error", e.getClass().getSimpleName());
+            }
+        }
+
+        void stop() {
+            running = false;
+            try {
+                thread.join(20_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            partitions.forEach(tp -> owned.add(tp.partition()));
+            Out.emit("assigned", "member", index, "partitions", numbers(partitions));
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            partitions.forEach(tp -> owned.remove(tp.partition()));
+            Out.emit("revoked", "member", index, "partitions", numbers(partitions));
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            partitions.forEach(tp -> owned.remove(tp.partition()));
+            Out.emit("lost", "member", index, "partitions", numbers(partitions));
+        }
+
+        private static Set<Integer> numbers(Collection<TopicPartition> partitions) {
+            Set<Integer> out = new TreeSet<>();
+            partitions.forEach(tp -> out.add(tp.partition()));
+            return out;
+        }
+    }
+}

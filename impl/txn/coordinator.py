@@ -257,6 +257,23 @@ class TransactionCoordinator:
         return self._submit(transactional_id, plans.verify_partition,
                             (producer_id, producer_epoch, str(partition)), _same)
 
+    def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Sequence[TopicPartition]) -> Completion[AddPartitionsResponse]:
+        """Verify-only AddPartitionsToTxn (v4+ with `verify_only`) for several partitions, each answered on its own
+        (Kafka's handleVerifyPartitionsInTransaction)."""
+        requested = tuple(dict.fromkeys(partitions))
+        out: Completion[AddPartitionsResponse] = Completion()
+
+        def forward(done: Completion[list[str]]) -> None:
+            try:
+                out.set(dict(zip(requested, done.result(), strict=True)))
+            except BaseException as e:
+                out.fail(e)
+
+        _gather([self.verify_partition(transactional_id, producer_id, producer_epoch, tp) for tp in requested]
+                ).then(forward)
+        return out
+
     def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                       partition: TopicPartition) -> Completion[str]:
         """`TxnVerifier`: a partition leader's AddPartitionsToTxn for a Transactions V2 write (v5, not verify-only;

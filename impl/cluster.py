@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from .assignors.server import TopicMetadata as AssignorTopic
-from .errors import KafkaError
+from .errors import Errors, KafkaError
 from .group.config import GroupConfig
 from .group.coordinator import GroupCoordinator
 from .interfaces import MarkerTarget, TopicPartition
@@ -35,6 +35,7 @@ from .runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from .runtime.clock import Clock
 from .runtime.completion import Completion
 from .runtime.trace import Tracer, TraceSink
+from .seeded import NO_BUGS, SeededBug
 from .storage.log import Durability
 from .storage.partitioning import partition_for
 from .storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
@@ -56,7 +57,7 @@ class ClusterConfig:
     partitions: PartitionConfig = field(default_factory=PartitionConfig)
     durability: Durability | None = None  # None: fsync every batch (nothing acknowledged before it is on disk)
     cleaning: Cleaning | None = DEFAULT_CLEANING  # None: coordinator logs are never compacted
-    bug_kafka_17507: bool = False  # re-introduce KAFKA-17507 (the marker answered before offsets are materialised)
+    seeded_bugs: frozenset[SeededBug] = NO_BUGS  # re-introduced Kafka bugs (kcoord.conformance.bugs); none by default
 
 
 class Node:
@@ -70,11 +71,11 @@ class Node:
             data_dir=cluster.data_dir, clock=cluster.clock, router=cluster, node_id=node_id, tracer=tracer,
             producer_ids=ProducerIdManager(store_requester(cluster.block_store), clock_ms=cluster.clock.now_ms),
             config=config.txn, topic_exists=cluster.topic_exists, durability=config.durability,
-            cleaning=config.cleaning)
+            cleaning=config.cleaning, seeded_bugs=config.seeded_bugs)
         self.groups = GroupCoordinator(
             data_dir=cluster.data_dir, clock=cluster.clock, topics=cluster.describe_for_assignors,
             config=config.groups, tracer=tracer, node_id=node_id, durability=config.durability, verifier=cluster,
-            bug_kafka_17507=config.bug_kafka_17507, cleaning=config.cleaning)
+            seeded_bugs=config.seeded_bugs, cleaning=config.cleaning)
         self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
 
     def coordinator(self, kind: CoordinatorKind) -> TransactionCoordinator | GroupCoordinator:
@@ -176,7 +177,7 @@ class Cluster:
         node = self.nodes[node_id]
         live = [n.node_id for n in self.nodes if n.alive and n.node_id != node_id]
         if not live:
-            raise KafkaError("COORDINATOR_NOT_AVAILABLE", "no other live node to take the coordinator partitions")
+            raise KafkaError(Errors.COORDINATOR_NOT_AVAILABLE, "no other live node to take the coordinator partitions")
         for (kind, p), owner in sorted(self.owner.items()):
             if owner == node_id:
                 node.coordinator(kind).unload(p)
@@ -218,14 +219,14 @@ class Cluster:
                          partition: TopicPartition) -> Completion[str]:
         node = self.node_for_coordinator("transaction", transactional_id)
         if not node.alive:
-            return Completion.of("NOT_COORDINATOR")
+            return Completion.of(Errors.NOT_COORDINATOR)
         return node.txn.verify_partition(transactional_id, producer_id, producer_epoch, partition)
 
     def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                       partition: TopicPartition) -> Completion[str]:
         node = self.node_for_coordinator("transaction", transactional_id)
         if not node.alive:
-            return Completion.of("NOT_COORDINATOR")
+            return Completion.of(Errors.NOT_COORDINATOR)
         return node.txn.add_partition(transactional_id, producer_id, producer_epoch, partition)
 
     # ------------------------------------------------------------ topics
@@ -235,7 +236,7 @@ class Cluster:
 
     def describe_for_assignors(self, topic: str) -> AssignorTopic | None:
         (meta,) = self.partitions.describe_topics([topic])
-        if meta.error != "NONE" or meta.topic_id is None:
+        if meta.error != Errors.NONE or meta.topic_id is None:
             return None
         return AssignorTopic(meta.topic_id, meta.name, len(meta.partitions))
 

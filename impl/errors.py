@@ -1,12 +1,17 @@
 """Errors of the implementation layer.
 
 Owns: `IllegalStateError` (our own bug: an impossible state, a move the generated table forbids, a spec that does
-not cover a case) and `KafkaError` (a protocol error that maps 1:1 to a Kafka error code). User mistakes in specs are
-never reported through here; they are diagnostics in `kcoord.model`.
+not cover a case) and `KafkaError` (a protocol error that maps 1:1 to a Kafka error code), and is the one place
+`impl/` takes Kafka's error names from: `Errors`, generated from `kcoord.model.kafka_errors` (`kcoord gen`). User
+mistakes in specs are never reported through here; they are diagnostics in `kcoord.model`.
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
+
+from ._generated.errors import Errors
+
+__all__ = ["Errors", "IllegalStateError", "KafkaError"]
 
 
 class IllegalStateError(AssertionError):

@@ -6,6 +6,9 @@
 | impl/         | itself and impl/_generated — never kcoord.model, lark, z3 or pyspark       |
 | conformance/  | impl, model (not the CLI)                                                  |
 | kcoord/       | everything                                                                 |
+
+Inside impl/ the imports between its own modules form no cycle, and none of them is made inside a function (such an
+import only hides a cycle).
 """
 
 from __future__ import annotations
@@ -153,3 +156,109 @@ def test_every_package_folder_is_installed() -> None:
     for folder, package in {"model": "kcoord.model", "impl": "kcoord.impl", "conformance": "kcoord.conformance",
                             "spec": "kcoord.spec", "kcoord": "kcoord"}.items():
         assert package_dir.get(package) == folder
+
+
+# ---------------------------------------------------------------------------------------------- impl/'s own graph
+
+
+def impl_modules(root: Path = ROOT) -> dict[str, Path]:
+    return {module_name(p, root): p for p in sorted((root / "impl").rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def _imported_modules(node: ast.Import | ast.ImportFrom, package: str, known: set[str]) -> set[str]:
+    """The modules of `known` an import statement loads (`from . import records` loads the module `records`)."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names if a.name in known}
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)] if node.level else []
+    target = ".".join([*base, node.module] if node.module else base) if node.level else (node.module or "")
+    out = set()
+    for alias in node.names:
+        if f"{target}.{alias.name}" in known:
+            out.add(f"{target}.{alias.name}")
+        elif target in known:
+            out.add(target)
+    return out
+
+
+def impl_graph(root: Path = ROOT) -> tuple[dict[str, set[str]], list[str]]:
+    """Each impl module's imports of other impl modules (a module's own packages left out: Python loads them first
+    anyway), and every import of an impl module made inside a function, as `file:line: module`."""
+    modules = impl_modules(root)
+    known = set(modules)
+    graph: dict[str, set[str]] = {}
+    hidden: list[str] = []
+    for name, path in modules.items():
+        tree = parse(path.read_text(encoding="utf-8"), str(path))
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        graph[name] = set()
+        in_functions = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                        for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            targets = {t for t in _imported_modules(node, package, known) if not name.startswith(t + ".")}
+            graph[name] |= targets
+            if targets and id(node) in in_functions:
+                hidden += [f"{path.relative_to(root)}:{node.lineno}: {t}" for t in sorted(targets)]
+    return graph, hidden
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            nxt = next((s for s in successors if s not in index or s in on_stack), None)
+            if nxt is not None and nxt not in index:
+                index[nxt] = low[nxt] = len(index)
+                stack.append(nxt)
+                on_stack.add(nxt)
+                work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+            elif nxt is not None:
+                low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_impl_imports_form_no_cycle() -> None:
+    graph, hidden = impl_graph()
+    assert cycles(graph) == []
+    assert hidden == [], "an impl module imported inside a function hides a cycle: import it at the top"
+
+
+def test_cycle_check_can_fail(tmp_path: Path) -> None:
+    """A planted cycle hidden by a function-level import (what consumer.py and consumer_ops.py did) is reported."""
+    group = tmp_path / "impl" / "group"
+    group.mkdir(parents=True)
+    (tmp_path / "impl" / "__init__.py").write_text("")
+    (group / "__init__.py").write_text("")
+    (group / "ops.py").write_text("def timer():\n    from .handlers import expired\n    return expired\n")
+    (group / "handlers.py").write_text("from . import ops\n\ndef expired():\n    return ops\n")
+    graph, hidden = impl_graph(tmp_path)
+    assert cycles(graph) == [["kcoord.impl.group.handlers", "kcoord.impl.group.ops"]]
+    assert hidden == ["impl/group/ops.py:2: kcoord.impl.group.handlers"]

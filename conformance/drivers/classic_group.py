@@ -41,7 +41,7 @@ from typing import Any
 
 from kcoord.impl.assignors import Subscription, encode_subscription
 from kcoord.impl.cluster import ClusterConfig
-from kcoord.impl.group.classic_ops import hb_key, join_key, sync_key
+from kcoord.impl.group.classic.group import hb_key, join_key, sync_key
 from kcoord.impl.group.config import GroupConfig
 from kcoord.impl.group.coordinator import EXPIRATION_KEY
 from kcoord.impl.group.messages import (
@@ -87,11 +87,11 @@ _SYNC_TIMER = ("the pending-sync timer is cancelled whenever the group prepares 
                "synced follower leaves the leader, who moves the group to Stable) or in Stable")
 _WRITE_IN_STEP = ("the coordinator decides the leader's assignment write (AssignmentWritten) in the leader's own "
                   "SyncGroup step, and a failed write is decided again at once on the same state "
-                  "(classic_sync._sync_write_failed): the group can never have moved on while the write is in "
+                  "(classic.sync._sync_write_failed): the group can never have moved on while the write is in "
                   "flight")
 _GROUP_CHECKED_FIRST = ("deleteOffsets answers the group-level OffsetDelete first and asks about each partition "
-                        "only when it answered NONE (offsets.offset_delete), so the partition row's repeated group "
-                        "checks never reject")
+                        "only when it answered NONE (offsets.commit.offset_delete), so the partition row's repeated "
+                        "group checks never reject")
 _EMPTY_KNOWS_SUBSCRIPTIONS = ("in Empty `subscribed` never holds: a consumer-protocol group without members knows "
                               "its subscriptions are empty (computeSubscribedTopics, on join completion and on load), "
                               "and any other group does not use the consumer protocol")
@@ -137,9 +137,9 @@ class ClassicGroupDriver(ClusterDriver):
     forgotten = FORGOTTEN
     unreachable = UNREACHABLE
 
-    def __init__(self, *, workdir: Path | None = None, bug_kafka_17507: bool = False) -> None:
+    def __init__(self, *, workdir: Path | None = None) -> None:
         config = ClusterConfig(nodes=1, txn=TxnConfig(num_partitions=1, offsets_num_partitions=1),
-                               groups=group_config(), durability=HELD_DURABILITY, bug_kafka_17507=bug_kafka_17507)
+                               groups=group_config(), durability=HELD_DURABILITY)
         super().__init__(config, workdir=workdir, topics=TOPICS)
         self.groups = self.node.groups
         self.parked: list[tuple[Action, Completion[Any]]] = []

@@ -35,7 +35,7 @@ from typing import Any
 
 from kcoord.impl.cluster import ClusterConfig
 from kcoord.impl.group.config import GroupConfig
-from kcoord.impl.group.consumer_ops import rebalance_key, session_key
+from kcoord.impl.group.consumer.group import rebalance_key, session_key
 from kcoord.impl.group.coordinator import EXPIRATION_KEY
 from kcoord.impl.group.messages import (
     ConsumerGroupHeartbeatRequest,
@@ -149,9 +149,9 @@ class ConsumerGroupDriver(ClusterDriver):
     main = "ConsumerGroup"
     unreachable = UNREACHABLE
 
-    def __init__(self, *, workdir: Path | None = None, bug_kafka_17507: bool = False) -> None:
+    def __init__(self, *, workdir: Path | None = None) -> None:
         config = ClusterConfig(nodes=1, txn=TxnConfig(num_partitions=1, offsets_num_partitions=1),
-                               groups=group_config(), durability=HELD_DURABILITY, bug_kafka_17507=bug_kafka_17507)
+                               groups=group_config(), durability=HELD_DURABILITY)
         super().__init__(config, workdir=workdir, topics=TOPICS)
         self.groups = self.node.groups
         self._log_mark = 0

@@ -88,9 +88,9 @@ class TransactionDriver(ClusterDriver):
     main = MACHINE
     unreachable = UNREACHABLE
 
-    def __init__(self, *, workdir: Path | None = None, bug_kafka_17507: bool = False) -> None:
+    def __init__(self, *, workdir: Path | None = None) -> None:
         config = ClusterConfig(nodes=1, txn=txn_config(), groups=GroupConfig(num_partitions=1),
-                               durability=HELD_DURABILITY, bug_kafka_17507=bug_kafka_17507)
+                               durability=HELD_DURABILITY)
         super().__init__(config, workdir=workdir, topics=[(TOPIC, TOPIC_PARTITIONS)])
         self.txn = self.node.txn
         self._log_mark = 0

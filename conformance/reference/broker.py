@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
 import dataclasses
 import json
 import os
@@ -42,6 +43,7 @@ CONTROLLER_ID = 3000
 JVM_OPTIONS = ("-Xms256m", "-Xmx1g", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true")
 _STATE_FILE = "kcoord-reference.json"
+_PR_SET_PDEATHSIG = 1
 
 
 class ReferenceKafkaError(Exception):
@@ -167,6 +169,13 @@ def _log4j2(log_file: Path) -> str:
     ])
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to send SIGTERM when the process that started it exits
+    (prctl PR_SET_PDEATHSIG); elsewhere, nothing."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def _accepts(host: str, port: int) -> bool:
     try:
         with socket.create_connection((host, port), timeout=1.0):
@@ -193,7 +202,11 @@ def _last_error(log: Path, stderr: Path) -> str:
 
 
 class ReferenceKafka:
-    """Apache Kafka's nodes as child processes of this one; a context manager that stops them on exit."""
+    """Apache Kafka's nodes as child processes of this one; a context manager that stops them on exit.
+
+    A node is sent SIGTERM by the kernel when the thread that started it ends (Linux's parent-death signal), so a
+    launcher killed with -9 leaves no Kafka behind: start, restart and start nodes from a thread that outlives them.
+    """
 
     def __init__(self, options: ReferenceOptions) -> None:
         if options.port == 0:  # free ports: nodes + 1 of them (the brokers, then the controller)
@@ -332,8 +345,10 @@ class ReferenceKafka:
                    f"-Dkafka.logs.dir={self.log_dir}", "kafka.Kafka", str(self.config_dir / f"{name}.properties")]
         stderr = (self.log_dir / f"{name}.stderr").open("ab")
         with stderr:
+            # a session of its own (a terminal's Ctrl-C reaches the launcher, which stops the nodes in order), and a
+            # SIGTERM from the kernel if the launcher dies first (a killed test run leaves no Kafka behind)
             self.processes[node] = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
-                                                    start_new_session=True)
+                                                    start_new_session=True, preexec_fn=_die_with_parent)
 
     def _death(self, node: int | None) -> str:
         code = self.processes[node].returncode

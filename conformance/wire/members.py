@@ -44,6 +44,7 @@ class Member:
         self.records: list[Record] = []
         self.owned: set[int] = set()
         self.errors: list[str] = []
+        self.client: Any = None  # the library's consumer, once made (for its generation: `looks.generation`)
         self.commit_failures = 0
         self.transient_errors = 0  # retriable errors a poll raised (the member polls again)
         self.started = threading.Event()
@@ -136,6 +137,7 @@ class KafkaPythonMember(Member):
             isolation_level="read_committed", heartbeat_interval_ms=tuning.heartbeat_interval_ms,
             session_timeout_ms=tuning.session_timeout_ms, max_poll_interval_ms=tuning.max_poll_interval_ms,
             request_timeout_ms=tuning.request_timeout_ms, fetch_max_wait_ms=100, retry_backoff_ms=50)
+        self.client = consumer
         try:
             consumer.subscribe([self.topic], listener=Listener())
             self._await_topic_metadata(consumer)
@@ -211,6 +213,7 @@ class ConfluentMember(Member):
         import confluent_kafka as ck
 
         consumer = ck.Consumer(self._config())
+        self.client = consumer
         try:
             consumer.subscribe([self.topic], on_assign=lambda c, ps: self._assigned(p.partition for p in ps),
                                on_revoke=lambda c, ps: self._revoked(p.partition for p in ps),
@@ -294,6 +297,7 @@ class AiokafkaMember(Member):
             heartbeat_interval_ms=tuning.heartbeat_interval_ms, session_timeout_ms=tuning.session_timeout_ms,
             max_poll_interval_ms=tuning.max_poll_interval_ms, request_timeout_ms=tuning.request_timeout_ms,
             fetch_max_wait_ms=100, retry_backoff_ms=50)
+        self.client = consumer
         consumer.subscribe([self.topic], listener=Listener())
         await consumer.start()
         try:

@@ -30,9 +30,19 @@ class TxnFailed(Exception):
 
 
 def _translate(e: BaseException) -> Exception:
-    text = f"{type(e).__name__}: {e}".lower().replace(" ", "")
-    if any(word in text for word in _FENCED_WORDS):
-        return Fenced(f"{type(e).__name__}: {e}")
+    """`Fenced` when `e`, or an exception it was raised from, says the producer was fenced; else `TxnFailed`.
+
+    The causes count: confluent-kafka may call a delivery callback while its fatal "fenced" KafkaException is
+    already set, and CPython then raises a SystemError from that exception."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = e
+    while cause is not None and cause not in chain:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    for item in chain:
+        text = f"{type(item).__name__}: {item}".lower().replace(" ", "")
+        if any(word in text for word in _FENCED_WORDS):
+            return Fenced(f"{type(item).__name__}: {item}")
     return TxnFailed(f"{type(e).__name__}: {e}")
 
 

@@ -1,8 +1,8 @@
 """Run wire scenarios one after the other and report each as pass, fail or skip.
 
-Owns: `Result`, `run_scenarios` (a failing scenario never stops the run; an unexpected exception in a scenario is a
-failure with its type and message), `render_table` (plain-text table, the same columns as the CLI's) and
-`exit_code` (1 if anything failed).
+Owns: `Result` (status, detail and what the scenario observed), `run_scenarios` (a failing scenario never stops the
+run; an unexpected exception in a scenario is a failure with its type and message), `render_table` (plain-text
+table, the same columns as the CLI's) and `exit_code` (1 if anything failed).
 Must not import: `kcoord.impl`, `kcoord.cli`.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from .observe import Observation, Observations
 from .scenarios import Scenario
 from .target import ScenarioFailed, ScenarioSkipped, Target
 
@@ -28,10 +29,12 @@ class Result:
     status: Status
     seconds: float
     detail: str
+    observations: tuple[Observation, ...] = ()
 
 
 def run_one(scenario: Scenario, target: Target) -> Result:
     started = time.monotonic()
+    target.observations = Observations()
     try:
         detail = scenario.run(target)
         status: Status = "pass"
@@ -41,10 +44,19 @@ def run_one(scenario: Scenario, target: Target) -> Result:
         status, detail = "fail", str(e)
     except Exception as e:
         _log.debug("scenario %s raised:\n%s", scenario.name, traceback.format_exc())
-        status, detail = "fail", f"{type(e).__name__}: {e}"
+        status, detail = "fail", f"{type(e).__name__}: {e} ({_where(e)})"
     finally:
         target.reset_admin()
-    return Result(scenario.name, status, time.monotonic() - started, detail)
+    return Result(scenario.name, status, time.monotonic() - started, detail, tuple(target.observations.items))
+
+
+def _where(e: BaseException) -> str:
+    """Where in the conformance suite an unexpected exception came from: the innermost frame of ours."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if "/conformance/" in f.filename]
+    if not frames:
+        return "outside the suite"
+    last = frames[-1]
+    return f"at {last.filename.rsplit('/conformance/', 1)[-1]}:{last.lineno} in {last.name}"
 
 
 def run_scenarios(scenarios: Sequence[Scenario], target: Target,

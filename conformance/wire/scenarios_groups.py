@@ -11,9 +11,10 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
+from .looks import coordinator, look_classic_group, look_consumer_group
 from .members import Member, MemberFactory, wait_settled
 from .ownership import OwnershipLog
-from .raw import api_versions, describe_group, find_coordinator, split_bootstrap
+from .raw import api_versions, describe_group, split_bootstrap
 from .target import Record, ScenarioFailed, ScenarioSkipped, Target, wait_until
 
 CONSUMER_GROUP_HEARTBEAT_KEY = 68
@@ -50,25 +51,32 @@ def classic_group(client: str, target: Target) -> str:
     target.produce(topic, first)
     log = OwnershipLog()
     timeout = target.timeout_s
+    obs = target.observations
+
+    def settled(label: str, members: list[Member]) -> None:
+        wait_settled(members, partitions, timeout, log)
+        look_classic_group(obs, target, label, group, members, log)
+
     with MemberFactory(client, target, log) as factory:
         m1 = factory.make("m1", group, topic)
-        wait_settled([m1], partitions, timeout, log)
+        settled("m1 joined", [m1])
         m2 = factory.make("m2", group, topic)
-        wait_settled([m1, m2], partitions, timeout, log)
+        settled("m2 joined", [m1, m2])
         m3 = factory.make("m3", group, topic)
-        wait_settled([m1, m2, m3], partitions, timeout, log)
+        settled("m3 joined", [m1, m2, m3])
         members = [m1, m2, m3]
         wait_until(lambda: _consumed(members) >= _values([(0, 0, v) for _, v in first]), timeout,
                    "the group consumed all 60 records")
         m1.stop()
-        wait_settled([m2, m3], partitions, timeout, log)
+        settled("m1 left", [m2, m3])
         m2.stop()
-        wait_settled([m3], partitions, timeout, log)
+        settled("m2 left", [m3])
         wait_until(lambda: target.committed(group, topic) == dict.fromkeys(partitions, 10), timeout,
                    "the group committed offset 10 on every partition")
         m3.stop()
     _check_log(log)
     committed = target.committed(group, topic)
+    obs.exact("committed offsets", committed)
     restarted = ""
     if target.restart is not None:
         target.restart()
@@ -81,16 +89,23 @@ def classic_group(client: str, target: Target) -> str:
         wait_until(lambda: _values(m4.consumed()) >= {v for _, v in second}, timeout,
                    "a restarted member consumed the 30 new records")
         m4.stop()
+    obs.exact("the restarted member resumed at the committed offsets", _first_offsets(m4.consumed()) == committed)
     _resumed_at(m4.consumed(), committed)
     _check_log(log)
     return (f"{sum(1 for e in log.events if e.kind == 'assign' and e.partitions)} assignments over 4 members, "
             f"resumed at offset 10 on 6 partitions{restarted}")
 
 
-def _resumed_at(records: list[Record], committed: dict[int, int]) -> None:
+def _first_offsets(records: list[Record]) -> dict[int, int]:
+    """The first offset read per partition."""
     first: dict[int, int] = defaultdict(lambda: 1 << 62)
     for p, offset, _ in records:
         first[p] = min(first[p], offset)
+    return dict(first)
+
+
+def _resumed_at(records: list[Record], committed: dict[int, int]) -> None:
+    first = _first_offsets(records)
     wrong = {p: (first[p], committed.get(p)) for p in first if first[p] != committed.get(p)}
     if wrong:
         raise ScenarioFailed(f"the restarted member did not resume at the committed offsets: (first read, "
@@ -105,11 +120,14 @@ def static_membership(target: Target) -> str:
     partitions = set(range(4))
     target.create_topic(topic, len(partitions))
     log = OwnershipLog()
+    obs = target.observations
     with MemberFactory(client, target, log) as factory:
         s1 = factory.make("s1", group, topic, instance_id=target.name("i1"))
         wait_settled([s1], partitions, target.timeout_s, log)
+        look_classic_group(obs, target, "s1 joined", group, [s1], log)
         s2 = factory.make("s2", group, topic, instance_id=target.name("i2"))
         wait_settled([s1, s2], partitions, target.timeout_s, log)
+        look_classic_group(obs, target, "s2 joined", group, [s1, s2], log)
         time.sleep(1.0)  # let the group stay Stable for a few heartbeats
         before, other_events = s1.assignment(), log.count(s2.name)
         s1.stop()  # a static member sends no LeaveGroup
@@ -117,6 +135,9 @@ def static_membership(target: Target) -> str:
         wait_until(lambda: bool(s1b.assignment()), target.tuning.session_timeout_ms / 1000 + target.timeout_s,
                    "the restarted static member got an assignment")
         time.sleep(1.0)
+        look_classic_group(obs, target, "s1 restarted", group, [s1b, s2], log)
+        obs.exact("the restarted member got its partitions back", s1b.assignment() == before)
+        obs.exact("the other member saw no rebalance", log.count(s2.name) == other_events)
         if s1b.assignment() != before:
             raise ScenarioFailed(f"the restarted static member got {sorted(s1b.assignment())}, not its "
                                  f"partitions {sorted(before)}")
@@ -137,18 +158,23 @@ def consumer_protocol(target: Target) -> str:
     target.create_topic(topic, len(partitions))
     target.produce(topic, [(i % 4, f"k{i}".encode()) for i in range(20)])
     log = OwnershipLog()
+
+    def settled(label: str, members: list[Member]) -> None:
+        wait_settled(members, partitions, target.timeout_s, log)
+        look_consumer_group(target.observations, target, label, group, members, log)
+
     with MemberFactory("confluent-kafka", target, log) as factory:
         c1 = factory.make("c1", group, topic, group_protocol="consumer")
-        wait_settled([c1], partitions, target.timeout_s, log)
+        settled("c1 joined", [c1])
         c2 = factory.make("c2", group, topic, group_protocol="consumer")
-        wait_settled([c1, c2], partitions, target.timeout_s, log)
+        settled("c2 joined", [c1, c2])
         c3 = factory.make("c3", group, topic, group_protocol="consumer")
-        wait_settled([c1, c2, c3], partitions, target.timeout_s, log)
+        settled("c3 joined", [c1, c2, c3])
         wait_until(lambda: len(_consumed([c1, c2, c3])) == 20, target.timeout_s, "the group consumed 20 records")
         c1.stop()
-        wait_settled([c2, c3], partitions, target.timeout_s, log)
+        settled("c1 left", [c2, c3])
         c2.stop()
-        wait_settled([c3], partitions, target.timeout_s, log)
+        settled("c2 left", [c3])
         c3.stop()
     _check_log(log)
     return f"3 members joined and left; {sum(1 for e in log.events if e.partitions)} reconciliation steps"
@@ -158,9 +184,7 @@ def describe_unknown_group(target: Target) -> str:
     """DescribeGroups of a group id no one has used: a Dead group without an error up to v5, GROUP_ID_NOT_FOUND
     with a message from v6 on (KIP-1043, Kafka 4.0)."""
     group = target.name("describe", "nobody")
-    error, node = find_coordinator(split_bootstrap(target.bootstrap)[0], group, 0)
-    if error:
-        raise ScenarioFailed(f"FindCoordinator({group}) answered error {error}")
+    node = coordinator(target, group, 0)
     address = target.addresses()[node]
     newest = api_versions(address).get(DESCRIBE_GROUPS_KEY, (0, -1))[1]
     if newest < 5:
@@ -168,6 +192,8 @@ def describe_unknown_group(target: Target) -> str:
     answers = []
     for version in range(5, min(newest, 6) + 1):
         code, message, state = describe_group(address, group, version)
+        target.observations.exact(f"DescribeGroups v{version}: error, message given, state", (code, bool(message),
+                                                                                               state))
         if version < 6 and (code, state) != (0, "Dead"):
             raise ScenarioFailed(f"DescribeGroups v{version} of an unknown group: error {code}, state {state!r}; "
                                  f"expected no error and state 'Dead'")

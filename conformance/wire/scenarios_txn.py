@@ -11,8 +11,12 @@ Must not import: `kcoord.impl`.
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 import time
+from typing import Any
 
+from .looks import look_transaction
 from .members import MemberFactory
 from .ownership import OwnershipLog
 from .producers import Fenced, TxnClient, TxnFailed, make_txn_client
@@ -38,29 +42,39 @@ def transactions(client: str, target: Target) -> str:
     target.create_topic(source, 1)
     target.create_topic(sink, 1)
     target.produce(source, [(0, f"i{i}".encode()) for i in range(10)])
+    obs = target.observations
     tc = make_txn_client(client, target, txn_id, source, group)
     try:
         tc.init()
+        look_transaction(obs, target, "initialised", txn_id)
         records = sorted(tc.consume(10))
         if [v for _, _, v in records[:10]] != [f"i{i}".encode() for i in range(10)]:
             raise ScenarioFailed(f"read {records} from the input, expected i0..i9")
-        _one_transaction(tc, sink, [b"c:i%d" % i for i in range(5)], 5, commit=True)
-        _one_transaction(tc, sink, [b"x:i%d" % i for i in range(5, 10)], 10, commit=False)
-        wait_until(lambda: target.committed(group, source) == {0: 5}, target.timeout_s,
-                   "the group's committed offset is 5 (the aborted transaction's offsets are dropped)")
-        _one_transaction(tc, sink, [b"c:i%d" % i for i in range(5, 10)], 10, commit=True)
+        steps = (("commit 1", [b"c:i%d" % i for i in range(5)], 5, True, 5),
+                 ("abort", [b"x:i%d" % i for i in range(5, 10)], 10, False, 5),  # the abort drops its offsets
+                 ("commit 2", [b"c:i%d" % i for i in range(5, 10)], 10, True, 10))
+        for label, values, offset, commit, expected_offset in steps:
+            _one_transaction(tc, sink, values, offset, commit=commit)
+            look_transaction(obs, target, label, txn_id)
+            wait_until(functools.partial(_committed_is, target, group, source, {0: expected_offset}),
+                       target.timeout_s, f"the group's committed offset is {expected_offset} after the {label}")
+            obs.exact(f"{label}: committed offsets", target.committed(group, source))
     finally:
         tc.close()
-    wait_until(lambda: target.committed(group, source) == {0: 10}, target.timeout_s,
-               "the group's committed offset is 10 after the last commit")
     seen = _committed_values(target, sink)
+    obs.exact("read_committed saw", seen)
     expected = [b"c:i%d" % i for i in range(10)]
     if seen != expected:
         raise ScenarioFailed(f"read_committed saw {seen}, expected {expected}")
     everything = [v for _, _, v in target.read(sink, "read_uncommitted")]
+    obs.exact("read_uncommitted saw the aborted records", all(b"x:i%d" % i in everything for i in range(5, 10)))
     if not all(b"x:i%d" % i in everything for i in range(5, 10)):
         raise ScenarioFailed(f"the aborted records are missing from the log itself: {everything}")
     return "2 commits and 1 abort; read_committed saw the 10 committed outputs only; offsets 5 then 10"
+
+
+def _committed_is(target: Target, group: str, topic: str, expected: dict[int, int]) -> bool:
+    return target.committed(group, topic) == expected
 
 
 def _one_transaction(tc: TxnClient, sink: str, values: list[bytes], offset: int, *, commit: bool) -> None:
@@ -80,6 +94,7 @@ def fencing(client: str, target: Target) -> str:
     tag = _tag(client)
     sink, txn_id = target.name(tag, "fence-out"), target.name(tag, "fence")
     target.create_topic(sink, 1)
+    obs = target.observations
     first = make_txn_client(client, target, txn_id)
     second: TxnClient | None = None
     try:
@@ -89,6 +104,7 @@ def fencing(client: str, target: Target) -> str:
         second = make_txn_client(client, target, txn_id)
         second.init()
         error = _expect_fenced(first, sink)
+        error_kind = _error_kind(error)
         # A fenced producer can only be closed, and it must be before the second one opens its transaction: a client
         # that answers INVALID_PRODUCER_EPOCH with a KIP-360 epoch bump (kafka-python 3.0.12 does) sends
         # InitProducerId with its old epoch, and Kafka 4.0 checks only the producer id, not the epoch, when the
@@ -104,11 +120,23 @@ def fencing(client: str, target: Target) -> str:
         if second is not None:
             second.close()
     seen = _committed_values(target, sink)
+    obs.exact("the first producer's failure", error_kind)
+    obs.exact("read_committed saw", seen)
+    look_transaction(obs, target, "after the second commit", txn_id)
     if seen != [b"new-2"]:
         raise ScenarioFailed(f"read_committed saw {seen}, expected only the second producer's record")
+    obs.exact("read_uncommitted saw the fenced record",
+              b"open-1" in [v for _, _, v in target.read(sink, "read_uncommitted")])
     if b"open-1" not in [v for _, _, v in target.read(sink, "read_uncommitted")]:
         raise ScenarioFailed("the fenced producer's record is not in the log (it was acknowledged)")
     return f"first producer fenced ({error[:60]}); its open transaction aborted"
+
+
+def _error_kind(error: str) -> str:
+    """The error a client failed with, without the broker's words: librdkafka's error code name
+    (`KafkaError{code=PRODUCER_FENCED,...}`), else the exception's type (`ProducerFencedError: ...`)."""
+    code = re.search(r"code=([A-Z_]+)", error)
+    return code.group(1) if code else error.split(":", 1)[0]
 
 
 def _expect_fenced(first: TxnClient, sink: str) -> str:
@@ -157,9 +185,14 @@ def restart_mid_transaction(target: Target) -> str:
                    "the group member read every committed record across the restart")
         reader.stop()
     seen = _committed_values(target, sink)
+    obs = target.observations
+    obs.exact("read_committed saw every acknowledged commit once", sorted(set(seen) & set(committed)) == sorted(
+        committed) and len(seen) == len(set(seen)))
     _check_exactly_once(seen, committed, maybe)
     state = _settled_state(target, txn_id)
     ended = "committed" if b"open" in seen else "aborted"
+    obs.exact("the transaction open at the restart ended", ended)
+    obs.exact("commits that needed a new producer", len(maybe))
     return f"{len(committed)} commits survived the restart; the open transaction was {ended}; last state {state}"
 
 
@@ -207,10 +240,38 @@ def _settled_state(target: Target, txn_id: str) -> str:
     return states[-1]
 
 
+def _once_markers_written(target: Target, tp: Any) -> list[Any]:
+    """The partition's producers once none has a transaction open (or what it shows after the timeout)."""
+    deadline = time.monotonic() + min(target.timeout_s, 10.0)
+    while True:
+        producers = target.admin().describe_producers([tp])[tp].active_producers
+        if all(p.current_transaction_start_offset == -1 for p in producers) or time.monotonic() > deadline:
+            return list(producers)
+        time.sleep(0.1)
+
+
+def _observe_producers(target: Target, during: list[Any], after: list[Any]) -> None:
+    """Each producer by its role (idempotent: no transaction open while the other one's was), before and after."""
+    obs = target.observations
+    roles = {p.producer_id: "idempotent" if p.current_transaction_start_offset == -1 else "transactional"
+             for p in during}
+    obs.exact("while open: producers", sorted(roles.values()))
+    for when, producers in (("while open", during), ("after the commit", after)):
+        for p in sorted(producers, key=lambda p: roles.get(p.producer_id, "?")):
+            role = roles.get(p.producer_id, "unknown")
+            obs.exact(f"{when}: {role} producer's (epoch, last sequence, transaction start)",
+                      (p.producer_epoch, p.last_sequence, p.current_transaction_start_offset))
+            obs.shape(f"{when}: {role} producer's coordinator epoch", p.coordinator_epoch)
+
+
 def describe_producers(target: Target) -> str:
     """DescribeProducers (KIP-664) shows what a partition keeps per producer: an idempotent producer's last
-    sequence, a transactional producer's open transaction (its first offset), and after the commit no open
-    transaction and the coordinator epoch of the marker."""
+    sequence, a transactional producer's open transaction (its first offset), and once the commit's marker is
+    written no open transaction and the coordinator epoch of the marker.
+
+    What Kafka 4.0 really does: EndTxn is answered once PrepareCommit is in the transaction log; the markers are
+    written to the partitions after that, so right after the client's commit returns the partition may still show
+    the transaction open (the reference did, with coordinator epoch -1). The scenario waits for the marker."""
     from kafka.structs import TopicPartition
 
     topic = target.name("kp", "producers")
@@ -224,10 +285,11 @@ def describe_producers(target: Target) -> str:
         producer.produce(topic, b"open")  # offset 3
         during = target.admin().describe_producers([tp])[tp].active_producers
         producer.commit()
-        after = target.admin().describe_producers([tp])[tp].active_producers
+        after = _once_markers_written(target, tp)
     finally:
         producer.close()
     shown = [(p.producer_id, p.last_sequence, p.coordinator_epoch, p.current_transaction_start_offset) for p in during]
+    _observe_producers(target, during, after)
     idempotent = [p for p in during if p.current_transaction_start_offset == -1]
     open_txn = [p for p in during if p.current_transaction_start_offset != -1]
     if len(idempotent) != 1 or (idempotent[0].last_sequence, idempotent[0].coordinator_epoch) != (2, -1):

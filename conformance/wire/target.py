@@ -1,9 +1,10 @@
 """Where the wire scenarios run, and the client-side helpers every scenario needs.
 
 Owns: `Target` (bootstrap servers, a run id that prefixes every topic, group and transactional id so runs never
-collide, timeouts, the client tuning, and two optional hooks the broker's operator can provide: `restart` the whole
-broker, `stop_node` one broker), `ScenarioFailed`/`ScenarioSkipped`, `wait_until`, and helpers built on kafka-python
-(topic creation, producing, reading a topic to its end at an isolation level, a group's committed offsets).
+collide, timeouts, the client tuning, two optional hooks the broker's operator can provide: `restart` the whole
+broker, `stop_node` one broker; and the `Observations` of the scenario running now), `ScenarioFailed`/
+`ScenarioSkipped`, `wait_until`, and helpers built on kafka-python (topic creation, producing, reading a topic to its
+end at an isolation level, a group's committed offsets).
 Must not import: `kcoord.impl` (the broker is reached only through Kafka clients).
 """
 
@@ -17,6 +18,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from .observe import Observations
 
 if TYPE_CHECKING:
     import confluent_kafka
@@ -71,6 +74,8 @@ class Target:
     tuning: Tuning = field(default_factory=Tuning)
     restart: Callable[[], None] | None = None  # restart the broker; returns once it answers again
     stop_node: Callable[[int], None] | None = None  # stop one broker (node id), for failover scenarios
+    #: what the scenario running now observed (the runner gives each scenario a fresh one)
+    observations: Observations = field(default_factory=Observations)
     _admin: Any = None
     _admin_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -99,12 +104,12 @@ class Target:
     def close(self) -> None:
         self.reset_admin()
 
-    def create_topic(self, name: str, partitions: int) -> None:
+    def create_topic(self, name: str, partitions: int, replication_factor: int = 1) -> None:
         from kafka.admin import NewTopic
         from kafka.errors import TopicAlreadyExistsError
 
         with contextlib.suppress(TopicAlreadyExistsError):
-            self.admin().create_topics([NewTopic(name, partitions, 1)])
+            self.admin().create_topics([NewTopic(name, partitions, replication_factor)])
         wait_until(lambda: len(self.partitions_of(name)) == partitions, self.timeout_s,
                    f"topic {name} shows {partitions} partitions in Metadata")
 

@@ -16,14 +16,47 @@ SPEC_PATH = 'spec/classic_group.sm'
 SPEC_SHA256 = 'b174fab149779c8d2fe253b67dffb55bc68fa4e281e9cf67fda29de2b8620937'
 
 
-class State(str, enum.Enum):
+class State(enum.StrEnum):
     """The states of ClassicGroup, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
 
     Empty = 'Empty'
     PreparingRebalance = 'PreparingRebalance'
     CompletingRebalance = 'CompletingRebalance'
     Stable = 'Stable'
     Dead = 'Dead'
+
+
+class Event(enum.StrEnum):
+    """The events of ClassicGroup, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
+
+    JoinNewDynamicMember = 'JoinNewDynamicMember'
+    JoinNewStaticMember = 'JoinNewStaticMember'
+    JoinKnownMember = 'JoinKnownMember'
+    SyncGroup = 'SyncGroup'
+    Heartbeat = 'Heartbeat'
+    LeaveGroupMember = 'LeaveGroupMember'
+    OffsetCommit = 'OffsetCommit'
+    TxnOffsetCommit = 'TxnOffsetCommit'
+    OffsetFetch = 'OffsetFetch'
+    OffsetFetchPartition = 'OffsetFetchPartition'
+    OffsetDelete = 'OffsetDelete'
+    OffsetDeletePartition = 'OffsetDeletePartition'
+    DeleteGroup = 'DeleteGroup'
+    CompleteJoin = 'CompleteJoin'
+    ExtendInitialDelay = 'ExtendInitialDelay'
+    MemberExpired = 'MemberExpired'
+    PendingSyncExpired = 'PendingSyncExpired'
+    AssignmentWritten = 'AssignmentWritten'
+    AssignmentWriteFailed = 'AssignmentWriteFailed'
+    RebalanceOverCapacity = 'RebalanceOverCapacity'
+    ExpireOffset = 'ExpireOffset'
+    ExpireGroup = 'ExpireGroup'
+    UpgradeToConsumerGroup = 'UpgradeToConsumerGroup'
+    Unload = 'Unload'
 
 
 INITIAL = 'Empty'

@@ -14,14 +14,39 @@ SPEC_PATH = 'spec/consumer_group.sm'
 SPEC_SHA256 = '369a82c503528635e4194ecd45ac6fbc9f72f8852933fd65faca388495ba4f8d'
 
 
-class State(str, enum.Enum):
+class State(enum.StrEnum):
     """The states of ConsumerGroup, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
 
     Empty = 'Empty'
     Assigning = 'Assigning'
     Reconciling = 'Reconciling'
     Stable = 'Stable'
     Dead = 'Dead'
+
+
+class Event(enum.StrEnum):
+    """The events of ConsumerGroup, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
+
+    Heartbeat = 'Heartbeat'
+    MemberJoined = 'MemberJoined'
+    SubscriptionChanged = 'SubscriptionChanged'
+    TargetAssignmentComputed = 'TargetAssignmentComputed'
+    MemberReconciled = 'MemberReconciled'
+    StaticMemberLeft = 'StaticMemberLeft'
+    StaticMemberReplaced = 'StaticMemberReplaced'
+    MemberRemoved = 'MemberRemoved'
+    Delete = 'Delete'
+    ExpireOffset = 'ExpireOffset'
+    Expire = 'Expire'
+    Unload = 'Unload'
+    OffsetCommit = 'OffsetCommit'
+    OffsetFetchPartition = 'OffsetFetchPartition'
+    OffsetDelete = 'OffsetDelete'
+    OffsetDeletePartition = 'OffsetDeletePartition'
 
 
 INITIAL = 'Empty'

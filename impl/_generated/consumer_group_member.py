@@ -15,8 +15,10 @@ SPEC_PATH = 'spec/consumer_group_member.sm'
 SPEC_SHA256 = '687179107c84f425fe967617e548012e71e42e99eddfea5a7bb344d4a6b4ac48'
 
 
-class State(str, enum.Enum):
+class State(enum.StrEnum):
     """The states of ConsumerGroupMember, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
 
     Absent = 'Absent'
     Stable = 'Stable'
@@ -25,6 +27,22 @@ class State(str, enum.Enum):
     Unknown = 'Unknown'
     StaticLeft = 'StaticLeft'
     Removed = 'Removed'
+
+
+class Event(enum.StrEnum):
+    """The events of ConsumerGroupMember, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
+
+    Join = 'Join'
+    Heartbeat = 'Heartbeat'
+    Leave = 'Leave'
+    StaticLeave = 'StaticLeave'
+    SessionTimeout = 'SessionTimeout'
+    RebalanceTimeout = 'RebalanceTimeout'
+    ReplayUnknownState = 'ReplayUnknownState'
+    OffsetCommit = 'OffsetCommit'
+    OffsetFetch = 'OffsetFetch'
 
 
 INITIAL = 'Absent'

@@ -15,13 +15,26 @@ SPEC_PATH = 'spec/partition_producer.sm'
 SPEC_SHA256 = '2bab5bde914382d122aeb7a9cdc58c45af40b2a2eca44faf323f75439a11e0b6'
 
 
-class State(str, enum.Enum):
+class State(enum.StrEnum):
     """The states of PartitionProducer, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
 
     Unknown = 'Unknown'
     Known = 'Known'
     Ongoing = 'Ongoing'
     Expired = 'Expired'
+
+
+class Event(enum.StrEnum):
+    """The events of PartitionProducer, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
+
+    Append = 'Append'
+    CoordinatorAppend = 'CoordinatorAppend'
+    WriteMarker = 'WriteMarker'
+    Expire = 'Expire'
 
 
 INITIAL = 'Unknown'

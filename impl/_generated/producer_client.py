@@ -15,8 +15,10 @@ SPEC_PATH = 'spec/producer_client.sm'
 SPEC_SHA256 = '489c30f2ee7fcd3fa71232a35f7b135d07315cc324a529b4b2cb19a76967b1c6'
 
 
-class State(str, enum.Enum):
+class State(enum.StrEnum):
     """The states of ProducerClient, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
 
     Uninitialized = 'Uninitialized'
     Initializing = 'Initializing'
@@ -26,6 +28,27 @@ class State(str, enum.Enum):
     AbortingTransaction = 'AbortingTransaction'
     AbortableError = 'AbortableError'
     FatalError = 'FatalError'
+
+
+class Event(enum.StrEnum):
+    """The events of ProducerClient, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
+
+    InitTransactions = 'InitTransactions'
+    InitIdempotentProducerId = 'InitIdempotentProducerId'
+    InitProducerIdResponse = 'InitProducerIdResponse'
+    BeginTransaction = 'BeginTransaction'
+    Send = 'Send'
+    AddPartitionsResponse = 'AddPartitionsResponse'
+    CommitTransaction = 'CommitTransaction'
+    AbortTransaction = 'AbortTransaction'
+    EndTxnNotSent = 'EndTxnNotSent'
+    EndTxnResponse = 'EndTxnResponse'
+    TransitionToAbortableError = 'TransitionToAbortableError'
+    TransitionToFatalError = 'TransitionToFatalError'
+    ResetAfterAuthorizationError = 'ResetAfterAuthorizationError'
+    BumpIdempotentEpoch = 'BumpIdempotentEpoch'
 
 
 INITIAL = 'Uninitialized'

@@ -14,14 +14,31 @@ SPEC_PATH = 'spec/streams_task.sm'
 SPEC_SHA256 = '61443a2bf1597a534f0da7892f7cbe7c4a98b93e43cf2f4f569a149d3acb3677'
 
 
-class State(str, enum.Enum):
+class State(enum.StrEnum):
     """The states of StreamsTask, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
 
     Created = 'Created'
     Restoring = 'Restoring'
     Running = 'Running'
     Suspended = 'Suspended'
     Closed = 'Closed'
+
+
+class Event(enum.StrEnum):
+    """The events of StreamsTask, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
+
+    InitializeIfNeeded = 'InitializeIfNeeded'
+    CompleteRestoration = 'CompleteRestoration'
+    Suspend = 'Suspend'
+    Resume = 'Resume'
+    CloseClean = 'CloseClean'
+    CloseDirty = 'CloseDirty'
+    PrepareRecycle = 'PrepareRecycle'
+    Revive = 'Revive'
 
 
 INITIAL = 'Created'

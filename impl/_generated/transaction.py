@@ -14,8 +14,10 @@ SPEC_PATH = 'spec/transaction.sm'
 SPEC_SHA256 = 'da5b297a8f81aa9545daec9bcd78387709d69269bf0147335d933e9b38449e03'
 
 
-class State(str, enum.Enum):
+class State(enum.StrEnum):
     """The states of Transaction, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
 
     Empty = 'Empty'
     Ongoing = 'Ongoing'
@@ -25,6 +27,24 @@ class State(str, enum.Enum):
     CompleteAbort = 'CompleteAbort'
     Dead = 'Dead'
     PrepareEpochFence = 'PrepareEpochFence'
+
+
+class Event(enum.StrEnum):
+    """The events of Transaction, named as in the spec."""
+
+    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call
+
+    InitProducerId = 'InitProducerId'
+    AddPartitions = 'AddPartitions'
+    VerifyPartition = 'VerifyPartition'
+    EndTxnV1 = 'EndTxnV1'
+    EndTxnV2 = 'EndTxnV2'
+    FenceAbort = 'FenceAbort'
+    FenceFailed = 'FenceFailed'
+    TimeoutExpired = 'TimeoutExpired'
+    CompleteTxn = 'CompleteTxn'
+    Expire = 'Expire'
+    Describe = 'Describe'
 
 
 INITIAL = 'Empty'

@@ -32,9 +32,6 @@ class GroupConfig:
     consumer_max_size: int = INT32_MAX  # group.consumer.max.size
     consumer_assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; the first is the default
     consumer_metadata_refresh_interval_ms: int = INT32_MAX  # consumerGroupMetadataRefreshIntervalMs
-    # seeded bug (kcoord.conformance.bugs), off by default: KAFKA-16147, a partition still held by one member (owned
-    # or pending revocation) is handed to another at once, so two members of the group hold it together
-    bug_kafka_16147: bool = False
 
     def __post_init__(self) -> None:
         if self.num_partitions < 1:

@@ -1,5 +1,6 @@
 """What every group-coordinator handler reads besides the shard: configuration, clock, the machine tables, topic
-metadata, id generation and the KAFKA-17507 switches. One `Context` per coordinator (no module-level state).
+metadata, id generation and the hook that runs the step materialising a transaction's offsets. One `Context` per
+coordinator (no module-level state).
 Must not import: `kcoord.model`.
 """
 
@@ -56,7 +57,6 @@ class Context:
     names: PartitionNames = field(default_factory=PartitionNames)
     new_uuid: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
     verifier: TxnVerifier | None = None
-    bug_kafka_17507: bool = False
     materialize_hook: MaterializeHook | None = None
     offsets_topic: str = "__consumer_offsets"
     assignors: dict[str, ServerAssignor] = field(default_factory=dict)

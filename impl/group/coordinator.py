@@ -15,7 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import KafkaError
+from .._generated.classic_group import Event as ClassicGroupEvent
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import Event as ConsumerGroupEvent
+from .._generated.consumer_group_member import State as MemberState
+from ..errors import Errors, KafkaError
 from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnOperation, TxnVerifier
 from ..runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from ..runtime.clock import Clock
@@ -23,11 +27,20 @@ from ..runtime.completion import Completion
 from ..runtime.runtime import CoordinatorRuntime
 from ..runtime.shard import Change, Plan, Shard
 from ..runtime.trace import Tracer
+from ..seeded import NO_BUGS, SeededBug
 from ..storage.log import Durability
-from . import classic_join, classic_sync, consumer, offsets
-from .classic_ops import ClassicTxn, after_load_over_capacity, raise_bugs
+from . import seeded
+from .classic import sync as classic_sync
+from .classic.group import ClassicTxn, after_load_over_capacity
+from .classic.join import join_group
 from .config import GroupConfig
-from .consumer_ops import ConsumerTxn
+from .consumer.group import ConsumerTxn
+from .consumer.heartbeat import (
+    consumer_heartbeat,
+    delete_consumer_group,
+    delete_empty_consumer_group,
+    describe_consumer_group,
+)
 from .context import Context, MaterializeHook, Tables, TopicDescriber, describer_of
 from .messages import (
     ConsumerGroupHeartbeatRequest,
@@ -52,27 +65,32 @@ from .messages import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
+from .offsets import commit as offsets
+from .offsets.expiration import expire_group_offsets
+from .offsets.markers import complete_transaction
+from .planning import raise_bugs, settle
 from .shard_state import GroupShardState
 
 R = TypeVar("R")
 OFFSETS_TOPIC = "__consumer_offsets"
 EXPIRATION_KEY = ("offsets-expiration",)
 # errors a coordinator answers that a partition leader reports as NOT_LEADER_OR_FOLLOWER (KafkaApis, §1.10)
-_MARKER_ERRORS = {"NOT_COORDINATOR": "NOT_LEADER_OR_FOLLOWER", "COORDINATOR_LOAD_IN_PROGRESS": "NOT_LEADER_OR_FOLLOWER",
-                  "COORDINATOR_NOT_AVAILABLE": "NOT_LEADER_OR_FOLLOWER"}
+_MARKER_ERRORS: dict[str, str] = dict.fromkeys((Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                                Errors.COORDINATOR_NOT_AVAILABLE), Errors.NOT_LEADER_OR_FOLLOWER)
 
 
 class GroupCoordinator:
     def __init__(self, *, data_dir: Path, clock: Clock, topics: TopicDescriber | Mapping[str, Any],
                  config: GroupConfig | None = None, tracer: Tracer | None = None, node_id: int = 0,
                  durability: Durability | None = None, verifier: TxnVerifier | None = None,
-                 bug_kafka_17507: bool = False, materialize_hook: MaterializeHook | None = None,
-                 new_uuid: Callable[[], str] | None = None, segment_bytes: int = 100 * 1024 * 1024,
-                 cleaning: Cleaning | None = DEFAULT_CLEANING) -> None:
+                 materialize_hook: MaterializeHook | None = None, new_uuid: Callable[[], str] | None = None,
+                 segment_bytes: int = 100 * 1024 * 1024, cleaning: Cleaning | None = DEFAULT_CLEANING,
+                 seeded_bugs: frozenset[SeededBug] = NO_BUGS) -> None:
         config = config or GroupConfig()
-        self.ctx = Context(config=config, clock=clock, tables=Tables.load(), topics=describer_of(topics),
-                           verifier=verifier, bug_kafka_17507=bug_kafka_17507, materialize_hook=materialize_hook,
+        self.ctx = Context(config=config, clock=clock, tables=seeded.tables(Tables.load(), seeded_bugs),
+                           topics=describer_of(topics), verifier=verifier, materialize_hook=materialize_hook,
                            offsets_topic=OFFSETS_TOPIC)
+        self._marker_order = seeded.marker_order(seeded_bugs)
         if new_uuid is not None:
             self.ctx.new_uuid = new_uuid
         self.runtime = CoordinatorRuntime(topic=OFFSETS_TOPIC, data_dir=data_dir, clock=clock, tracer=tracer,
@@ -157,7 +175,7 @@ class GroupCoordinator:
                 continue
             shard = self.runtime.shards[partition]
             for (group_id,), inst in sorted(shard.instances["ClassicGroup"].items()):
-                if inst["exists"] and inst["state"] != "Dead":
+                if inst["exists"] and inst["state"] != ClassicGroupState.Dead:
                     out.append(ListedGroup(group_id, inst["protocol_type"], inst["state"], "classic"))
             for (group_id,), inst in sorted(shard.instances["ConsumerGroup"].items()):
                 out.append(ListedGroup(group_id, "consumer", inst["state"], "consumer"))
@@ -174,7 +192,7 @@ class GroupCoordinator:
 
     def consumer_group_heartbeat(self, req: ConsumerGroupHeartbeatRequest
                                  ) -> Completion[ConsumerGroupHeartbeatResponse]:
-        return self._group_request(req.group_id, req, consumer.consumer_heartbeat,
+        return self._group_request(req.group_id, req, consumer_heartbeat,
                                    lambda e: ConsumerGroupHeartbeatResponse(e))
 
     def consumer_group_describe(self, group_ids: Sequence[str]) -> list[DescribedConsumerGroup]:
@@ -185,7 +203,7 @@ class GroupCoordinator:
             except KafkaError as e:
                 out.append(DescribedConsumerGroup(group_id, e.name))
                 continue
-            out.append(consumer.describe_consumer_group(self.ctx, shard, shard.spec, group_id))  # type: ignore[arg-type]
+            out.append(describe_consumer_group(self.ctx, shard, shard.spec, group_id))  # type: ignore[arg-type]
         return out
 
     # ------------------------------------------------------------ offsets
@@ -209,8 +227,9 @@ class GroupCoordinator:
         operation = TxnOperation.for_txn_offset_commit(req.api_version)
         tp = TopicPartition(OFFSETS_TOPIC, self.partition_for(req.group_id))
         verifier = self.ctx.verifier
+        verified: Completion[str]
         if verifier is None:
-            verified = Completion.of("NONE")
+            verified = Completion.of(Errors.NONE)
         else:
             ask = verifier.add_partition if operation is TxnOperation.ADD_PARTITION else verifier.verify_partition
             verified = ask(req.transactional_id, req.producer_id, req.producer_epoch, tp)
@@ -220,7 +239,7 @@ class GroupCoordinator:
                 error = c.result()
             except KafkaError as e:
                 error = e.name
-            if error != "NONE":
+            if error != Errors.NONE:
                 out.set(TxnOffsetCommitResponse(offsets.all_partitions(req.topics, _txn_write_error(error,
                                                                                                      operation))))
             else:
@@ -237,7 +256,7 @@ class GroupCoordinator:
             return
         state: GroupShardState = shard.spec  # type: ignore[assignment]
         settling = state.materializing.get(req.producer_id)
-        if settling is not None and not self.ctx.bug_kafka_17507:
+        if settling is not None:
             # the previous transaction's offsets are still being settled: this one waits (KAFKA-17507)
             settling.then(lambda _: self._txn_offset_commit(req, out))
             return
@@ -264,7 +283,7 @@ class GroupCoordinator:
     def _write_marker(self, marker: TxnMarker, tp: TopicPartition) -> Completion[str]:
         out: Completion[str] = Completion()
         if tp.topic != OFFSETS_TOPIC:
-            out.set("UNKNOWN_TOPIC_OR_PARTITION")
+            out.set(Errors.UNKNOWN_TOPIC_OR_PARTITION)
             return out
         try:
             shard = self.runtime.shard(tp.partition)
@@ -273,11 +292,12 @@ class GroupCoordinator:
             return out
         state: GroupShardState = shard.spec  # type: ignore[assignment]
         settling = state.materializing.get(marker.producer_id)
-        if settling is not None and not self.ctx.bug_kafka_17507:
+        if settling is not None:
             settling.then(lambda _: _chain(self._write_marker(marker, tp), out))
             return out
         done = shard.submit([("PartitionProducer", (state.topic_partition, marker.producer_id))],
-                            lambda: offsets.complete_transaction(self.ctx, shard, state, marker), when_pending="wait")
+                            lambda: complete_transaction(self.ctx, shard, state, marker, self._marker_order),
+                            when_pending="wait")
 
         def on_done(c: Completion[Any]) -> None:
             try:
@@ -342,7 +362,7 @@ class GroupCoordinator:
             for member_id in cdata.members:
                 m = shard.get("ConsumerGroupMember", (group_id, member_id))
                 c.schedule_session(member_id)
-                if m is not None and m["state"] == "UnrevokedPartitions":
+                if m is not None and m["state"] == MemberState.UnrevokedPartitions:
                     c.schedule_rebalance(member_id, m["member_epoch"], m["rebalance_timeout_ms"])
             _run_effects(c.plan())
         self._schedule_expiration(shard, state)
@@ -355,7 +375,7 @@ class GroupCoordinator:
                                                                               shard.instances["ConsumerGroup"]})
             for group_id in groups:
                 done = shard.submit(_group_keys(group_id),
-                                    lambda g=group_id: offsets.expire_group_offsets(ctx, shard, state, g),  # type: ignore[misc]
+                                    lambda g=group_id: expire_group_offsets(ctx, shard, state, g),  # type: ignore[misc]
                                     when_pending="wait")
                 done.then(raise_bugs)
             self._schedule_expiration(shard, state)
@@ -375,23 +395,23 @@ def _join_handler(ctx: Context, shard: Shard, state: GroupShardState, req: JoinG
     group = shard.get("ConsumerGroup", (req.group_id,))
     if group is not None and group["members"]:
         # classic members inside a consumer group (KIP-848 migration, §3.9) are not served
-        out.set(JoinGroupResponse("INCONSISTENT_GROUP_PROTOCOL"))
+        out.set(JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL))
         return Plan()
     t = ClassicTxn(ctx, shard, state, req.group_id)
     if group is not None:  # an Empty consumer group is deleted and replaced (maybeDeleteEmptyConsumerGroup)
-        consumer.delete_empty_consumer_group(ctx, shard, state, t.b, req.group_id)
-    return classic_join.join_group(ctx, shard, state, req, out, t)
+        delete_empty_consumer_group(ctx, shard, state, t.b, req.group_id)
+    return join_group(ctx, shard, state, req, out, t)
 
 
 def _delete_handler(ctx: Context, shard: Shard, state: GroupShardState, group_id: str, out: Completion[str]) -> Plan:
     if shard.get("ConsumerGroup", (group_id,)) is not None:
         c = ConsumerTxn(ctx, shard, state, group_id)
-        error = consumer.delete_consumer_group(c)
-        c.then(lambda: _settle(out, error))
+        error = delete_consumer_group(c)
+        c.then(lambda: settle(out, error))
         return c.plan()
     t = ClassicTxn(ctx, shard, state, group_id)
     error = classic_sync.delete_classic_group(t)
-    t.then(lambda: _settle(out, error))
+    t.then(lambda: settle(out, error))
     return t.plan()
 
 
@@ -401,20 +421,20 @@ def _unload_groups(ctx: Context, shard: Shard) -> None:
     tables = ctx.tables
     for (group_id,), inst in sorted(shard.instances["ClassicGroup"].items()):
         if inst["exists"]:
-            d = tables.classic.decide(inst, "Unload", {})
+            d = tables.classic.decide(inst, ClassicGroupEvent.Unload, {})
             shard.apply(Change(tables.classic, (group_id,), d, {}))
         data = state.classic.get(group_id)
         for member in (data.members.values() if data is not None else ()):
             if member.join_waiter is not None and not member.join_waiter.done:
-                member.join_waiter.set(JoinGroupResponse("NOT_COORDINATOR", member_id=member.member_id))
+                member.join_waiter.set(JoinGroupResponse(Errors.NOT_COORDINATOR, member_id=member.member_id))
             if member.sync_waiter is not None and not member.sync_waiter.done:
-                member.sync_waiter.set(SyncGroupResponse("NOT_COORDINATOR"))
+                member.sync_waiter.set(SyncGroupResponse(Errors.NOT_COORDINATOR))
     for (group_id,), inst in sorted(shard.instances["ConsumerGroup"].items()):
-        d = tables.consumer.decide(inst, "Unload", {})
+        d = tables.consumer.decide(inst, ConsumerGroupEvent.Unload, {})
         shard.apply(Change(tables.consumer, (group_id,), d, {}))
     for materializing in list(state.materializing.values()):
         if not materializing.done:
-            materializing.set("NOT_LEADER_OR_FOLLOWER")
+            materializing.set(Errors.NOT_LEADER_OR_FOLLOWER)
 
 
 # ---------------------------------------------------------------------------------------------- completions
@@ -426,17 +446,12 @@ def _run_effects(plan: Plan) -> None:
         plan.after_apply()
 
 
-def _settle(out: Completion[Any], value: Any) -> None:
-    if not out.done:
-        out.set(value)
-
-
 def _settle_failure(done: Completion[Any], out: Completion[Any], error: Callable[[str], Any]) -> None:
     """A handler that failed: a protocol error becomes the response; our own bug fails the request loudly."""
     try:
         done.result()
     except KafkaError as e:
-        _settle(out, error(e.name))
+        settle(out, error(e.name))
     except BaseException as e:
         if not out.done:
             out.fail(e)
@@ -449,7 +464,7 @@ def _chain(inner: Completion[str], out: Completion[str]) -> None:
             value = c.result()
         except KafkaError as e:
             value = _MARKER_ERRORS.get(e.name, e.name)
-        _settle(out, value)
+        settle(out, value)
     inner.then(forward)
 
 
@@ -474,19 +489,20 @@ __all__ = ["OFFSETS_TOPIC", "GroupCoordinator"]
 
 #: CoordinatorOperationExceptionHelper.handleOperationException: a transactional write's failure as the group
 #: coordinator answers it
-_OPERATION_ERRORS = {"NETWORK_EXCEPTION": "COORDINATOR_LOAD_IN_PROGRESS",
-                     "NOT_ENOUGH_REPLICAS": "COORDINATOR_NOT_AVAILABLE",
-                     "UNKNOWN_TOPIC_OR_PARTITION": "COORDINATOR_NOT_AVAILABLE",
-                     "REQUEST_TIMED_OUT": "COORDINATOR_NOT_AVAILABLE", "NOT_LEADER_OR_FOLLOWER": "NOT_COORDINATOR",
-                     "KAFKA_STORAGE_ERROR": "NOT_COORDINATOR"}
+_OPERATION_ERRORS: dict[str, str] = {Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                                     Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+                                     Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+                                     Errors.REQUEST_TIMED_OUT: Errors.COORDINATOR_NOT_AVAILABLE,
+                                     Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+                                     Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR}
 
 
 def _txn_write_error(error: str, operation: TxnOperation) -> str:
     """The TxnOffsetCommit answer for the transaction coordinator's `error` (not NONE): AddPartitionsToTxnManager's
     translation (PRODUCER_FENCED → INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE → INVALID_TXN_STATE for a client
     before v4), then the group coordinator's for failed operations."""
-    if error == "PRODUCER_FENCED":
-        error = "INVALID_PRODUCER_EPOCH"
-    elif error == "TRANSACTION_ABORTABLE" and operation is TxnOperation.DEFAULT_ERROR:
-        error = "INVALID_TXN_STATE"
+    if error == Errors.PRODUCER_FENCED:
+        error = Errors.INVALID_PRODUCER_EPOCH
+    elif error == Errors.TRANSACTION_ABORTABLE and operation is TxnOperation.DEFAULT_ERROR:
+        error = Errors.INVALID_TXN_STATE
     return _OPERATION_ERRORS.get(error, error)

@@ -13,6 +13,10 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import State as ConsumerGroupState
+from ..errors import Errors
+
 Protocols = tuple[tuple[str, bytes], ...]  # JoinGroup protocols: (name, metadata), in the client's preference order
 
 
@@ -174,7 +178,7 @@ class FetchedOffset:
     offset: int = -1
     leader_epoch: int = -1
     metadata: str = ""
-    error: str = "NONE"
+    error: str = Errors.NONE
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +218,7 @@ class DescribedGroup:
     with Kafka's message; the wire layer answers clients before DescribeGroups v6 with a Dead group instead."""
     group_id: str
     error: str
-    state: str = "Dead"
+    state: str = ClassicGroupState.Dead
     protocol_type: str = ""
     protocol: str = ""
     members: tuple[DescribedMember, ...] = ()
@@ -278,7 +282,7 @@ class DescribedConsumerMember:
 class DescribedConsumerGroup:
     group_id: str
     error: str
-    state: str = "Dead"
+    state: str = ConsumerGroupState.Dead
     group_epoch: int = 0
     assignment_epoch: int = 0
     assignor: str = ""

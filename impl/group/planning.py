@@ -3,18 +3,21 @@ run once they are durable.
 
 Owns: `PlanBuilder` (decisions are made on the instance as the earlier decisions of the same plan left it, so one
 request can fire several events in Kafka's order — JoinKnownMember then CompleteJoin, SyncGroup then
-AssignmentWritten), `enabled` (an internal event is fired only when a row of the spec enables it), and
-`is_check_row`.
+AssignmentWritten), `enabled` (an internal event is fired only when a row of the spec enables it),
+`is_check_row`, and how a handler's outcome reaches its caller: `settle` (answer a request once) and `raise_bugs`
+(work without a caller: our own bugs surface, protocol errors do not).
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..errors import IllegalStateError
+from ..errors import IllegalStateError, KafkaError
+from ..runtime.completion import Completion
 from ..runtime.shard import BatchAttributes, Change, Key, Plan, RecordBytes, Shard
 from ..statemachine import Decision, Instance, MachineTable, Row
 
@@ -122,3 +125,15 @@ def is_check_row(row: Row) -> bool:
 
 def _key_fields(table: MachineTable, key: Key) -> dict[str, Any]:
     return dict(zip((name for name, _ in table.keys), key, strict=True))
+
+
+def settle(out: Completion[Any], value: Any) -> None:
+    """Answer `out` with `value` unless it was answered already (a parked request may be answered by another)."""
+    if not out.done:
+        out.set(value)
+
+
+def raise_bugs(done: Completion[Any]) -> None:
+    """A timer's work has no caller to answer: our own bugs surface (in `poll`), protocol errors do not."""
+    with contextlib.suppress(KafkaError):
+        done.result()

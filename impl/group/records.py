@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from .._generated.consumer_group_member import State as MemberState
 from ..assignors._java import uuid_sort_key
 from ..assignors.server import TopicMetadata
 from ..runtime.shard import RecordBytes
@@ -20,7 +21,8 @@ from .state import Assignment, ClassicGroupData, ConsumerMember
 
 GROUP_METADATA_VALUE_VERSION = 3
 UNKNOWN_STATE_BYTE = 127
-MEMBER_STATE_BYTES = {"Stable": 0, "UnrevokedPartitions": 1, "UnreleasedPartitions": 2, "Unknown": 127}
+MEMBER_STATE_BYTES = {MemberState.Stable: 0, MemberState.UnrevokedPartitions: 1, MemberState.UnreleasedPartitions: 2,
+                      MemberState.Unknown: 127}
 
 
 def record(key: schema.GroupKey, value: schema.GroupValue | None) -> RecordBytes:

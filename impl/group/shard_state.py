@@ -17,14 +17,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import State as ConsumerGroupState
+from .._generated.consumer_group_member import State as MemberState
+from .._generated.partition_producer import State as PartitionProducerState
+from ..assignors.server import TopicMetadata
 from ..errors import IllegalStateError
 from ..runtime.completion import Completion
 from ..runtime.shard import Change, RecordBytes, Shard
 from ..statemachine import Instance, MachineTable
 from ..storage import group_log_schema as schema
 from ..storage.batch import ControlType, RecordBatch, decode_end_txn_marker
+from .classic.protocol import subscribed_topics
 from .context import Context
-from .offset_store import OffsetEntry, OffsetStore
+from .offsets.store import OffsetEntry, OffsetStore
 from .records import MEMBER_STATE_BYTES, from_topic_partitions
 from .state import Assignment, ClassicGroupData, ClassicMember, ConsumerGroupData, ConsumerMember
 
@@ -95,9 +101,9 @@ class GroupShardState:
             return
         self.offsets.put_pending(batch.producer_id, group, topic, partition, entry)
         producer = self._producer(batch.producer_id)
-        if producer["state"] != "Ongoing":
+        if producer["state"] != PartitionProducerState.Ongoing:
             producer["current_txn_first_offset"] = batch.base_offset
-        producer.update(state="Ongoing", producer_epoch=batch.producer_epoch, last_sequence=-1,
+        producer.update(state=PartitionProducerState.Ongoing, producer_epoch=batch.producer_epoch, last_sequence=-1,
                         last_timestamp_ms=batch.max_timestamp_ms)
 
     def replay_control(self, shard: Shard, batch: RecordBatch) -> None:
@@ -108,7 +114,7 @@ class GroupShardState:
                                   before_offset=rec.offset)
             producer = self._producer(batch.producer_id)
             same_epoch = producer["producer_epoch"] == batch.producer_epoch
-            producer.update(state="Known", producer_epoch=batch.producer_epoch,
+            producer.update(state=PartitionProducerState.Known, producer_epoch=batch.producer_epoch,
                             txn_coordinator_epoch=marker.coordinator_epoch, current_txn_first_offset=-1,
                             last_sequence=producer["last_sequence"] if same_epoch else -1,
                             last_timestamp_ms=batch.max_timestamp_ms)
@@ -218,9 +224,9 @@ class GroupShardState:
                 data.owners[p] = member_id
             if metadata.instance_id:
                 static_instances.add(metadata.instance_id)
-                if instance["state"] == "StaticLeft":
+                if instance["state"] == MemberState.StaticLeft:
                     static_left.add(metadata.instance_id)
-            if not (instance["state"] == "Stable" and instance["member_epoch"] == loaded.assignment_epoch):
+            if not (instance["state"] == MemberState.Stable and instance["member_epoch"] == loaded.assignment_epoch):
                 unreconciled.add(member_id)
         data.target = {m: t for m, t in loaded.target.items() if t}
         instance = {**group_table.fresh({"group_id": group_id}), "group_epoch": loaded.epoch,
@@ -315,8 +321,6 @@ def classic_from_record(table: MachineTable, group_id: str,
             member_id=m.member_id, instance_id=m.group_instance_id, client_id=m.client_id, client_host=m.client_host,
             rebalance_timeout_ms=rebalance_timeout, session_timeout_ms=m.session_timeout,
             protocol_type=value.protocol_type, protocols=((protocol, m.subscription),), assignment=m.assignment)
-    from .classic_protocol import subscribed_topics
-
     data.subscribed_topics = subscribed_topics(value.protocol_type, protocol, data)
     members = frozenset(data.members)
     instance = {**table.fresh({"group_id": group_id}), "exists": True, "generation": value.generation,
@@ -324,7 +328,7 @@ def classic_from_record(table: MachineTable, group_id: str,
                 "members": members,
                 "static_members": frozenset(m for m, d in data.members.items() if d.instance_id),
                 "rebalance_timeout_ms": data.rebalance_timeout_ms(),
-                "state": "Stable" if members else "Empty"}
+                "state": ClassicGroupState.Stable if members else ClassicGroupState.Empty}
     return instance, data
 
 
@@ -337,9 +341,9 @@ def consumer_member_from_record(table: MachineTable, group_id: str, member_id: s
         return instance
     assigned = names.to_set(from_topic_partitions(current.assigned_partitions))
     pending = names.to_set(from_topic_partitions(current.partitions_pending_revocation))
-    state = MEMBER_STATES.get(current.state, "Unknown")
+    state = MEMBER_STATES.get(current.state, MemberState.Unknown)
     if current.member_epoch == STATIC_LEAVE_EPOCH:
-        state = "StaticLeft"
+        state = MemberState.StaticLeft
     instance.update(state=state, member_epoch=current.member_epoch,
                     previous_member_epoch=current.previous_member_epoch, assigned=assigned,
                     pending_revocation=pending, held=assigned | pending)
@@ -349,22 +353,20 @@ def consumer_member_from_record(table: MachineTable, group_id: str, member_id: s
 def derived_consumer_state(group: Instance) -> str:
     """ConsumerGroup.maybeUpdateGroupState (the spec's invariant `derived_state`)."""
     if not group["members"]:
-        return "Empty"
+        return ConsumerGroupState.Empty
     if group["group_epoch"] > group["assignment_epoch"]:
-        return "Assigning"
-    return "Reconciling" if group["unreconciled"] else "Stable"
+        return ConsumerGroupState.Assigning
+    return ConsumerGroupState.Reconciling if group["unreconciled"] else ConsumerGroupState.Stable
 
 
-def _server_topic(topic: schema.TopicMetadata) -> Any:
-    from ..assignors.server import TopicMetadata
-
+def _server_topic(topic: schema.TopicMetadata) -> TopicMetadata:
     return TopicMetadata(topic.topic_id, topic.topic_name, topic.num_partitions)
 
 
 def _check_classic(post: Instance, key: schema.GroupKey, value: schema.GroupValue | None) -> None:
     if not isinstance(key, schema.GroupMetadataKey) or key.group != post["group_id"]:
         raise IllegalStateError(f"ClassicGroup {post['group_id']} described by {key!r}")
-    if post["state"] == "Dead":
+    if post["state"] == ClassicGroupState.Dead:
         if value is not None:
             raise IllegalStateError(f"ClassicGroup {key.group} is Dead but its record is no tombstone")
         return
@@ -393,7 +395,7 @@ def _check_consumer_group(post: Instance, key: schema.GroupKey, value: schema.Gr
     elif isinstance(key, schema.ConsumerGroupTargetAssignmentMetadataKey) and value is not None:
         ok = value.assignment_epoch == post["assignment_epoch"]  # type: ignore[union-attr]
     else:
-        ok = value is None and post["state"] == "Dead"
+        ok = value is None and post["state"] == ConsumerGroupState.Dead
     if not ok or getattr(key, "group_id", None) != post["group_id"]:
         raise IllegalStateError(f"ConsumerGroup {post['group_id']} ({post['state']}, epoch {post['group_epoch']}, "
                                 f"assignment epoch {post['assignment_epoch']}) described by {key!r} = {value!r}")
@@ -402,7 +404,7 @@ def _check_consumer_group(post: Instance, key: schema.GroupKey, value: schema.Gr
 def _check_member(ctx: Context, post: Instance, key: schema.GroupKey, value: schema.GroupValue | None) -> None:
     if not isinstance(key, schema.ConsumerGroupCurrentMemberAssignmentKey) or key.member_id != post["member_id"]:
         raise IllegalStateError(f"member {post['member_id']} described by {key!r}")
-    if post["state"] == "Removed":
+    if post["state"] == MemberState.Removed:
         ok = value is None
     elif not isinstance(value, schema.ConsumerGroupCurrentMemberAssignmentValue):
         ok = False

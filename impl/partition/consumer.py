@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import heapq
 
+from ..errors import Errors
 from ..storage.batch import ControlType, Record, RecordBatch, decode_end_txn_marker
 from .types import FetchResult, IsolationLevel
 
 
 def committed_records(result: FetchResult) -> list[Record]:
     """The records a consumer with `result.isolation_level` hands to the application, in offset order."""
-    if result.error != "NONE":
+    if result.error != Errors.NONE:
         return []
     committed = result.isolation_level is IsolationLevel.READ_COMMITTED
     pending: list[tuple[int, int]] = [(a.first_offset, a.producer_id)

@@ -52,6 +52,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+from ..errors import Errors, KafkaError
 from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnOperation, TxnVerifier
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
@@ -82,8 +83,9 @@ _MAX_TOPIC_NAME_LENGTH: Final = 249
 _DIR_NAME: Final = re.compile(r"(.+)-(\d+)")
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"  # KRaft's metadata log: Kafka refuses to create it
 MAX_RECORDS_PER_USER_OP: Final = 10_000  # Kafka's controller writes at most this many records for one request
-_RETRIABLE_VERIFICATION: Final = frozenset({"NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE",
-                                            "COORDINATOR_LOAD_IN_PROGRESS", "NETWORK_EXCEPTION", "REQUEST_TIMED_OUT"})
+_RETRIABLE_VERIFICATION: Final = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE,
+                                            Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NETWORK_EXCEPTION,
+                                            Errors.REQUEST_TIMED_OUT})
 
 
 def topic_name_problem(name: str) -> str | None:
@@ -205,23 +207,27 @@ class PartitionManager:
 
     def creation_problem(self, name: str, num_partitions: int | None = None) -> tuple[str, str] | None:
         """Why Kafka's controller would not create topic `name` with `num_partitions` (None or -1: the default):
-        (error, message), or None. INVALID_REQUEST for an internal topic (the coordinators own theirs; KRaft's
-        metadata log is nobody's to create), INVALID_TOPIC_EXCEPTION for an illegal name or one that collides with
-        an existing topic's ('.' and '_' are one character to Kafka), TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS."""
+        (error, message), or None. INVALID_REQUEST for KRaft's metadata log (nobody's to create),
+        TOPIC_ALREADY_EXISTS for a coordinator's topic (Kafka 4.0's controller answers so once the coordinator made
+        it; kcoord's coordinators hold theirs from the first start), INVALID_TOPIC_EXCEPTION for an illegal name or
+        one that collides with an existing topic's ('.' and '_' are one character to Kafka), TOPIC_ALREADY_EXISTS,
+        INVALID_PARTITIONS."""
         count = self.partition_count(num_partitions)
-        if name in INTERNAL_TOPICS or name == CLUSTER_METADATA_TOPIC:
-            return "INVALID_REQUEST", f"Creation of internal topic {name} is prohibited."
+        if name == CLUSTER_METADATA_TOPIC:
+            return Errors.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited."
+        if name in INTERNAL_TOPICS:
+            return Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists."
         problem = topic_name_problem(name)
         if problem is not None:
-            return "INVALID_TOPIC_EXCEPTION", problem
+            return Errors.INVALID_TOPIC_EXCEPTION, problem
         if name in self._topics:
-            return "TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists."
+            return Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists."
         if "." in name or "_" in name:
             colliding = sorted(t for t in self._topics if _unified(t) == _unified(name))
             if colliding:
-                return "INVALID_TOPIC_EXCEPTION", f"Topic '{name}' collides with existing topic: {colliding[0]}"
+                return Errors.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {colliding[0]}"
         if count <= 0:
-            return "INVALID_PARTITIONS", "Number of partitions was set to an invalid non-positive value."
+            return Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
         return None
 
     def create_topic(self, name: str, num_partitions: int | None = None) -> str:
@@ -231,7 +237,7 @@ class PartitionManager:
         if problem is not None:
             return problem[0]
         self._open_topic(name, self._topic_id_factory(), self.partition_count(num_partitions))
-        return "NONE"
+        return Errors.NONE
 
     def partition_count(self, num_partitions: int | None) -> int:
         """The partitions a topic created with `num_partitions` gets: the broker's default for None or -1."""
@@ -257,15 +263,15 @@ class PartitionManager:
         for name in (self.topic_names() if names is None else names):
             if name not in self._topics:
                 if name in INTERNAL_TOPICS or not (allow_auto_creation and self.config.auto_create_topics_enable):
-                    out.append(TopicMetadata("UNKNOWN_TOPIC_OR_PARTITION", name))
+                    out.append(TopicMetadata(Errors.UNKNOWN_TOPIC_OR_PARTITION, name))
                     continue
                 error = self.create_topic(name)
-                if error != "NONE":
+                if error != Errors.NONE:
                     out.append(TopicMetadata(error, name))
                     continue
             topic_id, partitions = self._topics[name]
-            out.append(TopicMetadata("NONE", name, topic_id, False, tuple(
-                PartitionMetadata("NONE", p.tp.partition, self.node_id, p.leader_epoch, (self.node_id,),
+            out.append(TopicMetadata(Errors.NONE, name, topic_id, False, tuple(
+                PartitionMetadata(Errors.NONE, p.tp.partition, self.node_id, p.leader_epoch, (self.node_id,),
                                   (self.node_id,)) for p in partitions)))
         return out
 
@@ -280,9 +286,9 @@ class PartitionManager:
         tp = TopicPartition(topic, partition)
         part = self.partition(tp)
         if acks not in (-1, 0, 1):
-            out.set(ProduceResult("INVALID_REQUIRED_ACKS"))
+            out.set(ProduceResult(Errors.INVALID_REQUIRED_ACKS))
         elif part is None:
-            out.set(ProduceResult("UNKNOWN_TOPIC_OR_PARTITION"))
+            out.set(ProduceResult(Errors.UNKNOWN_TOPIC_OR_PARTITION))
         else:
             batch = decode_produce_batch(data, origin, max_message_bytes=self.config.max_message_bytes)
             if isinstance(batch, Rejected):
@@ -302,16 +308,16 @@ class PartitionManager:
 
     def _verify_then_append(self, write: _Write, transactional_id: str | None) -> None:
         if transactional_id is None:
-            write.out.set(ProduceResult("INVALID_REQUEST", error_message="a transactional batch needs the request's "
-                                                                         "transactional id"))
+            write.out.set(ProduceResult(Errors.INVALID_REQUEST, error_message="a transactional batch needs the "
+                                                                              "request's transactional id"))
             return
         batch = write.batch
         sequence = batch.base_sequence if write.origin is AppendOrigin.CLIENT else -1
         write.guard = write.part.states.start_verification(batch.producer_id, sequence, batch.producer_epoch,
                                                            supports_epoch_bump=write.adds)
         if self.verifier is None:
-            write.out.set(ProduceResult("NOT_ENOUGH_REPLICAS", error_message="no transaction coordinator to verify "
-                                                                             "with"))
+            write.out.set(ProduceResult(Errors.NOT_ENOUGH_REPLICAS,
+                                        error_message="no transaction coordinator to verify with"))
             return
         self._ask(write, transactional_id, self.clock.now_ms())
 
@@ -326,10 +332,12 @@ class PartitionManager:
         def answered(done: Completion[str]) -> None:
             try:
                 error = done.result()
-            except Exception as e:
-                error = getattr(e, "name", "NETWORK_EXCEPTION")
+            except KafkaError as e:
+                error = e.name
+            except OSError:  # the coordinator could not be reached
+                error = Errors.NETWORK_EXCEPTION
             now_ms = self.clock.now_ms()
-            if write.adds and error == "CONCURRENT_TRANSACTIONS" and \
+            if write.adds and error == Errors.CONCURRENT_TRANSACTIONS and \
                     now_ms - started_ms < self.config.add_partitions_retry_max_ms:
                 heapq.heappush(self._retries, (now_ms + self.config.add_partitions_retry_backoff_ms,
                                                next(self._retry_order),
@@ -342,19 +350,19 @@ class PartitionManager:
     def _verified(self, write: _Write, error: str) -> None:
         part, out = write.part, write.out
         if self.partition(part.tp) is not part:
-            out.set(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
+            out.set(ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER))
             return
         refused = _refusal(error, write.operation)
         if refused is not None:
             out.set(ProduceResult(refused, error_message=f"the transaction coordinator answered {error}"))
         else:
-            verification = Verification(write.guard, confirmed=error == "NONE")
+            verification = Verification(write.guard, confirmed=error == Errors.NONE)
             self._answer(part, part.produce(write.batch, write.origin, verification), write.acks, out)
 
     @staticmethod
     def _answer(part: DataPartition, appended: Appended, acks: int, out: Completion[ProduceResult]) -> None:
         """acks=-1 waits until the append (or a duplicate's original) is durable; 0 and 1 answer at once."""
-        if acks == -1 and appended.result.error == "NONE":
+        if acks == -1 and appended.result.error == Errors.NONE:
             part.when_durable(appended.required_offset, lambda: out.set(appended.result))
         else:
             out.set(appended.result)
@@ -365,14 +373,14 @@ class PartitionManager:
               isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> FetchResult:
         part = self.partition(TopicPartition(topic, partition))
         if part is None:
-            return FetchResult("UNKNOWN_TOPIC_OR_PARTITION", isolation_level=isolation_level, fetch_offset=offset)
+            return FetchResult(Errors.UNKNOWN_TOPIC_OR_PARTITION, isolation_level=isolation_level, fetch_offset=offset)
         return part.read(offset, max_bytes, isolation_level)
 
     def list_offsets(self, topic: str, partition: int, timestamp_ms: int,
                      isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> ListOffsetsResult:
         part = self.partition(TopicPartition(topic, partition))
         if part is None:
-            return ListOffsetsResult("UNKNOWN_TOPIC_OR_PARTITION")
+            return ListOffsetsResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
         return part.list_offset(timestamp_ms, isolation_level)
 
     def describe_producers(self, topic: str, partition: int) -> PartitionProducers:
@@ -381,11 +389,11 @@ class PartitionManager:
         UNKNOWN_TOPIC_OR_PARTITION (the coordinators' topics included, as in Metadata)."""
         problem = topic_name_problem(topic)
         if problem is not None:
-            return PartitionProducers("INVALID_TOPIC_EXCEPTION", error_message=problem)
+            return PartitionProducers(Errors.INVALID_TOPIC_EXCEPTION, error_message=problem)
         part = self.partition(TopicPartition(topic, partition))
         if part is None:
-            return PartitionProducers("UNKNOWN_TOPIC_OR_PARTITION")
-        return PartitionProducers("NONE", tuple(part.states.active_producers()))
+            return PartitionProducers(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        return PartitionProducers(Errors.NONE, tuple(part.states.active_producers()))
 
     # ------------------------------------------------------------------------------------------ markers
 
@@ -405,11 +413,11 @@ class PartitionManager:
             for tp in marker.partitions:
                 part = self.partition(tp)
                 if part is None:
-                    answers[i][tp] = "UNKNOWN_TOPIC_OR_PARTITION"
+                    answers[i][tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     appended = part.write_marker(marker)
                     answers[i][tp] = appended.result.error
-                    if appended.result.error == "NONE":
+                    if appended.result.error == Errors.NONE:
                         waiting[0] += 1
                         part.when_durable(appended.required_offset, done)
         done()
@@ -463,11 +471,11 @@ class _Write:
 def _refusal(error: str, operation: TxnOperation) -> str | None:
     """What the leader answers, without appending, for the coordinator's `error` (the module docstring's table);
     None: append and let the spec decide (NONE, or TRANSACTION_ABORTABLE to a client that does not know it)."""
-    if error == "NONE" or (error == "TRANSACTION_ABORTABLE" and operation is TxnOperation.DEFAULT_ERROR):
+    if error == Errors.NONE or (error == Errors.TRANSACTION_ABORTABLE and operation is TxnOperation.DEFAULT_ERROR):
         return None
-    if error in _RETRIABLE_VERIFICATION or (error == "CONCURRENT_TRANSACTIONS"
+    if error in _RETRIABLE_VERIFICATION or (error == Errors.CONCURRENT_TRANSACTIONS
                                             and operation is not TxnOperation.ADD_PARTITION):
-        return "NOT_ENOUGH_REPLICAS"
-    if error == "PRODUCER_FENCED":
-        return "INVALID_PRODUCER_EPOCH"
+        return Errors.NOT_ENOUGH_REPLICAS
+    if error == Errors.PRODUCER_FENCED:
+        return Errors.INVALID_PRODUCER_EPOCH
     return error

@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from ..errors import KafkaError
+from ..errors import Errors, KafkaError
 from ..interfaces import MarkerResult, MarkerTarget, TopicPartition, TxnMarker
 from ..runtime.completion import Completion
 
-_COORDINATOR_ERRORS = frozenset({"COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR"})
+_COORDINATOR_ERRORS = frozenset({Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                                 Errors.NOT_COORDINATOR})
 
 
 class BrokerMarkerTarget:
@@ -41,7 +42,7 @@ class BrokerMarkerTarget:
         targets: dict[int, tuple[MarkerTarget, bool]] = {}
         for i, marker in enumerate(markers):
             if marker.producer_id < 0 or marker.producer_epoch < 0:
-                answers[i] = dict.fromkeys(marker.partitions, "INVALID_REQUEST")
+                answers[i] = dict.fromkeys(marker.partitions, Errors.INVALID_REQUEST)
                 continue
             for target, internal, tps in self._split(marker):
                 targets[id(target)] = (target, internal)
@@ -85,10 +86,10 @@ class BrokerMarkerTarget:
             results = done.result()
         except KafkaError as e:
             results = [dict.fromkeys(m.partitions, e.name) for _, m in sent]
-        except Exception:
-            results = [dict.fromkeys(m.partitions, "UNKNOWN_SERVER_ERROR") for _, m in sent]
+        except OSError:  # the holder's disk failed: Kafka's answer to a failed log append
+            results = [dict.fromkeys(m.partitions, Errors.KAFKA_STORAGE_ERROR) for _, m in sent]
         for (i, marker), result in zip(sent, results, strict=True):
             for tp in marker.partitions:
-                error = result.get(tp, "UNKNOWN_SERVER_ERROR")
-                answers[i][tp] = "NOT_LEADER_OR_FOLLOWER" if internal and error in _COORDINATOR_ERRORS else error
+                error = result.get(tp, Errors.UNKNOWN_SERVER_ERROR)
+                answers[i][tp] = Errors.NOT_LEADER_OR_FOLLOWER if internal and error in _COORDINATOR_ERRORS else error
         finish()

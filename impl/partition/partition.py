@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from .._generated.partition_producer import Event as PartitionProducerEvent
+from ..errors import Errors
 from ..interfaces import TopicPartition, TxnMarker
 from ..runtime.clock import Clock
 from ..runtime.trace import Tracer
@@ -159,7 +161,7 @@ class DataPartition:
             return self._produce_client(batch, verification_ok)
         args: dict[str, Any] = dict(epoch=batch.producer_epoch, verification_ok=verification_ok,
                                     first_offset=self.log_end_offset, timestamp_ms=batch.max_timestamp_ms)
-        decision = self.states.decide(producer_id, "CoordinatorAppend", args)
+        decision = self.states.decide(producer_id, PartitionProducerEvent.CoordinatorAppend, args)
         return self._decided(batch, decision, args, cache=False)
 
     def _produce_client(self, batch: RecordBatch, verification_ok: bool) -> Appended:
@@ -171,12 +173,12 @@ class DataPartition:
             is_duplicate=duplicate is not None, verification_ok=verification_ok,
             verification_lowest_seq=self.states.verification_lowest_seq(producer_id),
             first_offset=self.log_end_offset, timestamp_ms=batch.max_timestamp_ms)
-        decision = self.states.decide(producer_id, "Append", args)
-        if not decision.accepted and decision.error == "NONE":
+        decision = self.states.decide(producer_id, PartitionProducerEvent.Append, args)
+        if not decision.accepted and decision.error == Errors.NONE:
             assert duplicate is not None, "the spec answered a duplicate the cache did not find"
             self.states.reject(producer_id, decision, args)
             # Kafka answers the original batch's offsets and puts its max timestamp in log_append_time
-            return Appended(ProduceResult("NONE", duplicate.first_offset, duplicate.timestamp_ms,
+            return Appended(ProduceResult(Errors.NONE, duplicate.first_offset, duplicate.timestamp_ms,
                                           self.log_start_offset), duplicate.last_offset + 1)
         return self._decided(batch, decision, args, cache=True)
 
@@ -184,29 +186,29 @@ class DataPartition:
         """Append an accepted decision's batch and apply the decision; answer a rejection."""
         producer_id = batch.producer_id
         if not decision.accepted:
+            # no message: Kafka 4.0 gives one only for a RecordValidationException, never for a sequence or epoch
+            # refusal (the trace row says which spec row refused)
             self.states.reject(producer_id, decision, args)
-            return Appended(ProduceResult(decision.error, log_start_offset=self.log_start_offset,
-                                          error_message=f"{decision.event} row {decision.row.index}: "
-                                                        f"{decision.row.condition}"))
+            return Appended(ProduceResult(decision.error, log_start_offset=self.log_start_offset))
         try:
             info, written = self.log.append_batch(batch, partition_leader_epoch=self.leader_epoch)
         except OSError as e:
-            return Appended(ProduceResult("KAFKA_STORAGE_ERROR", error_message=str(e)))
+            return Appended(ProduceResult(Errors.KAFKA_STORAGE_ERROR, error_message=str(e)))
         assert info.base_offset == args["first_offset"], "the batch went elsewhere than the spec was told"
         meta = BatchMetadata(written.base_sequence, last_sequence_of(written), written.base_offset,
                              written.last_offset, written.max_timestamp_ms) if cache else None
         self.states.apply(producer_id, decision, args, batch=meta, transactional_batch=batch.is_transactional)
         self._advance()
-        return Appended(ProduceResult("NONE", info.base_offset, -1, self.log_start_offset), info.last_offset + 1)
+        return Appended(ProduceResult(Errors.NONE, info.base_offset, -1, self.log_start_offset), info.last_offset + 1)
 
     def _append(self, batch: RecordBatch) -> Appended:
         """A batch without a producer id: no producer state to check."""
         try:
             info, _ = self.log.append_batch(batch, partition_leader_epoch=self.leader_epoch)
         except OSError as e:
-            return Appended(ProduceResult("KAFKA_STORAGE_ERROR", error_message=str(e)))
+            return Appended(ProduceResult(Errors.KAFKA_STORAGE_ERROR, error_message=str(e)))
         self._advance()
-        return Appended(ProduceResult("NONE", info.base_offset, -1, self.log_start_offset), info.last_offset + 1)
+        return Appended(ProduceResult(Errors.NONE, info.base_offset, -1, self.log_start_offset), info.last_offset + 1)
 
     # ------------------------------------------------------------------------------------------ markers
 
@@ -216,7 +218,7 @@ class DataPartition:
         producer_id = marker.producer_id
         args: dict[str, Any] = dict(result=marker.result, epoch=marker.producer_epoch,
                                     marker_coordinator_epoch=marker.coordinator_epoch, timestamp_ms=now_ms)
-        decision = self.states.decide(producer_id, "WriteMarker", args)
+        decision = self.states.decide(producer_id, PartitionProducerEvent.WriteMarker, args)
         if not decision.accepted:
             self.states.reject(producer_id, decision, args)
             return Appended(ProduceResult(decision.error))
@@ -226,11 +228,11 @@ class DataPartition:
         try:
             info, _ = self.log.append_batch(control, partition_leader_epoch=self.leader_epoch)
         except OSError as e:
-            return Appended(ProduceResult("KAFKA_STORAGE_ERROR", error_message=str(e)))
+            return Appended(ProduceResult(Errors.KAFKA_STORAGE_ERROR, error_message=str(e)))
         self.states.apply(producer_id, decision, args, marker_offset=info.base_offset, transactional_batch=True,
                           marker_epoch=args["epoch"])
         self._advance()
-        return Appended(ProduceResult("NONE", info.base_offset, -1, self.log_start_offset), info.last_offset + 1)
+        return Appended(ProduceResult(Errors.NONE, info.base_offset, -1, self.log_start_offset), info.last_offset + 1)
 
     # ------------------------------------------------------------------------------------------ durability
 
@@ -282,7 +284,7 @@ class DataPartition:
                                       log_start_offset=self.log_start_offset, isolation_level=isolation,
                                       fetch_offset=offset)
         if not self.log_start_offset <= offset <= self.log_end_offset:
-            return FetchResult("OFFSET_OUT_OF_RANGE", **common)
+            return FetchResult(Errors.OFFSET_OUT_OF_RANGE, **common)
         committed = isolation is IsolationLevel.READ_COMMITTED
         max_offset = lso if committed else hw
         batches: list[RecordBatch] = []
@@ -293,13 +295,13 @@ class DataPartition:
                         break
                     batches.append(batch)
             except OffsetOutOfRangeError:
-                return FetchResult("OFFSET_OUT_OF_RANGE", **common)
+                return FetchResult(Errors.OFFSET_OUT_OF_RANGE, **common)
         aborted = None
         if committed:
             upper = batches[-1].next_offset if batches else offset
             aborted = tuple(AbortedTransaction(a.producer_id, a.first_offset)
                             for a in self.states.collect_aborted(offset, upper)) if batches else ()
-        return FetchResult("NONE", aborted_transactions=aborted, batches=tuple(batches),
+        return FetchResult(Errors.NONE, aborted_transactions=aborted, batches=tuple(batches),
                            records=b"".join(encode_batch(b) for b in batches), **common)
 
     def list_offset(self, timestamp_ms: int, isolation: IsolationLevel) -> ListOffsetsResult:
@@ -308,11 +310,11 @@ class DataPartition:
         latest = self.last_stable_offset if isolation is IsolationLevel.READ_COMMITTED else self.high_watermark
         if timestamp_ms == EARLIEST_TIMESTAMP:
             start = self.log_start_offset
-            return ListOffsetsResult("NONE", -1, start, self.leader_epoch_at(start))
+            return ListOffsetsResult(Errors.NONE, -1, start, self.leader_epoch_at(start))
         if timestamp_ms == LATEST_TIMESTAMP:
-            return ListOffsetsResult("NONE", -1, latest, self.leader_epoch)
+            return ListOffsetsResult(Errors.NONE, -1, latest, self.leader_epoch)
         if timestamp_ms < MAX_TIMESTAMP:
-            return ListOffsetsResult("INVALID_REQUEST")
+            return ListOffsetsResult(Errors.INVALID_REQUEST)
         best: tuple[int, int, int] | None = None  # (timestamp, offset, leader epoch)
         for batch in self.log.read(self.log_start_offset):
             if batch.base_offset >= latest:
@@ -322,10 +324,10 @@ class DataPartition:
                     if best is None or r.timestamp_ms > best[0]:
                         best = (r.timestamp_ms, r.offset, batch.partition_leader_epoch)
                 elif r.timestamp_ms >= timestamp_ms:
-                    return ListOffsetsResult("NONE", r.timestamp_ms, r.offset, batch.partition_leader_epoch)
+                    return ListOffsetsResult(Errors.NONE, r.timestamp_ms, r.offset, batch.partition_leader_epoch)
         if best is None:
-            return ListOffsetsResult("NONE")
-        return ListOffsetsResult("NONE", *best)
+            return ListOffsetsResult(Errors.NONE)
+        return ListOffsetsResult(Errors.NONE, *best)
 
     def close(self) -> None:
         self.log.close()

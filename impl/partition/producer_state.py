@@ -26,6 +26,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .._generated.partition_producer import Event as PartitionProducerEvent
+from .._generated.partition_producer import State as PartitionProducerState
 from ..errors import IllegalStateError
 from ..runtime.clock import Clock
 from ..runtime.trace import Tracer
@@ -312,7 +314,7 @@ class ProducerStateManager:
         args = {"now_ms": now_ms, "expiration_ms": expiration_ms}
         expired = []
         for producer_id, instance in sorted(self._instances.items()):
-            decision = self.table.decide(instance, "Expire", args)
+            decision = self.table.decide(instance, PartitionProducerEvent.Expire, args)
             if decision.accepted:
                 self.apply(producer_id, decision, args)
                 expired.append(producer_id)
@@ -350,7 +352,7 @@ class ProducerStateManager:
             marker = decode_end_txn_marker(batch.records[0])
             after.update(txn_coordinator_epoch=marker.coordinator_epoch, current_txn_first_offset=NO_OFFSET,
                          last_sequence=current["last_sequence"] if same_epoch else -1,
-                         last_timestamp_ms=batch.records[0].timestamp_ms, state="Known")
+                         last_timestamp_ms=batch.records[0].timestamp_ms, state=PartitionProducerState.Known)
             return after
         open_txn = current["current_txn_first_offset"]
         if open_txn != NO_OFFSET and not batch.is_transactional:
@@ -359,7 +361,8 @@ class ProducerStateManager:
         if batch.is_transactional and open_txn == NO_OFFSET:
             open_txn = batch.base_offset
         after.update(last_sequence=last_sequence_of(batch), last_timestamp_ms=batch.max_timestamp_ms,
-                     current_txn_first_offset=open_txn, state="Ongoing" if open_txn != NO_OFFSET else "Known")
+                     current_txn_first_offset=open_txn,
+                     state=PartitionProducerState.Ongoing if open_txn != NO_OFFSET else PartitionProducerState.Known)
         return after
 
     def finish_load(self, log_end_offset: int) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import Errors
 from ..storage.batch import (
     MAGIC,
     BatchDecoder,
@@ -50,22 +51,22 @@ def decode_produce_batch(data: bytes | RecordBatch, origin: AppendOrigin, *,
     """The one batch of a Produce request's partition data, or why it is refused (see the module table)."""
     raw = encode_batch(data) if isinstance(data, RecordBatch) else bytes(data)
     if len(raw) > _MAGIC_POSITION and raw[_MAGIC_POSITION] != MAGIC:
-        return Rejected("INVALID_RECORD", f"produce requests must use record batch magic {MAGIC}, got "
+        return Rejected(Errors.INVALID_RECORD, f"produce requests must use record batch magic {MAGIC}, got "
                                           f"{raw[_MAGIC_POSITION]}")
     decoder = BatchDecoder(raw)
     try:
         batches = list(decoder)
     except UnsupportedCompressionError as e:
-        return Rejected("UNSUPPORTED_COMPRESSION_TYPE", str(e))
+        return Rejected(Errors.UNSUPPORTED_COMPRESSION_TYPE, str(e))
     stop = decoder.stop
     if stop.reason is not StopReason.END:
-        return Rejected("CORRUPT_MESSAGE", f"record batch at byte {stop.position} is {stop.reason.value}: "
+        return Rejected(Errors.CORRUPT_MESSAGE, f"record batch at byte {stop.position} is {stop.reason.value}: "
                                            f"{stop.detail}")
     if len(batches) != 1:
-        return Rejected("INVALID_RECORD", f"a produce request carries exactly one record batch per partition, "
+        return Rejected(Errors.INVALID_RECORD, f"a produce request carries exactly one record batch per partition, "
                                           f"got {len(batches)}")
     if len(raw) > max_message_bytes:
-        return Rejected("MESSAGE_TOO_LARGE", f"the record batch is {len(raw)} bytes, more than message.max.bytes "
+        return Rejected(Errors.MESSAGE_TOO_LARGE, f"the record batch is {len(raw)} bytes, more than message.max.bytes "
                                              f"{max_message_bytes}")
     batch = batches[0]
     problem = _batch_problem(batch, origin)
@@ -76,26 +77,27 @@ def decode_produce_batch(data: bytes | RecordBatch, origin: AppendOrigin, *,
 
 def _batch_problem(batch: RecordBatch, origin: AppendOrigin) -> Rejected | None:
     if origin is AppendOrigin.CLIENT and batch.base_offset != 0:
-        return Rejected("INVALID_RECORD", f"the base offset of a produced batch must be 0, got {batch.base_offset}")
+        return Rejected(Errors.INVALID_RECORD,
+                        f"the base offset of a produced batch must be 0, got {batch.base_offset}")
     if not batch.records or len(batch.records) != batch.last_offset_delta + 1 or any(
             r.offset != batch.base_offset + i for i, r in enumerate(batch.records)):
-        return Rejected("INVALID_RECORD", f"the batch's {len(batch.records)} records do not fill its offset range "
+        return Rejected(Errors.INVALID_RECORD, f"the batch's {len(batch.records)} records do not fill its offset range "
                                           f"0..{batch.last_offset_delta}")
     if batch.is_control:
-        return Rejected("INVALID_RECORD", "producers are not allowed to write control records")
+        return Rejected(Errors.INVALID_RECORD, "producers are not allowed to write control records")
     if batch.producer_id >= 0:
         if batch.producer_epoch < 0:
-            return Rejected("INVALID_RECORD", f"producer {batch.producer_id} sent epoch {batch.producer_epoch}")
+            return Rejected(Errors.INVALID_RECORD, f"producer {batch.producer_id} sent epoch {batch.producer_epoch}")
         if origin is AppendOrigin.CLIENT and batch.base_sequence < 0:
-            return Rejected("INVALID_RECORD", f"invalid sequence number {batch.base_sequence} for producer "
+            return Rejected(Errors.INVALID_RECORD, f"invalid sequence number {batch.base_sequence} for producer "
                                               f"{batch.producer_id}")
         if origin is AppendOrigin.COORDINATOR and not batch.is_transactional:
-            return Rejected("INVALID_RECORD", "the group coordinator writes a producer id only in transactional "
+            return Rejected(Errors.INVALID_RECORD, "the group coordinator writes a producer id only in transactional "
                                               "offset commits")
     elif batch.is_transactional:
-        return Rejected("INVALID_RECORD", "a transactional batch needs a producer id")
+        return Rejected(Errors.INVALID_RECORD, "a transactional batch needs a producer id")
     bad = [r.timestamp_ms for r in batch.records if r.timestamp_ms < -1]
     if bad:
-        return Rejected("INVALID_TIMESTAMP", f"record timestamp {bad[0]} is negative (only -1 means none)")
+        return Rejected(Errors.INVALID_TIMESTAMP, f"record timestamp {bad[0]} is negative (only -1 means none)")
     return None
 

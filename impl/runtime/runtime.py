@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import KafkaError
+from ..errors import Errors, KafkaError
 from ..storage._files import atomic_write
 from ..storage.batch import RecordBatch
 from ..storage.log import CompactionReport, Durability, PartitionLog, partition_dir_name
@@ -90,10 +90,10 @@ class CoordinatorRuntime:
 
     def shard(self, partition: int) -> Shard:
         if partition in self.loading:
-            raise KafkaError("COORDINATOR_LOAD_IN_PROGRESS", f"{self.topic}-{partition} is loading")
+            raise KafkaError(Errors.COORDINATOR_LOAD_IN_PROGRESS, f"{self.topic}-{partition} is loading")
         shard = self.shards.get(partition)
         if shard is None or shard.failed is not None:
-            raise KafkaError("NOT_COORDINATOR", f"{self.topic}-{partition} is not owned by node {self.node_id}")
+            raise KafkaError(Errors.NOT_COORDINATOR, f"{self.topic}-{partition} is not owned by node {self.node_id}")
         return shard
 
     def owns(self, partition: int) -> bool:
@@ -106,7 +106,7 @@ class CoordinatorRuntime:
         in `poll` (requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS). The coordinator epoch is one above every
         epoch in the log."""
         if partition in self.shards or partition in self.loading:
-            raise KafkaError("NOT_COORDINATOR", f"{self.topic}-{partition} is already owned or loading")
+            raise KafkaError(Errors.NOT_COORDINATOR, f"{self.topic}-{partition} is already owned or loading")
         path = self.data_dir / partition_dir_name(self.topic, partition)
         shard = Shard(partition, self.spec_factory(partition), clock=self.clock, tracer=self.tracer)
         replay_control = getattr(shard.spec, "replay_control", None)  # optional (ControlReplay)

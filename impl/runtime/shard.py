@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..errors import IllegalStateError, KafkaError
+from ..errors import Errors, IllegalStateError, KafkaError
 from ..statemachine import Decision, Instance, MachineTable
 from ..storage.batch import LastValues, RecordBatch
 from ..storage.log import AppendInfo, PartitionLog
@@ -195,7 +195,7 @@ class Shard:
         answer goes to `completion` (a new one unless given), which is returned."""
         out: Completion[Any] = completion if completion is not None else Completion()
         if self.failed is not None:
-            out.fail(KafkaError("NOT_COORDINATOR", f"partition {self.partition} failed: {self.failed}"))
+            out.fail(KafkaError(Errors.NOT_COORDINATOR, f"partition {self.partition} failed: {self.failed}"))
             return out
         key_tuple = tuple(keys)
         if when_pending == "answer":  # the common path: run now, no closure
@@ -310,7 +310,7 @@ class Shard:
         if getattr(self.log, "failed", False):
             self.failed = error
         if plan.on_failure is None:
-            completion.fail(KafkaError("NOT_COORDINATOR", f"append to partition {self.partition} failed: {error}"))
+            completion.fail(KafkaError(Errors.NOT_COORDINATOR, f"append to partition {self.partition} failed: {error}"))
             return
         fallback = plan.on_failure(error)
         if fallback.records:
@@ -449,7 +449,7 @@ class Shard:
     def close(self) -> None:
         self.timers.clear()
         for item in (*self._in_flight, *self._open):
-            item.completion.fail(KafkaError("NOT_COORDINATOR", f"partition {self.partition} was unloaded"))
+            item.completion.fail(KafkaError(Errors.NOT_COORDINATOR, f"partition {self.partition} was unloaded"))
         self._in_flight.clear()
         self._open.clear()
         self._open_records.clear()

@@ -14,12 +14,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
+from ..errors import Errors
 from ..statemachine import Decision, MachineTable
 from ..storage._files import fsync_file
 
 Row = dict[str, Any]
+
+#: the event of a row that reads a state back from a coordinator log: no machine event (kind `load`)
+LOAD_EVENT: Final = "Load"
 
 
 class TraceSink(Protocol):
@@ -81,7 +85,7 @@ class Tracer:
         if self.sink is None:
             return
         self._emit(table, after, key=key, seq=seq, ts_ms=ts_ms, coordinator_epoch=coordinator_epoch, kind="load",
-                   event="Load", row=-1, error="NONE", from_state=str(before["state"]),
+                   event=LOAD_EVENT, row=-1, error=Errors.NONE, from_state=str(before["state"]),
                    to_state=str(after["state"]), pending=False, args={})
 
     def _emit(self, table: MachineTable, after: Mapping[str, Any], *, key: str, seq: int, ts_ms: int,

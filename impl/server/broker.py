@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from ..cluster import Cluster, Node
+from ..errors import Errors
 from ..interfaces import TopicPartition
 from ..runtime.completion import Completion
 
@@ -99,7 +100,7 @@ class ServedCluster:
     def create_topic(self, name: str, num_partitions: int | None) -> str:
         """CreateTopics for one topic; on success every group coordinator refreshes its topic metadata."""
         error = self.cluster.partitions.create_topic(name, num_partitions)
-        if error == "NONE":
+        if error == Errors.NONE:
             self.topics_changed()
         return error
 

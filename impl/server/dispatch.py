@@ -11,7 +11,9 @@ the built-in ApiVersions handler, and the policy for bad input:
 | ApiVersions at a version we do not advertise                  | v0 body, UNSUPPORTED_VERSION, our ranges       |
 | other API, version without a kio schema                       | close (no response schema for that version)    |
 | other API, version with a schema but not advertised/no handler| error response, UNSUPPORTED_VERSION            |
-| header decodes, body does not                                 | error response, INVALID_REQUEST                |
+| header decodes, body does not (advertised version)            | close (Kafka 4.0 closes: "Error getting        |
+|                                                               | request for apiKey")                           |
+| header decodes, body does not (version not advertised)        | error response, UNSUPPORTED_VERSION            |
 | handler raises `KafkaProtocolError(code)` / `KafkaError(NAME)`| error response, that code                      |
 | handler raises anything else, or returns a wrong body         | error response, UNKNOWN_SERVER_ERROR; logged   |
 
@@ -208,9 +210,8 @@ class Dispatcher:
         if error.api_key is None or error.api_version is None or error.correlation_id is None:
             return CloseConnection(f"{type(error).__name__}: {error}")
         start = HeaderStart(error.api_key, error.api_version, error.correlation_id)
-        if isinstance(error, MalformedBody):
-            advertised = self._registry.lookup(error.api_key, error.api_version) is not None
-            return self._error(start, ErrorCode.invalid_request if advertised else ErrorCode.unsupported_version)
+        if isinstance(error, MalformedBody) and self._registry.lookup(error.api_key, error.api_version) is None:
+            return self._error(start, ErrorCode.unsupported_version)
         assert not isinstance(error, UnsupportedVersion) or error.api_key != API_VERSIONS_KEY
         return CloseConnection(f"{type(error).__name__}: {error}")
 

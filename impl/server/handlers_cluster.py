@@ -19,6 +19,7 @@ from typing import Any, Final
 from kio.static.protocol import ResponsePayload
 
 from ..cluster import CoordinatorKind
+from ..errors import Errors
 from ..interfaces import TopicPartition
 from ..partition.manager import MAX_RECORDS_PER_USER_OP
 from ..partition.types import TopicMetadata
@@ -101,23 +102,23 @@ class ClusterHandlers:
                       for topic, refusal, count in planned if refusal is None)
         if records > MAX_RECORDS_PER_USER_OP:
             return build(schema, topics=tuple(
-                build(topic_type, name=topic.name, topic_id=None, error_code=code("POLICY_VIOLATION"),
+                build(topic_type, name=topic.name, topic_id=None, error_code=code(Errors.POLICY_VIOLATION),
                       error_message=_EXCESSIVE_BATCH, num_partitions=-1, replication_factor=-1, configs=())
                 for topic in body.topics))
         results = []
         for topic, refusal, count in planned:
-            error, message = refusal or ("NONE", None)
+            error, message = refusal or (Errors.NONE, None)
             meta = None
-            if error == "NONE" and not body.validate_only:
+            if error == Errors.NONE and not body.validate_only:
                 created = self.ctx.shared.create_topic(topic.name, count)
-                assert created == "NONE", created  # `_refusal` looked just now, with no await in between
+                assert created == Errors.NONE, created  # `_refusal` looked just now, with no await in between
                 (meta,) = partitions.describe_topics([topic.name])
             results.append(build(
                 topic_type, name=topic.name, topic_id=meta.topic_id if meta is not None else None,
                 error_code=code(error), error_message=message,
-                num_partitions=len(meta.partitions) if meta is not None else count if error == "NONE" else -1,
-                replication_factor=1 if error == "NONE" else -1, configs=()))
-        results += [build(topic_type, name=name, topic_id=None, error_code=code("INVALID_REQUEST"),
+                num_partitions=len(meta.partitions) if meta is not None else count if error == Errors.NONE else -1,
+                replication_factor=1 if error == Errors.NONE else -1, configs=()))
+        results += [build(topic_type, name=name, topic_id=None, error_code=code(Errors.INVALID_REQUEST),
                           error_message="Duplicate topic name.", num_partitions=-1, replication_factor=-1,
                           configs=()) for name, n in named.items() if n > 1]
         return build(schema, topics=tuple(results))
@@ -128,19 +129,19 @@ class ClusterHandlers:
         cluster have one replica), the replication factor, the partition count."""
         partitions = self.ctx.cluster.partitions
         problem = partitions.creation_problem(topic.name, topic.num_partitions)
-        if problem is not None and problem[0] != "INVALID_PARTITIONS":
+        if problem is not None and problem[0] != Errors.INVALID_PARTITIONS:
             return problem
         nulls = [c.name for c in topic.configs if c.value is None]
         if nulls:
-            return "INVALID_CONFIG", f"Null value not supported for topic configs: {','.join(nulls)}"
+            return Errors.INVALID_CONFIG, f"Null value not supported for topic configs: {','.join(nulls)}"
         if topic.assignments:
-            return "INVALID_REQUEST", "manual replica assignments are not supported"
+            return Errors.INVALID_REQUEST, "manual replica assignments are not supported"
         if topic.replication_factor < -1 or topic.replication_factor == 0:
-            return "INVALID_REPLICATION_FACTOR", ("Replication factor must be larger than 0, or -1 to use the default "
-                                                  "value.")
+            return Errors.INVALID_REPLICATION_FACTOR, ("Replication factor must be larger than 0, or -1 to use the "
+                                                       "default value.")
         live = len(self.ctx.shared.live_endpoints())
         if topic.replication_factor > live:
-            return "INVALID_REPLICATION_FACTOR", (
+            return Errors.INVALID_REPLICATION_FACTOR, (
                 f"Unable to replicate the partition {topic.replication_factor} time(s): The target replication "
                 f"factor of {topic.replication_factor} cannot be reached because only {live} broker(s) are "
                 "registered.")
@@ -177,11 +178,11 @@ class ClusterHandlers:
     def _coordinator(self, key_type: int, key: str) -> tuple[int, str, int, str, str | None]:
         kind = _KEY_TYPES.get(key_type)
         if kind is None:
-            return -1, "", -1, "INVALID_REQUEST", f"unsupported coordinator key type {key_type}"
+            return -1, "", -1, Errors.INVALID_REQUEST, f"unsupported coordinator key type {key_type}"
         if kind == "transaction" and not key:
-            return -1, "", -1, "INVALID_REQUEST", "the transactional id is empty"
+            return -1, "", -1, Errors.INVALID_REQUEST, "the transactional id is empty"
         node = self.ctx.cluster.node_for_coordinator(kind, key)
         endpoint = self.ctx.shared.endpoints.get(node.node_id)
         if endpoint is None or not node.alive or node.node_id in self.ctx.shared.stopped_nodes:
-            return -1, "", -1, "COORDINATOR_NOT_AVAILABLE", f"node {node.node_id} is not available"
-        return endpoint.node_id, endpoint.host, endpoint.port, "NONE", None
+            return -1, "", -1, Errors.COORDINATOR_NOT_AVAILABLE, f"node {node.node_id} is not available"
+        return endpoint.node_id, endpoint.host, endpoint.port, Errors.NONE, None

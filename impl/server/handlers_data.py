@@ -20,6 +20,7 @@ from typing import Any
 
 from kio.static.protocol import ResponsePayload
 
+from ..errors import Errors
 from ..interfaces import TopicPartition, TxnMarker, TxnOperation
 from ..partition.types import FetchResult, IsolationLevel, PartitionProducers, ProduceResult
 from ..runtime.completion import Completion
@@ -46,11 +47,11 @@ class DataHandlers:
             for data in topic.partition_data:
                 tp = TopicPartition(topic.name, data.index)
                 if partitions.partition(tp) is None:
-                    answer = Completion.of(ProduceResult("UNKNOWN_TOPIC_OR_PARTITION"))
+                    answer = Completion.of(ProduceResult(Errors.UNKNOWN_TOPIC_OR_PARTITION))
                 elif not self.ctx.leads(tp):
-                    answer = Completion.of(ProduceResult("NOT_LEADER_OR_FOLLOWER"))
+                    answer = Completion.of(ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER))
                 elif data.records is None:
-                    answer = Completion.of(ProduceResult("INVALID_RECORD", error_message="no records"))
+                    answer = Completion.of(ProduceResult(Errors.INVALID_RECORD, error_message="no records"))
                 else:
                     answer = partitions.produce(topic.name, data.index, bytes(data.records), acks=body.acks,
                                                 transactional_id=body.transactional_id, operation=operation)
@@ -105,7 +106,7 @@ class DataHandlers:
                 result = self._read_one(name, part, budget if total else max(budget, 1), isolation, by_id)
                 total += len(result.records)
                 budget = max(budget - len(result.records), 0)
-                any_error = any_error or result.error != "NONE"
+                any_error = any_error or result.error != Errors.NONE
                 results.append(result)
             out.append((topic, results))
         return out, total, any_error
@@ -113,13 +114,13 @@ class DataHandlers:
     def _read_one(self, name: str | None, part: Any, budget: int, isolation: IsolationLevel,
                   by_id: bool) -> FetchResult:
         if name is None:
-            return FetchResult("UNKNOWN_TOPIC_ID" if by_id else "UNKNOWN_TOPIC_OR_PARTITION")
+            return FetchResult(Errors.UNKNOWN_TOPIC_ID if by_id else Errors.UNKNOWN_TOPIC_OR_PARTITION)
         tp = TopicPartition(name, part.partition)
         partitions = self.ctx.cluster.partitions
         if partitions.partition(tp) is None:
-            return FetchResult("UNKNOWN_TOPIC_OR_PARTITION")
+            return FetchResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
         if not self.ctx.leads(tp):
-            return FetchResult("NOT_LEADER_OR_FOLLOWER")
+            return FetchResult(Errors.NOT_LEADER_OR_FOLLOWER)
         if budget <= 0:  # the response is full: report the partition's offsets only
             empty = partitions.fetch(name, part.partition, part.fetch_offset, 1, isolation)
             return FetchResult(empty.error, empty.high_watermark, empty.last_stable_offset, empty.log_start_offset,
@@ -146,7 +147,7 @@ class DataHandlers:
                                         preferred_read_replica=-1, records=r.records))
             topics.append(build(topic_type, topic=getattr(topic, "topic", None),
                                 topic_id=getattr(topic, "topic_id", None), partitions=tuple(partitions)))
-        return build(schema, error_code=code("NONE"), session_id=0, responses=tuple(topics))
+        return build(schema, error_code=code(Errors.NONE), session_id=0, responses=tuple(topics))
 
     # ------------------------------------------------------------------ ListOffsets (2)
 
@@ -163,10 +164,11 @@ class DataHandlers:
             answers = []
             for part in topic.partitions:
                 tp = TopicPartition(topic.name, part.partition_index)
+                error: str
                 if partitions.partition(tp) is None:
-                    error, timestamp, offset, epoch = "UNKNOWN_TOPIC_OR_PARTITION", -1, -1, -1
+                    error, timestamp, offset, epoch = Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1
                 elif not self.ctx.leads(tp):
-                    error, timestamp, offset, epoch = "NOT_LEADER_OR_FOLLOWER", -1, -1, -1
+                    error, timestamp, offset, epoch = Errors.NOT_LEADER_OR_FOLLOWER, -1, -1, -1
                 else:
                     r = partitions.list_offsets(topic.name, part.partition_index, part.timestamp, isolation)
                     error, timestamp, offset, epoch = r.error, r.timestamp_ms, r.offset, r.leader_epoch
@@ -192,8 +194,8 @@ class DataHandlers:
             for index in topic.partition_indexes:
                 tp = TopicPartition(topic.name, index)
                 answer = partitions.describe_producers(topic.name, index)
-                if answer.error == "NONE" and not self.ctx.leads(tp):
-                    answer = PartitionProducers("NOT_LEADER_OR_FOLLOWER")
+                if answer.error == Errors.NONE and not self.ctx.leads(tp):
+                    answer = PartitionProducers(Errors.NOT_LEADER_OR_FOLLOWER)
                 answers.append(build(partition_type, partition_index=index, error_code=code(answer.error),
                                      error_message=answer.error_message, active_producers=tuple(
                     build(producer_type, producer_id=p.producer_id, producer_epoch=p.producer_epoch,
@@ -226,16 +228,16 @@ class DataHandlers:
     def _epoch_end(self, tp: TopicPartition, current_epoch: int, requested_epoch: int) -> tuple[str, int, int]:
         part = self.ctx.cluster.partitions.partition(tp)
         if part is None:
-            return "UNKNOWN_TOPIC_OR_PARTITION", -1, -1
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
         if not self.ctx.leads(tp):
-            return "NOT_LEADER_OR_FOLLOWER", -1, -1
+            return Errors.NOT_LEADER_OR_FOLLOWER, -1, -1
         shown = self.ctx.shown_leader_epoch(tp, part.leader_epoch)
         if current_epoch != -1 and current_epoch != shown:  # Kafka's fencing of stale or future metadata
-            return ("FENCED_LEADER_EPOCH" if current_epoch < shown else "UNKNOWN_LEADER_EPOCH"), -1, -1
+            return (Errors.FENCED_LEADER_EPOCH if current_epoch < shown else Errors.UNKNOWN_LEADER_EPOCH), -1, -1
         if part.leader_epoch < requested_epoch <= shown:  # an epoch shown for a failover: nothing was truncated
-            return "NONE", requested_epoch, part.log_end_offset
+            return Errors.NONE, requested_epoch, part.log_end_offset
         epoch, end_offset = part.end_offset_for_epoch(requested_epoch)
-        return "NONE", epoch, end_offset
+        return Errors.NONE, epoch, end_offset
 
     # ------------------------------------------------------------------ WriteTxnMarkers (27)
 
@@ -255,7 +257,7 @@ class DataHandlers:
         for marker, result in zip(markers, results, strict=True):
             by_topic: dict[str, list[Any]] = {}
             for tp in marker.partitions:
-                error = result.get(tp, "UNKNOWN_SERVER_ERROR")
+                error = result.get(tp, Errors.UNKNOWN_SERVER_ERROR)
                 by_topic.setdefault(tp.topic, []).append(build(partition_type, partition_index=tp.partition,
                                                                error_code=code(error)))
             out.append(build(marker_type, producer_id=marker.producer_id, topics=tuple(

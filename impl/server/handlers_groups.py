@@ -21,6 +21,7 @@ from typing import Any
 
 from kio.static.protocol import ResponsePayload
 
+from ..errors import Errors
 from ..group.messages import (
     ConsumerGroupHeartbeatRequest,
     DescribedConsumerGroup,
@@ -102,8 +103,8 @@ class GroupHandlers:
         schema = response_schema(request.api_key, request.api_version)
         if not batched:
             # v0-2 carry one member and one error: the member's, unless the whole request failed
-            errors = [e for _, e in r.members if e != "NONE"]
-            error = r.error if r.error != "NONE" or not errors else errors[0]
+            errors = [e for _, e in r.members if e != Errors.NONE]
+            error = r.error if r.error != Errors.NONE or not errors else errors[0]
             return build(schema, error_code=code(error))
         member_type = item_type(schema, "members")
         return build(schema, error_code=code(r.error), members=tuple(
@@ -119,7 +120,7 @@ class GroupHandlers:
         group_type = item_type(schema, "groups")
         member_type = item_type(group_type, "members")
         if request.api_version < _DESCRIBE_GROUPS_NOT_FOUND_VERSION:  # before KIP-1043: a Dead group, no error
-            described = [DescribedGroup(g.group_id, "NONE") if g.error == "GROUP_ID_NOT_FOUND" else g
+            described = [DescribedGroup(g.group_id, Errors.NONE) if g.error == Errors.GROUP_ID_NOT_FOUND else g
                          for g in described]
         groups = tuple(build(
             group_type, error_code=code(g.error), error_message=g.message, group_id=g.group_id, group_state=g.state,
@@ -136,7 +137,7 @@ class GroupHandlers:
                                                   tuple(getattr(body, "types_filter", ())))
         schema = response_schema(request.api_key, request.api_version)
         group_type = item_type(schema, "groups")
-        return build(schema, error_code=code("NONE"), groups=tuple(
+        return build(schema, error_code=code(Errors.NONE), groups=tuple(
             build(group_type, group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state,
                   group_type=g.group_type) for g in listed))
 
@@ -186,7 +187,8 @@ class GroupHandlers:
         members = tuple(build(
             member_type, member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
             member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
-            subscribed_topic_names=m.subscribed_topic_names, subscribed_topic_regex=None,
+            # Kafka 4.0 describes a member that subscribed without a regex with an empty string, not null
+            subscribed_topic_names=m.subscribed_topic_names, subscribed_topic_regex="",
             assignment=self._assignment(assignment_type, m.assignment),
             target_assignment=self._assignment(assignment_type, m.target_assignment)) for m in g.members)
         return build(group_type, error_code=code(g.error), error_message=g.message, group_id=g.group_id,

@@ -12,6 +12,7 @@ from typing import Any
 
 from kio.static.protocol import ResponsePayload
 
+from ..errors import Errors
 from ..group.messages import (
     OffsetCommitPartition,
     OffsetCommitRequest,
@@ -43,7 +44,7 @@ def _partition_errors(schema: type[Any], topics: PartitionErrors) -> tuple[Any, 
 
 
 def _committed(topics: PartitionErrors) -> int:
-    return sum(1 for _, parts in topics for _, e in parts if e == "NONE")
+    return sum(1 for _, parts in topics for _, e in parts if e == Errors.NONE)
 
 
 class OffsetHandlers:

@@ -18,6 +18,7 @@ from typing import Any
 
 from kio.static.protocol import ResponsePayload
 
+from ..errors import Errors
 from ..interfaces import TopicPartition
 from .broker import BrokerContext
 from .dispatch import Request
@@ -82,7 +83,7 @@ class TxnHandlers:
                                                                 requested, 2, request_version=request.api_version))
             results.append(build(result_type, transactional_id=t.transactional_id,
                                  topic_results=_topic_results(topic_type, requested, errors)))
-        return build(schema, error_code=code("NONE"), results_by_transaction=tuple(results))
+        return build(schema, error_code=code(Errors.NONE), results_by_transaction=tuple(results))
 
     async def add_offsets_to_txn(self, request: Request) -> ResponsePayload:
         body: Any = request.body
@@ -127,7 +128,7 @@ class TxnHandlers:
             try:
                 pattern = re.compile(pattern_text)
             except re.error:
-                return build(schema, error_code=code("INVALID_REGULAR_EXPRESSION"))
+                return build(schema, error_code=code(Errors.INVALID_REGULAR_EXPRESSION))
         answer = await self.ctx.wait(self.ctx.node.txn.list_transactions(
             tuple(body.state_filters), tuple(body.producer_id_filters), getattr(body, "duration_filter", -1)))
         listed = [t for t in answer.transactions if pattern is None or pattern.fullmatch(t.transactional_id)]

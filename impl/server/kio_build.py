@@ -1,7 +1,8 @@
 """Building kio response entities for whatever version a request came in, and converting kio's field types.
 
 Owns: `build` (an entity of one schema version from keyword values, dropping fields that version does not have, every
-other field at its default or zero), `item_type` (the element type of an array field or the type of a struct field,
+other field at its default or zero; a name no version of the schema has is refused: a misspelt response field would
+otherwise vanish without a word), `item_type` (the element type of an array field or the type of a struct field,
 so one handler serves many versions), the error-name ↔ `ErrorCode` mapping, and the ms ↔ timedelta/datetime
 conversions of kio's `timedelta_i32`/`datetime_i64` fields.
 Must not import: `kcoord.model`, any coordinator.
@@ -15,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import importlib
+import pkgutil
 import typing
 from collections.abc import Callable
 from typing import Any, Final, ParamSpec, TypeVar
@@ -23,10 +26,11 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.static.protocol import ResponsePayload
 
+from .errors import IllegalStateError
 from .responses import zero_entity
 
 __all__ = ("AUTHORIZED_OPERATIONS_OMITTED", "build", "class_cache", "code", "datetime_of_ms", "field_names",
-           "item_type", "ms_of", "response_schema", "timedelta_of_ms")
+           "fields_of_any_version", "item_type", "ms_of", "response_schema", "timedelta_of_ms")
 
 _T = TypeVar("_T")
 _P = ParamSpec("_P")
@@ -56,9 +60,40 @@ def _field_types(entity_type: type[Any]) -> dict[str, Any]:
 
 
 def build(entity_type: type[_T], **values: object) -> _T:
-    """An entity of `entity_type` with `values` for the fields it has (the others are dropped) and zeros elsewhere."""
+    """An entity of `entity_type` with `values` for the fields it has (the others are dropped) and zeros elsewhere.
+    A dropped name must be a field of some version of the schema (IllegalStateError otherwise); that is checked once
+    per schema and set of dropped names (`_check_dropped` is cached), and not at all when nothing is dropped."""
     names = field_names(entity_type)
-    return zero_entity(entity_type, **{k: v for k, v in values.items() if k in names})
+    kept = {k: v for k, v in values.items() if k in names}
+    if len(kept) != len(values):
+        _check_dropped(entity_type, frozenset(values.keys() - names))
+    return zero_entity(entity_type, **kept)
+
+
+@class_cache
+def _check_dropped(entity_type: type[Any], dropped: frozenset[str]) -> None:
+    """`dropped`, the names a version of the schema leaves out, are fields of some other version of it."""
+    unknown = dropped - fields_of_any_version(entity_type)
+    if unknown:
+        raise IllegalStateError(f"{entity_type.__module__}.{entity_type.__qualname__} has no field {sorted(unknown)} "
+                                "in any version: a misspelt field name (build would drop it from the response)")
+
+
+@class_cache
+def fields_of_any_version(entity_type: type[Any]) -> frozenset[str]:
+    """The field names of `entity_type` in every version of its schema (kio's `kio.schema.<api>.v<N>.<module>`
+    modules, each with its own class of that name)."""
+    package, version, leaf = entity_type.__module__.rsplit(".", 2)
+    if not version.startswith("v"):
+        return field_names(entity_type)
+    names: set[str] = set()
+    for module in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if module.ispkg and module.name[1:].isdigit() and module.name.startswith("v"):
+            schema = importlib.import_module(f"{package}.{module.name}.{leaf}")
+            sibling = getattr(schema, entity_type.__qualname__, None)
+            if isinstance(sibling, type) and dataclasses.is_dataclass(sibling):
+                names |= field_names(sibling)
+    return frozenset(names)
 
 
 @class_cache

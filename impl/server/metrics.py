@@ -26,6 +26,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import State as ConsumerGroupState
+from .._generated.transaction import Event as TxnEvent
+from .._generated.transaction import State as TxnState
 from ..runtime.trace import Row, TapSink, TraceSink
 
 __all__ = ("MetricsHttpServer", "MetricsTap", "ServerMetrics", "Snapshot")
@@ -36,9 +40,12 @@ _LATENCY_BUCKETS_S: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.
 _REBALANCE_BUCKETS_S: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 _LOAD_BUCKETS_S: Final = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0)
 _ACCEPTED: Final = frozenset({"transition", "stay"})
-_REBALANCING: Final = {"ClassicGroup": ("classic", frozenset({"PreparingRebalance"})),
-                       "ConsumerGroup": ("consumer", frozenset({"Assigning", "Reconciling"}))}
-_IDLE: Final = frozenset({"Empty", "Dead"})
+#: per group machine: its group type, the states of a rebalance, the state that ends one, the states that drop one
+_REBALANCING: Final = {
+    "ClassicGroup": ("classic", frozenset({ClassicGroupState.PreparingRebalance}), ClassicGroupState.Stable,
+                     frozenset({ClassicGroupState.Empty, ClassicGroupState.Dead})),
+    "ConsumerGroup": ("consumer", frozenset({ConsumerGroupState.Assigning, ConsumerGroupState.Reconciling}),
+                      ConsumerGroupState.Stable, frozenset({ConsumerGroupState.Empty, ConsumerGroupState.Dead}))}
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 
 
@@ -68,7 +75,7 @@ class _SnapshotCollector(Collector):
         yield _gauge("kcoord_transactions", "Transactional ids by state.", ["state"],
                      {(k,): v for k, v in s.transactions.items()})
         ongoing = GaugeMetricFamily("kcoord_transactions_ongoing", "Open transactions (state Ongoing).")
-        ongoing.add_metric([], s.transactions.get("Ongoing", 0))
+        ongoing.add_metric([], s.transactions.get(TxnState.Ongoing, 0))
         yield ongoing
         yield _gauge("kcoord_marker_queue_partitions", "Partitions waiting for a transaction marker, per node and "
                      "destination ('delayed': waiting for a retry back-off).", ["node", "destination"], s.marker_queue)
@@ -159,25 +166,25 @@ class ServerMetrics:
 
     def _transaction(self, row: Row) -> None:
         to_state = row["to_state"]
-        if to_state == "CompleteCommit" and row["from_state"] == "PrepareCommit":
+        if to_state == TxnState.CompleteCommit and row["from_state"] == TxnState.PrepareCommit:
             self.transactions.labels("commit").inc()
-        elif to_state == "CompleteAbort" and row["from_state"] == "PrepareAbort":
+        elif to_state == TxnState.CompleteAbort and row["from_state"] == TxnState.PrepareAbort:
             self.transactions.labels("abort").inc()
-        if row["event"] == "TimeoutExpired":
+        if row["event"] == TxnEvent.TimeoutExpired:
             self.timed_out.inc()
 
     def _rebalance(self, machine: str, row: Row) -> None:
-        group_type, rebalancing = _REBALANCING[machine]
+        group_type, rebalancing, stable, idle = _REBALANCING[machine]
         key = (group_type, str(row["key"]))
         to_state = row["to_state"]
         if to_state in rebalancing:
             self._rebalance_started_ms.setdefault(key, int(row["ts_ms"]))
-        elif to_state == "Stable":
+        elif to_state == stable:
             started = self._rebalance_started_ms.pop(key, None)
             if started is not None:
                 self.rebalances.labels(group_type).inc()
                 self.rebalance_seconds.labels(group_type).observe(max(int(row["ts_ms"]) - started, 0) / 1000)
-        elif to_state in _IDLE:
+        elif to_state in idle:
             self._rebalance_started_ms.pop(key, None)
 
 

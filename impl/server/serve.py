@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from .._generated.classic_group import State as ClassicGroupState
 from ..cluster import Cluster, ClusterConfig
 from ..runtime.clock import Clock, SystemClock
 from ..runtime.trace import JsonlSink, ParquetSink, TraceSink
@@ -296,7 +297,7 @@ class KcoordServer:
                 continue
             for shard in node.groups.runtime.shards.values():
                 for inst in shard.instances["ClassicGroup"].values():
-                    if inst["exists"] and inst["state"] != "Dead":
+                    if inst["exists"] and inst["state"] != ClassicGroupState.Dead:
                         groups["classic", inst["state"]] += 1
                         members["classic"] += len(inst["members"])
                 for inst in shard.instances["ConsumerGroup"].values():

@@ -17,6 +17,7 @@ from typing import Any
 from ..assignors import Subscription, classic_assignor, decode_assignment, decode_subscription
 from ..assignors.classic import Assignment
 from ..assignors.consumer_protocol import encode_assignment, encode_subscription
+from ..errors import Errors
 from ..group.messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -76,16 +77,16 @@ class ClassicConsumer(Client):
         if isinstance(answer, str):
             self.later(self.backoff_ms(), self.join)
             return
-        if answer.error == "MEMBER_ID_REQUIRED":
+        if answer.error == Errors.MEMBER_ID_REQUIRED:
             self.member_id = answer.member_id
             self.join()
-        elif answer.error == "NONE":
+        elif answer.error == Errors.NONE:
             self.generation = answer.generation_id
             self.member_id = answer.member_id
             self.sync(answer)
         else:
             self.world.stats.clients[f"join_{answer.error}"] += 1
-            if answer.error in ("UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"):
+            if answer.error in (Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID):
                 self.member_id = ""
             self.later(self.backoff_ms(), self.join)
 
@@ -103,7 +104,7 @@ class ClassicConsumer(Client):
 
     def on_synced(self, answer: SyncGroupResponse | str) -> None:
         error = answer if isinstance(answer, str) else answer.error
-        if error == "NONE" and isinstance(answer, SyncGroupResponse):
+        if error == Errors.NONE and isinstance(answer, SyncGroupResponse):
             self.owned = [tp.partition for tp in decode_assignment(answer.assignment).partitions] \
                 if answer.assignment else []
             self.later(HEARTBEAT_MS, self.heartbeat)
@@ -112,7 +113,7 @@ class ClassicConsumer(Client):
 
     def rejoin(self, error: str) -> None:
         self.world.stats.clients[f"classic_rejoin_{error}"] += 1
-        if error in ("UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "FENCED_INSTANCE_ID"):
+        if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID):
             self.member_id, self.generation = "", -1
         self.later(self.backoff_ms(), self.join)
 
@@ -130,9 +131,9 @@ class ClassicConsumer(Client):
 
     def on_heartbeat(self, answer: Any) -> None:
         error = answer if isinstance(answer, str) else answer.error
-        if error == "NONE":
+        if error == Errors.NONE:
             self.later(HEARTBEAT_MS, self.heartbeat)
-        elif error in ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE"):
+        elif error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE):
             self.later(self.backoff_ms(), self.heartbeat)
         else:
             self.rejoin(error)
@@ -189,16 +190,17 @@ class GroupMember(Client):
 
     def on_heartbeat(self, answer: ConsumerGroupHeartbeatResponse | str) -> None:
         error = answer if isinstance(answer, str) else answer.error
-        if error == "NONE" and isinstance(answer, ConsumerGroupHeartbeatResponse):
+        if error == Errors.NONE and isinstance(answer, ConsumerGroupHeartbeatResponse):
             self.epoch = answer.member_epoch
             if answer.assignment is not None:
                 self.owned = answer.assignment  # revoked partitions are released at once, new ones taken
             self.later(min(answer.heartbeat_interval_ms or HEARTBEAT_MS, HEARTBEAT_MS), self.heartbeat)
             return
         self.world.stats.clients[f"consumer_{error}"] += 1
-        if error in ("FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID"):
+        if error in (Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID):
             self.epoch, self.owned = 0, ()  # rejoin with the same member id (Kafka's consumer does)
-        elif error not in ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE"):
+        elif error not in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                           Errors.COORDINATOR_NOT_AVAILABLE):
             self.new_member()
         self.later(self.backoff_ms(), self.heartbeat)
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..cluster import CoordinatorKind
-from ..errors import KafkaError
+from ..errors import Errors, KafkaError
 from ..interfaces import MarkerTarget, TxnMarker
 from ..runtime.completion import Completion
 from .world import Client, World
@@ -42,7 +42,7 @@ class FaultyMarkerTarget:
         if self.lose > 0:
             self.lose -= 1
             scheduler.after(MARKER_REQUEST_TIMEOUT_MS, lambda: out.fail(KafkaError(
-                "REQUEST_TIMED_OUT", "simulated: the WriteTxnMarkers answer was lost")))
+                Errors.REQUEST_TIMED_OUT, "simulated: the WriteTxnMarkers answer was lost")))
             return out
         self.delay -= 1
         wait_ms = self.world.rng.randint(50, 1_500)

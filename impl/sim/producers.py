@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import Errors
 from ..group.messages import OffsetCommitPartition, TxnOffsetCommitRequest, TxnOffsetCommitResponse
 from ..interfaces import TopicPartition
 from ..partition import IsolationLevel, committed_records
@@ -101,7 +102,7 @@ class TxnProducer(Client):
 
     def on_init(self, answer: InitProducerIdResponse | str) -> None:
         error = answer if isinstance(answer, str) else answer.error
-        if error == "NONE" and isinstance(answer, InitProducerIdResponse):
+        if error == Errors.NONE and isinstance(answer, InitProducerIdResponse):
             self.attempts = 0
             self.set_epoch(answer.producer_id, answer.producer_epoch)
             self.sequences = {}
@@ -129,7 +130,7 @@ class TxnProducer(Client):
 
     def on_added(self, answer: dict[TopicPartition, str] | str) -> None:
         errors = {answer} if isinstance(answer, str) else set(answer.values())
-        if errors == {"NONE"}:
+        if errors == {Errors.NONE}:
             self.attempts = 0
             self.in_txn = True
             self.produce(list(self.partitions))
@@ -149,7 +150,7 @@ class TxnProducer(Client):
 
         def on_produced(answer: ProduceResult | str) -> None:
             error = answer if isinstance(answer, str) else answer.error
-            if error == "NONE":
+            if error == Errors.NONE:
                 self.sequences[tp] = sequence + count
                 self.produce(left[1:])
             else:
@@ -163,7 +164,7 @@ class TxnProducer(Client):
         (read_committed, answered at once); returns how many records the transaction transforms."""
         fetched = self.world.cluster.partitions.fetch(OUT_TOPIC, self.input_partition, self.position, 16_384,
                                                       IsolationLevel.READ_COMMITTED)
-        if fetched.error != "NONE" or not fetched.batches:
+        if fetched.error != Errors.NONE or not fetched.batches:
             return 0
         self.position = fetched.batches[-1].last_offset + 1
         return len(committed_records(fetched))
@@ -177,7 +178,7 @@ class TxnProducer(Client):
                   self.on_offsets_added)
 
     def on_offsets_added(self, error: str) -> None:
-        if error != "NONE":
+        if error != Errors.NONE:
             self.react({error}, self.after_produce)
             return
         assert self.group_id is not None
@@ -189,13 +190,13 @@ class TxnProducer(Client):
 
     def on_offsets_committed(self, answer: TxnOffsetCommitResponse | str) -> None:
         errors = {answer} if isinstance(answer, str) else {e for _, parts in answer.topics for _, e in parts}
-        if errors == {"NONE"}:
+        if errors == {Errors.NONE}:
             self.end()
         else:
             self.react(errors, self.on_offsets_added_again)
 
     def on_offsets_added_again(self) -> None:
-        self.on_offsets_added("NONE")
+        self.on_offsets_added(Errors.NONE)
 
     def end(self, result: str | None = None) -> None:
         world = self.world
@@ -219,7 +220,7 @@ class TxnProducer(Client):
 
     def on_ended(self, answer: EndTxnResponse | str, result: str) -> None:
         error = answer if isinstance(answer, str) else answer.error
-        if error == "NONE" and isinstance(answer, EndTxnResponse):
+        if error == Errors.NONE and isinstance(answer, EndTxnResponse):
             self.attempts = 0
             self.in_txn = False
             self.world.stats.clients["txn_" + result.lower()] += 1
@@ -285,6 +286,6 @@ class Zombie:
 
     def _produced(self, tp: TopicPartition, sequence: int, done: Any) -> None:
         answer = done.result()
-        if answer.error == "NONE":
+        if answer.error == Errors.NONE:
             self.sequences[tp] = sequence + 1
             self.world.stats.clients["zombie_writes_accepted"] += 1

@@ -23,6 +23,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._generated.classic_group import State as ClassicGroupState
+from .._generated.consumer_group import Event as ConsumerGroupEvent
+from .._generated.transaction import Event as TxnEvent
+from .._generated.transaction import State as TxnState
 from ..cluster import Cluster, ClusterConfig
 from ..errors import IllegalStateError
 from ..group.config import GroupConfig
@@ -94,8 +98,8 @@ class CountingSink(TapSink):
         self.total += 1
         if row["kind"] == "transition":
             to_state = row["to_state"]
-            if machine == "Transaction" and row["event"] == "CompleteTxn":
-                if to_state == "CompleteCommit":
+            if machine == "Transaction" and row["event"] == TxnEvent.CompleteTxn:
+                if to_state == TxnState.CompleteCommit:
                     self.committed += 1
                 else:
                     self.aborted += 1
@@ -105,8 +109,9 @@ class CountingSink(TapSink):
 
 def _is_rebalance(machine: str, row: Row) -> bool:
     if machine == "ClassicGroup":
-        return bool(row["to_state"] == "CompletingRebalance" and row["from_state"] == "PreparingRebalance")
-    return machine == "ConsumerGroup" and row["event"] == "TargetAssignmentComputed"
+        return bool(row["to_state"] == ClassicGroupState.CompletingRebalance
+                    and row["from_state"] == ClassicGroupState.PreparingRebalance)
+    return machine == "ConsumerGroup" and row["event"] == ConsumerGroupEvent.TargetAssignmentComputed
 
 
 def make_sink(out_dir: Path | None, fmt: str) -> TraceSink | None:
@@ -154,7 +159,8 @@ def _write_veterans(data_dir: Path, cluster_config: ClusterConfig, ids: list[str
     by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
     for i, txn_id in enumerate(ids):
         instance = table.fresh({"transactional_id": txn_id})
-        instance.update(state="CompleteAbort", producer_id=1_000_000_000 + i, previous_producer_id=1_000_000_000 + i,
+        instance.update(state=TxnState.CompleteAbort, producer_id=1_000_000_000 + i,
+                        previous_producer_id=1_000_000_000 + i,
                         producer_epoch=VETERAN_EPOCH, txn_timeout_ms=10_000, client_txn_version=2,
                         txn_last_update_timestamp_ms=START_MS - 60_000)
         partition = partition_for(txn_id, cluster_config.txn.num_partitions)

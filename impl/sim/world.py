@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..cluster import Cluster
-from ..errors import KafkaError
+from ..errors import Errors, KafkaError
 from ..runtime.clock import ManualClock
 from ..runtime.completion import Completion
 from .config import SimConfig
@@ -25,14 +25,15 @@ T = TypeVar("T")
 
 #: answers a client retries after a back-off, unchanged
 RETRIABLE = frozenset({
-    "CONCURRENT_TRANSACTIONS", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE",
-    "NOT_ENOUGH_REPLICAS", "NETWORK_EXCEPTION", "REQUEST_TIMED_OUT", "NOT_LEADER_OR_FOLLOWER", "KAFKA_STORAGE_ERROR",
-    "UNKNOWN_SERVER_ERROR", "REBALANCE_IN_PROGRESS",
+    Errors.CONCURRENT_TRANSACTIONS, Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS,
+    Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_ENOUGH_REPLICAS, Errors.NETWORK_EXCEPTION, Errors.REQUEST_TIMED_OUT,
+    Errors.NOT_LEADER_OR_FOLLOWER, Errors.KAFKA_STORAGE_ERROR, Errors.UNKNOWN_SERVER_ERROR,
+    Errors.REBALANCE_IN_PROGRESS,
 })
 #: answers after which a producer is dead for good: the application starts a new one (InitProducerId again)
 FATAL = frozenset({
-    "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "INVALID_PRODUCER_ID_MAPPING", "UNKNOWN_PRODUCER_ID",
-    "INVALID_TXN_STATE", "TRANSACTIONAL_ID_NOT_FOUND", "FENCED_INSTANCE_ID",
+    Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH, Errors.INVALID_PRODUCER_ID_MAPPING,
+    Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_TXN_STATE, Errors.TRANSACTIONAL_ID_NOT_FOUND, Errors.FENCED_INSTANCE_ID,
 })
 
 

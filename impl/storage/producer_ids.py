@@ -25,7 +25,7 @@ from typing import Final, Protocol
 
 from crc32c import crc32c
 
-from ..errors import KafkaError
+from ..errors import Errors, KafkaError
 from ._files import atomic_write
 
 __all__ = [
@@ -56,7 +56,7 @@ class CoordinatorLoadInProgressError(KafkaError):
     """No producer-id block is available yet; the client retries (``Errors.COORDINATOR_LOAD_IN_PROGRESS``)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__("COORDINATOR_LOAD_IN_PROGRESS", message)
+        super().__init__(Errors.COORDINATOR_LOAD_IN_PROGRESS, message)
 
 
 class ProducerIdStoreError(Exception):

@@ -52,7 +52,7 @@ _VERSION = struct.Struct(">h")
 
 
 class TransactionStatus(IntEnum):
-    """``TransactionState.id`` as persisted in ``TransactionStatus``."""
+    """``TxnState.id`` as persisted in ``TransactionStatus``."""
 
     EMPTY = 0
     ONGOING = 1

@@ -40,23 +40,6 @@ class TxnConfig:
     #: partitions waiting for a marker, over all transactions of this node; above it, new client EndTxn requests
     #: are answered COORDINATOR_NOT_AVAILABLE (retriable) until the channel drains
     marker_backlog_max: int = 1_000_000
-    # ---- seeded bugs (kcoord.conformance.bugs): each re-introduces a known coordinator bug so that the trace
-    # checkers can be shown to catch it; all off by default, and nothing reads them unless they are on
-    #: KAFKA-9666: a fence whose append failed keeps the bumped epoch but does not remember it (the next fence
-    #: bumps again, and a reload goes back to the written epoch)
-    bug_kafka_9666: bool = False
-    #: a fence (InitProducerId or timeout on an open transaction) that keeps the producer epoch
-    bug_fence_without_bump: bool = False
-    #: TV2: an EndTxn retry of the previous transaction (its epoch one behind) ends the transaction open now (the
-    #: Jepsen case KIP-890 closes)
-    bug_endtxn_retry_commits_later: bool = False
-    #: an exhausted epoch is bumped to the maximum on the same producer id instead of rotating to a new one
-    bug_epoch_overflow_no_rotation: bool = False
-
-    def seeded_bugs(self) -> frozenset[str]:
-        """The names of the seeded bugs switched on (the `bug_` fields that are true, without the prefix)."""
-        return frozenset(name[len("bug_"):] for name in _BUG_FIELDS if getattr(self, name))
-
     def __post_init__(self) -> None:
         if self.max_timeout_ms <= 0:
             raise ValueError(f"max_timeout_ms must be positive, got {self.max_timeout_ms}")
@@ -70,6 +53,3 @@ class TxnConfig:
         if self.marker_retry_backoff_max_ms < self.marker_retry_backoff_ms:
             raise ValueError("marker_retry_backoff_max_ms must be >= marker_retry_backoff_ms")
 
-
-_BUG_FIELDS = ("bug_kafka_9666", "bug_fence_without_bump", "bug_endtxn_retry_commits_later",
-               "bug_epoch_overflow_no_rotation")

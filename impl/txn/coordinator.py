@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from ..errors import KafkaError
+from .._generated.transaction import State as TxnState
+from ..errors import Errors, KafkaError
 from ..interfaces import PartitionRouter, TopicPartition, TxnResult
 from ..runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from ..runtime.clock import Clock
@@ -34,11 +35,12 @@ from ..runtime.completion import Completion
 from ..runtime.runtime import CoordinatorRuntime
 from ..runtime.shard import Plan, Shard
 from ..runtime.trace import Tracer
+from ..seeded import NO_BUGS, SeededBug
 from ..statemachine import MachineTable
 from ..storage.log import Durability
 from ..storage.partitioning import partition_for
 from ..storage.producer_ids import ProducerIdManager
-from . import plans
+from . import plans, seeded
 from .config import TxnConfig
 from .errors import downgrade_fenced
 from .markers import MarkerChannel, PendingTxn
@@ -67,8 +69,8 @@ class TransactionCoordinator:
     def __init__(self, *, data_dir: Path, clock: Clock, router: PartitionRouter, producer_ids: ProducerIdManager,
                  config: TxnConfig | None = None, topic_exists: Callable[[str], bool] | None = None,
                  tracer: Tracer | None = None, durability: Durability | None = None, node_id: int = 0,
-                 segment_bytes: int = 100 * 1024 * 1024,
-                 cleaning: Cleaning | None = DEFAULT_CLEANING) -> None:
+                 segment_bytes: int = 100 * 1024 * 1024, cleaning: Cleaning | None = DEFAULT_CLEANING,
+                 seeded_bugs: frozenset[SeededBug] = NO_BUGS) -> None:
         self.config = config or TxnConfig()
         self.clock = clock
         self.node_id = node_id
@@ -86,11 +88,10 @@ class TransactionCoordinator:
             segment_bytes=segment_bytes, cleaning=cleaning)
         self.channel = MarkerChannel(router=router, clock=clock, config=self.config,
                                      write_completions=self._write_completions, owns=self._owns)
-        self.ctx = plans.TxnContext(
+        self.ctx = seeded.context(plans.TxnContext(
             table=self.table, clock=clock, codec=self.codec,
             server_txn_version=self.config.server_txn_version, max_timeout_ms=self.config.max_timeout_ms,
-            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers,
-            bugs=self.config.seeded_bugs())
+            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers), seeded_bugs)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -139,7 +140,7 @@ class TransactionCoordinator:
     def _on_loaded(self, shard: Shard) -> None:
         """Kafka's load completion: re-send the markers of every Prepare* transaction; start the periodic tasks."""
         for instance in list(shard.instances[MACHINE].values()):
-            if instance["state"] in ("PrepareCommit", "PrepareAbort"):
+            if instance["state"] in (TxnState.PrepareCommit, TxnState.PrepareAbort):
                 self.channel.add(shard.partition, shard.coordinator_epoch, instance)
         now = self.clock.now_ms()
         shard.schedule(_ABORT_TIMER, now + self.config.abort_interval_ms, lambda: self._abort_tick(shard))
@@ -152,7 +153,7 @@ class TransactionCoordinator:
 
     def _write_completions(self, partition: int, coordinator_epoch: int, txns: list[PendingTxn]) -> Completion[str]:
         if not self._owns(partition, coordinator_epoch):
-            return Completion.of("NOT_COORDINATOR")
+            return Completion.of(Errors.NOT_COORDINATOR)
         shard = self.runtime.shards[partition]
         return shard.submit([(MACHINE, (t.transactional_id,)) for t in txns], lambda: plans.complete(
             self.ctx, shard, [(t.transactional_id, t.producer_id, t.producer_epoch) for t in txns]),
@@ -188,16 +189,16 @@ class TransactionCoordinator:
         if transactional_id is None:
             return Completion.of(self._idempotent_producer_id(expected_producer_id, expected_epoch))
         if not transactional_id:
-            return Completion.of(respond("INVALID_REQUEST"))
+            return Completion.of(respond(Errors.INVALID_REQUEST))
         return self._submit(transactional_id, plans.init_producer_id,
                             (timeout_ms, expected_producer_id, expected_epoch), respond, _fenced_finisher(respond))
 
     def _idempotent_producer_id(self, expected_producer_id: int, expected_epoch: int) -> InitProducerIdResponse:
         """A producer without a transactional id: a fresh producer id at epoch 0, or the manager's error."""
         if (expected_producer_id == -1) != (expected_epoch == -1):
-            return InitProducerIdResponse("INVALID_REQUEST")
+            return InitProducerIdResponse(Errors.INVALID_REQUEST)
         try:
-            return InitProducerIdResponse("NONE", self.producer_ids.generate_producer_id(), 0)
+            return InitProducerIdResponse(Errors.NONE, self.producer_ids.generate_producer_id(), 0)
         except KafkaError as e:
             return InitProducerIdResponse(e.name)
 
@@ -211,9 +212,9 @@ class TransactionCoordinator:
         if unknown is not None:  # KafkaApis: the coordinator is not called at all
             return Completion.of(unknown)
         if not transactional_id:
-            return Completion.of(respond("INVALID_REQUEST"))
+            return Completion.of(respond(Errors.INVALID_REQUEST))
         if txn_version >= 2 and not self._writes_client_version:
-            return Completion.of(respond("UNSUPPORTED_VERSION"))
+            return Completion.of(respond(Errors.UNSUPPORTED_VERSION))
         names = self._names.get(requested)
         if names is None:
             names = frozenset(str(tp) for tp in requested)
@@ -228,7 +229,8 @@ class TransactionCoordinator:
         unknown = {tp for tp in requested if not self.topic_exists(tp.topic)}
         if not unknown:
             return None
-        return {tp: "UNKNOWN_TOPIC_OR_PARTITION" if tp in unknown else "OPERATION_NOT_ATTEMPTED" for tp in requested}
+        return {tp: Errors.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else Errors.OPERATION_NOT_ATTEMPTED
+                for tp in requested}
 
     def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str,
                     txn_version: int = 0, *, request_version: int | None = None) -> Completion[str]:
@@ -237,7 +239,7 @@ class TransactionCoordinator:
 
         respond = functools.partial(downgrade_fenced, api="AddOffsetsToTxn", request_version=request_version)
         if not transactional_id:
-            return Completion.of(respond("INVALID_REQUEST"))
+            return Completion.of(respond(Errors.INVALID_REQUEST))
         return self._submit(transactional_id, plans.add_partitions,
                             (producer_id, producer_epoch, frozenset({offsets}), txn_version), respond, respond)
 
@@ -253,7 +255,7 @@ class TransactionCoordinator:
                          partition: TopicPartition) -> Completion[str]:
         """`TxnVerifier`: verify-only AddPartitionsToTxn for one partition (the spec's VerifyPartition)."""
         if not transactional_id:
-            return Completion.of("INVALID_REQUEST")
+            return Completion.of(Errors.INVALID_REQUEST)
         return self._submit(transactional_id, plans.verify_partition,
                             (producer_id, producer_epoch, str(partition)), _same)
 
@@ -296,11 +298,11 @@ class TransactionCoordinator:
         """EndTxn; request version > 4 means a Transactions V2 client (an epoch bump on every EndTxn)."""
         respond = _responder(EndTxnResponse, "EndTxn", request_version)
         if not transactional_id:
-            return Completion.of(respond("INVALID_REQUEST"))
+            return Completion.of(respond(Errors.INVALID_REQUEST))
         if request_version > 4 and not self._writes_client_version:
-            return Completion.of(respond("UNSUPPORTED_VERSION"))
+            return Completion.of(respond(Errors.UNSUPPORTED_VERSION))
         if self.channel.pending_transactions >= self.config.marker_backlog_max:
-            return Completion.of(respond("COORDINATOR_NOT_AVAILABLE"))
+            return Completion.of(respond(Errors.COORDINATOR_NOT_AVAILABLE))
         return self._submit(transactional_id, plans.end_txn,
                             (producer_id, producer_epoch, result, request_version > 4), respond,
                             _fenced_finisher(respond))
@@ -309,9 +311,10 @@ class TransactionCoordinator:
         answers: list[Completion[TransactionDescription]] = []
         for transactional_id in transactional_ids:
             if not self.active:
-                answers.append(Completion.of(TransactionDescription(transactional_id, "COORDINATOR_NOT_AVAILABLE")))
+                answers.append(Completion.of(TransactionDescription(transactional_id,
+                                                                    Errors.COORDINATOR_NOT_AVAILABLE)))
             elif not transactional_id:
-                answers.append(Completion.of(TransactionDescription(transactional_id, "INVALID_REQUEST")))
+                answers.append(Completion.of(TransactionDescription(transactional_id, Errors.INVALID_REQUEST)))
             else:
                 answers.append(self._describe_one(transactional_id))
         return _gather(answers)
@@ -324,10 +327,10 @@ class TransactionCoordinator:
                           duration_filter_ms: int = -1) -> Completion[ListTransactionsResponse]:
         """ListTransactions over the partitions this node owns (Kafka's `listTransactionStates`)."""
         if not self.active:
-            return Completion.of(ListTransactionsResponse("COORDINATOR_NOT_AVAILABLE"))
+            return Completion.of(ListTransactionsResponse(Errors.COORDINATOR_NOT_AVAILABLE))
         if self.runtime.loading:
-            return Completion.of(ListTransactionsResponse("COORDINATOR_LOAD_IN_PROGRESS"))
-        known = set(self.table.states)  # Kafka's TransactionState.fromName knows the pending-only states too
+            return Completion.of(ListTransactionsResponse(Errors.COORDINATOR_LOAD_IN_PROGRESS))
+        known = set(self.table.states)  # Kafka's TxnState.fromName knows the pending-only states too
         unknown = tuple(s for s in state_filters if s not in known)
         states, pids = set(state_filters), set(producer_id_filters)
         now = self.clock.now_ms()
@@ -340,8 +343,8 @@ class TransactionCoordinator:
                     continue
                 listed.append(TransactionListing(instance["transactional_id"], instance["producer_id"],
                                                  instance["state"]))
-        return Completion.of(ListTransactionsResponse("NONE", tuple(sorted(listed, key=lambda t: t.transactional_id)),
-                                                      unknown))
+        return Completion.of(ListTransactionsResponse(
+            Errors.NONE, tuple(sorted(listed, key=lambda t: t.transactional_id)), unknown))
 
     # ------------------------------------------------------------ periodic tasks
 
@@ -400,7 +403,7 @@ def _responder(response: Callable[[str], R], api: str, request_version: int | No
 @functools.lru_cache(maxsize=64)
 def _fenced_finisher(respond: Callable[[str], R]) -> Callable[[Any], R]:
     """A plan's answer as is, unless PRODUCER_FENCED, which old clients get downgraded (`respond`)."""
-    return lambda r: r if r.error != "PRODUCER_FENCED" else respond(r.error)
+    return lambda r: r if r.error != Errors.PRODUCER_FENCED else respond(r.error)
 
 
 def _add_partitions_answer(requested: tuple[TopicPartition, ...], request_version: int | None,

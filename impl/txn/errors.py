@@ -8,22 +8,23 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 import errno
+from collections.abc import Mapping
 from typing import Final
 
-from ..errors import KafkaError
+from ..errors import Errors, KafkaError
 
 __all__ = ["LogAppendError", "append_error_name", "downgrade_fenced", "translate_append_error"]
 
 #: `TransactionStateManager.appendTransactionToLog`: the replica manager's error → the coordinator's answer
-_APPEND_TRANSLATION: Final = {
-    "UNKNOWN_TOPIC_OR_PARTITION": "COORDINATOR_NOT_AVAILABLE",
-    "NOT_ENOUGH_REPLICAS": "COORDINATOR_NOT_AVAILABLE",
-    "NOT_ENOUGH_REPLICAS_AFTER_APPEND": "COORDINATOR_NOT_AVAILABLE",
-    "REQUEST_TIMED_OUT": "COORDINATOR_NOT_AVAILABLE",
-    "NOT_LEADER_OR_FOLLOWER": "NOT_COORDINATOR",
-    "KAFKA_STORAGE_ERROR": "NOT_COORDINATOR",
-    "MESSAGE_TOO_LARGE": "UNKNOWN_SERVER_ERROR",
-    "RECORD_LIST_TOO_LARGE": "UNKNOWN_SERVER_ERROR",
+_APPEND_TRANSLATION: Final[Mapping[str, str]] = {
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.REQUEST_TIMED_OUT: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
 }
 
 #: API → the first request version that understands PRODUCER_FENCED (KafkaApis downgrades below it)
@@ -47,8 +48,8 @@ def append_error_name(error: BaseException) -> str:
     if isinstance(error, LogAppendError):
         return error.kafka_error
     if isinstance(error, OSError):
-        return "KAFKA_STORAGE_ERROR"
-    return "UNKNOWN_SERVER_ERROR"
+        return Errors.KAFKA_STORAGE_ERROR
+    return Errors.UNKNOWN_SERVER_ERROR
 
 
 def translate_append_error(name: str) -> str:
@@ -58,6 +59,6 @@ def translate_append_error(name: str) -> str:
 
 def downgrade_fenced(error: str, api: str, request_version: int | None) -> str:
     """PRODUCER_FENCED → INVALID_PRODUCER_EPOCH for clients too old to know it (None: the newest version)."""
-    if error == "PRODUCER_FENCED" and request_version is not None and request_version < _FENCED_SINCE_VERSION[api]:
-        return "INVALID_PRODUCER_EPOCH"
+    if error == Errors.PRODUCER_FENCED and request_version is not None and request_version < _FENCED_SINCE_VERSION[api]:
+        return Errors.INVALID_PRODUCER_EPOCH
     return error

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Final
 
-from ..errors import IllegalStateError
+from .._generated.transaction import State as TxnState
+from ..errors import Errors, IllegalStateError, KafkaError
 from ..interfaces import MarkerResult, MarkerTarget, PartitionRouter, TopicPartition, TxnMarker, TxnResult
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
@@ -33,18 +34,19 @@ from .config import TxnConfig
 __all__ = ["DONE_ERRORS", "GIVE_UP_ERRORS", "RETRY_ERRORS", "MarkerChannel", "MarkerStats", "PendingTxn"]
 
 #: §1.10: the leader could not write the marker now; send it again (perhaps to a new leader)
-RETRY_ERRORS: Final = frozenset({"UNKNOWN_TOPIC_OR_PARTITION", "NOT_LEADER_OR_FOLLOWER", "NOT_ENOUGH_REPLICAS",
-                                 "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "REQUEST_TIMED_OUT", "KAFKA_STORAGE_ERROR"})
+RETRY_ERRORS: Final = frozenset({Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER,
+                                 Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                                 Errors.REQUEST_TIMED_OUT, Errors.KAFKA_STORAGE_ERROR})
 #: §1.10: this coordinator (or this producer epoch) is stale; stop sending this transaction's markers
-GIVE_UP_ERRORS: Final = frozenset({"INVALID_PRODUCER_EPOCH", "TRANSACTION_COORDINATOR_FENCED"})
+GIVE_UP_ERRORS: Final = frozenset({Errors.INVALID_PRODUCER_EPOCH, Errors.TRANSACTION_COORDINATOR_FENCED})
 #: §1.10: the partition cannot hold a marker; count it as written
-DONE_ERRORS: Final = frozenset({"NONE", "UNSUPPORTED_FOR_MESSAGE_FORMAT", "UNSUPPORTED_VERSION"})
+DONE_ERRORS: Final = frozenset({Errors.NONE, Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT, Errors.UNSUPPORTED_VERSION})
 #: errors of the Complete* append after which the coordinator tries again
-_COMPLETE_RETRY: Final = frozenset({"COORDINATOR_NOT_AVAILABLE"})
+_COMPLETE_RETRY: Final = frozenset({Errors.COORDINATOR_NOT_AVAILABLE})
 #: errors of the Complete* append meaning another node may own the transaction now
-_COMPLETE_MOVED: Final = frozenset({"NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS"})
+_COMPLETE_MOVED: Final = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS})
 
-RESULT_OF_STATE: Final[Mapping[str, TxnResult]] = {"PrepareCommit": "COMMIT", "PrepareAbort": "ABORT"}
+RESULT_OF_STATE: Final[Mapping[str, TxnResult]] = {TxnState.PrepareCommit: "COMMIT", TxnState.PrepareAbort: "ABORT"}
 
 #: TopicPartition's order (topic, then partition) as a sort key compared in C
 _ORDER: Final = attrgetter("topic", "partition")
@@ -273,7 +275,7 @@ class MarkerChannel:
         dest.in_flight -= 1
         try:
             results = done.result()
-        except Exception:
+        except (KafkaError, OSError):  # the request got no answer (timed out, disconnected): send it again
             self.stats.disconnects += 1
             for txn, partitions in batch:
                 if self._live(txn):
@@ -347,7 +349,7 @@ class MarkerChannel:
 
     def _on_one_completed(self, txn: PendingTxn, error: str) -> None:
         txn.completing = False
-        if error == "NONE":
+        if error == Errors.NONE:
             if self._txns.get(txn.transactional_id) is txn:
                 del self._txns[txn.transactional_id]
             self.stats.completed += 1

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
-from ..errors import IllegalStateError
+from .._generated.transaction import Event as TxnEvent
+from .._generated.transaction import State as TxnState
+from ..errors import Errors, IllegalStateError
 from ..interfaces import TopicPartition
 from ..runtime.clock import Clock
 from ..runtime.shard import Change, Plan, RecordBytes, Shard
@@ -37,7 +39,7 @@ __all__ = ["LazyProducerId", "TxnContext", "is_expirable", "is_timed_out"]
 Key = tuple[str]
 
 #: a pending-only state a decision may lead to → the internal event the coordinator fires at once to leave it
-_FOLLOW_UP = {"PrepareEpochFence": "FenceAbort"}
+_FOLLOW_UP: dict[str, str] = {TxnState.PrepareEpochFence: TxnEvent.FenceAbort}
 
 
 class LazyProducerId:
@@ -75,7 +77,6 @@ class TxnContext:
     max_timeout_ms: int
     new_producer_id: Callable[[], int]
     send_markers: Callable[[Shard, str], None]  # after a Prepare* is applied: queue its markers
-    bugs: frozenset[str] = field(default_factory=frozenset)  # seeded bugs switched on (TxnConfig.seeded_bugs)
 
     def record(self, post: Mapping[str, Any]) -> RecordBytes:
         return self.codec.key(post["transactional_id"]), self.codec.encode(post)
@@ -94,14 +95,6 @@ class TxnContext:
                                 lazy=type(args.get("new_producer_id")) is LazyProducerId)
         return decision, Change(table, key, decision, _recorded(args), pending,
                                 record if decision.post is not None else None)
-
-
-def _seeded(change: Change, **post: Any) -> Change:
-    """A seeded bug's deviation from the spec (kcoord.conformance.bugs): the change with its decision's post-state
-    altered. Only reached when a bug switch is on; the trace then shows the deviation for the checkers to find."""
-    d = change.decision
-    assert d.post is not None
-    return replace(change, decision=replace(d, post={**d.post, **post}))
 
 
 @functools.lru_cache(maxsize=64)
@@ -131,11 +124,8 @@ def _single_write(ctx: TxnContext, shard: Shard, change: Change, response: Any, 
 
 def _fence_plan(ctx: TxnContext, shard: Shard, fence: Change, pre: Instance, respond: Callable[[str], Any]) -> Plan:
     """PrepareEpochFence (decided) → FenceAbort → one PrepareAbort record; FenceFailed if the append fails."""
-    if "fence_without_bump" in ctx.bugs:  # seeded bug: the fence keeps the epoch
-        fence = _seeded(fence, producer_epoch=pre["producer_epoch"])
     decision = fence.decision
     assert decision.post is not None and decision.to_state in _FOLLOW_UP
-    fenced_epoch = decision.post["producer_epoch"]
     fence = Change(fence.table, fence.key, decision, fence.args, fence.pending, None)  # never written itself
     abort_args = {"server_txn_version": ctx.server_txn_version, "now_ms": ctx.clock.now_ms()}
     _, abort = ctx.decide(shard, fence.key, _FOLLOW_UP[decision.to_state], abort_args, instance=decision.post,
@@ -145,10 +135,8 @@ def _fence_plan(ctx: TxnContext, shard: Shard, fence: Change, pre: Instance, res
                                 f"{decision.to_state} (row {abort.decision.row.index})")
 
     def failed(error: BaseException) -> Plan:
-        _, undo = ctx.decide(shard, fence.key, "FenceFailed", {"server_txn_version": ctx.server_txn_version},
+        _, undo = ctx.decide(shard, fence.key, TxnEvent.FenceFailed, {"server_txn_version": ctx.server_txn_version},
                              instance=pre, pending=False, record=None)
-        if "kafka_9666" in ctx.bugs:  # seeded bug: the bumped epoch stays, but nothing remembers the failed fence
-            undo = _seeded(undo, producer_epoch=fenced_epoch, last_producer_epoch=-1, has_failed_epoch_fence=False)
         return Plan([undo], response=respond(translate_append_error(append_error_name(error))))
 
     return Plan([fence, abort], [ctx.record(abort.decision.post)], response=respond(decision.error),
@@ -165,14 +153,9 @@ def init_producer_id(ctx: TxnContext, shard: Shard, transactional_id: str, timeo
     args = {"expected_producer_id": expected_producer_id, "expected_epoch": expected_epoch,
             "timeout_ms": timeout_ms, "max_timeout_ms": ctx.max_timeout_ms,
             "new_producer_id": LazyProducerId(ctx.new_producer_id), "now_ms": ctx.clock.now_ms()}
-    decision, change = ctx.decide(shard, key, "InitProducerId", args, instance=pre)
+    decision, change = ctx.decide(shard, key, TxnEvent.InitProducerId, args, instance=pre)
     if not decision.accepted:
         return Plan([change], response=InitProducerIdResponse(decision.error))
-    if "epoch_overflow_no_rotation" in ctx.bugs and _rotates(pre, decision):
-        # seeded bug: the exhausted epoch is bumped on the same producer id instead of rotating to a new one
-        change = _seeded(change, producer_id=pre["producer_id"], previous_producer_id=pre["producer_id"],
-                         producer_epoch=min(pre["producer_epoch"] + 1, _MAX_EPOCH))
-        decision = change.decision
     if decision.to_state in _FOLLOW_UP:
         return _fence_plan(ctx, shard, change, pre, InitProducerIdResponse)
     post = decision.post
@@ -186,7 +169,7 @@ def add_partitions(ctx: TxnContext, shard: Shard, transactional_id: str, produce
     key = (transactional_id,)
     args = {"pid": producer_id, "epoch": producer_epoch, "parts": partitions, "txn_version": txn_version,
             "now_ms": ctx.clock.now_ms()}
-    decision, change = ctx.decide(shard, key, "AddPartitions", args)
+    decision, change = ctx.decide(shard, key, TxnEvent.AddPartitions, args)
     if not decision.accepted:
         return Plan([change], response=decision.error)
     return _single_write(ctx, shard, change, decision.error, _same)
@@ -195,7 +178,7 @@ def add_partitions(ctx: TxnContext, shard: Shard, transactional_id: str, produce
 def verify_partition(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: int, producer_epoch: int,
                      partition: str) -> Plan:
     args = {"pid": producer_id, "epoch": producer_epoch, "p": partition}
-    decision, change = ctx.decide(shard, (transactional_id,), "VerifyPartition", args)
+    decision, change = ctx.decide(shard, (transactional_id,), TxnEvent.VerifyPartition, args)
     if decision.accepted:
         raise IllegalStateError(f"VerifyPartition changed transaction {transactional_id!r} (row {decision.row.index})")
     return Plan([change], response=decision.error)
@@ -211,12 +194,10 @@ def end_txn(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: i
     if v2:
         args["new_producer_id"] = LazyProducerId(ctx.new_producer_id)
     pre = shard.instance_or_fresh(ctx.table, key)
-    decision, change = ctx.decide(shard, key, "EndTxnV2" if v2 else "EndTxnV1", args, instance=pre)
-    if ctx.bugs:
-        decision, change = _end_txn_bugs(ctx, shard, key, pre, args, decision, change, v2)
+    decision, change = ctx.decide(shard, key, TxnEvent.EndTxnV2 if v2 else TxnEvent.EndTxnV1, args, instance=pre)
     if not decision.accepted:
-        if decision.error == "NONE":  # a retry of an EndTxn that completed: the producer id and epoch to use now
-            return Plan([change], response=EndTxnResponse("NONE", pre["producer_id"], pre["producer_epoch"]))
+        if decision.error == Errors.NONE:  # a retry of an EndTxn that completed: the producer id and epoch to use now
+            return Plan([change], response=EndTxnResponse(Errors.NONE, pre["producer_id"], pre["producer_epoch"]))
         return Plan([change], response=EndTxnResponse(decision.error))
     post = decision.post
     assert post is not None
@@ -227,42 +208,15 @@ def end_txn(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: i
     return _single_write(ctx, shard, change, answer, EndTxnResponse, markers=True)
 
 
-_MAX_EPOCH = 32_767
-
-
-def _rotates(pre: Instance, decision: Decision) -> bool:
-    """The decision moves a known transactional id to a new producer id (epoch exhaustion)."""
-    assert decision.post is not None
-    return bool(pre["producer_id"] != -1 and decision.post["producer_id"] != pre["producer_id"])
-
-
-def _end_txn_bugs(ctx: TxnContext, shard: Shard, key: Key, pre: Instance, args: dict[str, Any], decision: Decision,
-                  change: Change, v2: bool) -> tuple[Decision, Change]:
-    """The seeded EndTxn bugs (kcoord.conformance.bugs); only called when a bug switch is on."""
-    retry_of_previous = (v2 and pre["state"] == "Ongoing" and pre["producer_id"] == args["pid"]
-                         and args["epoch"] + 1 == pre["producer_epoch"])
-    if "endtxn_retry_commits_later" in ctx.bugs and retry_of_previous:
-        # seeded bug: the retry's epoch (one behind) is taken for the open transaction's; the trace keeps the epoch
-        # the request carried
-        decision, change = ctx.decide(shard, key, "EndTxnV2", {**args, "epoch": pre["producer_epoch"]}, instance=pre)
-        change = replace(change, args={**change.args, "epoch": args["epoch"]})
-    if ("epoch_overflow_no_rotation" in ctx.bugs and decision.post is not None
-            and decision.post["next_producer_id"] != -1):
-        # seeded bug: the exhausted epoch goes to the maximum on the same producer id; no next producer id
-        change = _seeded(change, next_producer_id=-1)
-        decision = change.decision
-    return decision, change
-
-
 def describe(ctx: TxnContext, shard: Shard, transactional_id: str) -> Plan:
     key = (transactional_id,)
     instance = shard.instance_or_fresh(ctx.table, key)
-    decision, change = ctx.decide(shard, key, "Describe", {}, instance=instance)
-    if decision.error != "NONE":
+    decision, change = ctx.decide(shard, key, TxnEvent.Describe, {}, instance=instance)
+    if decision.error != Errors.NONE:
         return Plan([change], response=TransactionDescription(transactional_id, decision.error))
     partitions = tuple(sorted(TopicPartition.parse(p) for p in instance["partitions"]))
     return Plan([change], response=TransactionDescription(
-        transactional_id, "NONE", state=instance["state"], producer_id=instance["producer_id"],
+        transactional_id, Errors.NONE, state=instance["state"], producer_id=instance["producer_id"],
         producer_epoch=instance["producer_epoch"], timeout_ms=instance["txn_timeout_ms"],
         start_timestamp_ms=instance["txn_start_timestamp_ms"], partitions=partitions))
 
@@ -273,7 +227,7 @@ def describe(ctx: TxnContext, shard: Shard, transactional_id: str) -> Plan:
 def is_timed_out(instance: Mapping[str, Any], pending: bool, now_ms: int) -> bool:
     """Kafka's `timedOutTransactions` filter: the scan that proposes candidates to the spec's TimeoutExpired (whose
     guard checks the same again)."""
-    return (instance["state"] == "Ongoing" and not pending
+    return (instance["state"] == TxnState.Ongoing and not pending
             and instance["txn_start_timestamp_ms"] + instance["txn_timeout_ms"] < now_ms)
 
 
@@ -291,13 +245,13 @@ def timeout_abort(ctx: TxnContext, shard: Shard, transactional_id: str, producer
     key = (transactional_id,)
     pre = shard.get(MACHINE, key)
     if pre is None or pre["producer_id"] != producer_id:
-        return Plan(response="INVALID_PRODUCER_ID_MAPPING")
+        return Plan(response=Errors.INVALID_PRODUCER_ID_MAPPING)
     if pre["producer_epoch"] != producer_epoch:
-        return Plan(response="PRODUCER_FENCED")
+        return Plan(response=Errors.PRODUCER_FENCED)
     now_ms = ctx.clock.now_ms()
     if not is_timed_out(pre, shard.pending(MACHINE, key), now_ms):
-        return Plan(response="CONCURRENT_TRANSACTIONS")  # something happened to it since the scan
-    _, change = ctx.decide(shard, key, "TimeoutExpired", {"now_ms": now_ms}, instance=pre)
+        return Plan(response=Errors.CONCURRENT_TRANSACTIONS)  # something happened to it since the scan
+    _, change = ctx.decide(shard, key, TxnEvent.TimeoutExpired, {"now_ms": now_ms}, instance=pre)
     return _fence_plan(ctx, shard, change, pre, lambda error: error)
 
 
@@ -313,12 +267,12 @@ def complete(ctx: TxnContext, shard: Shard, txns: list[tuple[str, int, int]]) ->
         if pre is None or (pre["producer_id"], pre["producer_epoch"]) != (producer_id, producer_epoch):
             raise IllegalStateError(f"transaction {transactional_id!r}: markers were sent for ({producer_id}, "
                                     f"{producer_epoch}) but the instance is {pre}")
-        decision, change = ctx.decide(shard, key, "CompleteTxn", {"now_ms": now_ms}, instance=pre,
+        decision, change = ctx.decide(shard, key, TxnEvent.CompleteTxn, {"now_ms": now_ms}, instance=pre,
                                       record=len(records))
         assert decision.post is not None
         changes.append(change)
         records.append(ctx.record(decision.post))
-    return Plan(changes, records, response="NONE", on_failure=_failure_answer(_same))
+    return Plan(changes, records, response=Errors.NONE, on_failure=_failure_answer(_same))
 
 
 def expire(ctx: TxnContext, shard: Shard, transactional_ids: list[str], expiration_ms: int) -> Plan:
@@ -328,8 +282,8 @@ def expire(ctx: TxnContext, shard: Shard, transactional_ids: list[str], expirati
     records: list[RecordBytes] = []
     for transactional_id in transactional_ids:
         key = (transactional_id,)
-        _, change = ctx.decide(shard, key, "Expire", {"now_ms": now_ms, "expiration_ms": expiration_ms},
+        _, change = ctx.decide(shard, key, TxnEvent.Expire, {"now_ms": now_ms, "expiration_ms": expiration_ms},
                                record=len(records))
         changes.append(change)
         records.append((ctx.codec.key(transactional_id), None))
-    return Plan(changes, records, response="NONE", on_failure=_failure_answer(_same))
+    return Plan(changes, records, response=Errors.NONE, on_failure=_failure_answer(_same))

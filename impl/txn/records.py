@@ -21,6 +21,7 @@ import struct
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from .._generated.transaction import State as TxnState
 from ..errors import IllegalStateError
 from ..statemachine import Instance
 from ..storage.txn_log_schema import (
@@ -30,6 +31,7 @@ from ..storage.txn_log_schema import (
     TransactionLogValue,
     TransactionStatus,
     TxnPartitions,
+    decode_key,
     decode_value,
     encode_key,
     encode_value,
@@ -55,17 +57,17 @@ __all__ = [
 
 #: spec state name -> persisted TransactionStatus (the pending-only states have ids but are never written)
 STATUS_OF_STATE: Final[Mapping[str, TransactionStatus]] = {
-    "Empty": TransactionStatus.EMPTY,
-    "Ongoing": TransactionStatus.ONGOING,
-    "PrepareCommit": TransactionStatus.PREPARE_COMMIT,
-    "PrepareAbort": TransactionStatus.PREPARE_ABORT,
-    "CompleteCommit": TransactionStatus.COMPLETE_COMMIT,
-    "CompleteAbort": TransactionStatus.COMPLETE_ABORT,
-    "Dead": TransactionStatus.DEAD,
-    "PrepareEpochFence": TransactionStatus.PREPARE_EPOCH_FENCE,
+    TxnState.Empty: TransactionStatus.EMPTY,
+    TxnState.Ongoing: TransactionStatus.ONGOING,
+    TxnState.PrepareCommit: TransactionStatus.PREPARE_COMMIT,
+    TxnState.PrepareAbort: TransactionStatus.PREPARE_ABORT,
+    TxnState.CompleteCommit: TransactionStatus.COMPLETE_COMMIT,
+    TxnState.CompleteAbort: TransactionStatus.COMPLETE_ABORT,
+    TxnState.Dead: TransactionStatus.DEAD,
+    TxnState.PrepareEpochFence: TransactionStatus.PREPARE_EPOCH_FENCE,
 }
 STATE_OF_STATUS: Final[Mapping[int, str]] = {int(status): state for state, status in STATUS_OF_STATE.items()}
-_NEVER_WRITTEN: Final = frozenset({"Dead", "PrepareEpochFence"})
+_NEVER_WRITTEN: Final = frozenset({TxnState.Dead, TxnState.PrepareEpochFence})
 #: the states a value holds -> their TransactionStatus id (the encoder's lookup)
 _WRITTEN_STATUS: Final[Mapping[str, int]] = {state: int(status) for state, status in STATUS_OF_STATE.items()
                                              if state not in _NEVER_WRITTEN}
@@ -101,9 +103,7 @@ def decode_txn_key(buf: bytes) -> str:
         version, length = _KEY_HEAD.unpack_from(buf)
         if version == KEY_VERSION and length >= 0 and len(buf) == 4 + length:
             return buf[4:].decode("utf-8")
-    from ..storage.txn_log_schema import decode_key  # the reference decoder names what is wrong
-
-    return decode_key(buf).transactional_id
+    return decode_key(buf).transactional_id  # the reference decoder names what is wrong
 
 
 # ---------------------------------------------------------------------------------------------- partitions
@@ -137,7 +137,7 @@ def value_from_instance(instance: Mapping[str, Any]) -> TransactionLogValue:
         producer_epoch=instance["producer_epoch"],
         transaction_timeout_ms=instance["txn_timeout_ms"],
         transaction_status=STATUS_OF_STATE[state],
-        transaction_partitions=None if state == "Empty" else group_partitions(instance["partitions"]),
+        transaction_partitions=None if state == TxnState.Empty else group_partitions(instance["partitions"]),
         transaction_last_update_timestamp_ms=instance["txn_last_update_timestamp_ms"],
         transaction_start_timestamp_ms=instance["txn_start_timestamp_ms"],
         previous_producer_id=instance["previous_producer_id"],
@@ -239,7 +239,7 @@ def encode_instance(instance: Mapping[str, Any], version: int, cache: Partitions
     if version not in (0, 1) or (version == 0 and client_tv != 0):
         return encode_value(value_from_instance(instance), version)  # type: ignore[return-value]  # raises
     partitions = instance["partitions"]
-    if state == "Empty":
+    if state == TxnState.Empty:
         if partitions:
             raise IllegalStateError(f"transaction {instance['transactional_id']!r}: Empty with partitions")
         section = b"\x00" if version else b"\xff\xff\xff\xff"

@@ -1,7 +1,8 @@
-"""Generators: everything that is written from the IR (runtime tables, diagrams, generated tests).
+"""Generators: everything that is written from the IR (runtime tables, diagrams, generated tests), and the `Errors`
+enum of the implementation (from `kcoord.model.kafka_errors`).
 
-Owns: `generate_all` (the committed outputs for a set of machines), `write` and `stale` (the freshness check used by
-`kcoord gen --check` and the test suite). Each output kind lives in its own module.
+Owns: `generate_all` (the committed outputs for a set of machines, and the errors file), `write` and `stale` (the
+freshness check used by `kcoord gen --check` and the test suite). Each output kind lives in its own module.
 Must not import: z3, pyspark.
 """
 
@@ -13,13 +14,14 @@ from pathlib import Path
 from .. import ir
 from .common import GeneratedFile
 from .diagrams import diagram_files
+from .errors import errors_file
 from .tables import table_file
 
 
 def generate_all(machines: Iterable[ir.Machine], *, svg: bool = True) -> list[GeneratedFile]:
     """Every committed generated file, sorted by path."""
     formats = ("dot", "svg", "mermaid") if svg else ("dot", "mermaid")
-    files: list[GeneratedFile] = []
+    files: list[GeneratedFile] = [errors_file()]
     for m in sorted(machines, key=lambda m: m.name):
         files.append(table_file(m))
         files.extend(diagram_files(m, formats))

@@ -1,6 +1,7 @@
 """Generator of the runtime tables: one `impl/_generated/<machine>.py` per machine.
 
-Owns: the layout of the generated module. The module is data (tuples, dicts, frozensets, a `State` enum) plus one
+Owns: the layout of the generated module. The module is data (tuples, dicts, frozensets, the `State` and `Event`
+str-enums `kcoord.impl` names states and events by) plus one
 small function per guard and effect whose body is exactly `kcoord.model.pyexpr.to_python` of the IR — so the runtime
 evaluates the same Python the model's reference evaluator does. The generated module imports only the standard
 library; `kcoord.impl.statemachine` turns it into the runtime's table objects.
@@ -28,7 +29,7 @@ def render_module(m: ir.Machine) -> str:
     out.append("import enum\n\n")
     out.append(f"MACHINE = {m.name!r}\nKIND = {m.kind!r}\nSPEC_PATH = {m.path!r}\n"
                f"SPEC_SHA256 = {m.source_sha256!r}\n\n\n")
-    out.append(_state_enum(m))
+    out.append(_name_enums(m))
     out.append(_declarations(m))
     out.append(_functions(m))
     out.append(_rows(m))
@@ -57,9 +58,19 @@ def _set(items: list[str] | tuple[str, ...] | frozenset[str] | set[str]) -> str:
     return "frozenset({" + ", ".join(repr(x) for x in sorted(items)) + "})"
 
 
-def _state_enum(m: ir.Machine) -> str:
-    lines = ["class State(str, enum.Enum):", f'    """The states of {m.name}, named as in the spec."""', ""]
-    lines += [f"    {st.name} = {st.name!r}" for st in m.states]
+def _name_enums(m: ir.Machine) -> str:
+    """`State` and `Event`: what `kcoord.impl` writes instead of a state's or an event's name as a string (a misspelt
+    member is an AttributeError and a mypy error, a misspelt string a comparison that is silently false)."""
+    return (str_enum("State", f"The states of {m.name}, named as in the spec.", [st.name for st in m.states])
+            + str_enum("Event", f"The events of {m.name}, named as in the spec.", [e.name for e in m.events]))
+
+
+def str_enum(name: str, doc: str, members: list[str]) -> str:
+    """A `StrEnum` whose members are their own names: each equals, hashes and prints as that string, so it can stand
+    wherever the string did (table rows, instance dicts, traces)."""
+    lines = [f"class {name}(enum.StrEnum):", f'    """{doc}"""', "",
+             "    __hash__ = str.__hash__  # the same value as Enum's hash(name), without its Python-level call", ""]
+    lines += [f"    {member} = {member!r}" for member in members]
     return "\n".join(lines) + "\n\n\n"
 
 

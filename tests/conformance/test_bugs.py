@@ -10,14 +10,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kcoord.conformance.bugs import BUGS, SeededBug, bug, enable
+from kcoord.conformance.bugs import BUGS, KnownBug, bug, enable
 from kcoord.impl.cluster import ClusterConfig
+from kcoord.impl.seeded import SeededBug
 from kcoord.impl.sim import SimConfig, default_cluster_config, simulate
 
 WITNESS_ROWS_MAX = 20
@@ -49,7 +50,7 @@ def witness_rows(violation: Any) -> int:
     return sum(len(segment["rows"]) for segment in data["segments"])
 
 
-def run(b: SeededBug, tmp_path: Path, name: str, *, with_bug: bool) -> Path:
+def run(b: KnownBug, tmp_path: Path, name: str, *, with_bug: bool) -> Path:
     config = SimConfig(seed=b.seed, events=b.events, **b.workload)
     cluster = default_cluster_config(config)
     traces = tmp_path / name / "traces"
@@ -64,7 +65,7 @@ def digest(folder: Path) -> str:
     return h.hexdigest()
 
 
-def matches(v: Any, b: SeededBug) -> bool:
+def matches(v: Any, b: KnownBug) -> bool:
     return v.machine == b.machine and any(v.check == check and (not name or v.name == name)
                                           for check, name in b.checks)
 
@@ -78,12 +79,13 @@ def test_catalogue_names_and_switches() -> None:
     assert bug("kafka-16147") is BUGS["KAFKA-16147"]
     with pytest.raises(ValueError, match="unknown bug 'KAFKA-1'; known: KAFKA-17507"):
         bug("KAFKA-1")
+    assert {b.bug for b in BUGS.values()} == set(SeededBug)  # one catalogue entry per switch
     plain = ClusterConfig()
-    assert not plain.bug_kafka_17507 and not plain.groups.bug_kafka_16147 and plain.txn.seeded_bugs() == frozenset()
+    assert plain.seeded_bugs == frozenset()
     turned_on = enable("KAFKA-9666", plain)
-    assert turned_on.txn.seeded_bugs() == {"kafka_9666"} and turned_on.groups == plain.groups
-    assert enable("KAFKA-17507", plain).bug_kafka_17507
-    assert enable("KAFKA-16147", plain).groups.bug_kafka_16147
+    assert turned_on.seeded_bugs == {SeededBug.KAFKA_9666} and replace(turned_on, seeded_bugs=frozenset()) == plain
+    assert enable("KAFKA-16147", enable("KAFKA-17507", plain)).seeded_bugs == {SeededBug.KAFKA_17507,
+                                                                                 SeededBug.KAFKA_16147}
 
 
 # ---------------------------------------------------------------- each bug fires and is caught

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kcoord.model.gen import generate_all, stale
+from kcoord.model.gen import errors, generate_all, stale
 from kcoord.model.gen.common import GeneratedFile
+from kcoord.model.kafka_errors import KAFKA_ERRORS
 from kcoord.model.loader import bundled_machines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,15 +43,26 @@ def test_every_machine_has_a_table_and_three_diagrams(generated: list[GeneratedF
 
 
 def test_text_outputs_carry_the_header(generated: list[GeneratedFile]) -> None:
-    machines = {m.path: m for m in bundled_machines().values()}
+    """Each names its source and that source's hash: a spec, or (the errors enum) Kafka's error table."""
+    sources = {m.path: m.source_sha256 for m in bundled_machines().values()}
+    sources[errors.SOURCE] = errors.source_sha256()
     for f in generated:
         if f.path.endswith(".svg"):
             continue
         head = f.content.decode().split("\n", 2)
-        spec_path = head[0].split(" from ", 1)[1].split(" (", 1)[0]
-        assert spec_path in machines, f.path
-        assert machines[spec_path].source_sha256 in head[0]
+        source = head[0].split(" from ", 1)[1].split(" (", 1)[0]
+        assert source in sources, f.path
+        assert sources[source] in head[0]
         assert "Do not edit" in head[1]
+
+
+def test_the_errors_enum_is_kafka_s_error_table(generated: list[GeneratedFile]) -> None:
+    """impl/_generated/errors.py defines exactly the names of kcoord.model.kafka_errors, each as itself."""
+    (f,) = [f for f in generated if f.path == errors.PATH]
+    namespace: dict[str, object] = {}
+    exec(compile(f.content, f.path, "exec"), namespace)
+    enum_class = namespace["Errors"]
+    assert [(m.name, m.value) for m in enum_class] == [(n, n) for n in KAFKA_ERRORS]  # type: ignore[attr-defined]
 
 
 def test_svg_is_rendered_by_dot_from_the_dot_source(generated: list[GeneratedFile]) -> None:

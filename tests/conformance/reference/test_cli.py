@@ -75,3 +75,19 @@ def test_one_line_refusals(tmp_path: Path) -> None:
     (tmp_path / "c" / "kcoord-reference.json").write_text('{"cluster_id": "x", "nodes": 1}\n')
     assert "holds a reference Kafka of 1 node(s), not 3" in _refused("--data-dir", str(tmp_path / "c"), "--nodes", "3",
                                                                       "--port", "0")
+
+
+def test_a_killed_launcher_leaves_no_kafka_behind(tmp_path: Path) -> None:
+    """The nodes get the kernel's parent-death signal: a test run killed mid-way does not leak JVMs."""
+    script = ("import os, sys\nfrom pathlib import Path\n"
+              "from kcoord.conformance.reference.broker import ReferenceKafka, ReferenceOptions\n"
+              "k = ReferenceKafka(ReferenceOptions(Path(sys.argv[1]), port=0)).start()\n"
+              "print(*[p.pid for p in k.processes.values()], flush=True)\nos._exit(0)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "kafka")], capture_output=True, text=True,
+                          timeout=120, check=True)
+    pids = [int(p) for p in done.stdout.split()]
+    assert pids
+    deadline = time.monotonic() + 60
+    while any(Path(f"/proc/{pid}").exists() for pid in pids):
+        assert time.monotonic() < deadline, f"Kafka node(s) {pids} outlived their launcher"
+        time.sleep(0.2)

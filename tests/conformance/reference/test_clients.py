@@ -15,7 +15,8 @@ def harness() -> JavaHarness:
 
 
 def test_a_failing_command_is_one_line(harness: JavaHarness) -> None:
-    with pytest.raises(HarnessError, match=r"^harness nosuch failed: IllegalArgumentException: unknown command nosuch$"):
+    with pytest.raises(HarnessError, match=r"^harness nosuch failed: IllegalArgumentException: unknown command "
+                                           r"nosuch$"):
         harness.run("nosuch")
     with pytest.raises(HarnessError, match="missing --topic"):
         harness.run("read", bootstrap="127.0.0.1:1")

@@ -32,6 +32,7 @@ from kcoord.impl.interfaces import TxnVerifier
 from kcoord.impl.runtime.clock import ManualClock
 from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.runtime.trace import MemorySink, Tracer
+from kcoord.impl.seeded import SeededBug
 from kcoord.impl.storage import group_log_schema as schema
 from kcoord.impl.storage.batch import decode_end_txn_marker
 from kcoord.impl.storage.log import Durability
@@ -58,7 +59,7 @@ class Harness:
     sink: MemorySink = field(default_factory=MemorySink)
     topics: dict[str, TopicMetadata] = field(default_factory=lambda: dict(TOPICS))
     verifier: TxnVerifier | None = None
-    bug_kafka_17507: bool = False
+    seeded_bugs: frozenset[SeededBug] = frozenset()
     materialize_hook: MaterializeHook | None = None
     durability: Durability | None = None
     coordinator: GroupCoordinator = field(init=False)
@@ -71,7 +72,7 @@ class Harness:
     def make(self) -> GroupCoordinator:
         return GroupCoordinator(data_dir=self.path, clock=self.clock, topics=self.topics, config=self.config,
                                 tracer=Tracer(self.sink), verifier=self.verifier, durability=self.durability,
-                                bug_kafka_17507=self.bug_kafka_17507, materialize_hook=self.materialize_hook,
+                                seeded_bugs=self.seeded_bugs, materialize_hook=self.materialize_hook,
                                 new_uuid=lambda: f"u{next(self._ids)}")
 
     @property

@@ -16,6 +16,7 @@ from kcoord.impl.interfaces import MarkerResult, TopicPartition, TxnMarker
 from kcoord.impl.runtime.clock import ManualClock
 from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.runtime.trace import Tracer
+from kcoord.impl.seeded import SeededBug
 from kcoord.impl.storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
 from kcoord.impl.txn import TransactionCoordinator
 
@@ -67,7 +68,8 @@ class Cluster:
                                           tracer=Tracer(self.sink))  # type: ignore[arg-type]
         self.groups = GroupCoordinator(data_dir=tmp_path / "groups", clock=self.clock, topics=TOPICS,
                                        config=GroupConfig(), tracer=Tracer(self.sink), verifier=self.txn,
-                                       bug_kafka_17507=bug, materialize_hook=self.held.append if hold else None)
+                                       seeded_bugs=frozenset({SeededBug.KAFKA_17507}) if bug else frozenset(),
+                                       materialize_hook=self.held.append if hold else None)
         self.groups.load_all()
         self.txn.load_all()
 

@@ -3,7 +3,7 @@ given before the producer's pending transactional offsets are materialised (COMM
 transaction's offsets must never be touched by the previous one's completion.
 
 The materialisation step is held by a hook and released by the test. With the fix the answer waits for it; with
-`bug_kafka_17507=True` (the old Scala coordinator's order) the answer comes first — and the held completion then
+the seeded KAFKA-17507 (the old Scala coordinator's order) the answer comes first — and the held completion then
 takes the next transaction's offsets too."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kcoord.impl.group.messages import OffsetCommitPartition, TxnOffsetCommitRequest
 from kcoord.impl.interfaces import TopicPartition, TxnMarker
+from kcoord.impl.seeded import SeededBug
 
 from .helpers import Harness
 from .test_offsets import FakeVerifier, txn_commit
@@ -32,7 +33,8 @@ def setup(tmp_path: Path, *, bug: bool) -> tuple[Harness, list[Callable[[], None
             events.append("materialised")
         held.append(run)
 
-    h = Harness(tmp_path, verifier=FakeVerifier(), bug_kafka_17507=bug, materialize_hook=hold)
+    seeded = frozenset({SeededBug.KAFKA_17507}) if bug else frozenset()
+    h = Harness(tmp_path, verifier=FakeVerifier(), seeded_bugs=seeded, materialize_hook=hold)
     return h, held, events
 
 
@@ -108,7 +110,7 @@ def test_bug_switch_answers_before_materialising_and_misapplies_the_next_transac
 
 
 def test_bug_switch_without_a_hook_materialises_on_the_next_poll(tmp_path: Path) -> None:
-    h = Harness(tmp_path, verifier=FakeVerifier(), bug_kafka_17507=True)
+    h = Harness(tmp_path, verifier=FakeVerifier(), seeded_bugs=frozenset({SeededBug.KAFKA_17507}))
     txn_commit(h, "g", {("orders", 0): 9}, pid=7)
     answer = h.c.write_txn_markers([TxnMarker(7, 0, "COMMIT", 0, (TP,))])
     assert answer.result() == [{TP: "NONE"}]  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kcoord.impl.errors import IllegalStateError
 from kcoord.impl.group import records
-from kcoord.impl.group.offset_store import OffsetEntry
+from kcoord.impl.group.offsets.store import OffsetEntry
 from kcoord.impl.group.shard_state import fast_offset_commit
 from kcoord.impl.runtime.shard import Change
 from kcoord.impl.storage import group_log_schema as schema

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kcoord.impl.errors import Errors, IllegalStateError, KafkaError
 from kcoord.impl.interfaces import TxnOperation
 from kcoord.impl.partition import PartitionConfig
 from kcoord.impl.partition.producer_state import NUM_BATCHES_TO_RETAIN
@@ -176,6 +177,26 @@ def test_a_v2_marker_at_the_next_transactions_epoch_keeps_its_verification(env: 
     assert [(b.is_control, b.producer_epoch) for b in env.on_disk()] == [(False, 0), (True, 1), (False, 1)]
 
 
+def test_a_verification_request_that_failed_is_retriable_but_our_own_bug_is_raised(env: Env) -> None:
+    """The coordinator unreachable (OSError: NETWORK_EXCEPTION) or failing the request with a Kafka error is
+    NOT_ENOUGH_REPLICAS, which the producer retries; an IllegalStateError behind the verification is a bug of ours:
+    it surfaces from whoever completes the verification, and the produce is not answered (it was once answered
+    NOT_ENOUGH_REPLICAS like a network error)."""
+    env.verifier.add(PID)
+    env.verifier.hold = True
+    for failure in (OSError("connection reset"), KafkaError(Errors.NOT_COORDINATOR, "moved")):
+        pending = env.manager.produce(TP.topic, 0, batch(PID, 0, seq=0, txn=True), transactional_id="t1")
+        done, _ = env.verifier.held.pop(0)
+        done.fail(failure)
+        assert pending.result().error == "NOT_ENOUGH_REPLICAS", failure
+    pending = env.manager.produce(TP.topic, 0, batch(PID, 0, seq=0, txn=True), transactional_id="t1")
+    done, _ = env.verifier.held.pop(0)
+    with pytest.raises(IllegalStateError, match="planted"):
+        done.fail(IllegalStateError("planted"))
+    assert not pending.done
+    assert env.on_disk() == [] and env.state(PID) is None
+
+
 def test_verification_disabled_appends_without_asking(tmp_path: object) -> None:
     from kcoord.impl.partition import PartitionConfig
 
@@ -204,6 +225,15 @@ def test_epoch_bump_must_start_at_sequence_zero(env: Env) -> None:
     assert produce_ok(env, batch(PID, 1, seq=0)) == 3
     state = env.state(PID)
     assert state is not None and (state["producer_epoch"], state["last_sequence"]) == (1, 0)
+
+
+def test_a_rejected_append_carries_no_error_message(env: Env) -> None:
+    """Kafka 4.0's ReplicaManager gives a Produce partition an error message only for a RecordValidationException;
+    an OutOfOrderSequenceException or InvalidProducerEpochException is answered with a null message (as the
+    differential fuzzer saw on the reference broker)."""
+    produce_ok(env, batch(PID, 3, seq=0))
+    assert [(r.error, r.error_message) for r in (env.produce(batch(PID, 3, seq=5)), env.produce(batch(PID, 2, seq=1)))
+            ] == [("OUT_OF_ORDER_SEQUENCE_NUMBER", None), ("INVALID_PRODUCER_EPOCH", None)]
 
 
 def test_same_epoch_gap_is_out_of_order(env: Env) -> None:

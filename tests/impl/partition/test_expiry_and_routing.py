@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pytest
+
+from kcoord.impl.errors import Errors, IllegalStateError, KafkaError
 from kcoord.impl.interfaces import MarkerResult, TopicPartition, TxnMarker
 from kcoord.impl.partition import BrokerMarkerTarget
 from kcoord.impl.runtime.completion import Completion
@@ -89,6 +92,28 @@ def test_broker_router_splits_markers_between_data_partitions_and_the_group_coor
     assert done.result() == [{offsets: "NOT_LEADER_OR_FOLLOWER", TP: "NONE", unknown: "UNKNOWN_TOPIC_OR_PARTITION"},
                              {offsets: "NOT_LEADER_OR_FOLLOWER"}]
     assert [list(r) for r in done.result()] == [[offsets, TP, unknown], [offsets]]  # the markers' order
+
+
+def test_broker_router_answers_a_holder_s_failed_request_but_raises_our_own_bug(env: Env) -> None:
+    """A holder failing the request with a Kafka error or a disk error (OSError: KAFKA_STORAGE_ERROR, Kafka's answer
+    to a failed append) is answered per partition, a coordinator's error as NOT_LEADER_OR_FOLLOWER; an
+    IllegalStateError is a bug of ours: it surfaces from whoever completes the request, and the marker is not
+    answered (it was once answered UNKNOWN_SERVER_ERROR)."""
+    group = FakeGroupCoordinator()
+    router = BrokerMarkerTarget(env.manager)
+    router.register("__consumer_offsets", group)
+    offsets = TopicPartition("__consumer_offsets", 7)
+    for failure, expected in ((KafkaError(Errors.NOT_COORDINATOR, "moved"), "NOT_LEADER_OR_FOLLOWER"),
+                              (OSError("no space left on device"), "KAFKA_STORAGE_ERROR")):
+        done = router.write_txn_markers([TxnMarker(A, 0, "COMMIT", 1, (offsets,))])
+        pending, _ = group.pending.pop(0)
+        pending.fail(failure)
+        assert done.result() == [{offsets: expected}]
+    done = router.write_txn_markers([TxnMarker(A, 0, "COMMIT", 1, (offsets,))])
+    pending, _ = group.pending.pop(0)
+    with pytest.raises(IllegalStateError, match="planted"):
+        pending.fail(IllegalStateError("planted"))
+    assert not done.done
 
 
 def test_broker_router_refuses_negative_producer_ids_and_epochs_before_any_holder(env: Env) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kcoord.impl.errors import IllegalStateError
+from kcoord.impl.errors import Errors, IllegalStateError, KafkaError
 from kcoord.impl.interfaces import TopicPartition
 from kcoord.impl.runtime.shard import Shard
 from kcoord.impl.storage.log import Durability
@@ -184,6 +184,26 @@ def test_a_disconnection_sends_every_marker_of_the_request_again(h: Harness) -> 
     h.settle()
     assert [m.partitions for m in h.target.markers()] == [tuple(sorted(PARTS))] * 2
     assert states(h.records_since(T, mark)) == ["PrepareCommit", "CompleteCommit"]
+
+
+def test_a_request_that_timed_out_is_sent_again_but_our_own_bug_is_raised(h: Harness) -> None:
+    """A request failed with a Kafka error (the simulator's lost answer: REQUEST_TIMED_OUT) counts as a disconnection
+    and is sent again; an IllegalStateError behind the target is a bug of ours: it surfaces from whoever completes
+    the request, and nothing is retried (it was once counted as a disconnection and retried for ever)."""
+    h.target.hold = True
+    mark = prepared(h)
+    h.coordinator.poll()
+    (_, lost), = h.target.held
+    h.target.held.clear()
+    lost.fail(KafkaError(Errors.REQUEST_TIMED_OUT, "the answer was lost"))
+    assert h.coordinator.channel.stats.disconnects == 1
+    h.clock.advance(100)
+    h.coordinator.poll()
+    (_, again), = h.target.held
+    with pytest.raises(IllegalStateError, match="planted"):
+        again.fail(IllegalStateError("planted"))
+    assert h.coordinator.channel.stats.disconnects == 1
+    assert states(h.records_since(T, mark)) == ["PrepareCommit"]
 
 
 def test_partitions_without_a_leader_are_dropped(h: Harness) -> None:

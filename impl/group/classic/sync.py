@@ -9,13 +9,15 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
-from ..runtime.completion import Completion
-from ..runtime.shard import Plan, Shard
-from ..statemachine import Decision
-from . import records
-from .classic_ops import ClassicTxn, _settle, hb_key
-from .context import Context
-from .messages import (
+from ..._generated.classic_group import Event as ClassicGroupEvent
+from ..._generated.classic_group import State as ClassicGroupState
+from ...errors import Errors
+from ...runtime.completion import Completion
+from ...runtime.shard import Plan, Shard
+from ...statemachine import Decision
+from .. import records
+from ..context import Context
+from ..messages import (
     DescribedGroup,
     DescribedMember,
     HeartbeatRequest,
@@ -27,10 +29,12 @@ from .messages import (
     SyncGroupResponse,
     group_not_found,
 )
-from .planning import is_check_row
-from .shard_state import GroupShardState
+from ..offsets.store import delete_all_offsets
+from ..planning import is_check_row
+from ..shard_state import GroupShardState
+from .group import ClassicTxn, hb_key
 
-STORAGE_ERROR = "NOT_COORDINATOR"  # appendGroupMetadataErrorToResponseError(KAFKA_STORAGE_ERROR)
+STORAGE_ERROR = Errors.NOT_COORDINATOR  # appendGroupMetadataErrorToResponseError(KAFKA_STORAGE_ERROR)
 
 
 # ---------------------------------------------------------------------------------------------- SyncGroup
@@ -43,9 +47,10 @@ def sync_group(ctx: Context, shard: Shard, state: GroupShardState, req: SyncGrou
     if d is None:
         return t.plan()
     member_id = req.member_id
-    if d.to_state == "Stable":  # the stored assignment (first sync of the generation, or a repeated one)
+    # the stored assignment (first sync of the generation, or a repeated one)
+    if d.to_state == ClassicGroupState.Stable:
         inst = t.inst
-        t.reply(out, SyncGroupResponse("NONE", inst["protocol_type"] or None, inst["protocol"] or None,
+        t.reply(out, SyncGroupResponse(Errors.NONE, inst["protocol_type"] or None, inst["protocol"] or None,
                                        t.current.members[member_id].assignment))
         return t.plan()
     t.data.member(member_id).sync_waiter = out
@@ -54,7 +59,7 @@ def sync_group(ctx: Context, shard: Shard, state: GroupShardState, req: SyncGrou
     assignment = dict(req.assignments)
     for other in t.data.members:
         assignment.setdefault(other, b"")
-    written = t.decide("AssignmentWritten", {"generation_id": req.generation_id})
+    written = t.decide(ClassicGroupEvent.AssignmentWritten, {"generation_id": req.generation_id})
     assert written.post is not None
     t.b.write_for_last(records.group_metadata(req.group_id, written.post, t.data, assignment=assignment))
     for other in list(t.data.members):
@@ -62,7 +67,7 @@ def sync_group(ctx: Context, shard: Shard, state: GroupShardState, req: SyncGrou
         member.assignment = assignment[other]
         waiter, member.sync_waiter = member.sync_waiter, None
         if waiter is not None:  # setAndPropagateAssignment: each parked SyncGroup gets its member's assignment
-            t.reply(waiter, SyncGroupResponse("NONE", written.post["protocol_type"] or None,
+            t.reply(waiter, SyncGroupResponse(Errors.NONE, written.post["protocol_type"] or None,
                                               written.post["protocol"] or None, member.assignment))
             t.schedule_heartbeat(other, member.session_timeout_ms)
     return t.plan(on_failure=lambda e: _sync_write_failed(ctx, shard, state, req, out))
@@ -74,8 +79,8 @@ def _decide_sync(t: ClassicTxn, req: SyncGroupRequest, out: Completion[SyncGroup
     args = {"member_id": req.member_id, "instance_id": req.group_instance_id or "", "mapped_member": mapped,
             "generation_id": req.generation_id, "req_protocol_type": req.protocol_type or "",
             "req_protocol": req.protocol_name or ""}
-    d = t.decide("SyncGroup", args)
-    if d.error != "NONE":
+    d = t.decide(ClassicGroupEvent.SyncGroup, args)
+    if d.error != Errors.NONE:
         t.reply(out, SyncGroupResponse(d.error))
         return None
     return d
@@ -89,7 +94,7 @@ def _sync_write_failed(ctx: Context, shard: Shard, state: GroupShardState, req: 
     d = _decide_sync(t, req, out)
     assert d is not None
     t.data.member(req.member_id).sync_waiter = out
-    failed = t.decide("AssignmentWriteFailed", {"generation_id": req.generation_id})
+    failed = t.decide(ClassicGroupEvent.AssignmentWriteFailed, {"generation_id": req.generation_id})
     for member in list(t.data.members.values()):
         if member.sync_waiter is not None:
             t.reply(member.sync_waiter, SyncGroupResponse(STORAGE_ERROR))
@@ -107,10 +112,10 @@ def heartbeat(ctx: Context, shard: Shard, state: GroupShardState, req: Heartbeat
               out: Completion[HeartbeatResponse]) -> Plan:
     t = ClassicTxn(ctx, shard, state, req.group_id)
     mapped = t.current.static_member_id(req.group_instance_id)
-    d = t.decide("Heartbeat", {"member_id": req.member_id, "instance_id": req.group_instance_id or "",
-                               "mapped_member": mapped, "generation_id": req.generation_id})
+    d = t.decide(ClassicGroupEvent.Heartbeat, {"member_id": req.member_id, "instance_id": req.group_instance_id or "",
+                                               "mapped_member": mapped, "generation_id": req.generation_id})
     member = t.current.members.get(req.member_id)
-    if d.error in ("NONE", "REBALANCE_IN_PROGRESS") and member is not None:
+    if d.error in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS) and member is not None:
         t.schedule_heartbeat(req.member_id, member.session_timeout_ms)  # a valid member's session is extended
     t.reply(out, HeartbeatResponse(d.error))
     return t.plan()
@@ -129,9 +134,9 @@ def leave_group(ctx: Context, shard: Shard, state: GroupShardState, req: LeaveGr
         pre = t.inst
         mapped = t.data.static_member_id(identity.group_instance_id)
         leaving = mapped if identity.member_id == "" else identity.member_id
-        d = t.decide("LeaveGroupMember", {"member_id": identity.member_id,
-                                          "instance_id": identity.group_instance_id or "", "mapped_member": mapped,
-                                          "next_leader": t.next_leader(frozenset({leaving}))})
+        d = t.decide(ClassicGroupEvent.LeaveGroupMember, {
+            "member_id": identity.member_id, "instance_id": identity.group_instance_id or "", "mapped_member": mapped,
+            "next_leader": t.next_leader(frozenset({leaving}))})
         if not d.accepted and is_check_row(d.row):  # the group itself: the batch's top-level error
             t.reply(out, LeaveGroupResponse(d.error))
             return t.plan()
@@ -143,13 +148,13 @@ def leave_group(ctx: Context, shard: Shard, state: GroupShardState, req: LeaveGr
             t.cancel(hb_key(t.group_id, leaving))
         else:
             t.remove_member(leaving)
-        if d.to_state == "PreparingRebalance" and d.from_state != "PreparingRebalance":
+        if d.to_state == ClassicGroupState.PreparingRebalance and d.from_state != ClassicGroupState.PreparingRebalance:
             prepared_from = d.from_state
     if prepared_from is not None:
         t.after_prepare(prepared_from)
     elif removed:
         t.try_complete_join("ALL_JOINED")  # maybeCompleteJoinPhase
-    t.reply(out, LeaveGroupResponse("NONE", tuple(answers)))
+    t.reply(out, LeaveGroupResponse(Errors.NONE, tuple(answers)))
     return t.plan()
 
 
@@ -158,28 +163,12 @@ def leave_group(ctx: Context, shard: Shard, state: GroupShardState, req: LeaveGr
 
 def delete_classic_group(t: ClassicTxn) -> str:
     """The classic part of DeleteGroups: offsets and group tombstones when the spec accepts (the caller answers)."""
-    d = t.decide("DeleteGroup", {})
+    d = t.decide(ClassicGroupEvent.DeleteGroup, {})
     if d.accepted:
-        write_offset_tombstones(t.state, t.b, t.group_id)
+        delete_all_offsets(t.state.offsets, t.b, t.group_id)
         t.b.write_for_last(records.group_tombstone(t.group_id))
         t.forget = True
     return d.error
-
-
-def write_offset_tombstones(state: GroupShardState, b: object, group_id: str) -> None:
-    """deleteAllOffsets: a tombstone per committed offset, and per pending one with no committed offset."""
-    from .planning import PlanBuilder
-
-    assert isinstance(b, PlanBuilder)
-    store = state.offsets
-    committed = sorted(store.group_offsets(group_id))
-    pending = sorted(store.pending_partitions(group_id) - set(committed))
-    for topic, partition in committed + pending:
-        b.write(records.offset_tombstone(group_id, topic, partition))
-        b.then(lambda tp=(topic, partition): store.remove(group_id, *tp))  # type: ignore[misc]
-
-
-# ---------------------------------------------------------------------------------------------- DescribeGroups
 
 
 def describe_classic_group(state: GroupShardState, instance: dict[str, object] | None, group_id: str,
@@ -187,18 +176,15 @@ def describe_classic_group(state: GroupShardState, instance: dict[str, object] |
     """GroupMetadataManager.describeGroups: Stable groups with each member's metadata and assignment, other states
     without. An unknown, Dead or KIP-848 (`consumer_group`) group id is GROUP_ID_NOT_FOUND with the message of
     Kafka's GroupIdNotFoundException (KIP-1043; what DescribeGroups v6 answers)."""
-    if instance is None or not instance["exists"] or instance["state"] == "Dead":
-        return DescribedGroup(group_id, "GROUP_ID_NOT_FOUND",
+    if instance is None or not instance["exists"] or instance["state"] == ClassicGroupState.Dead:
+        return DescribedGroup(group_id, Errors.GROUP_ID_NOT_FOUND,
                               message=group_not_found(group_id, consumer_group, "classic"))
     data = state.classic.get(group_id)
-    stable = instance["state"] == "Stable"
+    stable = instance["state"] == ClassicGroupState.Stable
     protocol = str(instance["protocol"]) if stable else ""
     members = tuple(
         DescribedMember(m.member_id, m.instance_id, m.client_id, m.client_host,
                         m.metadata(protocol) if stable else b"", m.assignment if stable else b"")
         for m in (data.members.values() if data is not None else ()))
-    return DescribedGroup(group_id, "NONE", str(instance["state"]), str(instance["protocol_type"]), protocol, members)
-
-
-def settle(out: Completion[object], response: object) -> None:
-    _settle(out, response)
+    return DescribedGroup(group_id, Errors.NONE, str(instance["state"]), str(instance["protocol_type"]), protocol,
+                          members)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..assignors._java import string_hash_map_order
-from ..assignors.consumer_protocol import ConsumerProtocolError, decode_subscription
-from .messages import Protocols
-from .state import ClassicGroupData
+from ...assignors._java import string_hash_map_order
+from ...assignors.consumer_protocol import ConsumerProtocolError, decode_subscription
+from ..messages import Protocols
+from ..state import ClassicGroupData
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 

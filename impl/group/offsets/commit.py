@@ -1,37 +1,36 @@
-"""Offsets (kafka-reference.md §2.8, §3.8, §8): OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete, offset
-expiration, and the `__consumer_offsets` side of WriteTxnMarkers.
+"""Offsets (kafka-reference.md §2.8, §3.8): OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete.
 
 Owns: the handlers. Every group-state-dependent answer is the specs': member/generation validation
 (ClassicGroup.OffsetCommit / TxnOffsetCommit, ConsumerGroup.OffsetCommit then ConsumerGroupMember.OffsetCommit /
 OffsetFetch), whether the group is found for a fetch (ClassicGroup.OffsetFetch), UNSTABLE_OFFSET_COMMIT
-(OffsetFetchPartition), OffsetDelete's group and partition answers (OffsetDelete, OffsetDeletePartition), which
-offsets expire and whether the group goes with them (ExpireOffset, ExpireGroup / Expire); the producer epoch check of
-a transactional write and of a marker is PartitionProducer's (CoordinatorAppend, WriteMarker). This module computes
-their parameters from the offset store (pending offsets, stored offsets, timestamps) and the members' subscriptions,
-and writes the records. The per-partition metadata size limit (OFFSET_METADATA_TOO_LARGE, request validation that
-no group state decides) and the committed/pending views are this module's.
-KAFKA-17507: a marker's answer is given only after the producer's pending offsets are materialised (COMMIT) or
-dropped (ABORT); `Context.bug_kafka_17507` restores the old order (answer first, materialise later, every pending
-offset of the producer) so that trace checkers can be shown to catch it.
+(OffsetFetchPartition), OffsetDelete's group and partition answers (OffsetDelete, OffsetDeletePartition); the
+producer epoch check of a transactional write is PartitionProducer's (CoordinatorAppend). This module computes their
+parameters from the offset store (pending offsets, stored offsets, timestamps) and the members' subscriptions
+(`subscription_facts`, which expiration shares), and writes the records. The per-partition metadata size limit
+(OFFSET_METADATA_TOO_LARGE, request validation that no group state decides) is this module's.
+Expiration is `expiration`'s, the `__consumer_offsets` side of WriteTxnMarkers `markers`'.
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from ..interfaces import TxnMarker
-from ..runtime.completion import Completion
-from ..runtime.shard import Change, Plan, Shard
-from ..statemachine import MachineTable
-from ..storage.batch import ControlType, end_txn_marker_entry
-from ..storage.group_log_schema import OffsetCommitValue
-from . import records
-from .classic_ops import ClassicTxn, hb_key
-from .consumer_ops import ConsumerTxn
-from .context import Context
-from .messages import (
+from ..._generated.classic_group import Event as ClassicGroupEvent
+from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group_member import Event as MemberEvent
+from ..._generated.partition_producer import Event as PartitionProducerEvent
+from ...errors import Errors
+from ...runtime.completion import Completion
+from ...runtime.shard import Plan, Shard
+from ...statemachine import MachineTable
+from ...storage.group_log_schema import OffsetCommitValue
+from .. import records
+from ..classic.group import hb_key, member_expired, submit_internal
+from ..context import Context
+from ..messages import (
     FetchedOffset,
     OffsetCommitPartition,
     OffsetCommitRequest,
@@ -44,9 +43,10 @@ from .messages import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
-from .offset_store import OffsetEntry, OffsetStore
-from .planning import PlanBuilder
-from .shard_state import GroupShardState
+from ..planning import PlanBuilder, settle
+from ..shard_state import GroupShardState
+from ..state import ClassicGroupData
+from .store import OffsetEntry, OffsetStore
 
 Topics = tuple[tuple[str, tuple[OffsetCommitPartition, ...]], ...]
 
@@ -54,6 +54,21 @@ Topics = tuple[tuple[str, tuple[OffsetCommitPartition, ...]], ...]
 def is_consumer_group(shard: Shard, group_id: str) -> bool:
     """A KIP-848 group holds this id (else the classic machine answers, including for unknown ids)."""
     return shard.get("ConsumerGroup", (group_id,)) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMachine:
+    """The machine that answers for a group, classic or KIP-848, and its events: the offset events both machines
+    answer (OffsetFetchPartition, OffsetDelete, OffsetDeletePartition, ExpireOffset) have the same names in both."""
+
+    table: MachineTable
+    events: type[ClassicGroupEvent] | type[ConsumerGroupEvent]
+
+
+def group_machine(ctx: Context, shard: Shard, group_id: str) -> GroupMachine:
+    if is_consumer_group(shard, group_id):
+        return GroupMachine(ctx.tables.consumer, ConsumerGroupEvent)
+    return GroupMachine(ctx.tables.classic, ClassicGroupEvent)
 
 
 def all_partitions(topics: Topics, error: str) -> PartitionErrors:
@@ -74,27 +89,22 @@ def _validate(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBuilder
     if is_consumer_group(shard, group_id):
         tables = ctx.tables
         args = {"epoch": generation_id, "transactional": transactional, "api_version": api_version}
-        b.decide(tables.consumer, (group_id,), "OffsetCommit", args)
+        b.decide(tables.consumer, (group_id,), ConsumerGroupEvent.OffsetCommit, args)
         has_members = bool(b.instance(tables.consumer, (group_id,))["members"])
-        d = b.decide(tables.member, (group_id, member_id), "OffsetCommit", {**args, "group_has_members": has_members})
+        d = b.decide(tables.member, (group_id, member_id), MemberEvent.OffsetCommit,
+                     {**args, "group_has_members": has_members})
         return d.error
     data = state.classic.get(group_id)
     mapped = data.static_member_id(instance_id) if data is not None else ""
-    event = "TxnOffsetCommit" if transactional else "OffsetCommit"
+    event = ClassicGroupEvent.TxnOffsetCommit if transactional else ClassicGroupEvent.OffsetCommit
     classic_args: dict[str, Any] = {"member_id": member_id, "instance_id": instance_id or "", "mapped_member": mapped,
                             "generation_id": generation_id}
     if not transactional:
         classic_args["api_version"] = api_version
     d = b.decide(ctx.tables.classic, (group_id,), event, classic_args)
     if d.accepted and data is None:
-        b.then(lambda: state.classic.setdefault(group_id, _empty_classic()))  # the simple group that was created
+        b.then(lambda: state.classic.setdefault(group_id, ClassicGroupData()))  # the simple group that was created
     return d.error
-
-
-def _empty_classic() -> Any:
-    from .state import ClassicGroupData
-
-    return ClassicGroupData()
 
 
 def _write_offsets(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBuilder, group_id: str,
@@ -107,7 +117,7 @@ def _write_offsets(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBu
         answers: list[tuple[int, str]] = []
         for p in parts:
             if metadata_too_large(ctx, p.metadata):
-                answers.append((p.partition, "OFFSET_METADATA_TOO_LARGE"))
+                answers.append((p.partition, Errors.OFFSET_METADATA_TOO_LARGE))
                 continue
             value = OffsetCommitValue(offset=p.offset, metadata=p.metadata or "", commit_timestamp=now_ms,
                                       leader_epoch=p.leader_epoch, expire_timestamp=expire_timestamp_ms)
@@ -118,7 +128,7 @@ def _write_offsets(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBu
             else:
                 b.then(lambda t=topic, n=p.partition, e=entry, pid=producer_id:  # type: ignore[misc]
                        state.offsets.put_pending(pid, group_id, t, n, e))
-            answers.append((p.partition, "NONE"))
+            answers.append((p.partition, Errors.NONE))
         out.append((topic, tuple(answers)))
     return tuple(out)
 
@@ -131,14 +141,14 @@ def offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: Offse
     b = PlanBuilder(shard)
     error = _validate(ctx, shard, state, b, req.group_id, req.member_id, req.group_instance_id, req.generation_id,
                       transactional=False, api_version=req.api_version)
-    if error != "NONE":
-        b.then(lambda: _set(out, OffsetCommitResponse(all_partitions(req.topics, error))))
+    if error != Errors.NONE:
+        b.then(lambda: settle(out, OffsetCommitResponse(all_partitions(req.topics, error))))
         return b.plan()
     _maybe_extend_session(ctx, shard, state, b, req)
     expire_ms = -1 if req.retention_time_ms == -1 else ctx.now_ms() + req.retention_time_ms
     answers = _write_offsets(ctx, shard, state, b, req.group_id, req.topics, expire_timestamp_ms=expire_ms,
                              producer_id=None)
-    b.then(lambda: _set(out, OffsetCommitResponse(answers)))
+    b.then(lambda: settle(out, OffsetCommitResponse(answers)))
     return b.plan()
 
 
@@ -154,8 +164,6 @@ def _maybe_extend_session(ctx: Context, shard: Shard, state: GroupShardState, b:
     timeout_ms = member.session_timeout_ms
 
     def reschedule() -> None:
-        from .classic_ops import member_expired, submit_internal
-
         def fire() -> None:
             submit_internal(ctx, shard, state, req.group_id, lambda t: member_expired(t, req.member_id))
 
@@ -173,8 +181,8 @@ def txn_offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: T
     b = PlanBuilder(shard)
     error = _validate(ctx, shard, state, b, req.group_id, req.member_id, req.group_instance_id, req.generation_id,
                       transactional=True, api_version=req.api_version)
-    if error != "NONE":
-        b.then(lambda: _set(out, TxnOffsetCommitResponse(all_partitions(req.topics, error))))
+    if error != Errors.NONE:
+        b.then(lambda: settle(out, TxnOffsetCommitResponse(all_partitions(req.topics, error))))
         return b.plan()
     valid = any(not metadata_too_large(ctx, p.metadata) for _, parts in req.topics for p in parts)
     if valid:
@@ -182,14 +190,14 @@ def txn_offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: T
         now_ms = ctx.now_ms()
         args = {"epoch": req.producer_epoch, "verification_ok": True, "first_offset": shard.log.log_end_offset,
                 "timestamp_ms": now_ms}
-        d = b.decide(ctx.tables.producer, key, "CoordinatorAppend", args, record=0)
+        d = b.decide(ctx.tables.producer, key, PartitionProducerEvent.CoordinatorAppend, args, record=0)
         if not d.accepted:
-            b.then(lambda: _set(out, TxnOffsetCommitResponse(all_partitions(req.topics, d.error))))
+            b.then(lambda: settle(out, TxnOffsetCommitResponse(all_partitions(req.topics, d.error))))
             return b.plan()
         b.producer = (req.producer_id, req.producer_epoch, False, now_ms)
     answers = _write_offsets(ctx, shard, state, b, req.group_id, req.topics, expire_timestamp_ms=-1,
                              producer_id=req.producer_id)
-    b.then(lambda: _set(out, TxnOffsetCommitResponse(answers)))
+    b.then(lambda: settle(out, TxnOffsetCommitResponse(answers)))
     return b.plan()
 
 
@@ -202,24 +210,23 @@ def offset_fetch(ctx: Context, shard: Shard, state: GroupShardState, req: Offset
     the request; a classic group answers OffsetFetch), then one OffsetFetchPartition answer per partition."""
     b = PlanBuilder(shard)
     group_id = req.group_id
-    if is_consumer_group(shard, group_id):
-        table = ctx.tables.consumer
-        d = b.decide(ctx.tables.member, (group_id, req.member_id or ""), "OffsetFetch",
+    machine = group_machine(ctx, shard, group_id)
+    if machine.table is ctx.tables.consumer:
+        d = b.decide(ctx.tables.member, (group_id, req.member_id or ""), MemberEvent.OffsetFetch,
                      {"epoch": req.member_epoch, "member_given": req.member_id is not None})
     else:
-        table = ctx.tables.classic
-        d = b.decide(table, (group_id,), "OffsetFetch", {})
-    found = d.error == "NONE"
-    if not found and d.error != "GROUP_ID_NOT_FOUND":
-        b.then(lambda: _set(out, OffsetFetchResponse(d.error)))
+        d = b.decide(machine.table, (group_id,), ClassicGroupEvent.OffsetFetch, {})
+    found = d.error == Errors.NONE
+    if not found and d.error != Errors.GROUP_ID_NOT_FOUND:
+        b.then(lambda: settle(out, OffsetFetchResponse(d.error)))
         return b.plan()
     # GROUP_ID_NOT_FOUND is caught by fetchOffsets: every partition reads "no offset", without an error
-    answer = _fetch(b, table, state.offsets, req, found)
-    b.then(lambda: _set(out, answer))
+    answer = _fetch(b, machine, state.offsets, req, found)
+    b.then(lambda: settle(out, answer))
     return b.plan()
 
 
-def _fetch(b: PlanBuilder, table: MachineTable, store: OffsetStore, req: OffsetFetchRequest,
+def _fetch(b: PlanBuilder, machine: GroupMachine, store: OffsetStore, req: OffsetFetchRequest,
            found: bool) -> OffsetFetchResponse:
     offsets = store.group_offsets(req.group_id) if found else {}
     wanted = req.topics
@@ -235,16 +242,16 @@ def _fetch(b: PlanBuilder, table: MachineTable, store: OffsetStore, req: OffsetF
         for partition in partitions:
             args = {"topic": topic, "partition": partition, "require_stable": req.require_stable,
                     "pending_offset": store.has_pending(req.group_id, topic, partition)}
-            error = b.decide(table, key, "OffsetFetchPartition", args).error
+            error = b.decide(machine.table, key, machine.events.OffsetFetchPartition, args).error
             entry = offsets.get((topic, partition))
-            if error != "NONE":
+            if error != Errors.NONE:
                 fetched.append(FetchedOffset(partition, error=error))
             elif entry is None:
                 fetched.append(FetchedOffset(partition))
             else:
                 fetched.append(FetchedOffset(partition, entry.offset, entry.leader_epoch, entry.metadata))
         topics.append((topic, tuple(fetched)))
-    return OffsetFetchResponse("NONE", tuple(topics))
+    return OffsetFetchResponse(Errors.NONE, tuple(topics))
 
 
 # ---------------------------------------------------------------------------------------------- OffsetDelete
@@ -256,10 +263,10 @@ def offset_delete(ctx: Context, shard: Shard, state: GroupShardState, req: Offse
     partition's OffsetDeletePartition answer, and a tombstone for each partition the spec deletes."""
     b = PlanBuilder(shard)
     group_id = req.group_id
-    table, subscription = _subscription_facts(ctx, shard, state, group_id)
-    d = b.decide(table, (group_id,), "OffsetDelete", {})
-    if d.error != "NONE":
-        b.then(lambda: _set(out, OffsetDeleteResponse(d.error)))
+    machine, subscription = subscription_facts(ctx, shard, state, group_id)
+    d = b.decide(machine.table, (group_id,), machine.events.OffsetDelete, {})
+    if d.error != Errors.NONE:
+        b.then(lambda: settle(out, OffsetDeleteResponse(d.error)))
         return b.plan()
     store = state.offsets
     topics = []
@@ -268,143 +275,28 @@ def offset_delete(ctx: Context, shard: Shard, state: GroupShardState, req: Offse
         for p in partitions:
             has_offset = store.get(group_id, topic, p) is not None or store.has_pending(group_id, topic, p)
             args = {"topic": topic, "partition": p, "has_offset": has_offset, **subscription(topic)}
-            pd = b.decide(table, (group_id,), "OffsetDeletePartition", args)
+            pd = b.decide(machine.table, (group_id,), machine.events.OffsetDeletePartition, args)
             if pd.accepted:
                 b.write_for_last(records.offset_tombstone(group_id, topic, p))
                 b.then(lambda t=topic, n=p: store.remove(group_id, t, n))  # type: ignore[misc]
             answers.append((p, pd.error))
         topics.append((topic, tuple(answers)))
-    answer = OffsetDeleteResponse("NONE", tuple(topics))
-    b.then(lambda: _set(out, answer))
+    answer = OffsetDeleteResponse(Errors.NONE, tuple(topics))
+    b.then(lambda: settle(out, answer))
     return b.plan()
 
 
-def _subscription_facts(ctx: Context, shard: Shard, state: GroupShardState,
-                        group_id: str) -> tuple[MachineTable, Callable[[str], dict[str, bool]]]:
+def subscription_facts(ctx: Context, shard: Shard, state: GroupShardState,
+                       group_id: str) -> tuple[GroupMachine, Callable[[str], dict[str, bool]]]:
     """The machine that answers for the group, and what it is told about a topic: a consumer group whether a member
     subscribes to it; a classic group whether its members' subscriptions are known and include it (the spec decides
     what unknown subscriptions mean)."""
-    if is_consumer_group(shard, group_id):
+    machine = group_machine(ctx, shard, group_id)
+    if machine.table is ctx.tables.consumer:
         consumer = state.consumer.get(group_id)
         names = consumer.subscribed_topic_names() if consumer is not None else set()
-        return ctx.tables.consumer, lambda topic: {"subscribed": topic in names}
+        return machine, lambda topic: {"subscribed": topic in names}
     data = state.classic.get(group_id)
     known = data.subscribed_topics if data is not None else None
-    return ctx.tables.classic, lambda topic: {"subscriptions_known": known is not None,
-                                              "in_subscriptions": known is not None and topic in known}
-
-
-# ---------------------------------------------------------------------------------------------- expiration
-
-
-def expire_group_offsets(ctx: Context, shard: Shard, state: GroupShardState, group_id: str) -> Plan:
-    """cleanupExpiredOffsets then maybeDeleteGroup, for one group (offsets.retention.check.interval.ms job): the spec
-    decides each committed offset (ExpireOffset) and then the group (ExpireGroup / Expire)."""
-    if is_consumer_group(shard, group_id):
-        return _expire_consumer_group(ctx, shard, state, group_id)
-    t = ClassicTxn(ctx, shard, state, group_id)
-    _, subscription = _subscription_facts(ctx, shard, state, group_id)
-    since = t.current.state_timestamp_ms
-    state_timestamp_ms = -1 if since is None else since
-    all_expired = _expire_offsets(ctx, t.b, ctx.tables.classic, state, group_id,
-                                  lambda topic: {**subscription(topic), "state_timestamp_ms": state_timestamp_ms})
-    d = t.decide("ExpireGroup", {"all_offsets_expired": all_expired,
-                                 "open_transactions": group_id in state.offsets.open_txns})
-    if d.accepted:
-        t.b.write_for_last(records.group_tombstone(group_id))
-        t.forget = True
-    return t.plan()
-
-
-def _expire_consumer_group(ctx: Context, shard: Shard, state: GroupShardState, group_id: str) -> Plan:
-    t = ConsumerTxn(ctx, shard, state, group_id)
-    _, subscription = _subscription_facts(ctx, shard, state, group_id)
-    all_expired = _expire_offsets(ctx, t.b, ctx.tables.consumer, state, group_id, subscription)
-    d = t.decide_group("Expire", {"all_offsets_expired": all_expired,
-                                  "open_transactions": group_id in state.offsets.open_txns})
-    if d.accepted:
-        tombstones = records.consumer_group_tombstones(group_id, list(t.current.members))
-        for rec in tombstones[:-1]:
-            t.b.write(rec)
-        t.b.write_for_last(tombstones[-1])
-        t.forget = True
-    return t.plan()
-
-
-def _expire_offsets(ctx: Context, b: PlanBuilder, table: MachineTable, state: GroupShardState, group_id: str,
-                    facts: Callable[[str], dict[str, Any]]) -> bool:
-    """ExpireOffset for every committed offset of the group, a tombstone for each the spec expires; returns whether
-    all of them expired (cleanupExpiredOffsets' answer; true for a group without committed offsets)."""
-    store = state.offsets
-    now_ms = ctx.now_ms()
-    all_expired = True
-    for (topic, partition), entry in sorted(store.group_offsets(group_id).items()):
-        args = {"topic": topic, "partition": partition, "now_ms": now_ms,
-                "retention_ms": ctx.config.offsets_retention_ms, "commit_timestamp_ms": entry.commit_timestamp_ms,
-                "expire_timestamp_ms": entry.expire_timestamp_ms,
-                "pending_offset": store.has_pending(group_id, topic, partition), **facts(topic)}
-        d = b.decide(table, (group_id,), "ExpireOffset", args)
-        if d.accepted:
-            b.write_for_last(records.offset_tombstone(group_id, topic, partition))
-            b.then(lambda tp=(topic, partition): store.remove(group_id, *tp))  # type: ignore[misc]
-        else:
-            all_expired = False
-    return all_expired
-
-
-# ---------------------------------------------------------------------------------------------- markers
-
-
-def complete_transaction(ctx: Context, shard: Shard, state: GroupShardState, marker: TxnMarker) -> Plan:
-    """One WriteTxnMarkers entry for this partition: check the producer epoch (PartitionProducer.WriteMarker),
-    append the marker, and — only then — settle the producer's pending offsets; the plan's answer is a Completion
-    of the partition's error, set once the offsets are settled (KAFKA-17507)."""
-    b = PlanBuilder(shard)
-    table = ctx.tables.producer
-    key = (state.topic_partition, marker.producer_id)
-    now_ms = ctx.now_ms()
-    args = {"result": marker.result, "epoch": marker.producer_epoch,
-            "marker_coordinator_epoch": marker.coordinator_epoch, "timestamp_ms": now_ms}
-    d = table.decide(b.instance(table, key), "WriteMarker", args)
-    if not d.accepted:
-        b.changes.append(Change(table, key, d, args))  # a rejection is traced like any answer
-        return b.plan(Completion.of(d.error))
-    control = ControlType.COMMIT if marker.result == "COMMIT" else ControlType.ABORT
-    b.write(end_txn_marker_entry(control, marker.coordinator_epoch))
-    b.producer = (marker.producer_id, marker.producer_epoch, True, now_ms)
-    marker_offset = shard.log.log_end_offset
-    answer: Completion[str] = Completion()
-
-    def materialise() -> None:
-        """replayEndTransactionMarker: the marker's PartitionProducer transition and the offsets, together."""
-        decision = table.decide(shard.instance_or_fresh(table, key), "WriteMarker", args)
-        shard.apply(Change(table, key, decision, args))
-        before = None if ctx.bug_kafka_17507 else marker_offset
-        state.offsets.complete(marker.producer_id, marker.result == "COMMIT", before_offset=before)
-        if state.materializing.get(marker.producer_id) is answer:
-            del state.materializing[marker.producer_id]
-        if not answer.done:
-            answer.set("NONE")
-
-    def after_apply() -> None:
-        hook = ctx.materialize_hook
-        if ctx.bug_kafka_17507:
-            answer.set("NONE")  # the old bug: the marker is answered before its offsets are materialised
-            if hook is not None:
-                hook(materialise)
-            else:
-                shard.schedule(("materialize", marker.producer_id, marker_offset), ctx.now_ms(), materialise)
-            return
-        state.materializing[marker.producer_id] = answer
-        if hook is not None:
-            hook(materialise)
-        else:
-            materialise()
-
-    b.then(after_apply)
-    return b.plan(answer)
-
-
-def _set(out: Completion[Any], value: Any) -> None:
-    if not out.done:
-        out.set(value)
+    return machine, lambda topic: {"subscriptions_known": known is not None,
+                                   "in_subscriptions": known is not None and topic in known}

@@ -13,17 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import IllegalStateError, KafkaError
-from ..runtime.completion import Completion
-from ..runtime.shard import Plan, Shard
-from ..statemachine import Decision, Instance
-from . import records
-from .classic_protocol import select_protocol, subscribed_topics
-from .context import Context
-from .messages import JoinGroupMember, JoinGroupResponse, SyncGroupResponse
-from .planning import PlanBuilder
-from .shard_state import GroupShardState
-from .state import ClassicGroupData, ClassicMember
+from ..._generated.classic_group import Event as ClassicGroupEvent
+from ..._generated.classic_group import State as ClassicGroupState
+from ...errors import Errors
+from ...runtime.completion import Completion
+from ...runtime.shard import Plan, Shard
+from ...statemachine import Decision, Instance
+from .. import records
+from ..context import Context
+from ..messages import JoinGroupMember, JoinGroupResponse, SyncGroupResponse
+from ..planning import PlanBuilder, raise_bugs, settle
+from ..shard_state import GroupShardState
+from ..state import ClassicGroupData, ClassicMember
+from .protocol import select_protocol, subscribed_topics
 
 MACHINE = "ClassicGroup"
 
@@ -93,7 +95,7 @@ class ClassicTxn:
 
     def reply(self, out: Completion[Any], response: Any | Callable[[], Any]) -> None:
         """Answer `out` once the plan is applied (a callable is evaluated then, on the final staged data)."""
-        self.then(lambda: _settle(out, response() if callable(response) else response))
+        self.then(lambda: settle(out, response() if callable(response) else response))
 
     def schedule(self, key: Any, delay_ms: int, fn: Callable[[ClassicTxn], object]) -> None:
         """Run `fn` on this group as an internal event `delay_ms` after the plan is applied."""
@@ -118,7 +120,7 @@ class ClassicTxn:
         self.data.members[member.member_id] = member
         self.schedule_heartbeat(member.member_id, self.ctx.config.new_member_join_timeout_ms)
 
-    def remove_member(self, member_id: str, *, join_error: str | None = "UNKNOWN_MEMBER_ID") -> None:
+    def remove_member(self, member_id: str, *, join_error: str | None = Errors.UNKNOWN_MEMBER_ID) -> None:
         """Drop a member: its timer goes, a parked JoinGroup (and SyncGroup) is answered with `join_error`."""
         member = self.data.members.pop(member_id, None)
         self.cancel(hb_key(self.group_id, member_id))
@@ -144,15 +146,15 @@ class ClassicTxn:
 
     def after_prepare(self, from_state: str) -> None:
         """prepareRebalance's side effects, after a decision moved the group into PreparingRebalance."""
-        if from_state == "CompletingRebalance":
+        if from_state == ClassicGroupState.CompletingRebalance:
             for member in list(self.data.members.values()):
                 waiter = member.sync_waiter
                 updated = self.data.member(member.member_id)
                 updated.assignment, updated.sync_waiter = b"", None
                 if waiter is not None:
-                    self.reply(waiter, SyncGroupResponse("REBALANCE_IN_PROGRESS"))
+                    self.reply(waiter, SyncGroupResponse(Errors.REBALANCE_IN_PROGRESS))
         self.cancel(sync_key(self.group_id))
-        if from_state == "Empty":
+        if from_state == ClassicGroupState.Empty:
             delay_ms = self.ctx.config.initial_rebalance_delay_ms
             remaining_ms = max(self.data.rebalance_timeout_ms() - delay_ms, 0)
             self.schedule(join_key(self.group_id), delay_ms,
@@ -169,7 +171,8 @@ class ClassicTxn:
         """Fire CompleteJoin if the spec enables it now; returns whether it fired."""
         probe = {"trigger": trigger, "delay_exhausted": delay_exhausted, "selected_protocol": "",
                  "joined_leader": "", "group_rebalance_timeout_ms": 0}
-        if not self.enabled("CompleteJoin", probe):  # the rows' guards read only trigger and delay_exhausted
+        # the rows' guards read only trigger and delay_exhausted
+        if not self.enabled(ClassicGroupEvent.CompleteJoin, probe):
             return False
         inst = self.inst
         awaiting = inst["awaiting_join"]
@@ -180,13 +183,13 @@ class ClassicTxn:
         for member_id in [m for m in self.data.members if m not in set(staying)]:
             self.remove_member(member_id, join_error=None)  # dynamic members that did not rejoin
         self.cancel(join_key(self.group_id))
-        d = self.decide("CompleteJoin", args)
+        d = self.decide(ClassicGroupEvent.CompleteJoin, args)
         post = d.post
         assert post is not None
-        if post["state"] == "Empty":
+        if post["state"] == ClassicGroupState.Empty:
             self.data.subscribed_topics = subscribed_topics(post["protocol_type"], "", self.data)
             self.b.write_for_last(records.group_metadata(self.group_id, post, self.data))
-        elif post["state"] == "CompletingRebalance":
+        elif post["state"] == ClassicGroupState.CompletingRebalance:
             self._new_generation(post)
         else:  # nobody rejoined, static members remain: wait another rebalance timeout
             self.schedule(join_key(self.group_id), self.data.rebalance_timeout_ms(),
@@ -219,7 +222,7 @@ class ClassicTxn:
         if with_members:
             members = tuple(JoinGroupMember(m.member_id, m.instance_id, m.metadata(inst["protocol"]))
                             for m in self.data.members.values())
-        return JoinGroupResponse("NONE", member_id=member_id, generation_id=inst["generation"],
+        return JoinGroupResponse(Errors.NONE, member_id=member_id, generation_id=inst["generation"],
                                  protocol_type=inst["protocol_type"] or None, protocol_name=inst["protocol"] or None,
                                  leader=inst["leader"], members=members, skip_assignment=skip_assignment)
 
@@ -240,22 +243,12 @@ def submit_internal(ctx: Context, shard: Shard, state: GroupShardState, group_id
     return done
 
 
-def raise_bugs(done: Completion[Any]) -> None:
-    """A timer's work has no caller to answer: our own bugs surface (in `poll`), protocol errors do not."""
-    try:
-        done.result()
-    except KafkaError:
-        pass
-    except IllegalStateError:
-        raise
-
-
 def initial_delay_fired(t: ClassicTxn, delay_ms: int, remaining_ms: int) -> None:
     """tryCompleteInitialRebalanceElseSchedule (surprise §9.14): extend while members keep joining and time remains
     within the rebalance timeout, else complete the join phase."""
     exhausted = remaining_ms == 0
-    if t.enabled("ExtendInitialDelay", {"delay_exhausted": exhausted}):
-        t.decide("ExtendInitialDelay", {"delay_exhausted": exhausted})
+    if t.enabled(ClassicGroupEvent.ExtendInitialDelay, {"delay_exhausted": exhausted}):
+        t.decide(ClassicGroupEvent.ExtendInitialDelay, {"delay_exhausted": exhausted})
         new_delay_ms = min(t.ctx.config.initial_rebalance_delay_ms, remaining_ms)
         new_remaining_ms = max(remaining_ms - delay_ms, 0)
         t.schedule(join_key(t.group_id), new_delay_ms,
@@ -268,7 +261,7 @@ def member_expired(t: ClassicTxn, member_id: str) -> None:
     """expireClassicGroupMemberHeartbeat."""
     inst = t.inst
     leaving = frozenset({member_id})
-    d = t.decide("MemberExpired", {"member_id": member_id, "next_leader": t.next_leader(leaving)})
+    d = t.decide(ClassicGroupEvent.MemberExpired, {"member_id": member_id, "next_leader": t.next_leader(leaving)})
     if not d.accepted:
         return
     from_state, to_state = d.from_state, d.to_state
@@ -277,7 +270,7 @@ def member_expired(t: ClassicTxn, member_id: str) -> None:
         t.try_complete_join("MEMBER_EXPIRED")
         return
     t.remove_member(member_id)
-    if to_state == "PreparingRebalance" and from_state != "PreparingRebalance":
+    if to_state == ClassicGroupState.PreparingRebalance and from_state != ClassicGroupState.PreparingRebalance:
         t.after_prepare(from_state)
     else:
         t.try_complete_join("MEMBER_EXPIRED")
@@ -287,7 +280,8 @@ def pending_sync_expired(t: ClassicTxn, generation: int) -> None:
     """expirePendingSync: members that did not SyncGroup within the rebalance timeout are removed."""
     inst = t.inst
     missing = inst["pending_sync"]
-    d = t.decide("PendingSyncExpired", {"generation_id": generation, "next_leader": t.next_leader(missing)})
+    d = t.decide(ClassicGroupEvent.PendingSyncExpired,
+                 {"generation_id": generation, "next_leader": t.next_leader(missing)})
     if not d.accepted:
         return
     for member_id in t.ordered(missing):
@@ -298,12 +292,7 @@ def pending_sync_expired(t: ClassicTxn, generation: int) -> None:
 def after_load_over_capacity(ctx: Context, shard: Shard, state: GroupShardState, group_id: str) -> None:
     """onLoaded: a loaded group above group.max.size rebalances (the surplus is dropped by the join phase)."""
     def rebalance(t: ClassicTxn) -> None:
-        d = t.decide("RebalanceOverCapacity", {})
+        d = t.decide(ClassicGroupEvent.RebalanceOverCapacity, {})
         t.after_prepare(d.from_state)
 
     submit_internal(ctx, shard, state, group_id, rebalance)
-
-
-def _settle(out: Completion[Any], response: Any) -> None:
-    if not out.done:
-        out.set(response)

@@ -11,18 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..runtime.completion import Completion
-from ..runtime.shard import Plan, Shard
-from ..statemachine import Decision, Instance
-from . import records
-from .classic_ops import ClassicTxn, _settle, hb_key
-from .classic_protocol import common_protocol, select_protocol
-from .context import Context
-from .messages import JoinGroupRequest, JoinGroupResponse
-from .shard_state import GroupShardState
-from .state import ClassicMember
+from ..._generated.classic_group import Event as ClassicGroupEvent
+from ..._generated.classic_group import State as ClassicGroupState
+from ...errors import Errors
+from ...runtime.completion import Completion
+from ...runtime.shard import Plan, Shard
+from ...statemachine import Decision, Instance
+from .. import records
+from ..context import Context
+from ..messages import JoinGroupRequest, JoinGroupResponse
+from ..planning import settle
+from ..shard_state import GroupShardState
+from ..state import ClassicMember
+from .group import ClassicTxn, hb_key
+from .protocol import common_protocol, select_protocol
 
-STORAGE_ERROR = "NOT_COORDINATOR"  # appendGroupMetadataErrorToResponseError(KAFKA_STORAGE_ERROR)
+STORAGE_ERROR = Errors.NOT_COORDINATOR  # appendGroupMetadataErrorToResponseError(KAFKA_STORAGE_ERROR)
 
 
 def join_group(ctx: Context, shard: Shard, state: GroupShardState, req: JoinGroupRequest,
@@ -45,7 +49,7 @@ def join_group(ctx: Context, shard: Shard, state: GroupShardState, req: JoinGrou
 
 
 def _failed(out: Completion[JoinGroupResponse]) -> Plan:
-    return Plan(response=None, after_apply=lambda: _settle(out, JoinGroupResponse(STORAGE_ERROR)))
+    return Plan(response=None, after_apply=lambda: settle(out, JoinGroupResponse(STORAGE_ERROR)))
 
 
 def _common_args(t: ClassicTxn, req: JoinGroupRequest) -> dict[str, Any]:
@@ -70,7 +74,7 @@ def _new_member(req: JoinGroupRequest, member_id: str) -> ClassicMember:
 
 def _after_add(t: ClassicTxn, d: Decision) -> None:
     """maybePrepareRebalanceOrCompleteJoin after a member was added or updated."""
-    if d.to_state == "PreparingRebalance" and d.from_state != "PreparingRebalance":
+    if d.to_state == ClassicGroupState.PreparingRebalance and d.from_state != ClassicGroupState.PreparingRebalance:
         t.after_prepare(d.from_state)
     else:
         t.try_complete_join("ALL_JOINED")
@@ -79,11 +83,11 @@ def _after_add(t: ClassicTxn, d: Decision) -> None:
 def _join_new_dynamic(t: ClassicTxn, req: JoinGroupRequest, out: Completion[JoinGroupResponse]) -> None:
     new_id = f"{req.client_id}-{t.ctx.new_uuid()}"
     args = {**_common_args(t, req), "new_member_id": new_id, "requires_known_member_id": req.api_version >= 4}
-    d = t.decide("JoinNewDynamicMember", args)
-    if d.error == "MEMBER_ID_REQUIRED":
+    d = t.decide(ClassicGroupEvent.JoinNewDynamicMember, args)
+    if d.error == Errors.MEMBER_ID_REQUIRED:
         t.schedule_heartbeat(new_id, req.session_timeout_ms)
-        t.reply(out, JoinGroupResponse("MEMBER_ID_REQUIRED", member_id=new_id))
-    elif d.error != "NONE":
+        t.reply(out, JoinGroupResponse(Errors.MEMBER_ID_REQUIRED, member_id=new_id))
+    elif d.error != Errors.NONE:
         t.reply(out, JoinGroupResponse(d.error))
     else:
         t.add_member(_new_member(req, new_id), out)
@@ -96,13 +100,13 @@ def _join_new_static(t: ClassicTxn, req: JoinGroupRequest, out: Completion[JoinG
     new_id = f"{instance_id}-{t.ctx.new_uuid()}"
     args = {**_common_args(t, req), "instance_id": instance_id, "mapped_member": mapped, "new_member_id": new_id,
             "protocol_unchanged": _protocol_unchanged(t, mapped, req) if mapped else True}
-    d = t.decide("JoinNewStaticMember", args)
-    if d.error != "NONE":
+    d = t.decide(ClassicGroupEvent.JoinNewStaticMember, args)
+    if d.error != Errors.NONE:
         t.reply(out, JoinGroupResponse(d.error))
     elif not mapped:
         t.add_member(_new_member(req, new_id), out)
         _after_add(t, d)
-    elif d.to_state == "Stable":
+    elif d.to_state == ClassicGroupState.Stable:
         _replace_without_rebalance(t, req, mapped, new_id, d, out)
     else:
         _replace_static(t, req, mapped, new_id, out)
@@ -123,7 +127,7 @@ def _replace_static(t: ClassicTxn, req: JoinGroupRequest, old_id: str, new_id: s
                     out: Completion[JoinGroupResponse] | None) -> ClassicMember:
     """replaceStaticMember + updateMember: the old id's parked requests are fenced; the new id takes its place."""
     old = t.data.members[old_id]
-    t.remove_member(old_id, join_error="FENCED_INSTANCE_ID")
+    t.remove_member(old_id, join_error=Errors.FENCED_INSTANCE_ID)
     new = ClassicMember(member_id=new_id, instance_id=old.instance_id, client_id=old.client_id,
                         client_host=old.client_host, rebalance_timeout_ms=_rebalance_timeout_ms(req),
                         session_timeout_ms=req.session_timeout_ms, protocol_type=old.protocol_type,
@@ -156,20 +160,20 @@ def _join_known(t: ClassicTxn, req: JoinGroupRequest, out: Completion[JoinGroupR
     args = {**_common_args(t, req), "member_id": member_id, "instance_id": req.group_instance_id or "",
             "mapped_member": mapped, "same_metadata": known is not None and known.protocols == req.protocols,
             "next_leader": t.next_leader(frozenset({member_id}))}
-    d = t.decide("JoinKnownMember", args)
-    if d.error == "GROUP_MAX_SIZE_REACHED":
+    d = t.decide(ClassicGroupEvent.JoinKnownMember, args)
+    if d.error == Errors.GROUP_MAX_SIZE_REACHED:
         if d.accepted:
             if member_id in inst["members"]:
                 t.remove_member(member_id, join_error=None)
             else:
                 t.cancel(hb_key(t.group_id, member_id))
-        t.reply(out, JoinGroupResponse("GROUP_MAX_SIZE_REACHED"))
-    elif not d.accepted and d.error == "NONE":
+        t.reply(out, JoinGroupResponse(Errors.GROUP_MAX_SIZE_REACHED))
+    elif not d.accepted and d.error == Errors.NONE:
         # a retried JoinGroup (CompletingRebalance) or a follower without changes (Stable): the current generation;
         # the leader gets the member list (the spec answers a leader NONE only in CompletingRebalance)
         with_members = member_id == inst["leader"]
         t.reply(out, lambda: t.join_response(member_id, inst, with_members=with_members))
-    elif d.error != "NONE":
+    elif d.error != Errors.NONE:
         t.reply(out, JoinGroupResponse(d.error, member_id=member_id))
     elif member_id in inst["pending_members"]:
         t.cancel(hb_key(t.group_id, member_id))

@@ -4,8 +4,8 @@ ConsumerGroupMember machine (join, heartbeat, leave -1, static leave -2, reconci
 authors' `Coordinator` shows: Heartbeat → MemberJoined | StaticMemberReplaced | SubscriptionChanged →
 TargetAssignmentComputed → the member's event → MemberReconciled.
 
-Owns: `consumer_heartbeat`, the session and rebalance timers (`session_expired`, `rebalance_expired`),
-`delete_consumer_group`, `delete_empty_consumer_group`, `describe_consumer_group` (offset expiration is `offsets`').
+Owns: `consumer_heartbeat`, `delete_consumer_group`, `delete_empty_consumer_group`, `describe_consumer_group`
+(the member timers are `group`'s, offset expiration is `offsets`').
 Must not import: `kcoord.model`.
 """
 
@@ -14,22 +14,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..runtime.completion import Completion
-from ..runtime.shard import Change, Plan, Shard
-from ..statemachine import Decision
-from . import records
-from .consumer_ops import ConsumerTxn, assignment_tuple, member_metadata_after
-from .context import Context
-from .messages import (
+from ..._generated.classic_group import Event as ClassicGroupEvent
+from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group_member import Event as MemberEvent
+from ..._generated.consumer_group_member import State as MemberState
+from ...errors import Errors
+from ...runtime.completion import Completion
+from ...runtime.shard import Change, Plan, Shard
+from ...statemachine import Decision
+from .. import records
+from ..context import Context
+from ..messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     DescribedConsumerGroup,
     DescribedConsumerMember,
     group_not_found,
 )
-from .planning import PlanBuilder
-from .shard_state import GroupShardState
-from .state import ConsumerMember
+from ..offsets.store import delete_all_offsets
+from ..planning import PlanBuilder, settle
+from ..shard_state import GroupShardState
+from ..state import ConsumerMember
+from .group import ConsumerTxn, assignment_tuple, member_metadata_after
 
 #: UpgradeToConsumerGroup's `online_upgrade`: kcoord never converts a live classic group (as Kafka with
 #: group.consumer.migration.policy=disabled), so only an Empty classic group gives its id to a consumer group.
@@ -51,13 +57,13 @@ def consumer_heartbeat(ctx: Context, shard: Shard, state: GroupShardState, r: Co
     # a classic group holds the id: an epoch-0 heartbeat takes it over where the spec allows (kcoord: no online
     # conversion), otherwise the id belongs to a group of another type
     upgrade = (classic is not None and r.member_epoch == 0
-               and t.b.enabled(ctx.tables.classic, (r.group_id,), "UpgradeToConsumerGroup",
+               and t.b.enabled(ctx.tables.classic, (r.group_id,), ClassicGroupEvent.UpgradeToConsumerGroup,
                                    {"online_upgrade": ONLINE_UPGRADE}))
     foreign = classic is not None and classic["exists"] and not upgrade
     owned = ctx.names.to_set(dict(r.topic_partitions or ()))
-    gate = t.decide_group("Heartbeat", _gate_args(ctx, t, r, foreign, owned))
-    if gate.error != "NONE":
-        t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(gate.error)))
+    gate = t.decide_group(ConsumerGroupEvent.Heartbeat, _gate_args(ctx, t, r, foreign, owned))
+    if gate.error != Errors.NONE:
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(gate.error)))
         return t.plan()
     if upgrade:
         _delete_empty_classic_group(ctx, t)
@@ -81,7 +87,7 @@ def _gate_args(ctx: Context, t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, f
 
 def _delete_empty_classic_group(ctx: Context, t: ConsumerTxn) -> None:
     """An Empty classic group with this id is deleted before the consumer group takes it (§3.9)."""
-    t.b.decide(ctx.tables.classic, (t.group_id,), "UpgradeToConsumerGroup",
+    t.b.decide(ctx.tables.classic, (t.group_id,), ClassicGroupEvent.UpgradeToConsumerGroup,
                                    {"online_upgrade": ONLINE_UPGRADE})
     t.b.write_for_last(records.group_tombstone(t.group_id))
     state, shard, group_id = t.state, t.shard, t.group_id
@@ -98,7 +104,7 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
     holder = t.current.static_member_id(r.instance_id)
     entity_id = holder or member_id
     entity = t.member(entity_id)
-    replacing = r.member_epoch == 0 and entity["state"] == "StaticLeft" and bool(r.instance_id)
+    replacing = r.member_epoch == 0 and entity["state"] == MemberState.StaticLeft and bool(r.instance_id)
     base = t.current.members.get(entity_id) or ConsumerMember(member_id)
     if replacing:
         base = ConsumerMember(member_id, base.instance_id, base.rack_id, base.client_id, base.client_host,
@@ -108,14 +114,14 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         base, instance_id=r.instance_id, rack_id=r.rack_id, rebalance_timeout_ms=r.rebalance_timeout_ms,
         server_assignor=r.server_assignor, topics=r.subscribed_topic_names, regex=r.subscribed_topic_regex,
         client_id=r.client_id, client_host=r.client_host)
-    metadata_changed = updated != base or entity["state"] == "Absent"
+    metadata_changed = updated != base or entity["state"] == MemberState.Absent
     if r.member_epoch == 0:
-        event = "Join"
+        event = MemberEvent.Join
         args: dict[str, Any] = {"sender": member_id, "instance": r.instance_id or "",
                                 "rebalance_timeout": updated.rebalance_timeout_ms, "metadata_changed": metadata_changed,
                                 "inherited": entity["assigned"] if replacing and holder != member_id else frozenset()}
     else:
-        event = "Heartbeat"
+        event = MemberEvent.Heartbeat
         args = {"sender": member_id, "instance": r.instance_id or "", "epoch": r.member_epoch, "owned": owned,
                 "owned_given": r.topic_partitions is not None, "rebalance_timeout": r.rebalance_timeout_ms,
                 "metadata_changed": metadata_changed}
@@ -140,12 +146,12 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         args["metadata_changed"] = True  # a new member id: all of its metadata is new
     pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
     d = t.decide_member(member_id if replacing else entity_id, event, args)
-    if d.error != "NONE":  # refused after all (no early check ran): nothing of the group stage happens
+    if d.error != Errors.NONE:  # refused after all (no early check ran): nothing of the group stage happens
         rejection = t.b.changes[-1]
         t.b.rollback(checkpoint)
         t._staged = None
         t.b.changes.append(rejection)
-        t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
         return
     _after_member(t, r, member_id, d, pre, out)
 
@@ -155,16 +161,16 @@ def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, 
     """Kafka validates the member (epoch, instance) before it touches the group; so do we: the member's decision
     with a target that may not be read. A rejection by a check is final (nothing else is decided)."""
     probe = {**args, "target": _needs_target, "target_epoch": _needs_target, "held_in_group": _needs_target}
-    if event == "Join":
+    if event == MemberEvent.Join:
         probe["inherited"] = args["inherited"]
     try:
         d = t.ctx.tables.member.decide(t.member(entity_id), event, probe)
     except _NeedsTarget:
         return False
-    if d.error == "NONE":
+    if d.error == Errors.NONE:
         return False
     t.b.changes.append(Change(t.ctx.tables.member, (t.group_id, entity_id), d, args))
-    t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+    t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
     return True
 
 
@@ -179,10 +185,10 @@ def _group_stage(t: ConsumerTxn, member_id: str, entity: dict[str, Any], updated
     bump = subscription_changed
     if subscription_changed or t.now_ms >= t.view.metadata_refresh_deadline_ms:
         bump = t.refresh_metadata() or bump
-    if entity["state"] == "Absent":
-        t.decide_group("MemberJoined", {"m": member_id, "instance": updated.instance_id or ""})
+    if entity["state"] == MemberState.Absent:
+        t.decide_group(ConsumerGroupEvent.MemberJoined, {"m": member_id, "instance": updated.instance_id or ""})
     elif bump:
-        t.decide_group("SubscriptionChanged", {})
+        t.decide_group(ConsumerGroupEvent.SubscriptionChanged, {})
     else:
         return
     t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
@@ -198,9 +204,10 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
     old_target = data.target.get(old_id, {})
     if old_id != new_id:
         target = t.target_of(old_id)
-        gone = t.decide_member(old_id, "Join", {**args, "target": target, "target_epoch": t.group["assignment_epoch"],
-                                                "held_in_group": t.held_in_group(old_id, target)})
-        assert gone.to_state == "Removed", gone
+        gone = t.decide_member(old_id, MemberEvent.Join, {
+            **args, "target": target, "target_epoch": t.group["assignment_epoch"],
+            "held_in_group": t.held_in_group(old_id, target)})
+        assert gone.to_state == MemberState.Removed, gone
         t.remove_member(old_id, gone, bump=False)
     else:
         for rec in records.member_tombstones(t.group_id, old_id):
@@ -213,7 +220,7 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
     t.b.write(records.member_metadata(t.group_id, copied))
     t.b.write(records.target_member(t.group_id, new_id, old_target))
     t.b.write(records.current_assignment(t.group_id, new_id, epoch=0, previous_epoch=0,
-                                         state=records.MEMBER_STATE_BYTES["Stable"],
+                                         state=records.MEMBER_STATE_BYTES[MemberState.Stable],
                                          assigned=names.to_assignment(old_instance["assigned"]), pending={}))
     t.move_ownership(new_id, frozenset(), old_instance["assigned"])
     bump = (updated.subscribed_topic_names != copied.subscribed_topic_names
@@ -223,8 +230,8 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
         t.b.write(records.member_metadata(t.group_id, updated))
     if bump or t.now_ms >= data.metadata_refresh_deadline_ms:
         bump = t.refresh_metadata() or bump
-    t.decide_group("StaticMemberReplaced", {"old_member": old_id, "new_member": new_id,
-                                            "instance": updated.instance_id or "", "bump": bump})
+    t.decide_group(ConsumerGroupEvent.StaticMemberReplaced, {"old_member": old_id, "new_member": new_id,
+                                                             "instance": updated.instance_id or "", "bump": bump})
     if bump:
         t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
 
@@ -238,24 +245,24 @@ def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: s
     if changed:
         t.current_assignment_record(post)
         t.move_ownership(member_id, pre["held"], post["held"])
-        if post["state"] == "UnrevokedPartitions":
+        if post["state"] == MemberState.UnrevokedPartitions:
             t.schedule_rebalance(member_id, post["member_epoch"], post["rebalance_timeout_ms"])
         else:
             t.cancel_rebalance(member_id)
     group = t.group
-    if post["state"] == "Stable" and post["member_epoch"] == group["assignment_epoch"] \
+    if post["state"] == MemberState.Stable and post["member_epoch"] == group["assignment_epoch"] \
             and member_id in group["unreconciled"]:
-        t.decide_group("MemberReconciled", {"m": member_id})
+        t.decide_group(ConsumerGroupEvent.MemberReconciled, {"m": member_id})
     t.schedule_session(member_id)
     full = r.member_epoch == 0 or (r.rebalance_timeout_ms != -1 and r.subscribed_topic_names is not None
                                    and r.topic_partitions is not None)
     assignment = None
     if full or post["assigned"] != pre["assigned"]:
         assignment = assignment_tuple(t.ctx.names.to_assignment(post["assigned"]))
-    response = ConsumerGroupHeartbeatResponse("NONE", member_id=member_id, member_epoch=post["member_epoch"],
+    response = ConsumerGroupHeartbeatResponse(Errors.NONE, member_id=member_id, member_epoch=post["member_epoch"],
                                               heartbeat_interval_ms=t.ctx.config.consumer_heartbeat_interval_ms,
                                               assignment=assignment)
-    t.then(lambda: _set(out, response))
+    t.then(lambda: settle(out, response))
 
 
 # ---------------------------------------------------------------------------------------------- epoch -1, -2
@@ -264,39 +271,22 @@ def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: s
 def _leave(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[ConsumerGroupHeartbeatResponse]) -> None:
     holder = t.current.static_member_id(r.instance_id)
     entity_id = holder or r.member_id
-    event = "Leave" if r.member_epoch == -1 else "StaticLeave"
+    event = MemberEvent.Leave if r.member_epoch == -1 else MemberEvent.StaticLeave
     d = t.decide_member(entity_id, event, {"sender": r.member_id, "instance": r.instance_id or ""})
     if not d.accepted:
-        t.then(lambda: _set(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id)))
         return
-    if d.to_state == "Removed":
+    if d.to_state == MemberState.Removed:
         t.remove_member(entity_id, d)
     else:
         assert d.post is not None
         t.current_assignment_record(d.post)
         t.move_ownership(entity_id, d.pre["held"], d.post["held"])
         t.cancel_rebalance(entity_id)
-        t.decide_group("StaticMemberLeft", {"m": entity_id, "instance": d.post["instance_id"]})
-    response = ConsumerGroupHeartbeatResponse("NONE", member_id=r.member_id if d.to_state == "Removed" else entity_id,
-                                              member_epoch=r.member_epoch)
-    t.then(lambda: _set(out, response))
-
-
-# ---------------------------------------------------------------------------------------------- timers
-
-
-def session_expired(t: ConsumerTxn, member_id: str) -> None:
-    """group.consumer.session.timeout.ms passed without a heartbeat: fence the member (a -2 member too)."""
-    d = t.decide_member(member_id, "SessionTimeout", {})
-    if d.accepted:
-        t.remove_member(member_id, d)
-
-
-def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
-    """The member did not revoke within its rebalance timeout at `epoch`: fence it (ignored if it moved on)."""
-    d = t.decide_member(member_id, "RebalanceTimeout", {"epoch": epoch})
-    if d.accepted:
-        t.remove_member(member_id, d)
+        t.decide_group(ConsumerGroupEvent.StaticMemberLeft, {"m": entity_id, "instance": d.post["instance_id"]})
+    member_id = r.member_id if d.to_state == MemberState.Removed else entity_id
+    response = ConsumerGroupHeartbeatResponse(Errors.NONE, member_id=member_id, member_epoch=r.member_epoch)
+    t.then(lambda: settle(out, response))
 
 
 # ---------------------------------------------------------------------------------------------- group lifecycle
@@ -304,11 +294,9 @@ def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
 
 def delete_consumer_group(t: ConsumerTxn) -> str:
     """DeleteGroups for a consumer group: offsets, then the group's tombstones (createGroupTombstoneRecords)."""
-    from .classic_sync import write_offset_tombstones
-
-    d = t.decide_group("Delete", {})
+    d = t.decide_group(ConsumerGroupEvent.Delete, {})
     if d.accepted:
-        write_offset_tombstones(t.state, t.b, t.group_id)
+        delete_all_offsets(t.state.offsets, t.b, t.group_id)
         tombstones = records.consumer_group_tombstones(t.group_id, list(t.current.members))
         for rec in tombstones[:-1]:
             t.b.write(rec)
@@ -321,7 +309,7 @@ def delete_empty_consumer_group(ctx: Context, shard: Shard, state: GroupShardSta
                                 group_id: str) -> None:
     """A classic JoinGroup for the id of an Empty consumer group deletes it first (maybeDeleteEmptyConsumerGroup)."""
     t = ConsumerTxn(ctx, shard, state, group_id, b)
-    d = t.decide_group("Delete", {})
+    d = t.decide_group(ConsumerGroupEvent.Delete, {})
     if d.accepted:
         tombstones = records.consumer_group_tombstones(group_id, list(t.current.members))
         for rec in tombstones[:-1]:
@@ -336,7 +324,8 @@ def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
     data = state.consumer.get(group_id)
     if inst is None or data is None:
         classic = shard.get("ClassicGroup", (group_id,))
-        return DescribedConsumerGroup(group_id, "GROUP_ID_NOT_FOUND", message=group_not_found(
+        # Kafka 4.0 answers an empty state (not Dead) for a group it does not describe
+        return DescribedConsumerGroup(group_id, Errors.GROUP_ID_NOT_FOUND, state="", message=group_not_found(
             group_id, classic is not None and bool(classic["exists"]), "consumer"))
     names = ctx.names
     members = []
@@ -348,10 +337,5 @@ def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
             member_id, meta.instance_id, meta.rack_id, m["member_epoch"], meta.client_id, meta.client_host,
             meta.subscribed_topic_names, assignment_tuple(names.to_assignment(m["assigned"])),
             assignment_tuple(data.target.get(member_id, {}))))
-    return DescribedConsumerGroup(group_id, "NONE", inst["state"], inst["group_epoch"], inst["assignment_epoch"],
+    return DescribedConsumerGroup(group_id, Errors.NONE, inst["state"], inst["group_epoch"], inst["assignment_epoch"],
                                   data.preferred_assignor(ctx.config.consumer_assignors[0]), tuple(members))
-
-
-def _set(out: Completion[Any], value: Any) -> None:
-    if not out.done:
-        out.set(value)

@@ -2,8 +2,9 @@
 consumer group, subscription metadata, the target assignment (server-side assignors), member removal with Kafka's
 tombstone order, and the member timers.
 
-Owns: `ConsumerTxn`. Decisions come from the ConsumerGroup and ConsumerGroupMember specs; this module computes
-their parameters (targets, held partitions) and writes the records that describe them.
+Owns: `ConsumerTxn`, and the timers' handlers (`session_expired`, `rebalance_expired`). Decisions come from the
+ConsumerGroup and ConsumerGroupMember specs; this module computes their parameters (targets, held partitions) and
+writes the records that describe them.
 Must not import: `kcoord.model`.
 """
 
@@ -12,16 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..assignors.server import GroupSpec, MemberSpec, PartitionAssignorError, SubscribedTopicDescriber, TopicMetadata
-from ..errors import KafkaError
-from ..runtime.completion import Completion
-from ..runtime.shard import Plan, Shard
-from ..statemachine import Decision, Instance
-from . import records
-from .context import Context
-from .planning import PlanBuilder
-from .shard_state import GroupShardState
-from .state import Assignment, ConsumerGroupData, ConsumerMember
+from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group_member import Event as MemberEvent
+from ..._generated.consumer_group_member import State as MemberState
+from ...assignors.server import GroupSpec, MemberSpec, PartitionAssignorError, SubscribedTopicDescriber, TopicMetadata
+from ...errors import Errors, KafkaError
+from ...runtime.completion import Completion
+from ...runtime.shard import Plan, Shard
+from ...statemachine import Decision, Instance
+from .. import records
+from ..context import Context
+from ..planning import PlanBuilder, raise_bugs
+from ..shard_state import GroupShardState
+from ..state import Assignment, ConsumerGroupData, ConsumerMember
 
 GROUP = "ConsumerGroup"
 MEMBER = "ConsumerGroupMember"
@@ -120,13 +124,13 @@ class ConsumerTxn:
         try:
             target = assignor.assign(GroupSpec(members), SubscribedTopicDescriber(by_name.values()))
         except (PartitionAssignorError, ValueError) as e:
-            raise KafkaError("UNKNOWN_SERVER_ERROR", f"failed to compute a new target assignment: {e}") from e
+            raise KafkaError(Errors.UNKNOWN_SERVER_ERROR, f"failed to compute a new target assignment: {e}") from e
         for member_id in data.members:
             new = {t: ps for t, ps in target.get(member_id, {}).items() if ps}
             if new != data.target.get(member_id, {}):
                 self.b.write(records.target_member(self.group_id, member_id, new))
             data.target[member_id] = new
-        d = self.decide_group("TargetAssignmentComputed", {})
+        d = self.decide_group(ConsumerGroupEvent.TargetAssignmentComputed, {})
         assert d.post is not None
         self.b.write(records.target_epoch(self.group_id, d.post["assignment_epoch"]))
 
@@ -138,8 +142,6 @@ class ConsumerTxn:
         by anyone (the rows only intersect `held_in_group` with the target; see the report)."""
         owners = self.view.owners
         own: frozenset[str] = self.member(member_id)["held"]
-        if self.ctx.config.bug_kafka_16147:  # seeded bug: other members' holdings are not looked at
-            return own
         return own | frozenset(p for p in target if p in owners)
 
     # ------------------------------------------------------------ members
@@ -147,8 +149,8 @@ class ConsumerTxn:
     def current_assignment_record(self, post: Mapping[str, Any]) -> int:
         """ConsumerGroupCurrentMemberAssignment for a member's post-state (the last decision's)."""
         names = self.ctx.names
-        state = records.MEMBER_STATE_BYTES.get(post["state"], records.MEMBER_STATE_BYTES["Stable"])
-        if post["state"] == "StaticLeft":
+        state = records.MEMBER_STATE_BYTES.get(post["state"], records.MEMBER_STATE_BYTES[MemberState.Stable])
+        if post["state"] == MemberState.StaticLeft:
             state = self._state_byte_before_leave(post["member_id"])
         return self.b.write_for_last(records.current_assignment(
             self.group_id, post["member_id"], epoch=post["member_epoch"], previous_epoch=post["previous_member_epoch"],
@@ -158,8 +160,8 @@ class ConsumerTxn:
     def _state_byte_before_leave(self, member_id: str) -> int:
         """A static leave keeps the MemberState byte Kafka had (only the epoch becomes -2)."""
         before = self.shard.get(MEMBER, (self.group_id, member_id))
-        if before is None or before["state"] == "StaticLeft":
-            return records.MEMBER_STATE_BYTES["Stable"]
+        if before is None or before["state"] == MemberState.StaticLeft:
+            return records.MEMBER_STATE_BYTES[MemberState.Stable]
         return records.MEMBER_STATE_BYTES.get(before["state"], 0)
 
     def move_ownership(self, member_id: str, before: frozenset[str], after: frozenset[str]) -> None:
@@ -186,20 +188,16 @@ class ConsumerTxn:
         if not bump:
             return
         self.refresh_metadata()
-        self.decide_group("MemberRemoved", {"m": member_id, "instance": pre["instance_id"]})
+        self.decide_group(ConsumerGroupEvent.MemberRemoved, {"m": member_id, "instance": pre["instance_id"]})
         self.b.write_for_last(records.consumer_group_epoch(self.group_id, self.group["group_epoch"]))
 
     # ------------------------------------------------------------ timers
 
     def schedule_session(self, member_id: str) -> None:
-        from .consumer import session_expired
-
         self._schedule(session_key(self.group_id, member_id), self.ctx.config.consumer_session_timeout_ms,
                        lambda t: session_expired(t, member_id))
 
     def schedule_rebalance(self, member_id: str, epoch: int, timeout_ms: int) -> None:
-        from .consumer import rebalance_expired
-
         self._schedule(rebalance_key(self.group_id, member_id), timeout_ms,
                        lambda t: rebalance_expired(t, member_id, epoch))
 
@@ -222,8 +220,7 @@ class ConsumerTxn:
 
 def submit_internal(ctx: Context, shard: Shard, state: GroupShardState, group_id: str,
                     fn: Callable[[ConsumerTxn], Any]) -> Completion[Any]:
-    from .classic_ops import raise_bugs
-
+    """Run `fn` as an internal event of the group once no write for it is in flight."""
     def handler() -> Plan:
         t = ConsumerTxn(ctx, shard, state, group_id)
         fn(t)
@@ -232,6 +229,20 @@ def submit_internal(ctx: Context, shard: Shard, state: GroupShardState, group_id
     done = shard.submit([(GROUP, (group_id,))], handler, when_pending="wait")
     done.then(raise_bugs)
     return done
+
+
+def session_expired(t: ConsumerTxn, member_id: str) -> None:
+    """group.consumer.session.timeout.ms passed without a heartbeat: fence the member (a -2 member too)."""
+    d = t.decide_member(member_id, MemberEvent.SessionTimeout, {})
+    if d.accepted:
+        t.remove_member(member_id, d)
+
+
+def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
+    """The member did not revoke within its rebalance timeout at `epoch`: fence it (ignored if it moved on)."""
+    d = t.decide_member(member_id, MemberEvent.RebalanceTimeout, {"epoch": epoch})
+    if d.accepted:
+        t.remove_member(member_id, d)
 
 
 def member_metadata_after(r_member: ConsumerMember, *, instance_id: str | None, rack_id: str | None,

@@ -6,6 +6,8 @@ operations replay and the live path share: `put`, `remove` (a tombstone also dro
 partition), `put_pending`, `complete` (a marker: COMMIT moves a producer's pending offsets to the committed view,
 each only if its record offset is above the committed one's; ABORT drops them). Which offsets expire is the group
 specs' (ExpireOffset, §2.8); the store only answers what they are asked about (`has_pending`, `group_offsets`).
+`delete_all_offsets` is deleteAllOffsets, the offsets' part of DeleteGroups (the tombstones, and their removal from
+the store once durable).
 Must not import: `kcoord.model`.
 """
 
@@ -14,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..storage.group_log_schema import OffsetCommitValue
+from ...storage.group_log_schema import OffsetCommitValue
+from .. import records
+from ..planning import PlanBuilder
 
 TopicPartitionKey = tuple[str, int]
 
@@ -137,3 +141,12 @@ class OffsetStore:
         pending = {pid: {g: dict(sorted(o.items())) for g, o in sorted(by.items()) if o}
                    for pid, by in sorted(self.pending.items())}
         return committed, pending, {g: sorted(p) for g, p in sorted(self.open_txns.items())}
+
+
+def delete_all_offsets(store: OffsetStore, b: PlanBuilder, group_id: str) -> None:
+    """deleteAllOffsets: a tombstone per committed offset, and per pending one with no committed offset."""
+    committed = sorted(store.group_offsets(group_id))
+    pending = sorted(store.pending_partitions(group_id) - set(committed))
+    for topic, partition in committed + pending:
+        b.write(records.offset_tombstone(group_id, topic, partition))
+        b.then(lambda tp=(topic, partition): store.remove(group_id, *tp))  # type: ignore[misc]

@@ -10,9 +10,11 @@ Must not import: `kcoord.impl` (Kafka's clients reach a broker through its socke
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -120,6 +122,33 @@ class JavaHarness:
         if len(out) != len(steps) + 1 or out[-1]:
             raise HarnessError(f"harness batch finished {len(out) - 1} of {len(steps)} commands")
         return out[:-1]
+
+    @contextlib.contextmanager
+    def hold(self, *, timeout_s: float = 120.0, **options: object) -> Iterator[list[dict[str, Any]]]:
+        """The `hold` command in the background: members of a group that join, own every partition between them
+        and stay until the block ends; yields the events up to "settled"."""
+        process = subprocess.Popen(self.command_line("hold", options), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True)
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            events: list[dict[str, Any]] = []
+            deadline = time.monotonic() + timeout_s
+            while not events or events[-1].get("event") != "settled":
+                line = process.stdout.readline()  # (the harness's own timeout ends it, and with it this read)
+                if not line or time.monotonic() > deadline:
+                    raise HarnessError(f"harness hold ended before its group settled: {events[-3:]}")
+                if line.startswith("{"):
+                    events.append(json.loads(line))
+                    if events[-1].get("event") == "error":
+                        raise HarnessError(f"harness hold failed: {events[-1]['type']}: {events[-1]['message']}")
+            yield events
+        finally:
+            process.stdin.close()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
     def tools(self, runs: Sequence[ToolRun], *, timeout_s: float = 60.0) -> list[ToolResult]:
         """Run Kafka's tools one after another in one JVM; one result per run, in order. A run still going after

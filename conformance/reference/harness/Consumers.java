@@ -89,6 +89,39 @@ final class Consumers {
         }
     }
 
+    /**
+     * `--members N` consumers of group `--group` on `--topic` that join and stay until stdin closes (what an admin tool
+     * describes while a group runs); "settled" is printed once they own every partition between them, with their
+     * member ids. `--commit false`: they read but commit nothing (so what they have read by then shows nowhere).
+     */
+    static void hold(Args args) throws Exception {
+        String topic = args.get("topic");
+        int count = args.getInt("members", 1);
+        List<Member> members = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            members.add(new Member(i, args, topic));
+        }
+        Set<Integer> all = new TreeSet<>();
+        try (KafkaConsumer<String, String> probe = Clients.consumer(args, null, Map.of())) {
+            probe.partitionsFor(topic).forEach(p -> all.add(p.partition()));
+        }
+        try {
+            members.forEach(Member::start);
+            phase(1, members, all, args.getInt("timeout-ms", 60_000));
+            while (members.stream().anyMatch(m -> m.memberId.isEmpty())) {
+                Thread.sleep(20);  // the poll that brought the assignment has not returned yet
+            }
+            Map<String, String> ids = new TreeMap<>();
+            members.forEach(m -> ids.put(String.valueOf(m.index), m.memberId));
+            Out.emit("settled", "member_ids", ids);
+            while (System.in.read() >= 0) {
+                // until the driver closes our stdin
+            }
+        } finally {
+            members.forEach(Member::stop);
+        }
+    }
+
     /** Wait until `running` cover `all` partitions, each one owned once, each member owning some; report it. */
     private static void phase(int number, List<Member> running, Set<Integer> all, long timeoutMs)
             throws InterruptedException {
@@ -137,11 +170,16 @@ final class Consumers {
         private final Thread thread;
         private volatile boolean running = true;
         private volatile RuntimeException failure;
+        volatile String memberId = "";
+        private final boolean commits;
 
         Member(int index, Args args, String topic) {
             this.index = index;
             this.topic = topic;
-            this.consumer = Clients.consumer(args, args.get("group"), Clients.groupSettings(args));
+            this.commits = Boolean.parseBoolean(args.get("commit", "true"));
+            Map<String, String> settings = new LinkedHashMap<>(Clients.groupSettings(args));
+            settings.put("client.id", args.get("group") + "-m" + index);  // names the admin tools show
+            this.consumer = Clients.consumer(args, args.get("group"), settings);
             this.thread = new Thread(this::loop, "member-" + index);
         }
 
@@ -158,7 +196,8 @@ final class Consumers {
                         values.add(r.value());
                         n++;
                     }
-                    if (n > 0) {
+                    memberId = consumer.groupMetadata().memberId();
+                    if (n > 0 && commits) {
                         commit();
                     }
                 }

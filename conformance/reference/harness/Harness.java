@@ -10,6 +10,7 @@
  *   ctp       consume-transform-produce with sendOffsetsToTransaction
  *   read      every record of a topic at an isolation level, no group
  *   group     members of one consumer group (KIP-848 or classic with an assignor) joining and leaving
+ *   hold      members of one consumer group that stay until stdin closes (for the admin tools to describe)
  *   tools     Kafka's command-line tools run in this JVM, one JSON line of input per run (see Tools)
  *   batch     several of the commands above in this JVM, one JSON line of input each:
  *             {"command": "producer", "options": {"topic": "t", ...}}; each ends with {"event": "done"}
@@ -55,6 +56,7 @@ public final class Harness {
             case "ctp" -> Transactions.consumeTransformProduce(args);
             case "read" -> Consumers.read(args);
             case "group" -> Consumers.group(args);
+            case "hold" -> Consumers.hold(args);
             case "tools" -> Tools.run(args);
             default -> throw new IllegalArgumentException("unknown command " + command);
         }
@@ -75,7 +77,7 @@ public final class Harness {
                 argv.add(e.getValue().asText());
             });
             String command = step.get("command").asText();
-            if (command.equals("tools") || command.equals("batch")) {
+            if (command.equals("tools") || command.equals("batch") || command.equals("hold")) {
                 throw new IllegalArgumentException(command + " reads stdin: it cannot run in a batch");
             }
             run(command, Args.parse(argv.toArray(new String[0])));

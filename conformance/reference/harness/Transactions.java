@@ -21,7 +21,8 @@ final class Transactions {
     private Transactions() {
     }
 
-    /** `--ops commit:3,abort:2,...`: one transaction per entry, with that many records spread over the partitions. */
+    /** `--ops commit:3,abort:2,...`: one transaction per entry, with that many records spread over the partitions;
+     * a last `open:N` writes its records and stops without ending the transaction. */
     static void producer(Args args) throws Exception {
         String topic = args.get("topic");
         String transactionalId = args.get("transactional-id");
@@ -32,12 +33,18 @@ final class Transactions {
             for (int txn = 0; txn < ops.length; txn++) {
                 String[] op = ops[txn].split(":");
                 boolean commit = op[0].equals("commit");
-                if (!commit && !op[0].equals("abort")) {
-                    throw new IllegalArgumentException("--ops: commit:N or abort:N, got " + ops[txn]);
+                boolean open = op[0].equals("open");
+                if (!commit && !open && !op[0].equals("abort") || open && txn != ops.length - 1) {
+                    throw new IllegalArgumentException("--ops: commit:N or abort:N, and open:N last, got " + ops[txn]);
                 }
                 producer.beginTransaction();
                 List<String> values = send(producer, topic, partitions, transactionalId + "/" + txn,
                     Integer.parseInt(op[1]));
+                if (open) {  // left open: no EndTxn, as if the producer's process died
+                    Out.emit("open", concat(new Object[] {"txn", txn, "values", values}, Clients.state(producer)));
+                    producer.close(Duration.ZERO);
+                    return;
+                }
                 if (commit) {
                     producer.commitTransaction();
                 } else {

@@ -24,9 +24,11 @@ from .api_versions import Feature, VersionRange
 from .broker import BrokerContext
 from .dispatch import Handler, HandlerRegistry
 from .handlers_cluster import ClusterHandlers
+from .handlers_configs import ConfigHandlers
 from .handlers_data import DataHandlers
 from .handlers_groups import GroupHandlers
 from .handlers_offsets import OffsetHandlers
+from .handlers_topics import TopicHandlers
 from .handlers_txn import TxnHandlers
 
 __all__ = ("SERVED", "node_registry", "served_features")
@@ -54,6 +56,7 @@ SERVED: Final[types.MappingProxyType[int, VersionRange]] = types.MappingProxyTyp
     26: VersionRange(0, 5),  # EndTxn (v4 TRANSACTION_ABORTABLE; v5 Transactions V2, the Java client's)
     27: VersionRange(1, 1),  # WriteTxnMarkers (the coordinators' internal path, over the wire for other brokers)
     28: VersionRange(0, 5),  # TxnOffsetCommit (aiokafka 0, kafka-python 3, librdkafka 3; v5 Transactions V2)
+    32: VersionRange(1, 4),  # DescribeConfigs (kafka-topics --describe; Kafka 4.0 serves 1-4)
     42: VersionRange(0, 2),  # DeleteGroups (admin clients)
     47: VersionRange(0, 0),  # OffsetDelete (admin clients)
     60: VersionRange(0, 1),  # DescribeCluster (admin clients)
@@ -62,6 +65,7 @@ SERVED: Final[types.MappingProxyType[int, VersionRange]] = types.MappingProxyTyp
     66: VersionRange(0, 2),  # ListTransactions (kafka-python admin 2)
     68: VersionRange(0, 1),  # ConsumerGroupHeartbeat (librdkafka group.protocol=consumer 1)
     69: VersionRange(0, 0),  # ConsumerGroupDescribe (librdkafka admin 0)
+    75: VersionRange(0, 0),  # DescribeTopicPartitions (KIP-966: Kafka 4.0's admin describeTopics)
 })
 
 
@@ -76,17 +80,17 @@ def served_features(server_txn_version: int) -> tuple[Feature, ...]:
 
 def _handlers(ctx: BrokerContext) -> dict[int, Callable[..., Any]]:
     cluster, data, groups = ClusterHandlers(ctx), DataHandlers(ctx), GroupHandlers(ctx)
-    offsets, txn = OffsetHandlers(ctx), TxnHandlers(ctx)
+    offsets, txn, configs, topics = OffsetHandlers(ctx), TxnHandlers(ctx), ConfigHandlers(ctx), TopicHandlers(ctx)
     return {
         0: data.produce, 1: data.fetch, 2: data.list_offsets, 3: cluster.metadata, 8: offsets.offset_commit,
         9: offsets.offset_fetch, 10: cluster.find_coordinator, 11: groups.join_group, 12: groups.heartbeat,
         13: groups.leave_group, 14: groups.sync_group, 15: groups.describe_groups, 16: groups.list_groups,
         19: cluster.create_topics, 22: txn.init_producer_id, 23: data.offset_for_leader_epoch,
         24: txn.add_partitions_to_txn, 25: txn.add_offsets_to_txn, 26: txn.end_txn, 27: data.write_txn_markers,
-        28: offsets.txn_offset_commit,
+        28: offsets.txn_offset_commit, 32: configs.describe_configs,
         42: groups.delete_groups, 47: offsets.offset_delete, 60: cluster.describe_cluster, 61: data.describe_producers,
         65: txn.describe_transactions, 66: txn.list_transactions, 68: groups.consumer_group_heartbeat,
-        69: groups.consumer_group_describe,
+        69: groups.consumer_group_describe, 75: topics.describe_topic_partitions,
     }
 
 

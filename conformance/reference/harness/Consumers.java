@@ -82,7 +82,15 @@ final class Consumers {
             members.get(0).stop();
             phase(3, members.subList(1, count), all, phaseMs);
             Set<String> consumed = new TreeSet<>();
-            members.forEach(m -> consumed.addAll(m.values));
+            long deadline = System.currentTimeMillis() + phaseMs;
+            int expected = args.getInt("expect", 0);
+            do {  // `--expect N`: until the group has read N distinct values (the last member commits them)
+                consumed.clear();
+                members.forEach(m -> consumed.addAll(m.values));
+                if (consumed.size() < expected) {
+                    Thread.sleep(50);
+                }
+            } while (consumed.size() < expected && System.currentTimeMillis() < deadline);
             Out.emit("consumed", "values", consumed);
         } finally {
             members.forEach(Member::stop);
@@ -205,6 +213,13 @@ final class Consumers {
                 failure = e;
                 Out.emit("member-error", "member", index, "error", Transactions.describe(e));
             } finally {
+                if (commits && failure == null) {
+                    try {
+                        commit();  // what was read last, before leaving
+                    } catch (RuntimeException e) {
+                        Out.emit("commit-refused", "member", index, "error", Transactions.describe(e));
+                    }
+                }
                 consumer.close(Duration.ofSeconds(10));
                 owned.clear();
             }

@@ -4,7 +4,8 @@ commits and aborts (an epoch bump on every EndTxn), a fenced zombie, a producer 
 consume-transform-produce with sendOffsetsToTransaction (no AddOffsetsToTxn under V2), markers written with the
 bumped epoch (DescribeProducers' epochs), and read_committed readers seeing exactly the committed records. A client
 that stays on Transactions V1 (`--transaction-version 1`, as a pre-4.0 client) is compared too. Producer ids are
-normalised (kcoord and Kafka hand out different ones); epochs, values and error types are not.
+normalised (kcoord and Kafka hand out different ones); epochs, values and error types are not. Then groups of the
+Java consumer, KIP-848 and classic with cooperative-sticky, joining and leaving: the same phases on both brokers.
 """
 
 from __future__ import annotations
@@ -232,3 +233,48 @@ def test_batched_add_partitions_v5_answers_as_kafka(brokers: dict[str, Target]) 
     assert answers["kcoord"] == answers["kafka"]
     assert answers["kcoord"] == [[("TXN", 0, "none")], [("TXN", 0, "none"), ("TXN", 1, "transaction_abortable")],
                                  ("none", 1), [("TXN", 0, "producer_fenced")]]
+
+
+def _group(harness: JavaHarness, target: Target, protocol: str) -> dict[str, Any]:
+    """Two members of one group (KIP-848, or classic with the cooperative-sticky assignor) over committed records:
+    the first joins alone, the second joins, the first leaves; the partitions each phase settles on, what the group
+    read, and what it committed."""
+    from kafka.structs import TopicPartition
+
+    run = f"g{uuid.uuid4().hex[:6]}"
+    topic, group = f"{run}-data", f"{run}-{protocol}"
+    target.create_topic(topic, 3)
+    source, events = harness.batch([
+        ("producer", {"bootstrap": target.bootstrap, "topic": topic, "transactional_id": f"{run}-p",
+                      "ops": "commit:6,abort:3,commit:3"}),
+        ("group", {"bootstrap": target.bootstrap, "topic": topic, "group": group, "members": 2, "protocol": protocol,
+                   "assignor": "cooperative-sticky", "expect": 9}),
+    ])
+    phases = [e["assignments"] for e in events if e["event"] == "phase"]
+    committed = target.admin().list_group_offsets({group: [TopicPartition(topic, p) for p in range(3)]})[group]
+    return {
+        "phases": [sorted((len(ps), tuple(ps) if len(owners) == 1 else ()) for ps in owners.values())
+                   for owners in phases],
+        "owners_by_phase": [sorted(owners) for owners in phases],
+        "union": [sorted(p for ps in owners.values() for p in ps) for owners in phases],
+        "read": sorted(v.replace(run, "RUN") for e in events if e["event"] == "consumed" for v in e["values"]),
+        "committed": {tp.partition: om.offset for tp, om in committed.items()},
+        "errors": [e for e in events if e["event"] in ("member-error", "error")],
+        "written": sorted(v.replace(run, "RUN") for e in source if e["event"] == "commit" for v in e["values"]),
+    }
+
+
+@pytest.mark.parametrize("protocol", ["consumer", "classic"])
+def test_a_group_of_the_java_client_settles_alike_on_kcoord_and_kafka(harness: JavaHarness,
+                                                                      brokers: dict[str, Target],
+                                                                      protocol: str) -> None:
+    """KIP-848's consumer protocol (the broker assigns) and the classic protocol with the cooperative-sticky assignor
+    (the client assigns, in two rounds): the same phases, the group reads exactly the committed records (read_committed)
+    and commits past each partition's last one."""
+    outcomes = {name: _group(harness, target, protocol) for name, target in brokers.items()}
+    kc = outcomes["kcoord"]
+    assert kc == outcomes["kafka"]
+    assert kc["owners_by_phase"] == [["0"], ["0", "1"], ["1"]]
+    assert kc["union"] == [[0, 1, 2]] * 3 and kc["phases"][1] == [(1, ()), (2, ())]
+    assert kc["read"] == kc["written"] and len(kc["read"]) == 9 and kc["errors"] == []
+    assert kc["committed"] == {0: 7, 1: 7, 2: 7}  # the position past the last commit marker (control records skipped)

@@ -66,8 +66,11 @@ final class Clients {
 
     /** The group-protocol settings of `--protocol consumer` (KIP-848) or `--protocol classic` (with `--assignor`). */
     static Map<String, String> groupSettings(Args args) {
+        return groupSettings(args, args.get("protocol", "classic"));
+    }
+
+    static Map<String, String> groupSettings(Args args, String protocol) {
         Map<String, String> settings = new LinkedHashMap<>();
-        String protocol = args.get("protocol", "classic");
         settings.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
         if (protocol.equals("classic")) {
             settings.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor(args.get("assignor",

@@ -16,6 +16,7 @@ import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
@@ -100,7 +101,9 @@ final class Consumers {
     /**
      * `--members N` consumers of group `--group` on `--topic` that join and stay until stdin closes (what an admin tool
      * describes while a group runs); "settled" is printed once they own every partition between them, with their
-     * member ids. `--commit false`: they read but commit nothing (so what they have read by then shows nowhere).
+     * member ids. `--commit false`: they read but commit nothing (so what they have read by then shows nowhere);
+     * `--protocols consumer,classic`: member i speaks the i-th (a classic member in a KIP-848 group); `--static true`:
+     * each has a group.instance.id; `--pattern RE2`: they subscribe to a regular expression the broker resolves.
      */
     static void hold(Args args) throws Exception {
         String topic = args.get("topic");
@@ -180,13 +183,20 @@ final class Consumers {
         private volatile RuntimeException failure;
         volatile String memberId = "";
         private final boolean commits;
+        private final String pattern;  // a regular expression the broker resolves (KIP-848), instead of the topic
 
         Member(int index, Args args, String topic) {
             this.index = index;
             this.topic = topic;
             this.commits = Boolean.parseBoolean(args.get("commit", "true"));
-            Map<String, String> settings = new LinkedHashMap<>(Clients.groupSettings(args));
+            String[] protocols = args.get("protocols", args.get("protocol", "classic")).split(",");
+            Map<String, String> settings = new LinkedHashMap<>(Clients.groupSettings(args,
+                protocols[index % protocols.length]));
             settings.put("client.id", args.get("group") + "-m" + index);  // names the admin tools show
+            if (Boolean.parseBoolean(args.get("static", "false"))) {
+                settings.put("group.instance.id", args.get("group") + "-i" + index);
+            }
+            this.pattern = args.get("pattern", null);
             this.consumer = Clients.consumer(args, args.get("group"), settings);
             this.thread = new Thread(this::loop, "member-" + index);
         }
@@ -197,7 +207,11 @@ final class Consumers {
 
         private void loop() {
             try {
-                consumer.subscribe(List.of(topic), this);
+                if (pattern == null) {
+                    consumer.subscribe(List.of(topic), this);
+                } else {
+                    consumer.subscribe(new SubscriptionPattern(pattern), this);
+                }
                 while (running) {
                     int n = 0;
                     for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(100))) {

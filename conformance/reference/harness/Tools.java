@@ -8,6 +8,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -63,6 +64,23 @@ final class Tools {
         }
     }
 
+    /** Scala's `Console.out`/`err` (what kafka-dump-log prints to) took System.out/err once, when first used; point
+     * them at this run's streams too (a DynamicVariable: an inheritable thread local, so for this thread only). */
+    private static void scalaConsole(PrintStream out, PrintStream err) {
+        try {
+            Class<?> console = Class.forName("scala.Console$");
+            Object module = console.getField("MODULE$").get(null);
+            for (Map.Entry<String, PrintStream> e : Map.of("outVar", out, "errVar", err).entrySet()) {
+                Field field = console.getDeclaredField(e.getKey());
+                field.setAccessible(true);
+                Object variable = field.get(module);
+                variable.getClass().getMethod("value_$eq", Object.class).invoke(variable, e.getValue());
+            }
+        } catch (ReflectiveOperationException e) {
+            // no Scala console to redirect
+        }
+    }
+
     private static Map<String, Object> runOne(JsonNode request, long timeoutMs) throws InterruptedException {
         String main = request.get("main").asText();
         List<String> argv = new ArrayList<>();
@@ -77,6 +95,7 @@ final class Tools {
         Throwable[] failure = new Throwable[1];
         Thread thread = new Thread(() -> {
             try {
+                scalaConsole(System.out, System.err);
                 Class.forName(main).getMethod("main", String[].class).invoke(null, (Object) argv.toArray(new String[0]));
             } catch (InvocationTargetException e) {
                 if (!(e.getCause() instanceof ExitCalled)) {

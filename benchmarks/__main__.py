@@ -45,6 +45,8 @@ BENCHES = (
     Bench("verify", "bench_verify.py", "`kcoord verify` on every machine (issue 3)", ("--runs", "5"), ("--runs", "1")),
     Bench("storage", "bench_storage.py", "Coordinator log encode/decode and load (issue 4)", (),
           ("--records", "100000", "--repeat", "1")),
+    Bench("scan", "bench_scan.py", "Batch decoder: last-value scan and careful decode (issue 32)",
+          ("--records", "200000", "--repeat", "5"), ("--records", "20000", "--repeat", "1")),
     Bench("topics", "bench_topics.py", "Data topics: making and reopening partitions (issue 8)", (),
           ("--partitions", "100", "--runs", "1")),
     Bench("txn", "bench_txn.py", "Transaction coordinator: committed transactions/s, log load, tracing (issue 4)",
@@ -61,6 +63,8 @@ BENCHES = (
           ("--seconds", "1", "--runs", "1")),
     Bench("server", "bench_server.py", "`kcoord serve`: heartbeats and transactions per second (issue 8)", (),
           ("--quick",)),
+    Bench("group_commit", "bench_group_commit.py",
+          "`kcoord serve`: group commit against fsync, 1, 8 and 32 producers (issue 28)", (), ("--quick",)),
 )
 
 

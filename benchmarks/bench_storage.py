@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kcoord.impl.storage.batch import RecordBatch, decode_batches, encode_new_batch
+from kcoord.impl.storage.batch import RecordBatch, encode_new_batch
+from kcoord.impl.storage.batch_decoder import decode_batches
 from kcoord.impl.storage.log import Durability, PartitionLog
 
 

@@ -17,6 +17,7 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,9 +35,11 @@ from .partition.types import PartitionConfig
 from .runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from .runtime.clock import Clock
 from .runtime.completion import Completion
+from .runtime.runtime import flush_together
 from .runtime.trace import Tracer, TraceSink
 from .seeded import NO_BUGS, SeededBug
-from .storage.log import Durability
+from .storage._files import DamagedFileError
+from .storage.log import Durability, LogCorruptedError, PartitionLog
 from .storage.partitioning import partition_for
 from .storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
 from .txn.config import TxnConfig
@@ -45,6 +48,8 @@ from .txn.coordinator import TransactionCoordinator
 OFFSETS_TOPIC = "__consumer_offsets"
 TXN_TOPIC = "__transaction_state"
 CoordinatorKind = Literal["transaction", "group"]
+_TOPICS: dict[CoordinatorKind, str] = {"transaction": TXN_TOPIC, "group": OFFSETS_TOPIC}
+_log = logging.getLogger(__name__)
 #: told of every coordinator partition load: (kind, partition, node id, seconds it took) — the server's metrics
 LoadListener = Callable[[CoordinatorKind, int, int, float], None]
 
@@ -75,7 +80,8 @@ class Node:
         self.groups = GroupCoordinator(
             data_dir=cluster.data_dir, clock=cluster.clock, topics=cluster.describe_for_assignors,
             config=config.groups, tracer=tracer, node_id=node_id, durability=config.durability, verifier=cluster,
-            seeded_bugs=config.seeded_bugs, cleaning=config.cleaning)
+            seeded_bugs=config.seeded_bugs, cleaning=config.cleaning,
+            topic_names=lambda: cluster.partitions.topic_names())
         self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
 
     def coordinator(self, kind: CoordinatorKind) -> TransactionCoordinator | GroupCoordinator:
@@ -111,6 +117,7 @@ class Cluster:
             **{("group", p): p % self.config.nodes for p in range(n_groups)},
         }
         self.load_listener: LoadListener | None = None
+        self.refused: dict[tuple[CoordinatorKind, int], str] = {}  # coordinator partitions whose load was refused
 
     # ------------------------------------------------------------ lifecycle
 
@@ -125,6 +132,15 @@ class Cluster:
         return sum(node.poll() for node in self.nodes)
 
     def flush(self) -> int:
+        """Every group commit to disk now: the logs with pending appends (data partitions and coordinator partitions
+        of every node) are fsynced side by side first, so they share the disk's flushes; then each component
+        completes what became durable (and meets any error)."""
+        pending: list[PartitionLog] = [p.log for p in self.partitions.partitions()
+                                       if p.log.durable_offset < p.log.log_end_offset]
+        for node in self.nodes:
+            if node.alive:
+                pending += node.txn.runtime.logs_to_flush() + node.groups.runtime.logs_to_flush()
+        flush_together(pending)
         self.partitions.flush()
         return sum(node.flush() for node in self.nodes)
 
@@ -189,8 +205,18 @@ class Cluster:
             self._load(kind, p, target)
 
     def _load(self, kind: CoordinatorKind, partition: int, node_id: int) -> None:
+        """Load one coordinator partition on `node_id`. A log damaged where recovery may not cut it
+        (`LogCorruptedError`), or a damaged coordinator-epoch file (`DamagedFileError`), is not loaded: the
+        partition stays unowned (requests for its keys get NOT_COORDINATOR, as Kafka answers for a coordinator
+        whose load failed), the cause is logged as an ERROR and kept in `refused` until a later load succeeds."""
         started = time.perf_counter()
-        self.nodes[node_id].coordinator(kind).load(partition)
+        try:
+            self.nodes[node_id].coordinator(kind).load(partition)
+        except (LogCorruptedError, DamagedFileError) as e:
+            self.refused[(kind, partition)] = str(e)
+            _log.error("node %d: %s-%d is not loaded: %s", node_id, _TOPICS[kind], partition, e)
+            return
+        self.refused.pop((kind, partition), None)
         if self.load_listener is not None:
             self.load_listener(kind, partition, node_id, time.perf_counter() - started)
 
@@ -210,8 +236,8 @@ class Cluster:
         if partition.topic == OFFSETS_TOPIC:
             node = self.nodes[self.owner[("group", partition.partition)]]
         else:
-            if self.partitions.partition(partition) is None:
-                return None
+            if self.partitions.partition(partition) is None and partition not in self.partitions.offline:
+                return None  # (an offline partition keeps its markers waiting: they are retried until it is back)
             node = self.nodes[self.data_leader(partition)]
         return node.markers if node.alive else None
 

@@ -26,23 +26,28 @@ from .cli import app, usage_error
 
 if TYPE_CHECKING:  # the server imports the whole implementation: imported when `serve` runs, not on every command
     from kcoord.impl.cluster import ClusterConfig
+    from kcoord.impl.server.connection import ListenerSettings
     from kcoord.impl.server.serve import ServeOptions
 
 _DURABILITY_MODES = ("fsync", "group")
 
 
-def _settings(values: list[str]) -> ClusterConfig:
-    """`groups.initial_rebalance_delay_ms=100`-style overrides of the cluster configuration's sections."""
+def _settings(values: list[str]) -> tuple[ClusterConfig, ListenerSettings]:
+    """`groups.initial_rebalance_delay_ms=100`-style overrides of the cluster configuration's sections and of the
+    listeners' (`server.connections_max_idle_ms`, `server.queued_max_request_bytes`)."""
     from kcoord.impl.cluster import ClusterConfig
+    from kcoord.impl.server.connection import ListenerSettings
 
     config = ClusterConfig()
+    defaults: dict[str, Any] = {"txn": config.txn, "groups": config.groups, "partitions": config.partitions,
+                                "server": ListenerSettings()}
     sections: dict[str, dict[str, Any]] = {}
     for item in values:
         name, sep, raw = item.partition("=")
         section, dot, key = name.partition(".")
-        if not sep or not dot or section not in ("txn", "groups", "partitions"):
-            usage_error(f"--set {item!r}: expected SECTION.KEY=VALUE with SECTION one of txn, groups, partitions")
-        current = getattr(config, section)
+        if not sep or not dot or section not in defaults:
+            usage_error(f"--set {item!r}: expected SECTION.KEY=VALUE with SECTION one of {', '.join(defaults)}")
+        current = defaults[section]
         if key not in {f.name for f in dataclasses.fields(current)}:
             usage_error(f"--set {item!r}: {section} has no setting {key!r}")
         old = getattr(current, key)
@@ -52,8 +57,9 @@ def _settings(values: list[str]) -> ClusterConfig:
             usage_error(f"--set {item!r}: {section}.{key} takes a value like {old!r}")
         sections.setdefault(section, {})[key] = value
     try:
+        listener = dataclasses.replace(defaults["server"], **sections.pop("server", {}))
         return dataclasses.replace(config, **{s: dataclasses.replace(getattr(config, s), **kv)
-                                              for s, kv in sections.items()})
+                                              for s, kv in sections.items()}), listener
     except ValueError as e:
         usage_error(str(e))
 
@@ -65,8 +71,9 @@ def _configure_logging(level: str, log_file: Path | None) -> None:
 
 
 class _CannotStart(Exception):
-    """`kcoord serve` could not start (a port in use, a data folder it may not write, a log damaged before its last
-    segment): said in one line, exit 2."""
+    """`kcoord serve` could not start (a port in use, a data folder in use or that it may not write, a damaged
+    partition.metadata or producer-id-blocks file): said in one line, exit 2. (A partition whose log or epoch file
+    is damaged does not stop the start: that partition is not started, and said so.)"""
 
 
 async def _serve(options: ServeOptions) -> None:
@@ -76,7 +83,7 @@ async def _serve(options: ServeOptions) -> None:
         loop.add_signal_handler(signum, stop.set)
     from kcoord.impl.runtime.process import tune_gc
     from kcoord.impl.server.serve import DataDirInUse, KcoordServer
-    from kcoord.impl.storage.log import LogCorruptedError
+    from kcoord.impl.storage._files import DamagedFileError
 
     server = KcoordServer(options)
     try:
@@ -85,10 +92,8 @@ async def _serve(options: ServeOptions) -> None:
         hint = " (choose another --port or --metrics-port; --port 0 picks free ports)" \
             if e.errno == errno.EADDRINUSE else ""
         raise _CannotStart(f"cannot start serving: {e}{hint}") from None
-    except DataDirInUse as e:
+    except (DataDirInUse, DamagedFileError) as e:  # (a damaged topic id or next producer id: not guessed)
         raise _CannotStart(f"cannot start serving: {e}") from None
-    except LogCorruptedError as e:  # damage before a log's last segment: acknowledged records are not dropped
-        raise _CannotStart(f"cannot start serving from {options.data_dir}: {e}") from None
     tune_gc()  # a long-running process: start-up objects frozen, fewer young collections (impl/runtime/process.py)
     try:
         for endpoint in server.endpoints:
@@ -119,8 +124,10 @@ def serve(
     durability: Annotated[str, typer.Option(help="fsync (every batch, default) or group (group commit).")]
     = "fsync",
     group_commit_ms: Annotated[int, typer.Option(help="Group commit: longest wait before an fsync.", min=0)] = 5,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Override a setting: SECTION.KEY=VALUE, e.g. "
-                                                   "groups.initial_rebalance_delay_ms=0.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Override a setting: SECTION.KEY=VALUE (SECTION: "
+                                                   "txn, groups, partitions or server), e.g. "
+                                                   "groups.initial_rebalance_delay_ms=0 or "
+                                                   "server.connections_max_idle_ms=60000.")] = None,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
     log_file: Annotated[Path | None, typer.Option(help="Log here instead of stderr.")] = None,
 ) -> None:
@@ -139,14 +146,15 @@ def serve(
     from kcoord.impl.server.serve import ServeOptions
     from kcoord.impl.storage.log import Durability
 
-    config = _settings(set_ or [])
+    config, listener = _settings(set_ or [])
     if durability == "group":
         config = dataclasses.replace(config, durability=Durability.group(group_commit_ms, 1 << 20))
     _configure_logging(log_level, log_file)
     try:
         options = ServeOptions(data_dir=data_dir, host=host, port=port, nodes=nodes, advertised_host=advertised_host,
                                trace_out=trace_out, trace_format=trace_format,  # type: ignore[arg-type]
-                               metrics_port=metrics_port, max_frame_bytes=max_frame_bytes, cluster=config)
+                               metrics_port=metrics_port, max_frame_bytes=max_frame_bytes, cluster=config,
+                               listener=listener)
     except ValueError as e:
         usage_error(str(e))
     try:

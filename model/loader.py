@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import ir
 from .check import check_machine
-from .diagnostics import Diagnostics, SourceFile, SpecError, suggest, unknown_name_message
+from .diagnostics import Diagnostics, SourceFile, Span, SpecError, suggest, unknown_name_message
 from .parser import parse_source
 
 
@@ -58,8 +58,35 @@ def load_sources(sources: Iterable[SourceFile]) -> tuple[list[ir.Machine], Diagn
 
 
 def load_files(paths: Sequence[Path]) -> tuple[list[ir.Machine], Diagnostics]:
-    sources = [SourceFile(display_path(p), p.read_text(encoding="utf-8")) for p in paths]
-    return load_sources(sources)
+    """Load and check spec files; a file that cannot be read or is not UTF-8 text is a diagnostic too (one line
+    naming where it stops), and the other files are still checked."""
+    unreadable = Diagnostics()
+    sources = []
+    for path in paths:
+        source = _read_source(path, unreadable)
+        if source is not None:
+            sources.append(source)
+    machines, diags = load_sources(sources)
+    diags.extend(unreadable)
+    return machines, diags
+
+
+def _read_source(path: Path, diags: Diagnostics) -> SourceFile | None:
+    shown = display_path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        diags.error(Span.point(shown, 1, 1), f"cannot read the file: {e.strerror or e}")
+        return None
+    try:
+        return SourceFile(shown, data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        line = data.count(b"\n", 0, e.start) + 1
+        column = len(data[line_start:e.start].decode("utf-8")) + 1
+        diags.error(Span.point(shown, line, column),
+                    f"not UTF-8 text: byte 0x{data[e.start]:02x}: {e.reason} (save the file as UTF-8)")
+        return None
 
 
 def load(paths: Sequence[Path] | None = None) -> list[ir.Machine]:

@@ -139,6 +139,10 @@ def test_report_files_go_into_new_folders(tmp_path: Path) -> None:
     (["--set", "groups.initial_rebalance_delay_ms=abc"],
      "--set 'groups.initial_rebalance_delay_ms=abc': groups.initial_rebalance_delay_ms takes a value like 3000"),
     (["--durability", "group", "--group-commit-ms", "-1"], "Input should be greater than or equal to 0"),
+    (["--set", "server.queued_max_request_bytes=0"], "server.queued_max_request_bytes=0: must be positive"),
+    (["--set", "server.connections_max_idle_ms=-5"], "server.connections_max_idle_ms=-5: must be >= 0"),
+    (["--set", "server.max_connections=5"], "--set 'server.max_connections=5': server has no setting"),
+    (["--set", "bogus.x=1"], "with SECTION one of txn, groups, partitions, server"),
 ])
 def test_serve_refuses_bad_options_before_opening_anything(tmp_path: Path, args: list[str], message: str) -> None:
     code, out = run("serve", "--data-dir", str(tmp_path / "data"), *args)
@@ -214,3 +218,29 @@ def test_every_command_has_help_with_an_example(command: str) -> None:
     # the example lines are laid out as written (click rewraps a paragraph unless it starts with \b)
     example = out[out.index("Example"):].split("\n\n")[0]
     assert all(line.strip().startswith(("Example", "kcoord")) for line in example.splitlines()), example
+
+
+NOT_UTF8 = b'machine Door\n  key id: string\n  initial state Clos\xe9d\n'  # Latin-1 'é' on line 3, column 21
+
+
+@pytest.mark.parametrize("args", [
+    ["check-spec", "{spec}"],
+    ["show", "Door", "--spec", "{spec}"],
+    ["verify", "--spec", "{spec}"],
+    ["diagrams", "--spec", "{spec}", "--out", "{tmp}/d"],
+    ["gen-traces", "{tmp}/t", "--spec", "{spec}"],
+    ["check-traces", "{tmp}", "--engine", "python", "--spec", "{spec}"],
+    ["check-traces", "{tmp}", "--engine", "spark", "--spec", "{spec}"],
+])
+@pytest.mark.adversarial
+def test_a_spec_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
+    """Every command that reads specs says which file, where and what is wrong in one line: no traceback."""
+    spec = tmp_path / "door.sm"
+    spec.write_bytes(NOT_UTF8)
+    result = runner.invoke(app, [a.format(spec=spec, tmp=tmp_path) for a in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if "error" in line]
+    assert errors[0] == f"{spec}:3:21: error: not UTF-8 text: byte 0xe9: invalid continuation byte " \
+                        "(save the file as UTF-8)", result.output
+    assert "Traceback" not in result.output and not (tmp_path / "d").exists() and not (tmp_path / "t").exists()

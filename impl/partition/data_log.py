@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from uuid import UUID
 
-from ..storage._files import SyncLater, atomic_write, fsync_dir
+from ..storage._files import DamagedFileError, SyncLater, atomic_write, fsync_dir, quoted_content
 from ..storage.batch import Record, RecordBatch, encode_batch
 from ..storage.log import AppendInfo, PartitionLog
 
@@ -70,19 +70,27 @@ def write_partition_metadata(directory: Path, topic_id: UUID, later: SyncLater |
 
 
 def read_partition_metadata(directory: Path) -> UUID | None:
-    """The topic id of a partition directory, or None when its `partition.metadata` is missing or empty."""
+    """The topic id of a partition directory, or None when its `partition.metadata` is missing or empty. Anything
+    else that is not Kafka's version 0 format raises `DamagedFileError` (the id cannot be guessed)."""
     path = directory / PARTITION_METADATA_FILE
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
-    if not lines:
+    if not data:
         return None
-    fields = dict(line.split(": ", 1) for line in lines if ": " in line)
-    if fields.get("version") != "0" or "topic_id" not in fields:
-        raise ValueError(f"{path}: not a version 0 partition.metadata file: {lines!r}")
-    text = fields["topic_id"]
-    return UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    try:
+        fields = dict(line.split(": ", 1) for line in data.decode("utf-8").splitlines() if ": " in line)
+        if fields.get("version") != "0" or "topic_id" not in fields:
+            raise ValueError("no 'version: 0' and 'topic_id: ...' lines")
+        text = fields["topic_id"]
+        return UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except (UnicodeDecodeError, ValueError) as e:  # (binascii.Error is a ValueError)
+        topic = directory.name.rpartition("-")[0]
+        raise DamagedFileError(path, f"not a partition.metadata file ({quoted_content(data)}: {e})",
+                               f"copy partition.metadata from another partition of topic '{topic}' (a topic's "
+                               "partitions share its id), or move this folder out of the data directory to drop the "
+                               "partition") from None
 
 
 def _uuid_text(topic_id: UUID) -> str:
@@ -92,21 +100,27 @@ def _uuid_text(topic_id: UUID) -> str:
 def read_leader_epochs(directory: Path, *, log_end_offset: int | None = None) -> list[tuple[int, int]]:
     """The `(epoch, start_offset)` entries of `leader-epoch-checkpoint` (empty when there is none). An empty file
     (a new partition's, cut short by a crash) reads as no entries when the log is known empty (`log_end_offset`
-    0); otherwise it is refused, as any unreadable checkpoint."""
+    0); anything else that is not Kafka's version 0 checkpoint raises `DamagedFileError`."""
     path = directory / LEADER_EPOCH_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return []
-    if not text and log_end_offset == 0:
+    if not data and log_end_offset == 0:
         return []
-    lines = text.split("\n")
-    if len(lines) < 2 or lines[0] != "0":
-        raise ValueError(f"{path}: not a version 0 leader epoch checkpoint")
-    count = int(lines[1])
-    entries = [tuple(int(x) for x in line.split()) for line in lines[2:2 + count]]
-    if len(entries) != count or any(len(e) != 2 for e in entries):
-        raise ValueError(f"{path}: expected {count} 'epoch offset' lines, got {lines[2:]!r}")
+    try:
+        lines = data.decode("ascii").split("\n")
+        if len(lines) < 2 or lines[0] != "0":
+            raise ValueError("the first line is not version 0")
+        count = int(lines[1])
+        entries = [tuple(int(x) for x in line.split()) for line in lines[2:2 + count]]
+        if len(entries) != count or any(len(e) != 2 for e in entries):
+            raise ValueError(f"expected {count} 'epoch offset' lines")
+    except (UnicodeDecodeError, ValueError) as e:
+        raise DamagedFileError(path, f"not a leader epoch checkpoint ({quoted_content(data)}: {e})",
+                               "restore it from a copy, or remove it: the next start then begins a new epoch "
+                               "history at the log end, from leader epoch 0 (restart clients that saw a higher "
+                               "epoch)") from None
     return [(e[0], e[1]) for e in entries]
 
 

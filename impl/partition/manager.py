@@ -27,6 +27,7 @@ coordinator's answer, all as Kafka 4.0's `ReplicaManager`/`AddPartitionsToTxnMan
 |--------------------------------------------------------------------------------|---------------------------------|
 | acks not in {-1, 0, 1}                                                         | INVALID_REQUIRED_ACKS           |
 | unknown topic or partition (Produce never auto-creates)                        | UNKNOWN_TOPIC_OR_PARTITION      |
+| a partition not started: its log is damaged where recovery may not cut it      | KAFKA_STORAGE_ERROR             |
 | a transactional batch without the request's transactional id                   | INVALID_REQUEST                 |
 | inconclusive: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,                      | NOT_ENOUGH_REPLICAS (retriable) |
 |   COORDINATOR_LOAD_IN_PROGRESS, NETWORK_EXCEPTION, REQUEST_TIMED_OUT, no       |                                 |
@@ -45,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import logging
 import re
 import shutil
 import uuid
@@ -58,9 +60,9 @@ from ..runtime.clock import Clock
 from ..runtime.completion import Completion
 from ..runtime.trace import Tracer
 from ..statemachine import MachineTable
-from ..storage._files import SyncLater, fsync_dir
+from ..storage._files import DamagedFileError, SyncLater, fsync_dir
 from ..storage.batch import RecordBatch
-from ..storage.log import Durability
+from ..storage.log import Durability, LogCorruptedError
 from .data_log import PARTITION_METADATA_FILE, create_partition_dir, read_partition_metadata
 from .partition import Appended, DataPartition, Verification
 from .producer_state import VerificationGuard
@@ -78,11 +80,13 @@ from .types import (
 )
 from .validation import Rejected, decode_produce_batch
 
+_log = logging.getLogger(__name__)
 _TOPIC_NAME: Final = re.compile(r"[a-zA-Z0-9._-]+")
 _MAX_TOPIC_NAME_LENGTH: Final = 249
 _DIR_NAME: Final = re.compile(r"(.+)-(\d+)")
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"  # KRaft's metadata log: Kafka refuses to create it
 MAX_RECORDS_PER_USER_OP: Final = 10_000  # Kafka's controller writes at most this many records for one request
+_NOT_ADDED: Final = "Partition was not added to the transaction"  # Kafka's InvalidTxnStateException message
 _RETRIABLE_VERIFICATION: Final = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE,
                                             Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NETWORK_EXCEPTION,
                                             Errors.REQUEST_TIMED_OUT})
@@ -127,7 +131,8 @@ class PartitionManager:
         self.node_id = node_id
         self._topic_id_factory = topic_id_factory
         self._table = MachineTable.load("partition_producer")
-        self._topics: dict[str, tuple[uuid.UUID, list[DataPartition]]] = {}
+        self._topics: dict[str, tuple[uuid.UUID, list[DataPartition | None]]] = {}  # None: offline
+        self.offline: dict[TopicPartition, str] = {}  # partitions not started (a damaged log), and why
         self._retries: list[tuple[int, int, Callable[[], None]]] = []  # (due ms, tie-break, ask again): a heap
         self._retry_order = itertools.count()
         self._closed = False
@@ -142,7 +147,8 @@ class PartitionManager:
         A topic's size is its highest partition that has a `partition.metadata`: partitions are made last first
         and the last one is durable before any other is made, so a creation a crash cut short is completed here
         (missing partitions made, empty `partition.metadata` files written again). An empty `partition.metadata`
-        with no higher partition of the topic is not a creation cut short: the start is refused."""
+        with no higher partition of the topic is not a creation cut short, nor is a damaged one: the start is
+        refused (`DamagedFileError`: a topic id is not guessed)."""
         found: dict[str, dict[int, tuple[Path, uuid.UUID]]] = {}
         empty: dict[str, dict[int, Path]] = {}
         for entry in sorted(self.data_dir.iterdir()):
@@ -158,12 +164,18 @@ class PartitionManager:
         for topic, files in empty.items():
             highest = max(files)
             if highest > max(found.get(topic, ()), default=-1):
-                raise ValueError(f"{files[highest]} is empty and no higher partition of topic {topic} has a "
-                                 "partition.metadata: its topic id is unknown")
+                raise DamagedFileError(files[highest], "not a partition.metadata file (empty) and no higher "
+                                       f"partition of topic '{topic}' has one: its topic id is unknown",
+                                       f"copy partition.metadata from another partition of topic '{topic}' (a "
+                                       "topic's partitions share its id), or move this folder out of the data "
+                                       "directory to drop the partition")
         for topic, partitions in sorted(found.items()):
             ids = {topic_id for _, topic_id in partitions.values()}
             if len(ids) != 1:
-                raise ValueError(f"topic {topic}: its partition directories disagree on the topic id: {sorted(ids)}")
+                first = min(partitions)
+                raise DamagedFileError(partitions[first][0] / PARTITION_METADATA_FILE,
+                                       f"topic '{topic}': its partitions disagree on the topic id ({sorted(ids)})",
+                                       "give every partition of the topic the same partition.metadata")
             self._open_topic(topic, ids.pop(), max(partitions) + 1)  # a creation cut short is completed
 
     def _open_topic(self, name: str, topic_id: uuid.UUID, num_partitions: int) -> None:
@@ -176,7 +188,7 @@ class PartitionManager:
         repairs, and no partition answers anything before it."""
         if self._closed:  # a topic made now would be written next to a data directory another process may own
             raise RuntimeError(f"the partition manager of {self.data_dir} is closed; topic {name!r} not created")
-        partitions: list[DataPartition] = []
+        partitions: list[DataPartition | None] = []
         made: list[Path] = []
         later = SyncLater(self.data_dir)
         try:
@@ -189,13 +201,12 @@ class PartitionManager:
                 deferred = None if new and index == num_partitions - 1 else later
                 if new or read_partition_metadata(directory) != topic_id:
                     create_partition_dir(directory, topic_id, deferred)
-                partitions.append(DataPartition.open(tp, directory, topic_id=topic_id, table=self._table,
-                                                     tracer=self.tracer, clock=self.clock, config=self.config,
-                                                     durability=self.durability, later=deferred))
+                partitions.append(self._open_partition(tp, directory, topic_id, deferred, new=new))
             later.sync()
         except BaseException:
             for partition in partitions:  # (out of file descriptors, disk full: undo, so nothing half made stays)
-                partition.close()
+                if partition is not None:
+                    partition.close()
             for directory in made:
                 shutil.rmtree(directory, ignore_errors=True)
             if made:
@@ -204,6 +215,30 @@ class PartitionManager:
             raise
         partitions.reverse()
         self._topics[name] = (topic_id, partitions)
+
+    def _open_partition(self, tp: TopicPartition, directory: Path, topic_id: uuid.UUID, later: SyncLater | None,
+                        *, new: bool) -> DataPartition | None:
+        """Open one partition; an existing one whose log is damaged where recovery may not cut it
+        (`LogCorruptedError`), or whose leader-epoch-checkpoint is damaged (`DamagedFileError`), is not started:
+        None, the cause in `offline` and in an ERROR line. (Kafka's broker keeps serving its other partitions when
+        one log cannot be loaded; this one answers KAFKA_STORAGE_ERROR.)"""
+        try:
+            partition = DataPartition.open(tp, directory, topic_id=topic_id, table=self._table, tracer=self.tracer,
+                                           clock=self.clock, config=self.config, durability=self.durability,
+                                           later=later)
+        except (LogCorruptedError, DamagedFileError) as e:
+            if new:
+                raise
+            self.offline[tp] = str(e)
+            _log.error("partition %s is not started: %s", tp, e)
+            return None
+        self.offline.pop(tp, None)
+        return partition
+
+    def missing(self, tp: TopicPartition) -> Errors:
+        """The error for a partition this manager has no open log for: KAFKA_STORAGE_ERROR when it is offline (Kafka
+        answers so for a partition on a failed log directory), else UNKNOWN_TOPIC_OR_PARTITION."""
+        return Errors.KAFKA_STORAGE_ERROR if tp in self.offline else Errors.UNKNOWN_TOPIC_OR_PARTITION
 
     def creation_problem(self, name: str, num_partitions: int | None = None) -> tuple[str, str] | None:
         """Why Kafka's controller would not create topic `name` with `num_partitions` (None or -1: the default):
@@ -253,7 +288,8 @@ class PartitionManager:
         return entry[1][tp.partition]
 
     def partitions(self) -> list[DataPartition]:
-        return [p for name in sorted(self._topics) for p in self._topics[name][1]]
+        """Every open partition (offline ones are not)."""
+        return [p for name in sorted(self._topics) for p in self._topics[name][1] if p is not None]
 
     def describe_topics(self, names: Sequence[str] | None = None, *,
                         allow_auto_creation: bool = False) -> list[TopicMetadata]:
@@ -271,9 +307,14 @@ class PartitionManager:
                     continue
             topic_id, partitions = self._topics[name]
             out.append(TopicMetadata(Errors.NONE, name, topic_id, False, tuple(
-                PartitionMetadata(Errors.NONE, p.tp.partition, self.node_id, p.leader_epoch, (self.node_id,),
-                                  (self.node_id,)) for p in partitions)))
+                self._describe(index, p) for index, p in enumerate(partitions))))
         return out
+
+    def _describe(self, index: int, part: DataPartition | None) -> PartitionMetadata:
+        if part is None:  # offline: its only replica cannot lead it (Kafka: no leader, the replica offline)
+            return PartitionMetadata(Errors.LEADER_NOT_AVAILABLE, index, -1, -1, (self.node_id,), ())
+        return PartitionMetadata(Errors.NONE, index, self.node_id, part.leader_epoch, (self.node_id,),
+                                 (self.node_id,))
 
     # ------------------------------------------------------------------------------------------ produce
 
@@ -288,7 +329,7 @@ class PartitionManager:
         if acks not in (-1, 0, 1):
             out.set(ProduceResult(Errors.INVALID_REQUIRED_ACKS))
         elif part is None:
-            out.set(ProduceResult(Errors.UNKNOWN_TOPIC_OR_PARTITION))
+            out.set(ProduceResult(self.missing(tp)))
         else:
             batch = decode_produce_batch(data, origin, max_message_bytes=self.config.max_message_bytes)
             if isinstance(batch, Rejected):
@@ -353,11 +394,19 @@ class PartitionManager:
             out.set(ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER))
             return
         refused = _refusal(error, write.operation)
-        if refused is not None:
-            out.set(ProduceResult(refused, error_message=f"the transaction coordinator answered {error}"))
+        if refused == Errors.NOT_ENOUGH_REPLICAS:
+            message = f"unable to verify the partition has been added to the transaction: {error}"
+            out.set(ProduceResult(refused, error_message=message))
+        elif refused is not None:
+            out.set(ProduceResult(refused))  # Kafka 4.0.2 gives no message
         else:
             verification = Verification(write.guard, confirmed=error == Errors.NONE)
-            self._answer(part, part.produce(write.batch, write.origin, verification), write.acks, out)
+            appended = part.produce(write.batch, write.origin, verification)
+            if not verification.confirmed and appended.result.error == Errors.INVALID_TXN_STATE:
+                # refused before the log, as Kafka's ReplicaManager answers a failed verification
+                appended = Appended(ProduceResult(Errors.INVALID_TXN_STATE, error_message=_NOT_ADDED),
+                                    appended.required_offset)
+            self._answer(part, appended, write.acks, out)
 
     @staticmethod
     def _answer(part: DataPartition, appended: Appended, acks: int, out: Completion[ProduceResult]) -> None:
@@ -371,16 +420,18 @@ class PartitionManager:
 
     def fetch(self, topic: str, partition: int, offset: int, max_bytes: int = 1 << 20,
               isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> FetchResult:
-        part = self.partition(TopicPartition(topic, partition))
+        tp = TopicPartition(topic, partition)
+        part = self.partition(tp)
         if part is None:
-            return FetchResult(Errors.UNKNOWN_TOPIC_OR_PARTITION, isolation_level=isolation_level, fetch_offset=offset)
+            return FetchResult(self.missing(tp), isolation_level=isolation_level, fetch_offset=offset)
         return part.read(offset, max_bytes, isolation_level)
 
     def list_offsets(self, topic: str, partition: int, timestamp_ms: int,
                      isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> ListOffsetsResult:
-        part = self.partition(TopicPartition(topic, partition))
+        tp = TopicPartition(topic, partition)
+        part = self.partition(tp)
         if part is None:
-            return ListOffsetsResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            return ListOffsetsResult(self.missing(tp))
         return part.list_offset(timestamp_ms, isolation_level)
 
     def describe_producers(self, topic: str, partition: int) -> PartitionProducers:
@@ -390,9 +441,10 @@ class PartitionManager:
         problem = topic_name_problem(topic)
         if problem is not None:
             return PartitionProducers(Errors.INVALID_TOPIC_EXCEPTION, error_message=problem)
-        part = self.partition(TopicPartition(topic, partition))
+        tp = TopicPartition(topic, partition)
+        part = self.partition(tp)
         if part is None:
-            return PartitionProducers(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            return PartitionProducers(self.missing(tp))
         return PartitionProducers(Errors.NONE, tuple(part.states.active_producers()))
 
     # ------------------------------------------------------------------------------------------ markers
@@ -413,7 +465,7 @@ class PartitionManager:
             for tp in marker.partitions:
                 part = self.partition(tp)
                 if part is None:
-                    answers[i][tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                    answers[i][tp] = self.missing(tp)
                 else:
                     appended = part.write_marker(marker)
                     answers[i][tp] = appended.result.error
@@ -430,7 +482,10 @@ class PartitionManager:
         transaction coordinator again where a Transactions V2 add is due for a retry."""
         now_ms = self.clock.now_ms()
         for part in self.partitions():
-            part.poll(now_ms)
+            try:
+                part.poll(now_ms)
+            except OSError as e:
+                self._take_offline(part, e)
         while self._retries and self._retries[0][0] <= now_ms:
             heapq.heappop(self._retries)[2]()
 
@@ -442,7 +497,21 @@ class PartitionManager:
 
     def flush(self) -> None:
         for part in self.partitions():
-            part.flush()
+            try:
+                part.flush()
+            except OSError as e:
+                self._take_offline(part, e)
+
+    def _take_offline(self, part: DataPartition, error: OSError) -> None:
+        """A group commit's fsync failed: the page cache may have dropped what it held, so the partition goes
+        offline (KAFKA_STORAGE_ERROR, as Kafka takes a failed log directory's partitions offline) until a restart
+        reopens and recovers its log. Its waiting acks=-1 produces are never answered (clients time out)."""
+        reason = f"{part.log.path}: fsync failed ({error}); the partition is offline until the server restarts"
+        _log.warning("partition %s: %s", part.tp, reason)
+        self.offline[part.tp] = reason
+        _topic_id, partitions = self._topics[part.tp.topic]
+        partitions[part.tp.partition] = None
+        part.log.abandon(reason)
 
     def close(self) -> None:
         """Close every partition; the manager creates no topic after this."""

@@ -34,7 +34,7 @@ from ..interfaces import TopicPartition, TxnMarker
 from ..runtime.clock import Clock
 from ..runtime.trace import Tracer
 from ..statemachine import Decision, MachineTable
-from ..storage._files import SyncLater
+from ..storage._files import DamagedFileError, SyncLater
 from ..storage.batch import ControlType, Record, RecordBatch, encode_batch, end_txn_marker_entry
 from ..storage.log import Durability, OffsetOutOfRangeError
 from .data_log import DataLog, begin_leader_epoch
@@ -98,7 +98,11 @@ class DataPartition:
         log = DataLog.open(directory, segment_bytes=config.segment_bytes, durability=durability,
                            clock_ms=clock.now_ms, on_batch=states.replay_batch, later=later)
         assert isinstance(log, DataLog)
-        epochs = begin_leader_epoch(directory, log.log_end_offset, later)
+        try:
+            epochs = begin_leader_epoch(directory, log.log_end_offset, later)
+        except DamagedFileError:
+            log.close()
+            raise
         epoch = epochs[-1][0]
         states.leader_epoch = epoch
         states.finish_load(log.durable_offset)

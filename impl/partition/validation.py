@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from ..errors import Errors
 from ..storage.batch import (
     MAGIC,
-    BatchDecoder,
     RecordBatch,
     StopReason,
     UnsupportedCompressionError,
     encode_batch,
 )
+from ..storage.batch_decoder import BatchDecoder
 from .types import AppendOrigin
 
 _MAGIC_POSITION = 16  # base_offset int64 + length int32 + partition_leader_epoch int32

@@ -11,22 +11,27 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Errors, KafkaError
-from ..storage._files import atomic_write
+from ..storage._codec import SchemaError
+from ..storage._files import DamagedFileError, WriteNotDone, atomic_write, quoted_content
 from ..storage.batch import RecordBatch
-from ..storage.log import CompactionReport, Durability, PartitionLog, partition_dir_name
+from ..storage.log import CompactionReport, Durability, LogCorruptedError, PartitionLog, partition_dir_name
 from ..storage.partitioning import partition_for
 from .cleaner import DEFAULT_CLEANING, Cleaning
 from .clock import Clock
 from .shard import Shard, ShardSpec
 from .trace import Tracer
 
+_log = logging.getLogger(__name__)
 LOAD_BATCHES_PER_POLL = 2_000
+CLEAN_RETRY_MS = 60_000  # a compaction that could not write (a full disk) is tried again this much later
 FSYNC_THREADS = 8  # fsyncs of different partitions' logs run side by side (the syscall releases the GIL)
 
 _fsync_pool: ThreadPoolExecutor | None = None
@@ -50,6 +55,23 @@ def _flush_all(due: list[tuple[int, Shard]]) -> list[tuple[int, OSError]]:
             _fsync_pool = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="kcoord-fsync")
         results = list(_fsync_pool.map(flush, due))
     return [r for r in results if r is not None]
+
+
+def flush_together(logs: list[PartitionLog]) -> None:
+    """Fsync these logs side by side (their fsyncs then share the disk's flushes, as the journal commits concurrent
+    fsyncs together). A log whose flush fails keeps its pending data: its owner's own flush then meets the error and
+    handles it."""
+    if len(logs) <= 1:
+        return  # (one log: its owner flushes it)
+
+    def flush(log: PartitionLog) -> None:
+        with contextlib.suppress(OSError):
+            log.flush()
+
+    global _fsync_pool
+    if _fsync_pool is None:
+        _fsync_pool = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="kcoord-fsync")
+    list(_fsync_pool.map(flush, logs))
 
 
 @dataclass(slots=True)
@@ -77,6 +99,9 @@ class CoordinatorRuntime:
         self.loading: dict[int, _Loading] = {}
         self.cleaning = cleaning  # None: logs are never compacted while owned
         self._clean_bytes: dict[int, int] = {}  # partition -> log size after its last compaction (persisted)
+        self._clean_retry_ms: dict[int, int] = {}  # partition -> no compaction before (one that could not write)
+        self._clean_checked: dict[int, int] = {}  # partition -> log end offset when a compaction was last not due
+        self.storage_failed: dict[int, OSError] = {}  # partitions unloaded after a write they could not undo
         self.compactions: list[tuple[int, CompactionReport]] = []  # (partition, report), the most recent last
 
     # ------------------------------------------------------------ routing
@@ -126,15 +151,29 @@ class CoordinatorRuntime:
 
         # Replaying while recovery decodes keeps one batch alive at a time: a big log loads in bounded memory.
         # A last-value spec is loaded whole by the scan; `wait=False` then only defers `on_loaded` to the next poll.
-        log = PartitionLog.open(path, segment_bytes=self.segment_bytes, durability=self.durability,
-                                clock_ms=self.clock.now_ms, on_batch=on_batch, last_values=last_values)
+        try:
+            log = PartitionLog.open(path, segment_bytes=self.segment_bytes, durability=self.durability,
+                                    clock_ms=self.clock.now_ms, on_batch=on_batch, last_values=last_values)
+        except SchemaError as e:  # a record that passed the log's checks does not decode: Kafka's load fails too
+            raise LogCorruptedError(f"{path}: a record does not decode ({e}); the partition is not loaded") from e
         if last_values is not None:
             top_epoch = max(top_epoch, last_values.top_leader_epoch)
-        shard.attach(log, _begin_coordinator_epoch(path, top_epoch))
-        self._clean_bytes[partition] = _read_int(path / _CLEANER_CHECKPOINT_FILE, 0)  # 0: never cleaned
+        try:
+            epoch = _begin_coordinator_epoch(path, top_epoch)
+        except DamagedFileError:
+            log.close()
+            raise
+        shard.attach(log, epoch)
+        self._clean_bytes[partition] = _read_clean_bytes(path / _CLEANER_CHECKPOINT_FILE)
         self.shards[partition] = shard
+        self.storage_failed.pop(partition, None)
         if wait:
-            shard.spec.on_loaded(shard)
+            try:
+                shard.spec.on_loaded(shard)
+            except SchemaError as e:
+                self.unload(partition)
+                raise LogCorruptedError(f"{path}: a record does not decode ({e}); the partition is not loaded") \
+                    from e
         else:
             self.loading[partition] = _Loading(shard, iter(batches), replay_control)
         return shard
@@ -156,6 +195,8 @@ class CoordinatorRuntime:
         """Stop owning `partition`: pending requests get NOT_COORDINATOR, timers stop, the log is closed."""
         self.loading.pop(partition, None)
         self._clean_bytes.pop(partition, None)
+        self._clean_retry_ms.pop(partition, None)
+        self._clean_checked.pop(partition, None)
         shard = self.shards.pop(partition, None)
         if shard is not None:
             shard.close()
@@ -179,45 +220,86 @@ class CoordinatorRuntime:
         now = self.clock.now_ms()
         due = [(p, s) for p, s in active if s.in_flight and s.log.flush_due(now)]
         for partition, error in _flush_all(due):
-            self.shards[partition].failed = error
-            self.unload(partition)
+            self._unload_failed(partition, "fsync", error)
         for partition, shard in active:
             if partition not in self.shards:
                 continue
-            if shard.in_flight:
+            in_flight = shard.in_flight
+            if in_flight:
                 work += shard.complete_durable()
+                in_flight = shard.in_flight
             work += shard.timers.fire_due(now)
-            if self.cleaning is not None and not shard.in_flight:
+            if self.cleaning is not None and not in_flight \
+                    and self._clean_checked.get(partition) != shard.log.log_end_offset:
                 work += self._clean(partition, shard, now)
         return work
 
     def _clean(self, partition: int, shard: Shard, now_ms: int) -> int:
-        """Compact the shard's log if its dirty part is due (see `cleaner.py`); a failure fails the shard."""
+        """Compact the shard's log if its dirty part is due (see `cleaner.py`). A compaction that could not write
+        (a full disk) leaves the log as it was and is tried again a minute later; any other failure fails the
+        shard."""
         assert self.cleaning is not None
         clean_bytes = self._clean_bytes.get(partition, 0)
+        if now_ms < self._clean_retry_ms.get(partition, 0):
+            return 0
         if not self.cleaning.due(shard.log.size_bytes, clean_bytes):
+            self._clean_checked[partition] = shard.log.log_end_offset  # not again before the log grows
             return 0
         try:
             report = shard.log.compact(now_ms, tombstone_retention_ms=self.cleaning.tombstone_retention_ms)
-        except OSError as e:
-            shard.failed = e
-            self.unload(partition)
+        except WriteNotDone as e:
+            self._clean_retry_ms[partition] = now_ms + CLEAN_RETRY_MS
+            _log.warning("%s-%d: compaction could not write (%s); the log is left as it was, tried again in %d s",
+                         self.topic, partition, e.strerror or e, CLEAN_RETRY_MS // 1000)
             return 1
+        except OSError as e:
+            self._unload_failed(partition, "compaction", e)
+            return 1
+        self._clean_retry_ms.pop(partition, None)
         self._clean_bytes[partition] = clean_bytes = shard.log.size_bytes
-        atomic_write(shard.log.path / _CLEANER_CHECKPOINT_FILE, f"{clean_bytes}\n".encode())
+        try:
+            atomic_write(shard.log.path / _CLEANER_CHECKPOINT_FILE, f"{clean_bytes}\n".encode())
+        except OSError as e:  # bookkeeping only: the next load may compact again
+            _log.warning("%s: not written (%s)", shard.log.path / _CLEANER_CHECKPOINT_FILE, e.strerror or e)
         self.compactions.append((partition, report))
         del self.compactions[:-100]
         return 1
 
-    def flush(self) -> int:
-        """Force every group commit to disk now and complete what became durable."""
-        done = 0
+    def logs_to_flush(self) -> list[PartitionLog]:
+        """Group commit: the open batches appended, the logs holding appends not yet fsynced."""
+        out = []
         for shard in self.shards.values():
             if shard.in_flight:
                 shard.write_open()
-                shard.log.flush()
+                if shard.log.durable_offset < shard.log.log_end_offset:
+                    out.append(shard.log)
+        return out
+
+    def flush(self) -> int:
+        """Force every group commit to disk now and complete what became durable."""
+        done = 0
+        for partition, shard in list(self.shards.items()):
+            if shard.in_flight:
+                shard.write_open()
+                try:
+                    shard.log.flush()
+                except OSError as e:
+                    self._unload_failed(partition, "fsync", e)
+                    continue
                 done += shard.complete_durable()
         return done
+
+    def _unload_failed(self, partition: int, doing: str, error: OSError) -> None:
+        """A write the log cannot undo failed (an fsync: the page cache may have dropped the data; a compaction
+        midway): the shard is unloaded (requests get NOT_COORDINATOR, Kafka's answer to KAFKA_STORAGE_ERROR) until it
+        is loaded again, which reopens and recovers its log. Kept in `storage_failed` (the metrics) until then."""
+        shard = self.shards[partition]
+        shard.failed = error
+        shard.log.abandon(f"{doing} failed: {error}")
+        self.storage_failed[partition] = error
+        _log.warning("%s-%d is unloaded: %s failed (%s); requests for it get NOT_COORDINATOR until it is loaded "
+                     "again", self.topic, partition, doing, error)
+        self.unload(partition)
 
     def next_deadline_ms(self) -> int | None:
         """The earliest moment `poll` has timer or group-commit work (for an event loop's sleep)."""
@@ -234,18 +316,45 @@ _COORDINATOR_EPOCH_FILE = "coordinator-epoch"
 _CLEANER_CHECKPOINT_FILE = "cleaner-checkpoint"
 
 
-def _read_int(file: Path, default: int) -> int:
+def _read_number(file: Path) -> tuple[int | None, str | None]:
+    """(the integer a one-line file holds, None) or (None, what is wrong with it); (None, None) when it is missing."""
     try:
-        return int(file.read_text(encoding="utf-8").strip())
+        data = file.read_bytes()
     except FileNotFoundError:
-        return default
+        return None, None
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    try:
+        return int(data.decode("ascii").strip()), None
+    except (UnicodeDecodeError, ValueError):
+        return None, f"found {quoted_content(data)}"
+
+
+def _read_clean_bytes(file: Path) -> int:
+    """The log size after its last compaction (0: never compacted). Only bookkeeping: an unreadable one is rebuilt
+    as 0, with a WARN (the log is then compacted when next due, which writes the real size again)."""
+    value, problem = _read_number(file)
+    if value is not None and value >= 0:
+        return value
+    if value is None and problem is None:
+        return 0
+    _log.warning("%s: not a log size (%s); rebuilt as 0: the log counts as never compacted and is compacted when "
+                 "next due", file, problem or f"found {value}")
+    atomic_write(file, b"0\n")
+    return 0
 
 
 def _begin_coordinator_epoch(path: Path, top_log_epoch: int) -> int:
     """The epoch of a new load: above every epoch in the log and above the last load's (persisted next to the log).
     Like Kafka's leader epoch, it grows with every load even when a load writes nothing, so two loads never share
-    an epoch (their trace rows would share (coordinator_epoch, seq))."""
+    an epoch (their trace rows would share (coordinator_epoch, seq)). A damaged file is refused
+    (`DamagedFileError`): guessing could give this load an epoch an earlier load used."""
     file = path / _COORDINATOR_EPOCH_FILE
-    epoch = max(top_log_epoch, _read_int(file, -1)) + 1
+    last, problem = _read_number(file)
+    if problem is not None or (last is not None and last < -1):
+        raise DamagedFileError(file, f"not a coordinator epoch ({problem or f'found {last}'}; expected one integer)",
+                               f"remove it to continue above the log's highest epoch ({top_log_epoch}), or write "
+                               "the last epoch this partition used")
+    epoch = max(top_log_epoch, -1 if last is None else last) + 1
     atomic_write(file, f"{epoch}\n".encode())
     return epoch

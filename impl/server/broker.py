@@ -78,6 +78,8 @@ class ServedCluster:
     cluster_id: str
     kick: Callable[[], None]  # wake the cluster loop: new work was submitted
     metrics: ServerMetrics
+    #: the request asking is the only one in progress and none is queued (group commit may flush for it at once)
+    alone: Callable[[], bool] = lambda: False
     endpoints: dict[int, Endpoint] = field(default_factory=dict)
     progress: Progress = field(default_factory=Progress)
     stopped_nodes: set[int] = field(default_factory=set)
@@ -141,8 +143,16 @@ class BrokerContext:
         return log_epoch + (leader - tp.partition) % len(self.cluster.nodes)
 
     async def wait(self, completion: Completion[T]) -> T:
-        """The completion's value: at once if it is done, else after the cluster loop (kicked now) completes it."""
+        """The completion's value: at once if it is done, else after the cluster loop (kicked now) completes it.
+        A request that waits for a group commit while it is the only one in progress and none is queued has nobody
+        to share the fsync with: the cluster is polled and flushed for it now, in its own turn (as per-batch
+        durability would have), rather than one or more loop turns later."""
         self.shared.kick()
         if completion.done:
             return completion.result()
+        if self.shared.alone():
+            self.cluster.flush()  # (appends the open batches, fsyncs, completes)
+            self.shared.progress.notify()
+            if completion.done:
+                return completion.result()
         return await completion.as_future()

@@ -2,7 +2,8 @@
 
 Owns: finding the kio schema for (api_key, api_version), choosing the request header version (v1 or flexible v2)
 and the response header version (v0 or flexible v1; ApiVersions always v0), tolerating trailing bytes after a
-request body, and turning every kio/struct failure on peer input into one of the typed `RequestDecodeError`s.
+request body, and turning every kio/struct failure on peer input into one of the typed `RequestDecodeError`s — a null
+in a field the schema declares non-nullable included (`nullability.py`), so no handler ever sees one.
 Also the mirror-image client side (`encode_request`, `decode_response`) used by tests, tools and benchmarks.
 Must not import: `kcoord.model`, the dispatcher or the connection layer; it does no I/O.
 
@@ -33,6 +34,7 @@ from .errors import (
     UnsupportedVersion,
 )
 from .lengths import LengthError, check_body
+from .nullability import null_field
 
 __all__ = (
     "API_VERSIONS_KEY",
@@ -163,6 +165,10 @@ def decode_request(frame: bytes) -> DecodedRequest:
     except Exception as e:
         message = f"{schema.__name__} v{start.request_api_version} body does not decode: {type(e).__name__}: {e}"
         raise _decode_error(MalformedBody, message, start, header_parsed=True) from None
+    null = null_field(body)
+    if null is not None:  # kio reads a null length for any array or string: Kafka's readers refuse it here
+        message = f"{schema.__name__} v{start.request_api_version}: non-nullable field {null} was serialized as null"
+        raise _decode_error(MalformedBody, message, start, header_parsed=True)
     return DecodedRequest(
         api_key=start.request_api_key,
         api_version=start.request_api_version,

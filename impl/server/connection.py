@@ -11,6 +11,13 @@ processor that dispatches them strictly one at a time and writes each answer bef
 request order, processing order and response order are the same.
 A bad size prefix, a frame the dispatcher cannot answer, or a peer vanishing mid-frame closes only that
 connection; nothing that happens on a connection stops the server.
+
+Memory across connections: every frame's size is taken from the server's `RequestMemory` (Kafka's
+`queued.max.request.bytes`) before its body is read and given back once it is answered, so the bytes of requests held
+are bounded however many peers send large frames (see `request_memory.py`). Idle connections (Kafka's
+`connections.max.idle.ms`): a connection on which nothing was read or answered for that long, and no request is
+being answered, is closed — including one that waits for memory (nothing is read from it), as Kafka's muted
+channels expire.
 """
 
 from __future__ import annotations
@@ -20,24 +27,44 @@ import collections
 import contextlib
 import itertools
 import logging
+import struct
+import time
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Final, Protocol
 
 from .dispatch import CloseConnection, ConnectionInfo, NoReply, Outcome, Reply
-from .errors import WireError
-from .frames import DEFAULT_MAX_FRAME_BYTES, encode_frame, read_frame
+from .errors import FrameTruncated, WireError
+from .frames import DEFAULT_MAX_FRAME_BYTES, SIZE_PREFIX_BYTES, check_frame_size, encode_frame
+from .request_memory import RequestMemory
 
-__all__ = ("FrameDispatcher", "ServerOptions", "ServerStats", "WireServer")
+__all__ = ("FrameDispatcher", "ListenerSettings", "ServerOptions", "ServerStats", "WireServer")
 
 _log = logging.getLogger(__name__)
 _END_OF_STREAM: Final = None
+_SIZE: Final = struct.Struct(">i")
+_READ_CHUNK_BYTES: Final = 1 << 20  # a large body is read in chunks, each one counting as activity
+_REAP_INTERVAL_MAX_S: Final = 1.0
 
 
 class FrameDispatcher(Protocol):
     """What the server needs from a dispatcher: `Dispatcher` or a wrapper around it (tests record frames)."""
 
     async def dispatch(self, frame: bytes, connection: ConnectionInfo) -> Outcome: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerSettings:
+    """The listener settings `kcoord serve --set server.KEY=VALUE` tunes, with Kafka's broker defaults."""
+
+    connections_max_idle_ms: int = 600_000  # connections.max.idle.ms; 0: never closed for idleness
+    queued_max_request_bytes: int = 104_857_600  # queued.max.request.bytes (Kafka: unbounded by default)
+
+    def __post_init__(self) -> None:
+        if self.connections_max_idle_ms < 0:
+            raise ValueError(f"server.connections_max_idle_ms={self.connections_max_idle_ms}: must be >= 0")
+        if self.queued_max_request_bytes < 1:
+            raise ValueError(f"server.queued_max_request_bytes={self.queued_max_request_bytes}: must be positive")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +76,7 @@ class ServerOptions:
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     max_queued_requests: int = 64  # frames read ahead per connection before the reader waits
     max_queued_bytes: int = 16 * 1024 * 1024  # bytes read ahead likewise (one larger frame is still let through)
+    settings: ListenerSettings = field(default_factory=ListenerSettings)
 
     def __post_init__(self) -> None:
         if self.max_frame_bytes < 8:
@@ -66,6 +94,7 @@ class ServerStats:
     connections_open: int = 0
     frames_received: int = 0
     replies_sent: int = 0
+    closed_idle: int = 0
     closed_for_bad_input: int = 0
     close_reasons: dict[str, int] = field(default_factory=dict)
 
@@ -78,9 +107,20 @@ class ServerStats:
 @dataclass(frozen=True, slots=True)
 class _Closing:
     reason: str
+    bad_input: bool = True  # False: the server closes it (idle)
 
 
 _Item = bytes | _Closing | None
+
+
+@dataclass(slots=True)
+class _Live:
+    """What the idle reaper needs to know of one open connection."""
+
+    queue: _ReadAhead
+    last_active_s: float
+    reading: asyncio.Task[None] | None = None
+    busy: bool = False  # a request of it is being answered (a parked JoinGroup may wait minutes)
 
 
 class _ReadAhead:
@@ -114,17 +154,38 @@ class _ReadAhead:
             self._changed.notify_all()
             return item
 
+    async def close(self, reason: str) -> None:
+        """Put a `_Closing` first in line, whatever the bounds (the reaper closing an idle connection)."""
+        async with self._changed:
+            self._items.appendleft(_Closing(reason, bad_input=False))
+            self._changed.notify_all()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def drain(self) -> list[bytes]:
+        """The frames still queued, removed (a closing connection gives their memory back)."""
+        frames = [item for item in self._items if isinstance(item, bytes)]
+        self._items.clear()
+        self._bytes = 0
+        return frames
+
 
 class WireServer:
     """A Kafka-protocol listener. Use `async with WireServer(dispatcher, options) as server:`."""
 
-    def __init__(self, dispatcher: FrameDispatcher, options: ServerOptions | None = None) -> None:
+    def __init__(self, dispatcher: FrameDispatcher, options: ServerOptions | None = None,
+                 memory: RequestMemory | None = None) -> None:
+        """`memory`: the request memory shared with the server's other listeners (default: one of its own)."""
         self._dispatcher = dispatcher
         self._accepting = False  # True from start() until stop() begins
         self._stopping = False
         self._options = options or ServerOptions()
+        self.memory = memory or RequestMemory(self._options.settings.queued_max_request_bytes)
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._live: dict[int, _Live] = {}
+        self._reaper: asyncio.Task[None] | None = None
         self._ids = itertools.count(1)
         self.stats = ServerStats()
 
@@ -141,6 +202,8 @@ class WireServer:
             raise RuntimeError("server already started")
         self._server = await asyncio.start_server(self._on_connect, self._options.host, self._options.port)
         self._accepting = True
+        if self._options.settings.connections_max_idle_ms > 0:
+            self._reaper = asyncio.create_task(self._reap_idle(), name="kcoord-idle-connections")
         _log.info("listening on %s:%d", *self.address)
 
     async def stop(self) -> None:
@@ -150,6 +213,10 @@ class WireServer:
         self._accepting = False
         self._server.close()
         self._stopping = True
+        if self._reaper is not None:
+            self._reaper.cancel()
+            await asyncio.gather(self._reaper, return_exceptions=True)
+            self._reaper = None
         for task in list(self._connections):
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
@@ -207,41 +274,83 @@ class WireServer:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connection: ConnectionInfo
     ) -> None:
         queue = _ReadAhead(self._options.max_queued_requests, self._options.max_queued_bytes)
-        reading = asyncio.create_task(self._read_loop(reader, queue, connection))
+        live = _Live(queue, time.monotonic())
+        reading = live.reading = asyncio.create_task(self._read_loop(reader, queue, live))
+        self._live[connection.connection_id] = live
         try:
-            reason = await self._process_loop(queue, writer, connection)
+            reason = await self._process_loop(queue, writer, connection, live)
         finally:
+            del self._live[connection.connection_id]
             reading.cancel()
             await asyncio.gather(reading, return_exceptions=True)
+            for frame in queue.drain():
+                self.memory.release(len(frame))
         _log.info("conn %d: closed (%s)", connection.connection_id, reason)
 
-    async def _read_loop(
-        self, reader: asyncio.StreamReader, queue: _ReadAhead, connection: ConnectionInfo
-    ) -> None:
+    async def _read_loop(self, reader: asyncio.StreamReader, queue: _ReadAhead, live: _Live) -> None:
         try:
             while True:
-                frame = await read_frame(reader, self._options.max_frame_bytes)
+                frame = await self._read_frame(reader, live)
                 if frame is None:
                     await queue.put(_END_OF_STREAM)
                     return
                 self.stats.frames_received += 1
-                await queue.put(frame)
+                try:
+                    await queue.put(frame)
+                except BaseException:
+                    self.memory.release(len(frame))
+                    raise
         except WireError as e:
             await queue.put(_Closing(f"{type(e).__name__}: {e}"))
         except (ConnectionError, OSError) as e:
             await queue.put(_Closing(f"socket error: {e}"))
 
+    async def _read_frame(self, reader: asyncio.StreamReader, live: _Live) -> bytes | None:
+        """One frame's payload, holding its size in `memory` (given back when it is answered); None at a clean end
+        of stream. The body is read only once the memory is there, a large one in chunks (each one activity)."""
+        try:
+            prefix = await reader.readexactly(SIZE_PREFIX_BYTES)
+        except asyncio.IncompleteReadError as e:
+            if not e.partial:
+                return None
+            raise FrameTruncated(f"stream ended after {len(e.partial)} of 4 size-prefix bytes") from None
+        live.last_active_s = time.monotonic()
+        (size,) = _SIZE.unpack(prefix)
+        check_frame_size(size, self._options.max_frame_bytes)
+        await self.memory.acquire(size)
+        try:
+            chunks = []
+            left = size
+            while left:
+                chunk = await reader.read(min(left, _READ_CHUNK_BYTES))
+                if not chunk:
+                    raise FrameTruncated(f"stream ended after {size - left} of {size} frame bytes")
+                chunks.append(chunk)
+                left -= len(chunk)
+                live.last_active_s = time.monotonic()
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        except BaseException:
+            self.memory.release(size)
+            raise
+
     async def _process_loop(
-        self, queue: _ReadAhead, writer: asyncio.StreamWriter, connection: ConnectionInfo
+        self, queue: _ReadAhead, writer: asyncio.StreamWriter, connection: ConnectionInfo, live: _Live
     ) -> str:
         while True:
             item = await queue.get()
             if item is _END_OF_STREAM:
                 return "peer closed"
             if isinstance(item, _Closing):
-                self.stats.count_close(item.reason)
+                if item.bad_input:
+                    self.stats.count_close(item.reason)
                 return item.reason
-            outcome = await self._dispatcher.dispatch(item, connection)
+            live.busy = True
+            try:
+                outcome = await self._dispatcher.dispatch(item, connection)
+            finally:
+                live.busy = False
+                live.last_active_s = time.monotonic()
+                self.memory.release(len(item))
             if isinstance(outcome, CloseConnection):
                 self.stats.count_close(outcome.reason)
                 return outcome.reason
@@ -258,3 +367,26 @@ class WireServer:
             return False
         self.stats.replies_sent += 1
         return True
+
+    def busy_connections(self) -> int:
+        """Connections answering a request now."""
+        return sum(1 for live in self._live.values() if live.busy)
+
+    def has_ready_frames(self) -> bool:
+        """A connection holds a request it has read and will dispatch at the next loop turn (it is not answering
+        another): the group commit waits for it (see `serve.py`)."""
+        return any(len(live.queue) and not live.busy for live in self._live.values())
+
+    async def _reap_idle(self) -> None:
+        """Close every connection idle for `connections_max_idle_ms` (Kafka's `connections.max.idle.ms`)."""
+        idle_s = self._options.settings.connections_max_idle_ms / 1000
+        while True:
+            await asyncio.sleep(min(idle_s / 4, _REAP_INTERVAL_MAX_S))
+            now = time.monotonic()
+            for connection_id, live in list(self._live.items()):
+                if not live.busy and now - live.last_active_s >= idle_s and live.reading is not None:
+                    live.last_active_s = now  # (closed once)
+                    live.reading.cancel()
+                    self.stats.closed_idle += 1
+                    await live.queue.close(f"idle for more than {idle_s:g} s (connections.max.idle.ms)")
+                    _log.debug("conn %d: closing, idle", connection_id)

@@ -11,20 +11,23 @@ the built-in ApiVersions handler, and the policy for bad input:
 | ApiVersions at a version we do not advertise                  | v0 body, UNSUPPORTED_VERSION, our ranges       |
 | other API, version without a kio schema                       | close (no response schema for that version)    |
 | other API, version with a schema but not advertised/no handler| error response, UNSUPPORTED_VERSION            |
-| header decodes, body does not (advertised version)            | close (Kafka 4.0 closes: "Error getting        |
-|                                                               | request for apiKey")                           |
+| header decodes, body does not (advertised version), or holds  | close (Kafka 4.0 closes: "Error getting        |
+|   a null where the schema forbids one (`nullability.py`)      | request for apiKey")                           |
 | header decodes, body does not (version not advertised)        | error response, UNSUPPORTED_VERSION            |
 | handler raises `KafkaProtocolError(code)` / `KafkaError(NAME)`| error response, that code                      |
 | handler raises anything else, or returns a wrong body         | error response, UNKNOWN_SERVER_ERROR; logged   |
 
-A handler is called only for a request that decoded completely at an advertised version, so bad input can never
-reach coordinator state. The dispatcher is pure apart from awaiting handlers: it does no I/O.
+A handler is called only for a request that decoded completely at an advertised version, with no null where its
+schema forbids one (`nullability.py`), so bad input can never reach coordinator state. Bad input is logged in one
+INFO line at most every 10 s per node (`_BadInputLog`: a peer may send thousands), saying how many went unsaid.
+The dispatcher is pure apart from awaiting handlers: it does no I/O.
 Must not import: `kcoord.model`, the connection layer.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -157,10 +160,32 @@ class HandlerRegistry:
         return tuple(sorted((key, versions) for key, (_handler, versions) in self._entries.items()))
 
 
+class _BadInputLog:
+    """One INFO line about bad input at most every `interval_s`, then how many requests went unsaid meanwhile."""
+
+    __slots__ = ("_interval_s", "_last_s", "_unsaid")
+
+    def __init__(self, interval_s: float = 10.0) -> None:
+        self._interval_s = interval_s
+        self._last_s = -interval_s
+        self._unsaid = 0
+
+    def say(self, message: str, *args: object) -> None:
+        now = time.monotonic()
+        if now - self._last_s < self._interval_s:
+            self._unsaid += 1
+            return
+        if self._unsaid:
+            message += " (and %d more bad requests in the last %.0f s)"
+            args = (*args, self._unsaid, now - self._last_s)
+        _log.info(message, *args)
+        self._last_s, self._unsaid = now, 0
+
+
 class Dispatcher:
     """Turns frames into outcomes using a sealed registry plus the built-in ApiVersions handler."""
 
-    __slots__ = ("_advertised", "_api_versions_bodies", "_features", "_features_epoch", "_registry")
+    __slots__ = ("_advertised", "_api_versions_bodies", "_bad_input", "_features", "_features_epoch", "_registry")
 
     def __init__(
         self,
@@ -178,6 +203,7 @@ class Dispatcher:
         self._features = tuple(features)
         self._features_epoch = features_epoch
         self._api_versions_bodies: dict[int, ResponsePayload] = {}  # per version; the answer never changes
+        self._bad_input = _BadInputLog()
 
     @property
     def advertised(self) -> tuple[tuple[int, VersionRange], ...]:
@@ -197,8 +223,8 @@ class Dispatcher:
             return self._on_decode_error(e, connection)
         handler = self._registry.lookup(decoded.api_key, decoded.api_version)
         if handler is None:
-            _log.info("conn %d: api key %d v%d is not advertised", connection.connection_id, decoded.api_key,
-                      decoded.api_version)
+            self._bad_input.say("conn %d: api key %d v%d is not advertised", connection.connection_id,
+                                decoded.api_key, decoded.api_version)
             return self._error(decoded.header, ErrorCode.unsupported_version)
         if decoded.trailing_bytes:
             _log.debug("conn %d: ignored %d trailing bytes after api key %d v%d", connection.connection_id,
@@ -206,7 +232,7 @@ class Dispatcher:
         return await self._run_handler(handler, _request(decoded, connection))
 
     def _on_decode_error(self, error: RequestDecodeError, connection: ConnectionInfo) -> Outcome:
-        _log.info("conn %d: %s: %s", connection.connection_id, type(error).__name__, error)
+        self._bad_input.say("conn %d: %s: %s", connection.connection_id, type(error).__name__, error)
         if error.api_key is None or error.api_version is None or error.correlation_id is None:
             return CloseConnection(f"{type(error).__name__}: {error}")
         start = HeaderStart(error.api_key, error.api_version, error.correlation_id)

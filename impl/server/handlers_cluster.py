@@ -77,6 +77,11 @@ class ClusterHandlers:
         for p in meta.partitions:
             tp = TopicPartition(meta.name, p.partition)
             leader = self.ctx.cluster.data_leader(tp)
+            if p.leader_id < 0:  # offline (a damaged log): no leader, its only replica offline
+                partitions.append(build(partition_type, error_code=code(p.error), partition_index=p.partition,
+                                        leader_id=-1, leader_epoch=-1, replica_nodes=(leader,), isr_nodes=(),
+                                        offline_replicas=(leader,)))
+                continue
             partitions.append(build(partition_type, error_code=code(p.error), partition_index=p.partition,
                                     leader_id=leader, leader_epoch=self.ctx.shown_leader_epoch(tp, p.leader_epoch),
                                     replica_nodes=(leader,), isr_nodes=(leader,), offline_replicas=()))

@@ -47,7 +47,7 @@ class DataHandlers:
             for data in topic.partition_data:
                 tp = TopicPartition(topic.name, data.index)
                 if partitions.partition(tp) is None:
-                    answer = Completion.of(ProduceResult(Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                    answer = Completion.of(ProduceResult(partitions.missing(tp)))
                 elif not self.ctx.leads(tp):
                     answer = Completion.of(ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER))
                 elif data.records is None:
@@ -118,7 +118,7 @@ class DataHandlers:
         tp = TopicPartition(name, part.partition)
         partitions = self.ctx.cluster.partitions
         if partitions.partition(tp) is None:
-            return FetchResult(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            return FetchResult(partitions.missing(tp))
         if not self.ctx.leads(tp):
             return FetchResult(Errors.NOT_LEADER_OR_FOLLOWER)
         if budget <= 0:  # the response is full: report the partition's offsets only
@@ -166,7 +166,7 @@ class DataHandlers:
                 tp = TopicPartition(topic.name, part.partition_index)
                 error: str
                 if partitions.partition(tp) is None:
-                    error, timestamp, offset, epoch = Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1
+                    error, timestamp, offset, epoch = partitions.missing(tp), -1, -1, -1
                 elif not self.ctx.leads(tp):
                     error, timestamp, offset, epoch = Errors.NOT_LEADER_OR_FOLLOWER, -1, -1, -1
                 else:
@@ -228,7 +228,7 @@ class DataHandlers:
     def _epoch_end(self, tp: TopicPartition, current_epoch: int, requested_epoch: int) -> tuple[str, int, int]:
         part = self.ctx.cluster.partitions.partition(tp)
         if part is None:
-            return Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
+            return self.ctx.cluster.partitions.missing(tp), -1, -1
         if not self.ctx.leads(tp):
             return Errors.NOT_LEADER_OR_FOLLOWER, -1, -1
         shown = self.ctx.shown_leader_epoch(tp, part.leader_epoch)

@@ -7,7 +7,8 @@ Owns: `ServerMetrics` (one `CollectorRegistry` per server — no module-level re
   Assigning/Reconciling to Stable), transactions completed per result and timed out;
 - by a snapshot of the cluster taken at scrape time on the event loop (`Snapshot`): groups per type and state,
   members, transactions per state (ongoing = Ongoing), marker queues and the marker channel's counters,
-  connections, coordinator partitions owned; and the coordinator partition load times (`Cluster.load_listener`).
+  connections, coordinator partitions owned, partitions offline (a damaged log, a failed fsync) and logs whose
+  writes fail (a full disk); and the coordinator partition load times (`Cluster.load_listener`).
 `MetricsHttpServer` answers `GET /metrics` on the event loop, so a scrape never races the cluster's thread.
 Must not import: `kcoord.model`.
 """
@@ -60,7 +61,12 @@ class Snapshot:
     marker_stats: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, counter) -> value
     connections: dict[str, int] = field(default_factory=dict)  # node -> open connections
     closed_for_bad_input: dict[str, int] = field(default_factory=dict)  # node -> connections closed
+    closed_idle: dict[str, int] = field(default_factory=dict)  # node -> connections closed for idleness
+    request_bytes: int = 0  # bytes of requests read and not yet answered, all nodes (queued.max.request.bytes)
+    waiting_for_memory: int = 0  # connections not read until request memory frees
     owned_partitions: dict[tuple[str, str], int] = field(default_factory=dict)  # (node, coordinator) -> partitions
+    offline_partitions: dict[str, int] = field(default_factory=dict)  # data | transaction | group -> not started
+    failing_logs: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, errno name) -> open logs
 
 
 class _SnapshotCollector(Collector):
@@ -89,8 +95,21 @@ class _SnapshotCollector(Collector):
                      {(k,): v for k, v in s.connections.items()})
         yield _gauge("kcoord_connections_closed_for_bad_input", "Connections closed for bad input per node.",
                      ["node"], {(k,): v for k, v in s.closed_for_bad_input.items()})
+        yield _gauge("kcoord_connections_closed_idle", "Connections closed after connections.max.idle.ms without "
+                     "activity, per node.", ["node"], {(k,): v for k, v in s.closed_idle.items()})
+        yield _gauge("kcoord_request_bytes", "Bytes of requests read and not yet answered, all connections "
+                     "(bounded by queued.max.request.bytes).", [], {(): s.request_bytes})
+        yield _gauge("kcoord_connections_waiting_for_memory", "Connections not read until request memory frees.",
+                     [], {(): s.waiting_for_memory})
         yield _gauge("kcoord_coordinator_partitions_owned", "Coordinator partitions loaded per node.",
                      ["node", "coordinator"], s.owned_partitions)
+        yield _gauge("kcoord_partitions_offline", "Partitions not started because their log is damaged where "
+                     "recovery may not cut it (see the ERROR log), per kind (data | transaction | group).", ["kind"],
+                     {(k,): v for k, v in s.offline_partitions.items()})
+        yield _gauge("kcoord_logs_failing", "Open logs whose last write or fsync failed (a full disk: errno ENOSPC), "
+                     "per kind (data | transaction | group) and errno; each said once in an ERROR line. A coordinator "
+                     "partition unloaded after a failed fsync counts in kcoord_partitions_offline.",
+                     ["kind", "errno"], s.failing_logs)
 
 
 def _gauge(name: str, documentation: str, labels: list[str], values: dict[Any, int]) -> GaugeMetricFamily:

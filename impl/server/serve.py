@@ -5,6 +5,13 @@ coordinator partition, bind node i to `port + i`, serve metrics; stop: close the
 cluster, the traces and the metrics endpoint; `stop_node`: a node crashes — its listener closes and its
 coordinator partitions fail over), and the cluster loop ("pump"): poll the cluster until it has no work left, then
 sleep until `cluster.next_deadline_ms()` (real `SystemClock` time) or until a handler submits work (`kick`).
+Group commit's flush (`Cluster.flush`: every log with pending appends fsynced side by side, so their fsyncs share the
+disk's flushes): a request that waits for one while it is the only request in progress and none is read and waiting
+flushes at once, in its own turn (`BrokerContext.wait`, `_alone`); otherwise the pump flushes right after each poll
+that did work, and after a turn that found none (a produce's append is not the coordinators' work): the writes of
+every handler that ran since the last flush (and of the timers and transaction markers) share that fsync, and the
+requests that arrive while it runs share the next. So a lone writer never waits the linger for company that is not
+coming, and writers that arrive together still share their fsyncs.
 Every cluster call happens on the loop's thread; handlers and the pump interleave only at `await` points.
 Durability: `ClusterConfig.durability` — fsync of every batch (default: nothing is acknowledged before it is on
 disk) or group commit.
@@ -16,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import logging
 import os
@@ -33,10 +41,11 @@ from ..runtime.trace import JsonlSink, ParquetSink, TraceSink
 from ..statemachine import MachineTable
 from .apis import node_registry, served_features
 from .broker import BrokerContext, Endpoint, ServedCluster, wait_for_event
-from .connection import ServerOptions, WireServer
+from .connection import ListenerSettings, ServerOptions, WireServer
 from .dispatch import Dispatcher
 from .frames import DEFAULT_MAX_FRAME_BYTES
 from .metrics import MetricsHttpServer, MetricsTap, ServerMetrics, Snapshot
+from .request_memory import RequestMemory
 
 __all__ = ("KcoordServer", "ServeOptions", "TraceFormat")
 
@@ -66,6 +75,7 @@ class ServeOptions:
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     cluster: ClusterConfig = field(default_factory=ClusterConfig)  # `nodes` above wins over cluster.nodes
     cluster_id: str = "kcoord"
+    listener: ListenerSettings = field(default_factory=ListenerSettings)  # idle timeout, request memory
 
     def __post_init__(self) -> None:
         if self.nodes < 1:
@@ -130,6 +140,7 @@ class KcoordServer:
         self._wake: asyncio.Event | None = None
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
+        self.request_memory: RequestMemory | None = None
         self.metrics.attach_snapshot(self.snapshot)
 
     # ------------------------------------------------------------------ lifecycle
@@ -147,7 +158,7 @@ class KcoordServer:
             cluster.start()
             _log.info("loaded %d coordinator partitions on %d node(s) in %.2fs from %s", len(cluster.owner),
                       options.nodes, time.perf_counter() - started, options.data_dir)
-            self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics)
+            self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics, alone=self._alone)
             await self._listen()
         except BaseException:  # a port in use, a damaged log: close what started (listeners, logs, traces, the
             with contextlib.suppress(Exception):  # lock) before raising the cause
@@ -165,12 +176,14 @@ class KcoordServer:
         # Kafka's epoch is the metadata offset that finalized the levels; ours only grows across restarts (a client
         # re-reads the levels only from a higher epoch), so a restart with another transaction.version is seen
         features_epoch = int(time.time() * 1000)
+        memory = self.request_memory = RequestMemory(options.listener.queued_max_request_bytes)  # one for all nodes
         for node_id in range(options.nodes):
             port = options.port + node_id if options.port else 0
             registry = node_registry(BrokerContext(self.shared, node_id))
             dispatcher = Dispatcher(registry, features, features_epoch=features_epoch)
             server = WireServer(dispatcher, ServerOptions(host=options.host, port=port,
-                                                          max_frame_bytes=options.max_frame_bytes))
+                                                          max_frame_bytes=options.max_frame_bytes,
+                                                          settings=options.listener), memory)
             await server.start()
             self.listeners[node_id] = server
             self.shared.endpoints[node_id] = Endpoint(node_id, advertised, server.address[1])
@@ -240,6 +253,12 @@ class KcoordServer:
 
     # ------------------------------------------------------------------ the cluster loop
 
+    def _alone(self) -> bool:
+        """One request is being answered, by the whole server, and no other is read and waiting."""
+        servers = self.listeners.values()
+        return sum(server.busy_connections() for server in servers) <= 1 and \
+            not any(server.has_ready_frames() for server in servers)
+
     def kick(self) -> None:
         if self._wake is not None:
             self._wake.set()
@@ -253,9 +272,13 @@ class KcoordServer:
             try:
                 for _ in range(_POLLS_PER_TURN):
                     done = cluster.poll()
+                    if done:  # what this turn's handlers and timers wrote goes to disk together, now
+                        done += cluster.flush()
                     work += done
                     if done == 0:
                         break
+                if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
+                    work = cluster.flush()
             except Exception:
                 _log.exception("cluster poll failed")  # a coordinator bug; the server keeps answering
             self.shared.progress.notify()
@@ -293,6 +316,7 @@ class KcoordServer:
             server = self.listeners.get(node.node_id)
             s.connections[label] = server.stats.connections_open if server is not None else 0
             s.closed_for_bad_input[label] = server.stats.closed_for_bad_input if server is not None else 0
+            s.closed_idle[label] = server.stats.closed_idle if server is not None else 0
             if not node.alive:
                 continue
             for shard in node.groups.runtime.shards.values():
@@ -313,4 +337,29 @@ class KcoordServer:
             s.owned_partitions[label, "group"] = len(node.groups.runtime.shards)
             s.owned_partitions[label, "transaction"] = len(node.txn.runtime.shards)
         s.groups, s.members, s.transactions = dict(groups), dict(members), dict(txns)
+        if self.request_memory is not None:
+            s.request_bytes, s.waiting_for_memory = self.request_memory.in_use_bytes, self.request_memory.waiting
+        self._storage_health(s)
         return s
+
+    def _storage_health(self, s: Snapshot) -> None:
+        """Partitions not started or unloaded after a failed fsync, and open logs whose writes fail."""
+        assert self.cluster is not None
+        offline: Tally[str] = Tally(kind for kind, _ in self.cluster.refused)
+        failing: Tally[tuple[str, str]] = Tally()
+        for node in self.cluster.nodes:
+            for kind, runtime in (("transaction", node.txn.runtime), ("group", node.groups.runtime)):
+                offline[kind] += len(runtime.storage_failed)
+                for shard in runtime.shards.values():
+                    if node.alive and shard.log.storage_error is not None:
+                        failing[kind, _errno_name(shard.log.storage_error)] += 1
+        for part in self.cluster.partitions.partitions():
+            if part.log.storage_error is not None:
+                failing["data", _errno_name(part.log.storage_error)] += 1
+        s.offline_partitions = {"data": len(self.cluster.partitions.offline), "transaction": offline["transaction"],
+                                "group": offline["group"]}
+        s.failing_logs = dict(failing)
+
+
+def _errno_name(error: OSError) -> str:
+    return errno.errorcode.get(error.errno or 0, str(error.errno))

@@ -9,7 +9,8 @@ Must not import ``kcoord.model``.
 
 from __future__ import annotations
 
-from .batch import ControlType, Record, RecordBatch, decode_batches, encode_batch, encode_new_batch
+from .batch import ControlType, Record, RecordBatch, encode_batch, encode_new_batch
+from .batch_decoder import decode_batches
 from .log import AppendInfo, Durability, PartitionLog, RecoveryReport, read_partition_dir
 from .partitioning import java_string_hash, partition_for
 

@@ -14,22 +14,42 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
-from .batch import BatchDecoder, BatchSpan, DecodeStop, LastValues, RecordBatch, StopReason
+from .batch import BatchSpan, DecodeStop, LastValues, RecordBatch, StopReason
+from .batch_decoder import BatchDecoder
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
+    "DamagedFileError",
     "FileScan",
     "SyncLater",
+    "WriteNotDone",
     "atomic_write",
     "fsync_dir",
     "fsync_file",
     "parse_segment_name",
+    "quoted_content",
     "segment_name",
 ]
 
 DEFAULT_CHUNK_BYTES: Final = 4 << 20
 _SEGMENT_SUFFIX: Final = ".log"
 _OFFSET_DIGITS: Final = 20
+
+
+class DamagedFileError(Exception):
+    """A small metadata file (an epoch, a checkpoint, a topic id) that does not hold what it must. The message is one
+    line: the file, what is wrong, and what the operator may do."""
+
+    def __init__(self, path: Path, problem: str, remedy: str) -> None:
+        super().__init__(f"{path}: {problem}; {remedy}")
+        self.path = path
+
+
+def quoted_content(data: bytes) -> str:
+    """A file's content for a one-line message: its first 40 bytes as a bytes literal shows them, or 'empty'."""
+    if not data:
+        return "empty"
+    return repr(data[:40])[1:] + ("..." if len(data) > 40 else "")
 
 
 def segment_name(base_offset: int) -> str:
@@ -76,16 +96,27 @@ def atomic_write(path: Path, data: bytes, *, tmp_suffix: str = ".tmp", later: Sy
     Write ``path`` + ``tmp_suffix``, fsync it, rename it over ``path``, fsync the directory (with ``later``: at
     ``later.sync()``; until then a crash may leave the old content). A leftover temp file means the crash happened
     before the rename: the original is intact and the temp file can be deleted.
+
+    A failure before the rename (a full disk while writing) removes the temp file and raises ``WriteNotDone``:
+    ``path`` is as it was.
     """
     tmp = path.with_name(path.name + tmp_suffix)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise WriteNotDone(e.errno, e.strerror, str(path)) from e
     fsync_dir(path.parent, later)
+
+
+class WriteNotDone(OSError):
+    """``atomic_write`` failed before its rename: the file keeps its old content (the temp file is removed)."""
 
 
 def _write_all(fd: int, data: bytes) -> None:

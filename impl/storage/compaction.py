@@ -1,4 +1,5 @@
-"""What log compaction keeps: the rules, as pure functions over batches (the file rewriting lives in ``log.py``).
+"""What log compaction keeps: the rules, as pure functions over batches (the file rewriting lives in ``log.py``),
+and ``CompactionReport``/``CompactionTally``: what one compaction did.
 
 Rules (Kafka's log cleaner, restated for a single-node coordinator log):
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 
 from .batch import NO_TIMESTAMP, ControlType, Record, RecordBatch, RecordFormatError, decode_end_txn_marker
 
-__all__ = ["CompactionPlan", "compact_batch", "plan_compaction"]
+__all__ = ["CompactionPlan", "CompactionReport", "CompactionTally", "compact_batch", "plan_compaction"]
 
 
 @dataclass(slots=True)
@@ -141,3 +142,42 @@ def compact_batch(batch: RecordBatch, plan: CompactionPlan, *, is_last_batch: bo
         producer_epoch=batch.producer_epoch,
         base_sequence=batch.base_sequence,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionReport:
+    batches_before: int
+    batches_after: int
+    records_before: int
+    records_after: int
+    bytes_before: int
+    bytes_after: int
+    segments_rewritten: int
+    segments_deleted: int
+    first_unstable_offset: int
+
+
+@dataclass(slots=True)
+class CompactionTally:
+    batches_before: int = 0
+    batches_after: int = 0
+    records_before: int = 0
+    records_after: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+    segments_rewritten: int = 0
+    segments_deleted: int = 0
+
+    def add(self, before: RecordBatch, size_before: int, after: RecordBatch | None, size_after: int) -> None:
+        self.batches_before += 1
+        self.records_before += len(before.records)
+        self.bytes_before += size_before
+        if after is not None:
+            self.batches_after += 1
+            self.records_after += len(after.records)
+            self.bytes_after += size_after
+
+    def report(self, first_unstable_offset: int) -> CompactionReport:
+        return CompactionReport(self.batches_before, self.batches_after, self.records_before, self.records_after,
+                                self.bytes_before, self.bytes_after, self.segments_rewritten, self.segments_deleted,
+                                first_unstable_offset)

@@ -8,14 +8,14 @@ Durability contract: ``durable_offset`` is the end offset known to be fsynced; a
 acknowledged. ``Durability.per_batch()`` (the default) fsyncs inside every ``append``; ``Durability.group`` leaves
 appends pending until ``flush()``/``flush_if_due(now_ms)`` (group commit). Segments are fsynced before a roll and
 the directory after a segment is created, renamed or deleted, so only the last segment can have a torn tail after
-a crash, and recovery on ``open`` truncates it. An ``append`` that raises leaves no bytes behind.
+a crash. An ``append`` that raises leaves no bytes behind.
 
 Recovery point (Kafka's ``recovery-point-offset-checkpoint``, kept per partition in the file ``recovery-point``): an
 offset below which every batch is fsynced and was validated — written by this class or checked by a recovery. It is
-written when a segment rolls, on a clean ``close`` and by an ``open`` that validated more than it vouched for. Kafka
-does not re-validate flushed segments below its recovery point either; here the last-value load (``last_values``)
-skips the CRC of the batches below it, and every other scan still checks every CRC. A missing or unreadable file
-vouches for nothing (offset 0): everything is checked.
+written when a segment rolls, on a clean ``close``, by an ``open`` that validated more than it vouched for, and, as
+Kafka's ``log.flush.offset.checkpoint.interval.ms``, at most once a minute when appends become durable (so after a
+kill -9 at most a minute of fsynced data is above it). Recovery on ``open`` (``recovery.py``) cuts a bad tail only
+above it, with a WARN, and refuses a log damaged below it (``LogCorruptedError``): see ``recovery.py``.
 
 Not thread-safe: one coordinator shard owns one log. Must not import ``kcoord.model``.
 """
@@ -24,35 +24,44 @@ from __future__ import annotations
 
 import bisect
 import errno
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal
 
-from ._files import FileScan, SyncLater, atomic_write, fsync_dir, fsync_file, parse_segment_name, segment_name
+from ._files import FileScan, SyncLater, WriteNotDone, atomic_write, fsync_dir, segment_name
 from .batch import (
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
-    DecodeStop,
     LastValues,
     RecordBatch,
     StopReason,
     encode_batch,
     encode_new_batch,
-    out_of_order,
 )
-from .compaction import CompactionPlan, compact_batch, plan_compaction
+from .compaction import CompactionPlan, CompactionReport, CompactionTally, compact_batch, plan_compaction
+from .recovery import (
+    RECOVERY_POINT_FILE,
+    LogCorruptedError,
+    RecoveryReport,
+    Segment,
+    read_partition_dir,
+    read_recovery_point,
+    recover,
+)
 
 __all__ = [
     "DEFAULT_SEGMENT_BYTES",
     "AppendInfo",
     "CompactionReport",
     "Durability",
+    "InjectedFault",
     "LogCorruptedError",
     "LogFailedError",
     "OffsetOutOfRangeError",
@@ -62,10 +71,10 @@ __all__ = [
     "read_partition_dir",
 ]
 
+_log = logging.getLogger(__name__)
 DEFAULT_SEGMENT_BYTES: Final = 100 << 20  # Kafka's default for both coordinator topics
-_INDEX_INTERVAL_BYTES: Final = 4096  # Kafka's index.interval.bytes: one sparse index entry per ~4 KiB
+RECOVERY_POINT_INTERVAL_MS: Final = 60_000  # Kafka's log.flush.offset.checkpoint.interval.ms
 _COMPACTING_SUFFIX: Final = ".compacting"
-_RECOVERY_POINT_FILE: Final = "recovery-point"
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -73,12 +82,12 @@ def partition_dir_name(topic: str, partition: int) -> str:
     return f"{topic}-{partition}"
 
 
-class LogCorruptedError(Exception):
-    """Damage that recovery must not silently discard: a bad batch in a segment that was complete and fsynced."""
-
-
 class LogFailedError(OSError):
     """An I/O error left the log in a state it could not repair in place; close it and reopen to recover."""
+
+
+class InjectedFault(OSError):
+    """A failure injected by ``fail_next_append``/``fail_next_flush`` (tests and the simulator)."""
 
 
 class OffsetOutOfRangeError(ValueError):
@@ -118,88 +127,6 @@ class AppendInfo:
     size_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
-class RecoveryReport:
-    """What ``open`` found. ``truncated_bytes`` > 0 means a torn or corrupt tail was cut at ``truncated_position``
-    of ``truncated_segment``; the first offset that was lost is ``log_end_offset``."""
-
-    segments: int
-    batches: int
-    log_start_offset: int
-    log_end_offset: int
-    truncated_bytes: int = 0
-    truncated_segment: str | None = None
-    truncated_position: int | None = None
-    truncation_reason: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionReport:
-    batches_before: int
-    batches_after: int
-    records_before: int
-    records_after: int
-    bytes_before: int
-    bytes_after: int
-    segments_rewritten: int
-    segments_deleted: int
-    first_unstable_offset: int
-
-
-@dataclass(slots=True)
-class _Segment:
-    """In-memory view of one segment file: its size, end offset and a sparse offset → position index."""
-
-    base_offset: int
-    path: Path
-    size: int = 0
-    next_offset: int = 0
-    index_offsets: list[int] = field(default_factory=list)  # base offsets of indexed batches, ascending
-    index_positions: list[int] = field(default_factory=list)
-
-    def note_index(self, base_offset: int, position: int) -> None:
-        self.index_offsets.append(base_offset)
-        self.index_positions.append(position)
-
-    def note_batch(self, base_offset: int, last_offset: int, position: int, size: int) -> None:
-        if not self.index_positions or position - self.index_positions[-1] >= _INDEX_INTERVAL_BYTES:
-            self.index_offsets.append(base_offset)
-            self.index_positions.append(position)
-        self.size = position + size
-        self.next_offset = last_offset + 1
-
-    def position_for(self, offset: int) -> int:
-        """A file position at or before the batch containing ``offset``."""
-        i = bisect.bisect_right(self.index_offsets, offset) - 1
-        return self.index_positions[i] if i >= 0 else 0
-
-
-@dataclass(slots=True)
-class _CompactionTally:
-    batches_before: int = 0
-    batches_after: int = 0
-    records_before: int = 0
-    records_after: int = 0
-    bytes_before: int = 0
-    bytes_after: int = 0
-    segments_rewritten: int = 0
-    segments_deleted: int = 0
-
-    def add(self, before: RecordBatch, size_before: int, after: RecordBatch | None, size_after: int) -> None:
-        self.batches_before += 1
-        self.records_before += len(before.records)
-        self.bytes_before += size_before
-        if after is not None:
-            self.batches_after += 1
-            self.records_after += len(after.records)
-            self.bytes_after += size_after
-
-    def report(self, first_unstable_offset: int) -> CompactionReport:
-        return CompactionReport(self.batches_before, self.batches_after, self.records_before, self.records_after,
-                                self.bytes_before, self.bytes_after, self.segments_rewritten, self.segments_deleted,
-                                first_unstable_offset)
-
-
 @dataclass(slots=True)
 class _Faults:
     """Injected failures (tests and the simulator): each fires once, raising ``OSError(EIO)``."""
@@ -215,7 +142,7 @@ def _wall_clock_ms() -> int:
 class PartitionLog:
     """One coordinator-log partition. Open with ``PartitionLog.open(path, ...)``; see the module docstring."""
 
-    def __init__(self, path: Path, segments: list[_Segment], *, segment_bytes: int, durability: Durability,
+    def __init__(self, path: Path, segments: list[Segment], *, segment_bytes: int, durability: Durability,
                  clock_ms: Callable[[], int], recovery: RecoveryReport, recovery_point: int) -> None:
         assert segments, "a log always has at least one segment"
         self.path = path
@@ -231,6 +158,9 @@ class PartitionLog:
         self._pending_bytes = 0
         self._faults = _Faults()
         self._failure: str | None = None
+        self._checkpointed_ms = clock_ms()
+        self._storage_error: OSError | None = None
+        self.write_errors = 0  # appends, fsyncs and compactions that failed, since the log was opened
 
     # ------------------------------------------------------------------------------------------ open / recovery
 
@@ -242,10 +172,11 @@ class PartitionLog:
         """Open (creating if needed) the log in directory ``path`` and recover it; see ``recovery`` for the report.
 
         Every batch of every segment is validated (length, magic, CRC, offsets increasing). A bad tail of the last
-        segment is truncated; a bad batch in an earlier segment raises ``LogCorruptedError``. ``on_batch`` turns
-        recovery into a load: it receives every batch that survives recovery, in offset order, decoded once (a
-        coordinator replays them instead of calling ``read()`` after opening). If ``open`` raises, discard
-        whatever ``on_batch`` built.
+        segment above the recovery point is truncated (WARN); a bad batch below it or in an earlier segment, or a
+        log ending below it, raises ``LogCorruptedError`` (see ``recovery.py``) and leaves the files as they are.
+        ``on_batch`` turns recovery into a load: it receives every batch that survives recovery, in offset order,
+        decoded once (a coordinator replays them instead of calling ``read()`` after opening). If ``open`` raises,
+        discard whatever ``on_batch`` built.
 
         ``last_values`` makes the load a compacted topic's view, for a reader that keeps only the last value per
         key: the records of plain batches go straight into ``last_values.latest`` (see
@@ -265,10 +196,10 @@ class PartitionLog:
             fsync_dir(directory.parent, later)  # the partition directory itself must survive a crash
         for leftover in directory.glob(f"*{_COMPACTING_SUFFIX}"):
             leftover.unlink()  # a compaction that crashed before its rename: the original is intact
-        vouched = _read_recovery_point(directory)
+        vouched = read_recovery_point(directory)
         if last_values is not None:
             last_values.trusted_below = vouched
-        segments, report = _recover(directory, on_batch, last_values, later)
+        segments, report = recover(directory, on_batch, last_values, later, vouched)
         log = cls(directory, segments, segment_bytes=segment_bytes, durability=durability or Durability.per_batch(),
                   clock_ms=clock_ms, recovery=report, recovery_point=vouched)
         if later is None:  # (with `later`, the old, lower recovery point stays until a roll or close moves it)
@@ -343,20 +274,27 @@ class PartitionLog:
         if base_offset != self.log_end_offset:
             raise ValueError(f"a batch at offset {base_offset} cannot be appended at the log end {self.log_end_offset}")
         active = self._segments[-1]
-        if active.size > 0 and active.size + len(data) > self._segment_bytes:
-            self._roll()
-            active = self._segments[-1]
-        position = active.size
         try:
-            self._write(data)
-            if self._durability.mode == "per_batch":
-                self._fsync_active()
-        except OSError:
-            self._undo_write(position)
+            if active.size > 0 and active.size + len(data) > self._segment_bytes:
+                self._roll()
+                active = self._segments[-1]
+            position = active.size
+            try:
+                self._write(data)
+                if self._durability.mode == "per_batch":
+                    self._fsync_active()
+            except OSError:
+                self._undo_write(position)
+                raise
+        except OSError as e:
+            self._storage_failed(e, "append")
             raise
+        if self._storage_error is not None:
+            self._storage_recovered()
         active.note_batch(base_offset, last_offset, position, len(data))
         if self._durability.mode == "per_batch":
             self._durable_offset = last_offset + 1
+            self._checkpoint_if_due()
         else:
             if self._pending_since_ms is None:
                 self._pending_since_ms = self._clock_ms() if waiting_since_ms is None else waiting_since_ms
@@ -370,7 +308,7 @@ class PartitionLog:
             written = min(faults.append_written_bytes, len(data))
             faults.append_written_bytes = None
             os.write(self._fd, data[:written])
-            raise OSError(errno.EIO, f"injected append failure after {written} of {len(data)} bytes")
+            raise InjectedFault(errno.EIO, f"injected append failure after {written} of {len(data)} bytes")
         view = memoryview(data)
         while view:
             view = view[os.write(self._fd, view):]
@@ -389,7 +327,7 @@ class PartitionLog:
         self._durable_offset = self.log_end_offset
         self._pending_since_ms, self._pending_bytes = None, 0
         base = self.log_end_offset
-        segment = _Segment(base, self.path / segment_name(base), next_offset=base)
+        segment = Segment(base, self.path / segment_name(base), next_offset=base)
         fd = os.open(segment.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             fsync_dir(self.path)
@@ -403,6 +341,15 @@ class PartitionLog:
         self._segments.append(segment)
         self._checkpoint_recovery_point()
 
+    def _checkpoint_if_due(self) -> None:
+        """Move the recovery point up to what is durable at most once per ``RECOVERY_POINT_INTERVAL_MS`` (Kafka
+        checkpoints its flushed recovery points on that interval), so an unclean stop leaves at most that much
+        fsynced data for recovery to check (and cut, if damaged) above it."""
+        now_ms = self._clock_ms()
+        if now_ms - self._checkpointed_ms >= RECOVERY_POINT_INTERVAL_MS:
+            self._checkpointed_ms = now_ms
+            self._checkpoint_recovery_point()
+
     def _checkpoint_recovery_point(self) -> None:
         """Record ``durable_offset`` as the recovery point, if it moved. Everything below it was written by this
         object (encoded with its CRC) or validated by ``open``, and is fsynced. A failed write keeps the old file,
@@ -410,7 +357,7 @@ class PartitionLog:
         if self._durable_offset == self._recovery_point:
             return
         try:
-            atomic_write(self.path / _RECOVERY_POINT_FILE, f"{self._durable_offset}\n".encode())
+            atomic_write(self.path / RECOVERY_POINT_FILE, f"{self._durable_offset}\n".encode())
         except OSError:
             return
         self._recovery_point = self._durable_offset
@@ -421,7 +368,7 @@ class PartitionLog:
         assert self._fd is not None
         if self._faults.flush:
             self._faults.flush = False
-            raise OSError(errno.EIO, "injected fsync failure")
+            raise InjectedFault(errno.EIO, "injected fsync failure")
         os.fsync(self._fd)
 
     def flush(self) -> None:
@@ -433,9 +380,16 @@ class PartitionLog:
         self._check_usable()
         if self._durable_offset == self.log_end_offset:
             return
-        self._fsync_active()
+        try:
+            self._fsync_active()
+        except OSError as e:
+            self._storage_failed(e, "fsync")
+            raise
+        if self._storage_error is not None:
+            self._storage_recovered()
         self._durable_offset = self.log_end_offset
         self._pending_since_ms, self._pending_bytes = None, 0
+        self._checkpoint_if_due()
 
     def flush_due(self, now_ms: int) -> bool:
         """Group commit: the oldest pending append is ``max_delay_ms`` old or ``max_bytes`` are pending."""
@@ -458,6 +412,29 @@ class PartitionLog:
     def fail_next_flush(self) -> None:
         """Fault injection: the next fsync (``flush``, a per-batch ``append``, a segment roll) raises ``OSError``."""
         self._faults.flush = True
+
+    @property
+    def storage_error(self) -> OSError | None:
+        """The error of the last write or fsync of this log while they fail; None once one succeeds again."""
+        return self._storage_error
+
+    def _storage_failed(self, error: OSError, doing: str) -> None:
+        """An ERROR once per failing spell (not once per failed append: a full disk fails them all), with the
+        errno; then quiet until a write succeeds again. Injected faults (tests, the simulator) are DEBUG."""
+        self.write_errors += 1
+        if self._storage_error is None:
+            level = logging.DEBUG if isinstance(error, InjectedFault) else logging.ERROR
+            name = errno.errorcode.get(error.errno or 0, str(error.errno))
+            _log.log(level, "%s: %s failed (%s: %s); its appends fail (Produce answers KAFKA_STORAGE_ERROR, the "
+                     "coordinators NOT_COORDINATOR) until it can write again", self.path, doing, name,
+                     error.strerror or error)
+        self._storage_error = error
+
+    def _storage_recovered(self) -> None:
+        assert self._storage_error is not None
+        level = logging.DEBUG if isinstance(self._storage_error, InjectedFault) else logging.INFO
+        _log.log(level, "%s: writes succeed again (%d failed)", self.path, self.write_errors)
+        self._storage_error = None
 
     def _check_usable(self) -> None:
         if self._fd is None:
@@ -506,9 +483,10 @@ class PartitionLog:
         self.flush()
         plan = plan_compaction(self.read(), self.read(), log_end_offset=self.log_end_offset, now_ms=now_ms,
                                tombstone_retention_ms=tombstone_retention_ms)
-        tally = _CompactionTally()
+        tally = CompactionTally()
         last_offset = self.log_end_offset - 1
-        kept: list[_Segment] = []
+        kept: list[Segment] = []
+        i = 0
         try:
             for i, segment in enumerate(self._segments):
                 edge = i == 0 or i == len(self._segments) - 1
@@ -517,16 +495,22 @@ class PartitionLog:
                     kept.append(new)
             self._segments = kept
             self._reopen_active()
+        except WriteNotDone as e:  # (a full disk) segment i is as it was: the log stays usable, half compacted
+            self._segments = kept + self._segments[i:]
+            self._storage_failed(e, "compaction")
+            raise
         except BaseException as e:
             # The files are consistent (every step was an atomic rename), but this object's view of them is not.
             self._failure = f"compaction stopped midway ({e!r}); reopen the log"
+            if isinstance(e, OSError):
+                self._storage_failed(e, "compaction")
             raise
         return tally.report(plan.first_unstable_offset)
 
-    def _compact_segment(self, segment: _Segment, plan: CompactionPlan, last_offset: int, tally: _CompactionTally,
-                         *, keep_if_empty: bool) -> _Segment | None:
+    def _compact_segment(self, segment: Segment, plan: CompactionPlan, last_offset: int, tally: CompactionTally,
+                         *, keep_if_empty: bool) -> Segment | None:
         """Rewrite one segment; returns its new in-memory view, or None if the segment was deleted."""
-        new = _Segment(segment.base_offset, segment.path, next_offset=segment.base_offset)
+        new = Segment(segment.base_offset, segment.path, next_offset=segment.base_offset)
         parts: list[bytes] = []
         changed = False
         scan = FileScan(segment.path, end=segment.size)
@@ -565,6 +549,12 @@ class PartitionLog:
 
     # ------------------------------------------------------------------------------------------ close
 
+    def abandon(self, reason: str) -> None:
+        """Close without flushing or moving the recovery point: after a failed fsync what is pending may be lost,
+        and only a reopen (recovery) may say what is on disk."""
+        self._failure = reason
+        self.close()
+
     def close(self) -> None:
         """Flush pending appends and close; the file descriptor is closed even if the flush fails."""
         if self._fd is None:
@@ -583,126 +573,3 @@ class PartitionLog:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
-
-
-# ---------------------------------------------------------------------------------------------- recovery
-
-
-def _read_recovery_point(directory: Path) -> int:
-    """The offset the partition's ``recovery-point`` file vouches for; 0 (nothing) if it is missing or unreadable."""
-    try:
-        text = (directory / _RECOVERY_POINT_FILE).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return 0
-    return int(text) if text.isdigit() else 0
-
-
-def _segment_files(directory: Path) -> list[tuple[int, Path]]:
-    found = []
-    for entry in directory.iterdir():
-        base = parse_segment_name(entry.name)
-        if base is not None and entry.is_file():
-            found.append((base, entry))
-    return sorted(found)
-
-
-def _scan_segment(segment: _Segment, on_batch: Callable[[RecordBatch], None] | None,
-                  last_values: LastValues | None) -> tuple[int, int | None, str]:
-    """Validate one segment into ``segment``; returns (valid batches, first bad position or None, why)."""
-    scan = FileScan(segment.path)
-    count = 0
-    if last_values is not None:
-        last_values.start_segment(segment.next_offset)
-        before = last_values.batches
-        for _position, _size, batch in scan.last_values(last_values, segment.note_index, _INDEX_INTERVAL_BYTES):
-            if on_batch is not None:
-                on_batch(batch)
-        count = last_values.batches - before
-        segment.size, segment.next_offset = scan.stop.position, last_values.next_offset
-    elif on_batch is None:
-        for span in scan.spans():
-            if span.base_offset < segment.next_offset:
-                return count, span.position, _out_of_order(span.position, span.base_offset, segment.next_offset)
-            segment.note_batch(span.base_offset, span.last_offset, span.position, span.size_bytes)
-            count += 1
-    else:
-        for position, size, batch in scan.located():
-            if batch.base_offset < segment.next_offset:
-                return count, position, _out_of_order(position, batch.base_offset, segment.next_offset)
-            segment.note_batch(batch.base_offset, batch.base_offset + batch.last_offset_delta, position, size)
-            count += 1
-            on_batch(batch)
-    if scan.stop.reason is StopReason.END:
-        return count, None, ""
-    return count, scan.stop.position, f"{scan.stop.reason.value}: {scan.stop.detail}"
-
-
-def _out_of_order(position: int, base_offset: int, expected: int) -> str:
-    stop = out_of_order(position, base_offset, expected)  # as BatchDecoder.last_values stops at the same batch
-    return f"{stop.reason.value}: {stop.detail}"
-
-
-def _recover(directory: Path, on_batch: Callable[[RecordBatch], None] | None, last_values: LastValues | None,
-             later: SyncLater | None) -> tuple[list[_Segment], RecoveryReport]:
-    files = _segment_files(directory)
-    if not files:
-        path = directory / segment_name(0)
-        path.touch()
-        fsync_dir(directory, later)
-        files = [(0, path)]
-    segments: list[_Segment] = []
-    batches = 0
-    truncated: tuple[int, str, int, str] | None = None
-    next_offset = files[0][0]
-    for i, (base, path) in enumerate(files):
-        if base < next_offset:
-            raise LogCorruptedError(f"segment {path} starts at offset {base}, before the previous segment's "
-                                    f"end offset {next_offset}")
-        segment = _Segment(base, path, next_offset=base)
-        count, stop_position, stop_reason = _scan_segment(segment, on_batch, last_values)
-        batches += count
-        if stop_position is not None:
-            if i != len(files) - 1:
-                raise LogCorruptedError(f"segment {path} (not the last) is damaged at position {stop_position}: "
-                                        f"{stop_reason}; refusing to discard records that were acknowledged")
-            truncated = (path.stat().st_size - stop_position, path.name, stop_position, stop_reason)
-        segments.append(segment)
-        next_offset = segment.next_offset
-    last = segments[-1]
-    if truncated is not None:
-        os.truncate(last.path, last.size)
-    # whatever the page cache held before the crash is durable from here on (with `later`: from its sync, which
-    # comes before anything of this log is acknowledged)
-    fsync_file(last.path, later)
-    report = RecoveryReport(
-        segments=len(segments), batches=batches, log_start_offset=segments[0].base_offset,
-        log_end_offset=last.next_offset,
-        truncated_bytes=truncated[0] if truncated else 0,
-        truncated_segment=truncated[1] if truncated else None,
-        truncated_position=truncated[2] if truncated else None,
-        truncation_reason=truncated[3] if truncated else "",
-    )
-    return segments, report
-
-
-def read_partition_dir(path: str | os.PathLike[str],
-                       on_tail: Callable[[Path, DecodeStop], None] | None = None) -> Iterator[RecordBatch]:
-    """Read-only iteration over a partition folder, ours or a Kafka broker's, in offset order.
-
-    Only ``<20 digits>.log`` segments are read; ``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``,
-    ``leader-epoch-checkpoint`` and ``partition.metadata`` are ignored. A torn, zero-filled or damaged tail of the
-    last segment (a live, preallocated or crashed segment) ends iteration, and ``on_tail(segment, stop)`` hears where
-    and why; damage anywhere else raises ``LogCorruptedError``. Compressed batches are decompressed; a codec Kafka
-    does not define raises ``UnsupportedCompressionError``. Nothing is modified.
-    """
-    files = _segment_files(Path(path))
-    for i, (_base, segment) in enumerate(files):
-        scan = FileScan(segment)
-        yield from scan
-        if scan.stop.reason is StopReason.END:
-            continue
-        if i != len(files) - 1:
-            raise LogCorruptedError(f"segment {segment} is damaged at position {scan.stop.position}: "
-                                    f"{scan.stop.reason.value} {scan.stop.detail}")
-        if on_tail is not None:
-            on_tail(segment, scan.stop)

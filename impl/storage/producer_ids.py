@@ -26,13 +26,14 @@ from typing import Final, Protocol
 from crc32c import crc32c
 
 from ..errors import Errors, KafkaError
-from ._files import atomic_write
+from ._files import DamagedFileError, atomic_write, quoted_content
 
 __all__ = [
     "PREFETCH_THRESHOLD",
     "PRODUCER_ID_BLOCK_SIZE",
     "BlockRequester",
     "CoordinatorLoadInProgressError",
+    "DamagedProducerIdFile",
     "ProducerIdBlock",
     "ProducerIdBlockStore",
     "ProducerIdManager",
@@ -61,6 +62,16 @@ class CoordinatorLoadInProgressError(KafkaError):
 
 class ProducerIdStoreError(Exception):
     """The block store's file is unreadable or the id space is exhausted; never answered by guessing."""
+
+
+class DamagedProducerIdFile(DamagedFileError, ProducerIdStoreError):
+    """The block store's file does not read: the next producer id is never guessed (an id handed out twice would mix
+    two producers' sequences and transactions)."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(path, f"not a producer id block file ({problem}); refusing to guess the next block",
+                         "restore it from a copy: it must name a producer id above every one handed out (removing it "
+                         "starts again at 0 and hands out ids that producers hold)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +110,14 @@ class ProducerIdBlockStore:
         except FileNotFoundError:
             return 0
         if len(data) != _FILE_FORMAT.size + _FILE_CRC.size:
-            raise ProducerIdStoreError(f"{self.path}: {len(data)} bytes, expected "
-                                       f"{_FILE_FORMAT.size + _FILE_CRC.size}; refusing to guess the next block")
+            raise DamagedProducerIdFile(self.path, f"{len(data)} bytes, expected {_FILE_FORMAT.size + _FILE_CRC.size}"
+                                                   f" ({quoted_content(data)})")
         magic, version, next_first_id = _FILE_FORMAT.unpack_from(data)
         (stored_crc,) = _FILE_CRC.unpack_from(data, _FILE_FORMAT.size)
         if magic != _FILE_MAGIC or version != _FILE_VERSION or stored_crc != crc32c(data[:_FILE_FORMAT.size]):
-            raise ProducerIdStoreError(f"{self.path}: bad magic {magic!r}, version {version} or CRC; "
-                                       "refusing to guess the next block")
+            raise DamagedProducerIdFile(self.path, f"bad magic {magic!r}, version {version} or CRC")
         if next_first_id < 0:
-            raise ProducerIdStoreError(f"{self.path}: negative next producer id {next_first_id}")
+            raise DamagedProducerIdFile(self.path, f"negative next producer id {next_first_id}")
         return int(next_first_id)
 
     def allocate(self) -> ProducerIdBlock:

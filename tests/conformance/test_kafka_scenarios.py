@@ -132,8 +132,9 @@ TXN_SCENARIOS = [
         [init(), add("t-0"), end("COMMIT"), init()], "CONCURRENT_TRANSACTIONS", "PrepareCommit", 0),
     txn("shouldWaitForCommitToCompleteOnHandleInitPidAndExistingTransactionInPrepareAbortState",
         [init(), add("t-0"), end("ABORT"), init()], "CONCURRENT_TRANSACTIONS", "PrepareAbort", 0),
-    # Kafka's test runs the server at TV_0; kcoord's driver runs it at TV2, where 4.0.2's abort bumps the stored epoch
-    # (0), which the fence never changed: one bump in all, as at TV_0, with the last epoch the one before the fence
+    # Kafka's test runs the server at TV_0; kcoord's driver runs it at TV2, and the epoch moves once under both
+    # (Kafka 4.0.2, KAFKA-19367; the 4.0 snapshot bumped once more under TV2): epoch 1. Under TV2 the abort is that
+    # bump, so the last epoch is the one before the fence (0), where TV_0 leaves it unknown (-1)
     txn("shouldAbortTransactionOnHandleInitPidWhenExistingTransactionInOngoingState", [init(), add("t-0"), init()],
         "CONCURRENT_TRANSACTIONS", "PrepareAbort", 1, producer_epoch=1, last_producer_epoch=0),
     txn("shouldUseLastEpochToFenceWhenEpochsAreExhausted",
@@ -142,7 +143,7 @@ TXN_SCENARIOS = [
     txn("shouldGenerateNewProducerIdIfEpochsExhausted", [init(), a("FastForward", epoch=32766), init()], "NONE",
         "Empty", 1, producer_epoch=0, previous_producer_id=0),
     txn("shouldAbortExpiredTransactionsInOngoingStateAndBumpEpoch", [init(), add("t-0"), a("TimeoutExpired")], None,
-        "PrepareAbort", 1, producer_epoch=1),  # one bump in all at TV2 too (see above)
+        "PrepareAbort", 1, producer_epoch=1),  # the fence's bump only, under TV2 too (see above)
     txn("testInitProducerIdWithCurrentEpochProvided", [init(), init(pid=0, epoch=0)], "NONE", "Empty", 1,
         producer_epoch=1),
     txn("testInitProducerIdStaleCurrentEpochProvided", [init(), init(), init(pid=0, epoch=0)], "PRODUCER_FENCED",

@@ -18,8 +18,8 @@ and the `__transaction_state` records included. How the Kafka test's starting st
 An `IllegalStateException` of Kafka's test is what the coordinator answers when its request reaches that call:
 UNKNOWN_SERVER_ERROR with nothing written (KafkaApis answers an unexpected exception so), or, where the coordinator
 never makes that call, the answer it gives instead (both are said per row).
-The driver's server runs Transactions V2 (`TxnConfig.server_txn_version = 2`), so the abort that follows a fence bumps
-the epoch once more where Kafka's TV_0 test does not (see test_kafka_scenarios.py).
+The driver's server runs Transactions V2 (`TxnConfig.server_txn_version = 2`); the abort that follows a fence keeps the
+fence's epoch there as under Kafka's TV_0 test (Kafka 4.0.2, KAFKA-19367; see test_kafka_scenarios.py).
 
 A scenario whose Kafka assertion our implementation does not meet keeps that assertion in `differs` (checked after
 every other one, failing with `KafkaDifference`) and is marked xfail(strict) with the exact difference.

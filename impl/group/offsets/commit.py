@@ -80,12 +80,20 @@ def metadata_too_large(ctx: Context, metadata: str | None) -> bool:
     return metadata is not None and len(metadata.encode("utf-16-le")) // 2 > ctx.config.offset_metadata_max_bytes
 
 
+def _answered(b: PlanBuilder, out: Completion[Any], response: Any) -> Plan:
+    """The plan so far, answering `response` once it is applied."""
+    b.then(lambda: settle(out, response))
+    return b.plan()
+
+
 # ---------------------------------------------------------------------------------------------- validation
 
 
-def _validate(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBuilder, group_id: str, member_id: str,
-              instance_id: str | None, generation_id: int, *, transactional: bool, api_version: int) -> str:
+def _validate(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBuilder,
+              req: OffsetCommitRequest | TxnOffsetCommitRequest, *, transactional: bool) -> str:
     """The specs' answer to a commit: NONE or the error every partition gets."""
+    group_id, member_id, instance_id = req.group_id, req.member_id, req.group_instance_id
+    generation_id, api_version = req.generation_id, req.api_version
     if is_consumer_group(shard, group_id):
         tables = ctx.tables
         args = {"epoch": generation_id, "transactional": transactional, "api_version": api_version}
@@ -139,17 +147,14 @@ def _write_offsets(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBu
 def offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: OffsetCommitRequest,
                   out: Completion[OffsetCommitResponse]) -> Plan:
     b = PlanBuilder(shard)
-    error = _validate(ctx, shard, state, b, req.group_id, req.member_id, req.group_instance_id, req.generation_id,
-                      transactional=False, api_version=req.api_version)
+    error = _validate(ctx, shard, state, b, req, transactional=False)
     if error != Errors.NONE:
-        b.then(lambda: settle(out, OffsetCommitResponse(all_partitions(req.topics, error))))
-        return b.plan()
+        return _answered(b, out, OffsetCommitResponse(all_partitions(req.topics, error)))
     _maybe_extend_session(ctx, shard, state, b, req)
     expire_ms = -1 if req.retention_time_ms == -1 else ctx.now_ms() + req.retention_time_ms
     answers = _write_offsets(ctx, shard, state, b, req.group_id, req.topics, expire_timestamp_ms=expire_ms,
                              producer_id=None)
-    b.then(lambda: settle(out, OffsetCommitResponse(answers)))
-    return b.plan()
+    return _answered(b, out, OffsetCommitResponse(answers))
 
 
 def _maybe_extend_session(ctx: Context, shard: Shard, state: GroupShardState, b: PlanBuilder,
@@ -179,11 +184,9 @@ def txn_offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: T
     """After the transaction coordinator verified the partition: validate, check the producer epoch, append the
     offsets as a transactional batch of (producer id, epoch); they stay pending until the producer's marker."""
     b = PlanBuilder(shard)
-    error = _validate(ctx, shard, state, b, req.group_id, req.member_id, req.group_instance_id, req.generation_id,
-                      transactional=True, api_version=req.api_version)
+    error = _validate(ctx, shard, state, b, req, transactional=True)
     if error != Errors.NONE:
-        b.then(lambda: settle(out, TxnOffsetCommitResponse(all_partitions(req.topics, error))))
-        return b.plan()
+        return _answered(b, out, TxnOffsetCommitResponse(all_partitions(req.topics, error)))
     valid = any(not metadata_too_large(ctx, p.metadata) for _, parts in req.topics for p in parts)
     if valid:
         key = (state.topic_partition, req.producer_id)
@@ -192,13 +195,11 @@ def txn_offset_commit(ctx: Context, shard: Shard, state: GroupShardState, req: T
                 "timestamp_ms": now_ms}
         d = b.decide(ctx.tables.producer, key, PartitionProducerEvent.CoordinatorAppend, args, record=0)
         if not d.accepted:
-            b.then(lambda: settle(out, TxnOffsetCommitResponse(all_partitions(req.topics, d.error))))
-            return b.plan()
+            return _answered(b, out, TxnOffsetCommitResponse(all_partitions(req.topics, d.error)))
         b.producer = (req.producer_id, req.producer_epoch, False, now_ms)
     answers = _write_offsets(ctx, shard, state, b, req.group_id, req.topics, expire_timestamp_ms=-1,
                              producer_id=req.producer_id)
-    b.then(lambda: settle(out, TxnOffsetCommitResponse(answers)))
-    return b.plan()
+    return _answered(b, out, TxnOffsetCommitResponse(answers))
 
 
 # ---------------------------------------------------------------------------------------------- OffsetFetch
@@ -218,12 +219,10 @@ def offset_fetch(ctx: Context, shard: Shard, state: GroupShardState, req: Offset
         d = b.decide(machine.table, (group_id,), ClassicGroupEvent.OffsetFetch, {})
     found = d.error == Errors.NONE
     if not found and d.error != Errors.GROUP_ID_NOT_FOUND:
-        b.then(lambda: settle(out, OffsetFetchResponse(d.error)))
-        return b.plan()
+        return _answered(b, out, OffsetFetchResponse(d.error))
     # GROUP_ID_NOT_FOUND is caught by fetchOffsets: every partition reads "no offset", without an error
     answer = _fetch(b, machine, state.offsets, req, found)
-    b.then(lambda: settle(out, answer))
-    return b.plan()
+    return _answered(b, out, answer)
 
 
 def _fetch(b: PlanBuilder, machine: GroupMachine, store: OffsetStore, req: OffsetFetchRequest,
@@ -266,8 +265,7 @@ def offset_delete(ctx: Context, shard: Shard, state: GroupShardState, req: Offse
     machine, subscription = subscription_facts(ctx, shard, state, group_id)
     d = b.decide(machine.table, (group_id,), machine.events.OffsetDelete, {})
     if d.error != Errors.NONE:
-        b.then(lambda: settle(out, OffsetDeleteResponse(d.error)))
-        return b.plan()
+        return _answered(b, out, OffsetDeleteResponse(d.error))
     store = state.offsets
     topics = []
     for topic, partitions in req.topics:
@@ -282,8 +280,7 @@ def offset_delete(ctx: Context, shard: Shard, state: GroupShardState, req: Offse
             answers.append((p, pd.error))
         topics.append((topic, tuple(answers)))
     answer = OffsetDeleteResponse(Errors.NONE, tuple(topics))
-    b.then(lambda: settle(out, answer))
-    return b.plan()
+    return _answered(b, out, answer)
 
 
 def subscription_facts(ctx: Context, shard: Shard, state: GroupShardState,

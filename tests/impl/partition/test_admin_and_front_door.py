@@ -16,7 +16,7 @@ import pytest
 from kcoord.impl.interfaces import TopicPartition
 from kcoord.impl.partition import ActiveProducer, AppendOrigin, PartitionConfig, PartitionProducers, topic_name_problem
 from kcoord.impl.partition.data_log import read_leader_epochs, read_partition_metadata
-from kcoord.impl.storage._files import SyncLater
+from kcoord.impl.storage._files import DamagedFileError, SyncLater
 from kcoord.impl.storage.batch import BATCH_OVERHEAD, Record, RecordBatch, encode_batch
 from kcoord.impl.storage.log import read_partition_dir
 
@@ -170,21 +170,25 @@ def test_an_empty_partition_metadata_is_repaired_only_below_a_partition_that_has
     assert env.manager.create_topic("wide", 3) == "NONE"
     env.manager.close()
     (env.path / "wide-2" / "partition.metadata").write_bytes(b"")
-    with pytest.raises(ValueError, match=r"wide-2/partition.metadata is empty and no higher partition of topic wide"):
+    with pytest.raises(DamagedFileError, match=r"wide-2/partition.metadata: not a partition.metadata file \(empty\) "
+                                               r"and no higher partition of topic 'wide' has one"):
         env.reopen()
     (env.path / "lone-0").mkdir()
     (env.path / "lone-0" / "partition.metadata").write_bytes(b"")
     (env.path / "wide-2" / "partition.metadata").write_bytes(b"")
-    with pytest.raises(ValueError, match=r"is empty and no higher partition"):
+    with pytest.raises(DamagedFileError, match=r"\(empty\) and no higher partition"):
         env.reopen()
 
 
 def test_an_empty_leader_epoch_checkpoint_is_refused_for_a_log_with_records(env: Env) -> None:
+    """Refused for that partition only: it is not started (KAFKA_STORAGE_ERROR) and the file is left as it is."""
     assert env.produce(batch(), txn_id=None).error == "NONE"
     env.manager.close()
     (env.path / str(TP) / "leader-epoch-checkpoint").write_bytes(b"")
-    with pytest.raises(ValueError, match="not a version 0 leader epoch checkpoint"):
-        env.reopen()
+    manager = env.reopen()
+    assert "leader-epoch-checkpoint: not a leader epoch checkpoint (empty" in manager.offline[TP]
+    assert manager.fetch(TP.topic, TP.partition, 0).error == "KAFKA_STORAGE_ERROR"
+    assert (env.path / str(TP) / "leader-epoch-checkpoint").read_bytes() == b""
 
 
 def test_creating_and_reopening_many_partitions_takes_few_fsyncs(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import logging
 import struct
 
 import pytest
@@ -194,6 +196,34 @@ def test_malformed_body_closes_the_connection_and_calls_nothing() -> None:
     frame = encode_request(HEARTBEAT, correlation_id=12, client_id=None)[:-4]
     assert isinstance(dispatch(dispatcher, frame), CloseConnection)
     assert recorder.calls == []
+
+
+def test_a_null_where_the_schema_forbids_it_closes_the_connection_and_calls_nothing() -> None:
+    """JoinGroup v5's protocols is a non-nullable array: kio reads a null length as None (strings it refuses
+    itself); the codec refuses it from the schema, as Kafka's reader does ("non-nullable field protocols was
+    serialized as null"), and Kafka closes the connection."""
+    from kio.schema.join_group.v5 import JoinGroupRequest
+
+    recorder = Recorder()
+    registry = HandlerRegistry()
+    registry.register(11, recorder, VersionRange(5, 5))
+    dispatcher = Dispatcher(registry)
+    join = JoinGroupRequest(group_id="g", session_timeout=datetime.timedelta(seconds=10),
+                            rebalance_timeout=datetime.timedelta(seconds=10), member_id="", group_instance_id=None,
+                            protocol_type="consumer", protocols=None)  # type: ignore[arg-type]
+    outcome = dispatch(dispatcher, encode_request(join, correlation_id=12, client_id=None))
+    assert isinstance(outcome, CloseConnection) and recorder.calls == []
+    assert outcome.reason == "MalformedBody: JoinGroupRequest v5: non-nullable field protocols was serialized as null"
+
+
+def test_bad_input_is_logged_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
+    dispatcher, _ = heartbeat_dispatcher()
+    frame = encode_request(HEARTBEAT, correlation_id=12, client_id=None)[:-4]
+    with caplog.at_level(logging.INFO, logger="kcoord"):
+        for _ in range(200):
+            assert isinstance(dispatch(dispatcher, frame), CloseConnection)
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "MalformedBody: HeartbeatRequest v4 body does not decode" in line
 
 
 @pytest.mark.parametrize(

@@ -22,13 +22,12 @@ from kcoord.impl.storage.batch import (
     StopReason,
     TimestampType,
     UnsupportedCompressionError,
-    decode_batch,
-    decode_batches,
     decode_end_txn_marker,
     encode_batch,
     encode_new_batch,
     end_txn_marker_entry,
 )
+from kcoord.impl.storage.batch_decoder import decode_batch, decode_batches
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 

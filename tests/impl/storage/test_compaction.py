@@ -228,12 +228,18 @@ def test_empty_batch_kept_for_the_end_offset_is_dropped_once_not_last(small_log:
     assert [(b.base_offset, len(b.records)) for b in small_log.read()] == [(1, 1)]
 
 
-def test_a_failure_midway_through_compaction_fails_the_log_until_reopened(
-        small_log: PartitionLog, log_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("fails", ["write", "directory fsync"])
+def test_a_failure_midway_through_compaction(small_log: PartitionLog, log_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                             fails: str) -> None:
+    """The second segment's rewrite fails. Before its rename (a full disk while writing it) that segment is as it
+    was: the log stays usable, half compacted. After the rename (its directory fsync) this object's view is not
+    trusted: the log fails until it is reopened. Either way a reopen reads a valid log."""
+    from kcoord.impl.storage import _files
+
     for i in range(60):
         small_log.append([kv(i, key_space=4)], timestamp_ms=i)
     calls = 0
-    real_replace = os.replace
+    real_replace, real_fsync_dir = os.replace, _files.fsync_dir
 
     def replace_then_fail(src: str, dst: str) -> None:
         nonlocal calls
@@ -242,14 +248,30 @@ def test_a_failure_midway_through_compaction_fails_the_log_until_reopened(
             raise OSError(28, "No space left on device")
         real_replace(src, dst)
 
-    monkeypatch.setattr(os, "replace", replace_then_fail)
-    with pytest.raises(OSError, match="No space"):
+    def fsync_dir_then_fail(path: Path, later: object = None) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise OSError(5, "Input/output error")
+        real_fsync_dir(path)
+
+    if fails == "write":
+        monkeypatch.setattr(os, "replace", replace_then_fail)
+    else:
+        monkeypatch.setattr(_files, "fsync_dir", fsync_dir_then_fail)
+    with pytest.raises(OSError, match="No space" if fails == "write" else "Input/output"):
         small_log.compact(now_ms=0, tombstone_retention_ms=DAY_MS)
     monkeypatch.undo()
-    with pytest.raises(OSError, match="reopen the log"):
-        small_log.append([kv(0)], timestamp_ms=0)
+    if fails == "write":
+        assert not list(log_dir.glob("*.compacting"))
+        small_log.append([kv(60, key_space=4)], timestamp_ms=60)
+        assert {k: v for _, k, v in _contents(small_log)} == {k: v for k, v in (kv(i, 4) for i in range(57, 61))}
+    else:
+        with pytest.raises(OSError, match="reopen the log"):
+            small_log.append([kv(0)], timestamp_ms=0)
     small_log.close()
+    end = 61 if fails == "write" else 60
     with PartitionLog.open(log_dir, segment_bytes=1024) as reopened:  # a half-compacted log is a valid log
-        assert [o for o, _, _ in _contents(reopened)][-4:] == [56, 57, 58, 59]
-        assert {k: v for _, k, v in _contents(reopened)} == {k: v for k, v in (kv(i, 4) for i in range(56, 60))}
-        assert reopened.log_end_offset == 60
+        assert [o for o, _, _ in _contents(reopened)][-4:] == list(range(end - 4, end))
+        assert {k: v for _, k, v in _contents(reopened)} == {k: v for k, v in (kv(i, 4) for i in range(end - 4, end))}
+        assert reopened.log_end_offset == end

@@ -14,10 +14,9 @@ from kcoord.impl.storage.batch import (
     Record,
     RecordBatch,
     StopReason,
-    decode_batch,
-    decode_batches,
     encode_batch,
 )
+from kcoord.impl.storage.batch_decoder import decode_batch, decode_batches
 from kcoord.impl.storage.compression import MAX_DECOMPRESSED_BYTES, DecompressionError, decompress
 
 RECORDS = [Record(i, 1_700_000_000_000 + i, f"k{i}".encode(), b"value-%d" % i * 20, (("h", b"x"),))

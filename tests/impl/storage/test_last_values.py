@@ -337,9 +337,10 @@ def test_the_recovery_point_follows_what_is_fsynced_and_checked(tmp_path: Path) 
         assert reopened.recovery.truncated_bytes == len(torn)
         assert _values(into) == {b"k%d" % i: b"value-%d" % i for i in range(15)}  # nothing acknowledged is lost
         assert point.read_text() == "15\n"  # the open checked the rest: it vouches for it now
-    point.write_text("99\n")  # more than the log holds (the files changed under it): an open lowers it
-    with PartitionLog.open(path):
-        assert point.read_text() == "15\n"
+    point.write_text("99\n")  # more than the log holds: fsynced records are missing, the open is refused
+    with pytest.raises(LogCorruptedError, match=r"the log ends at offset 15 .* recovery point is 99"):
+        PartitionLog.open(path)
+    assert point.read_text() == "99\n"
     for unreadable in ("", "fifteen", "-3"):
         point.write_text(unreadable)
         into = LastValues()
@@ -349,7 +350,8 @@ def test_the_recovery_point_follows_what_is_fsynced_and_checked(tmp_path: Path) 
 
 def test_the_last_value_load_trusts_only_the_batches_below_the_recovery_point(tmp_path: Path) -> None:
     """As Kafka, which does not re-validate flushed segments below its recovery point: a byte changed in a vouched
-    batch is not seen by the last-value load; below a lower recovery point, or on the careful load, it is."""
+    batch is not seen by the last-value load; above a lower recovery point it is (and cut, as an unclean stop's
+    tail), and the careful load, which checks every CRC, refuses it below the recovery point."""
     original = tmp_path / "__transaction_state-0"
     _one_record_log(original, range(10))
     segment = original / segment_name(0)
@@ -368,5 +370,6 @@ def test_the_last_value_load_trusts_only_the_batches_below_the_recovery_point(tm
         assert log.recovery.truncated_position is not None and "CRC" in log.recovery.truncation_reason.upper()
         assert _values(into) == {b"k%d" % i: b"value-%d" % i for i in range(4)}
     seen: list[int] = []
-    with PartitionLog.open(careful, on_batch=lambda b: seen.append(b.base_offset)) as log:
-        assert log.recovery.truncated_position is not None and seen == [0, 1, 2, 3]
+    with pytest.raises(LogCorruptedError, match=r"\(offset 4\) is damaged \(corrupt: CRC mismatch"):
+        PartitionLog.open(careful, on_batch=lambda b: seen.append(b.base_offset))  # below the recovery point 10
+    assert seen == [0, 1, 2, 3]

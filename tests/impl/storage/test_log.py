@@ -15,10 +15,10 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kcoord.impl.storage.batch import (
     ControlType,
     UnsupportedCompressionError,
-    decode_batches,
     encode_new_batch,
     end_txn_marker_entry,
 )
+from kcoord.impl.storage.batch_decoder import decode_batches
 from kcoord.impl.storage.log import (
     Durability,
     LogCorruptedError,
@@ -64,13 +64,17 @@ def test_reopen_restores_offsets_and_content(log_dir: Path) -> None:
         assert _records(log) == [(i, *kv(i)) for i in range(21)]
 
 
-def _write_batches(log_dir: Path, n: int) -> list[int]:
-    """n single-record batches; returns each batch's end position in the segment."""
+def _write_batches(log_dir: Path, n: int, *, stop: str = "unclean") -> list[int]:
+    """n single-record batches; returns each batch's end position in the segment. An unclean stop (the default
+    here: these tests are about what recovery may cut) leaves no recovery point, as a kill -9 before the first
+    checkpoint: nothing is vouched for. A clean one vouches for everything."""
     ends = []
     with PartitionLog.open(log_dir) as log:
         for i in range(n):
             log.append([kv(i)], timestamp_ms=1000 + i)
             ends.append((log_dir / SEGMENT_0).stat().st_size)
+    if stop == "unclean":
+        (log_dir / "recovery-point").unlink()
     return ends
 
 
@@ -100,18 +104,52 @@ def test_torn_tail_truncation_at_random_cuts(tmp_path: Path) -> None:
             assert log.recovery.truncated_bytes == 0 and log.log_end_offset == whole + 1
 
 
-def test_crc_corruption_of_the_tail_is_truncated(log_dir: Path) -> None:
-    ends = _write_batches(log_dir, 5)
-    with open(log_dir / SEGMENT_0, "r+b") as f:
-        f.seek(ends[-1] - 3)
+def _flip(segment: Path, position: int) -> None:
+    with open(segment, "r+b") as f:
+        f.seek(position)
         byte = f.read(1)
-        f.seek(ends[-1] - 3)
+        f.seek(position)
         f.write(bytes([byte[0] ^ 0x01]))
+
+
+def test_crc_corruption_of_the_tail_is_truncated_above_the_recovery_point(log_dir: Path,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    ends = _write_batches(log_dir, 5)
+    (log_dir / "recovery-point").write_text("2\n")  # an unclean stop after a checkpoint at offset 2
+    _flip(log_dir / SEGMENT_0, ends[-1] - 3)
     with PartitionLog.open(log_dir) as log:
         assert log.recovery.truncated_bytes == ends[4] - ends[3]
         assert log.recovery.truncated_position == ends[3]
         assert "CRC mismatch" in log.recovery.truncation_reason
-        assert log.log_end_offset == 4
+        assert log.log_end_offset == 4 and log.recovery.recovery_point == 2
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert f"cut {ends[4] - ends[3]} bytes at byte {ends[3]}, from offset 4 on" in warning
+
+
+@pytest.mark.parametrize("where", [1, 4])
+def test_crc_corruption_below_the_recovery_point_refuses_the_open_and_keeps_every_byte(log_dir: Path,
+                                                                                     where: int) -> None:
+    """After a clean stop the recovery point vouches for the whole log: a damaged batch there, the last one or
+    not, was fsynced and checked, maybe acknowledged; recovery does not cut it (Kafka does not even rescan it)."""
+    ends = _write_batches(log_dir, 5, stop="clean")
+    _flip(log_dir / SEGMENT_0, ends[where] - 3)
+    before = (log_dir / SEGMENT_0).read_bytes()
+    with pytest.raises(LogCorruptedError, match=rf"the batch at byte {ends[where - 1]} \(offset {where}\) is "
+                                                r"damaged \(corrupt: CRC mismatch.*below the recovery point 5"):
+        PartitionLog.open(log_dir)
+    assert (log_dir / SEGMENT_0).read_bytes() == before
+
+
+def test_a_log_cut_below_its_recovery_point_refuses_the_open(log_dir: Path) -> None:
+    ends = _write_batches(log_dir, 5, stop="clean")
+    with open(log_dir / SEGMENT_0, "r+b") as f:
+        f.truncate(ends[2])  # whole batches gone: what is left decodes to the end
+    with pytest.raises(LogCorruptedError, match=r"the log ends at offset 3 \(byte .*recovery point is 5"):
+        PartitionLog.open(log_dir)
+    (log_dir / SEGMENT_0).unlink()  # no segment left at all
+    with pytest.raises(LogCorruptedError, match="recovery point is 5"):
+        PartitionLog.open(log_dir)
+    assert sorted(os.listdir(log_dir)) == ["recovery-point"]
 
 
 def test_corruption_inside_the_last_segment_drops_everything_after_it(log_dir: Path) -> None:
@@ -179,7 +217,10 @@ def test_corrupt_earlier_segment_refuses_to_open(log_dir: Path) -> None:
     with open(log_dir / SEGMENT_0, "r+b") as f:
         f.seek(100)
         f.write(b"\x00\x00\x00")
-    with pytest.raises(LogCorruptedError, match="not the last"):
+    with pytest.raises(LogCorruptedError, match=r"below the recovery point 60.*delete the later segments"):
+        PartitionLog.open(log_dir)
+    (log_dir / "recovery-point").unlink()  # vouching for nothing, the segment was still fsynced before the next
+    with pytest.raises(LogCorruptedError, match=r"in a segment before the last.*delete the later segments"):
         PartitionLog.open(log_dir)
 
 
@@ -392,3 +433,32 @@ def test_file_scan_stitches_batches_across_chunks(tmp_path: Path, chunk_bytes: i
     assert (scan.stop.reason.value, scan.stop.position) == ("torn", len(data))
     spans = FileScan(path, start=len(data) - 3073, chunk_bytes=chunk_bytes)
     assert [s.base_offset for s in spans.spans()] == [500]
+
+
+@pytest.mark.parametrize("durability", [Durability.per_batch(), Durability.group(max_delay_ms=0, max_bytes=1)])
+def test_the_recovery_point_follows_durable_appends_once_a_minute(log_dir: Path, clock: ManualClock,
+                                                                  durability: Durability) -> None:
+    """As Kafka's log.flush.offset.checkpoint.interval.ms: what is fsynced is vouched for within a minute, so after a
+    kill -9 recovery may cut at most a minute of it (and says so)."""
+    point = log_dir / "recovery-point"
+    log = PartitionLog.open(log_dir, durability=durability, clock_ms=clock)
+    for i in range(3):
+        log.append([kv(i)], timestamp_ms=i)
+        log.flush()
+    assert not point.exists()  # a new log: nothing to vouch for at its open, and no minute has passed
+    clock.advance(59_999)
+    log.append([kv(3)], timestamp_ms=3)
+    log.flush()
+    assert not point.exists()
+    clock.advance(1)
+    log.append([kv(4)], timestamp_ms=4)
+    log.flush()
+    assert point.read_text() == "5\n"
+    log.append([kv(5)], timestamp_ms=5)
+    log.flush()
+    assert point.read_text() == "5\n"  # not again before another minute
+    assert log._fd is not None
+    os.close(log._fd)  # a kill -9: no clean close
+    log._fd = None
+    with PartitionLog.open(log_dir) as reopened:
+        assert reopened.recovery.recovery_point == 5 and reopened.log_end_offset == 6

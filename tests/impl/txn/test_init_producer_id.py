@@ -186,9 +186,10 @@ def test_retry_by_last_epoch_is_fenced_after_a_reload(h: Harness) -> None:
 
 @pytest.mark.parametrize("server_tv", [2, 1, 0])
 def test_ongoing_is_fenced_and_aborted_in_one_record(tmp_path: Path, server_tv: int) -> None:
-    """One bump in all, at every transaction version: Kafka 4.0.2's TV2 abort bumps the stored epoch, which the fence
-    never changed (the reference broker shows it: a producer restarted mid-transaction at epoch 0 gets epoch 2 —
-    tests/server/test_java_transactions.py)."""
+    """The epoch moves once under every transaction version (Kafka 4.0.2, KAFKA-19367: the reference broker at
+    transaction.version 2 answered the retry with the fence's epoch + 1; a producer restarted mid-transaction at epoch
+    0 gets epoch 2); under TV2 the abort is that bump, so the last epoch is the one before the fence (a timed-out
+    producer's InitProducerId with its old epoch is a retry)."""
     abort_epoch = 4
     h = Harness(tmp_path, config=TxnConfig(server_txn_version=server_tv))
     h.seed(T, "Ongoing", producer_id=5, previous_producer_id=5, producer_epoch=3,
@@ -202,6 +203,7 @@ def test_ongoing_is_fenced_and_aborted_in_one_record(tmp_path: Path, server_tv: 
     assert (record[1]["state"], record[1]["producer_epoch"], record[1]["client_txn_version"],
             record[1]["partitions"]) == ("PrepareAbort", abort_epoch, server_tv, frozenset({"orders-0", "payments-0"}))
     assert record[1]["txn_timeout_ms"] == TIMEOUT_MS  # unchanged by the fence (the retry sets the new timeout)
+    assert h.get(T)["last_producer_epoch"] == (3 if server_tv == 2 else -1)
     h.coordinator.poll()
     (marker,) = h.target.markers()
     assert (marker.producer_id, marker.producer_epoch, marker.result) == (5, abort_epoch, "ABORT")
@@ -260,7 +262,7 @@ def test_a_failed_fence_bumps_once_in_all(tmp_path: Path, server_tv: int, kept_e
     assert (after["state"], after["producer_epoch"], after["has_failed_epoch_fence"]) == \
         ("Ongoing", kept_epoch, remembered)
     assert h.records_since(T, mark) == []
-    assert h.init(T).error == "CONCURRENT_TRANSACTIONS"  # the fence again
+    assert h.init(T).error == "CONCURRENT_TRANSACTIONS"  # the fence again: reuses epoch 4, which the abort keeps
     (record,) = h.records_since(T, mark)
     assert record[1] is not None and (record[1]["state"], record[1]["producer_epoch"]) == ("PrepareAbort", 4)
     h.settle()

@@ -10,8 +10,7 @@ import pytest
 
 from kcoord.impl.errors import KafkaError
 from kcoord.impl.runtime.cleaner import Cleaning
-from kcoord.impl.storage.log import Durability, PartitionLog
-from kcoord.impl.storage.txn_log_schema import SchemaError
+from kcoord.impl.storage.log import Durability, LogCorruptedError, PartitionLog
 from kcoord.impl.txn import TxnConfig
 from kcoord.impl.txn.records import encode_instance, persisted_view
 
@@ -160,7 +159,8 @@ def test_a_record_without_a_key_fails_the_load_with_its_offset(h: Harness) -> No
     with PartitionLog.open(h.log_dir(partition)) as log:
         bad = log.log_end_offset
         log.append([(None, b"\x00\x01")], timestamp_ms=1)
-    with pytest.raises(SchemaError, match=f"__transaction_state-{partition} offset {bad}: a record without a key"):
+    with pytest.raises(LogCorruptedError, match=f"a record does not decode \\(__transaction_state-{partition} offset "
+                                                f"{bad}: a record without a key\\); the partition is not loaded"):
         h.coordinator.load(partition)
     assert partition not in h.coordinator.runtime.shards
 

@@ -37,6 +37,8 @@ TOOLS: Final[Mapping[str, str]] = {
     "kafka-console-consumer": "org.apache.kafka.tools.consumer.ConsoleConsumer",
     "kafka-get-offsets": "org.apache.kafka.tools.GetOffsetShell",
     "kafka-dump-log": "kafka.tools.DumpLogSegments",
+    "kafka-configs": "kafka.admin.ConfigCommand",
+    "kafka-features": "org.apache.kafka.tools.FeatureCommand",
 }
 
 

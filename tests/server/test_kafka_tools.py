@@ -56,6 +56,7 @@ def _lines(result: ToolResult, run: str, *, ordered: bool = True, keep: Callable
         line = re.sub(r"Leader: \d+\tReplicas: \d+\tIsr: \d+", "Leader: N Replicas: N Isr: N", line)
         line = re.sub(r"127\.0\.0\.1:\d+\s+\(\d+\)", "HOST (N)", line)
         line = re.sub(r"-m\d\b", "-mX", line)
+        line = re.sub(r"Epoch: \d+", "Epoch: N", line)
         line = re.sub(r"[ \t]+", " ", line).strip()
         if line and keep(line):
             out.append(line)
@@ -115,8 +116,12 @@ def _topics_and_offsets(harness: JavaHarness, bootstrap: str, run: str) -> dict[
              ToolRun("kafka-get-offsets", (*b, "--topic", topic, "--time", "-2")),
              ToolRun("kafka-consumer-groups", (*b, "--list")),
              ToolRun("kafka-consumer-groups", (*b, "--describe", "--group", group)),
-             ToolRun("kafka-consumer-groups", (*b, "--describe", "--group", group, "--state")))
+             ToolRun("kafka-consumer-groups", (*b, "--describe", "--group", group, "--state")),
+             ToolRun("kafka-configs", (*b, "--describe", "--entity-type", "topics", "--entity-name", topic)),
+             ToolRun("kafka-features", (*b, "describe")))
     ours = lambda line: "RUN" in line  # noqa: E731  (other tests' topics and groups share the brokers)
+    # (kcoord's finalized features are these two; Kafka's KRaft ones, metadata.version and kraft.version, it has not)
+    coordinators = lambda line: line.startswith(("Feature: group.version", "Feature: transaction.version"))  # noqa: E731
     return {
         "create": [_lines(x, run) for x in r[:2]], "list": _lines(r[2], run, ordered=False, keep=ours),
         "describe": _lines(r[3], run), "produce": _lines(r[4], run),
@@ -124,6 +129,7 @@ def _topics_and_offsets(harness: JavaHarness, bootstrap: str, run: str) -> dict[
         "latest": _lines(r[6], run, ordered=False), "earliest": _lines(r[7], run, ordered=False),
         "groups": _lines(r[8], run, ordered=False, keep=ours),
         "group": _lines(r[9], run, ordered=False), "state": _lines(r[10], run),
+        "configs": _lines(r[11], run), "features": _lines(r[12], run, ordered=False, keep=coordinators),
     }
 
 
@@ -205,6 +211,11 @@ def test_kafka_topics_console_clients_and_get_offsets_answer_as_on_kafka(outcome
     assert sorted(line for line in kc["consume"] if line.startswith("k")) == [f"k{i} v{i}" for i in range(6)]
     assert sum(int(line.rsplit(":", 1)[1]) for line in kc["latest"][1:]) == 6
     assert any(line.endswith("Empty 0") for line in kc["state"])
+    assert kc["configs"] == ["exit 0", "Dynamic configs for topic RUN-a are:"]
+    assert kc["features"] == ["exit 0", "Feature: group.version SupportedMinVersion: 0 SupportedMaxVersion: 1 "
+                                        "FinalizedVersionLevel: 1 Epoch: N",
+                              "Feature: transaction.version SupportedMinVersion: 0 SupportedMaxVersion: 2 "
+                              "FinalizedVersionLevel: 2 Epoch: N"]
 
 
 @pytest.mark.parametrize("protocol", ["classic", "consumer"])

@@ -188,7 +188,9 @@ def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) 
     reloaded, _ = monotonic_loads()  # a load is compared with its own key's rows only
     hand_made = {"Box": gone + again + carried + stepped + back, "GroupLease": held + window + entered + reloaded}
     write_jsonl(hand_made, str(root))
-    expected = add_malformed(root, next(r for r in clean["GroupLease"] if r["event"] == "Acquire"))
+    # (which row this is follows the generator's random stream, which any change of a bundled spec shifts)
+    good = next(r for r in clean["GroupLease"] if r["event"] == "Acquire")
+    expected = add_malformed(root, good)
     py, sp, a, b = both(spark, root, ms)
     assert py.summary.quarantined == sp.summary.quarantined == expected
     assert any((root.parent / "out-spark" / "quarantine").glob("*.json"))
@@ -200,12 +202,14 @@ def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) 
     rows = sum(len(r) for r in clean.values()) + sum(len(r) for r in hand_made.values()) + TEXT_KEYED_ROWS
     assert sum(sp.summary.rows_read.values()) == sum(py.summary.rows_read.values()) == rows
     assert set(a) == set(b) and {k: v.message for k, v in a.items()} == {k: v.message for k, v in b.items()}
-    assert {(m, c, k, s) for m, k, c, _, s in a} == {
+    found = {(m, c, k, s) for m, k, c, _, s in a}
+    text_keys = {"1e2", '{"k": [1,  2]}', "a?"}  # the text-keyed rows: Acquire into Dead, never an edge
+    assert {f for f in found if f[2] not in text_keys} == {
         ("Box", "effect_mismatch", "b2", 2), ("Box", "effect_mismatch", "b3", 1), ("Box", "step", "b3", 1),
         ("Box", "frame_mismatch", "b3", 2), ("Box", "illegal_transition", "b4", 2),
-        ("GroupLease", "before", "g2", 2), ("GroupLease", "monotonic", "rc", 1),
-        *{("GroupLease", check, key, 101) for check in ("illegal_transition", "reject_changed_state")
-          for key in ("1e2", '{"k": [1,  2]}', "a?")}}  # (the text-keyed rows: a rejection row that moves and changes)
+        ("GroupLease", "before", "g2", 2), ("GroupLease", "monotonic", "rc", 1)}
+    assert {(k, s) for _, c, k, s in found if c == "illegal_transition" and k in text_keys} == \
+        {(k, good["seq"]) for k in text_keys}
 
 
 def test_a_parquet_file_broken_partway_stops_spark_with_its_name(spark: Any, tmp_path: Path) -> None:

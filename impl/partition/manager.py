@@ -118,6 +118,7 @@ class PartitionManager:
         self._topic_id_factory = topic_id_factory
         self._table = MachineTable.load("partition_producer")
         self._topics: dict[str, tuple[uuid.UUID, list[DataPartition | None]]] = {}  # None: offline
+        self._open: list[DataPartition] | None = None  # `partitions()`, kept until a topic or partition changes
         self.offline: dict[TopicPartition, str] = {}  # partitions not started (a damaged log), and why
         self._closed = False
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -199,6 +200,7 @@ class PartitionManager:
             raise
         partitions.reverse()
         self._topics[name] = (topic_id, partitions)
+        self._open = None
 
     def _open_partition(self, tp: TopicPartition, directory: Path, topic_id: uuid.UUID, later: SyncLater | None,
                         *, new: bool) -> DataPartition | None:
@@ -272,8 +274,11 @@ class PartitionManager:
         return entry[1][tp.partition]
 
     def partitions(self) -> list[DataPartition]:
-        """Every open partition (offline ones are not)."""
-        return [p for name in sorted(self._topics) for p in self._topics[name][1] if p is not None]
+        """Every open partition (offline ones are not), by topic name and partition (the list is shared: a caller
+        must not change it)."""
+        if self._open is None:
+            self._open = [p for name in sorted(self._topics) for p in self._topics[name][1] if p is not None]
+        return self._open
 
     def describe_topics(self, names: Sequence[str] | None = None, *,
                         allow_auto_creation: bool = False) -> list[TopicMetadata]:
@@ -460,6 +465,7 @@ class PartitionManager:
         self.offline[part.tp] = reason
         _topic_id, partitions = self._topics[part.tp.topic]
         partitions[part.tp.partition] = None
+        self._open = None
         part.log.abandon(reason)
 
     def close(self) -> None:
@@ -468,3 +474,4 @@ class PartitionManager:
         for part in self.partitions():
             part.close()
         self._topics.clear()
+        self._open = None

@@ -23,11 +23,18 @@ class _Entry:
     live: bool = field(default=True, compare=False)
 
 
+def _ignore(deadline_ms: int) -> None:
+    pass
+
+
 class Timers:
-    def __init__(self) -> None:
+    def __init__(self, on_schedule: Callable[[int], None] = _ignore) -> None:
+        """`on_schedule(deadline_ms)` is told of every timer scheduled (an owner polling many `Timers` keeps the
+        earliest deadline any of them may have, and looks at none of them before then)."""
         self._heap: list[_Entry] = []
         self._by_key: dict[Hashable, _Entry] = {}
         self._seq = itertools.count()
+        self.on_schedule = on_schedule
 
     def schedule(self, key: Hashable, deadline_ms: int, callback: Callable[[], None]) -> None:
         """Run `callback` once the clock reaches `deadline_ms`; replaces any timer with the same key."""
@@ -35,6 +42,7 @@ class Timers:
         entry = _Entry(deadline_ms, next(self._seq), key, callback)
         self._by_key[key] = entry
         heapq.heappush(self._heap, entry)
+        self.on_schedule(deadline_ms)
 
     def cancel(self, key: Hashable) -> bool:
         entry = self._by_key.pop(key, None)

@@ -29,10 +29,10 @@ import logging
 import os
 import time
 from collections import Counter as Tally
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 from .._generated.classic_group import State as ClassicGroupState
 from ..cluster import Cluster, ClusterConfig
@@ -47,7 +47,7 @@ from .frames import DEFAULT_MAX_FRAME_BYTES
 from .metrics import MetricsHttpServer, MetricsTap, ServerMetrics, Snapshot
 from .request_memory import RequestMemory
 
-__all__ = ("KcoordServer", "ServeOptions", "TraceFormat")
+__all__ = ("KcoordServer", "ServeOptions", "TraceFormat", "run_event_loop")
 
 _log = logging.getLogger(__name__)
 TraceFormat = Literal["jsonl", "parquet"]
@@ -95,6 +95,16 @@ class ServeOptions:
             raise ValueError(f"trace format {self.trace_format!r}: expected jsonl or parquet")
 
 
+_T = TypeVar("_T")
+
+
+def run_event_loop(main: Coroutine[Any, Any, _T], loop: str = "default") -> _T:
+    """Run `main` to completion on `kcoord serve`'s event loop (`loop`: "default" or "asyncio")."""
+    if loop not in ("default", "asyncio"):
+        raise ValueError(f"event loop {loop!r}: expected default or asyncio")
+    return asyncio.run(main)
+
+
 def _trace_sink(options: ServeOptions) -> TraceSink | None:
     if options.trace_out is None:
         return None
@@ -138,6 +148,7 @@ class KcoordServer:
         self._sink: MetricsTap | None = None
         self._pump_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
+        self._wake_at_ms = 0  # when the sleeping cluster loop wakes by itself (0: it is not sleeping)
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
         self.request_memory: RequestMemory | None = None
@@ -158,7 +169,8 @@ class KcoordServer:
             cluster.start()
             _log.info("loaded %d coordinator partitions on %d node(s) in %.2fs from %s", len(cluster.owner),
                       options.nodes, time.perf_counter() - started, options.data_dir)
-            self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics, alone=self._alone)
+            self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics, alone=self._alone,
+                                        nudge=self._nudge)
             await self._listen()
         except BaseException:  # a port in use, a damaged log: close what started (listeners, logs, traces, the
             with contextlib.suppress(Exception):  # lock) before raising the cause
@@ -258,6 +270,14 @@ class KcoordServer:
         if self._wake is not None:
             self._wake.set()
 
+    def _nudge(self) -> None:
+        """Wake the cluster loop if it sleeps past the cluster's next deadline (a timer scheduled or a batch opened
+        by a request answered at once); a request that changed nothing due does not cost a loop turn."""
+        if self._wake_at_ms and self.cluster is not None:
+            deadline = self.cluster.next_deadline_ms()
+            if deadline is not None and deadline < self._wake_at_ms:
+                self.kick()
+
     async def _pump(self) -> None:
         cluster, wake = self.cluster, self._wake
         assert cluster is not None and wake is not None and self.shared is not None
@@ -286,9 +306,14 @@ class KcoordServer:
             await asyncio.sleep(0)
             return
         deadline = self.cluster.next_deadline_ms()
-        delay_s = _IDLE_SLEEP_MAX_S if deadline is None else (deadline - self.clock.now_ms()) / 1000
+        now_ms = self.clock.now_ms()
+        delay_s = _IDLE_SLEEP_MAX_S if deadline is None else (deadline - now_ms) / 1000
         delay_s = min(max(delay_s, _BUSY_SLEEP_S), _IDLE_SLEEP_MAX_S)
-        await wait_for_event(wake, delay_s)
+        self._wake_at_ms = now_ms + int(delay_s * 1000)
+        try:
+            await wait_for_event(wake, delay_s)
+        finally:
+            self._wake_at_ms = 0
 
     def _maybe_flush_traces(self) -> None:
         now = time.monotonic()

@@ -4,9 +4,12 @@ A ``PartitionLog`` is a directory named like Kafka's (``__transaction_state-7/``
 ``<20-digit base offset>.log`` of v2 record batches, the same bytes a Kafka broker writes (a Kafka data directory's
 partition folder can be read with ``read_partition_dir``).
 
-Durability contract: ``durable_offset`` is the end offset known to be fsynced; a record at or past it must not be
-acknowledged. ``Durability.per_batch()`` (the default) fsyncs inside every ``append``; ``Durability.group`` leaves
-appends pending until ``flush()``/``flush_if_due(now_ms)`` (group commit). Segments are fsynced before a roll and
+Durability contract: ``durable_offset`` is the end offset that may be acknowledged; a record at or past it must not
+be. ``Durability.per_batch()`` (the default) fsyncs inside every ``append``; ``Durability.group`` leaves appends
+pending until ``flush()``/``flush_if_due(now_ms)`` (group commit): with both, ``durable_offset`` is fsynced.
+``Durability.os()`` acknowledges what ``write`` handed to the operating system (Kafka's default: its page cache
+holds it, a process crash keeps it, a power failure may lose it) and fsyncs only at a segment roll and a clean close,
+as Kafka does with ``flush.messages``/``flush.ms`` unset; ``flushed_offset`` is then what is really on disk. Segments are fsynced before a roll and
 the directory after a segment is created, renamed or deleted, so only the last segment can have a torn tail after
 a crash. An ``append`` that raises leaves no bytes behind.
 
@@ -96,9 +99,10 @@ class OffsetOutOfRangeError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Durability:
-    """When appended data is fsynced. Build with ``per_batch()`` or ``group(max_delay_ms, max_bytes)``."""
+    """When appended data is fsynced. Build with ``per_batch()``, ``group(max_delay_ms, max_bytes)``, ``os()`` or
+    ``named(mode)`` (`kcoord serve --durability`)."""
 
-    mode: Literal["per_batch", "group"]
+    mode: Literal["per_batch", "group", "os"]
     max_delay_ms: int = 0
     max_bytes: int = 0
 
@@ -115,6 +119,28 @@ class Durability:
             raise ValueError(f"group durability needs max_delay_ms >= 0 and max_bytes > 0, "
                              f"got {max_delay_ms} and {max_bytes}")
         return Durability("group", max_delay_ms, max_bytes)
+
+    @staticmethod
+    def os() -> Durability:
+        """An append is acknowledged once ``write`` returned (the page cache holds it); fsynced at a segment roll and
+        a clean close only. Lost on power failure, kept on a process crash."""
+        return Durability("os")
+
+    @staticmethod
+    def named(name: str) -> Durability:
+        """`kcoord serve --durability NAME`: ``fsync`` (acknowledged = on disk; group commit without a linger: the
+        writes that arrive while an fsync is in flight share the next one; ``group`` is an alias kept for old
+        command lines) or ``os`` (acknowledged = in the page cache)."""
+        if name in ("fsync", "group"):
+            return Durability.group(0, 1 << 20)
+        if name == "os":
+            return Durability.os()
+        raise ValueError(f"durability {name!r}: expected fsync or os")
+
+    @property
+    def coalesces(self) -> bool:
+        """Appends wait for a flush (or a poll) and may share one batch: group commit and os."""
+        return self.mode != "per_batch"
 
 
 @dataclass(slots=True)
@@ -154,6 +180,7 @@ class PartitionLog:
         self._clock_ms = clock_ms
         self._fd: int | None = os.open(segments[-1].path, os.O_WRONLY | os.O_APPEND)
         self._durable_offset = segments[-1].next_offset
+        self._flushed_offset = self._durable_offset  # fsynced (below durable_offset only with os durability)
         self._pending_since_ms: int | None = None
         self._pending_bytes = 0
         self._faults = _Faults()
@@ -228,8 +255,14 @@ class PartitionLog:
 
     @property
     def durable_offset(self) -> int:
-        """End offset known fsynced: every record below it survives a crash; none at or past it may be acked."""
+        """End offset that may be acknowledged: fsynced (every record below it survives a crash), or with os
+        durability handed to the operating system (survives a process crash). None at or past it may be acked."""
         return self._durable_offset
+
+    @property
+    def flushed_offset(self) -> int:
+        """End offset known fsynced (what the recovery point may vouch for)."""
+        return self._flushed_offset
 
     @property
     def segment_base_offsets(self) -> tuple[int, ...]:
@@ -293,8 +326,10 @@ class PartitionLog:
             self._storage_recovered()
         active.note_batch(base_offset, last_offset, position, len(data))
         if self._durability.mode == "per_batch":
-            self._durable_offset = last_offset + 1
+            self._durable_offset = self._flushed_offset = last_offset + 1
             self._checkpoint_if_due()
+        elif self._durability.mode == "os":
+            self._durable_offset = last_offset + 1  # in the page cache: acknowledged, not yet on disk
         else:
             if self._pending_since_ms is None:
                 self._pending_since_ms = self._clock_ms() if waiting_since_ms is None else waiting_since_ms
@@ -324,7 +359,7 @@ class PartitionLog:
     def _roll(self) -> None:
         """Start a new segment at the log end offset; the old one is fsynced first, the directory after."""
         self._fsync_active()
-        self._durable_offset = self.log_end_offset
+        self._durable_offset = self._flushed_offset = self.log_end_offset
         self._pending_since_ms, self._pending_bytes = None, 0
         base = self.log_end_offset
         segment = Segment(base, self.path / segment_name(base), next_offset=base)
@@ -351,16 +386,17 @@ class PartitionLog:
             self._checkpoint_recovery_point()
 
     def _checkpoint_recovery_point(self) -> None:
-        """Record ``durable_offset`` as the recovery point, if it moved. Everything below it was written by this
+        """Record ``flushed_offset`` as the recovery point, if it moved. Everything below it was written by this
         object (encoded with its CRC) or validated by ``open``, and is fsynced. A failed write keeps the old file,
         whose lower offset stays true (the log only grows above it), so an error here changes nothing else."""
-        if self._durable_offset == self._recovery_point:
+        flushed = self._flushed_offset
+        if flushed == self._recovery_point:
             return
         try:
-            atomic_write(self.path / RECOVERY_POINT_FILE, f"{self._durable_offset}\n".encode())
+            atomic_write(self.path / RECOVERY_POINT_FILE, f"{flushed}\n".encode())
         except OSError:
             return
-        self._recovery_point = self._durable_offset
+        self._recovery_point = flushed
 
     # ------------------------------------------------------------------------------------------ durability
 
@@ -378,7 +414,8 @@ class PartitionLog:
         fsync error the page cache may have dropped the data; the safe reaction is to close and reopen the log.)
         """
         self._check_usable()
-        if self._durable_offset == self.log_end_offset:
+        end = self.log_end_offset
+        if self._flushed_offset == end:
             return
         try:
             self._fsync_active()
@@ -387,7 +424,7 @@ class PartitionLog:
             raise
         if self._storage_error is not None:
             self._storage_recovered()
-        self._durable_offset = self.log_end_offset
+        self._durable_offset = self._flushed_offset = end
         self._pending_since_ms, self._pending_bytes = None, 0
         self._checkpoint_if_due()
 
@@ -545,7 +582,7 @@ class PartitionLog:
         if self._fd is not None:
             os.close(self._fd)
         self._fd = os.open(self._segments[-1].path, os.O_WRONLY | os.O_APPEND)
-        self._durable_offset = self.log_end_offset
+        self._durable_offset = self._flushed_offset = self.log_end_offset
 
     # ------------------------------------------------------------------------------------------ close
 

@@ -81,6 +81,7 @@ class Node:
             config=config.groups, tracer=tracer, node_id=node_id, durability=config.durability, verifier=cluster,
             seeded_bugs=config.seeded_bugs, cleaning=config.cleaning)
         self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
+        self.txn.runtime.on_change = self.groups.runtime.on_change = cluster.note_change
 
     def coordinator(self, kind: CoordinatorKind) -> TransactionCoordinator | GroupCoordinator:
         return self.txn if kind == "transaction" else self.groups
@@ -114,6 +115,10 @@ class Cluster:
             **{("transaction", p): p % self.config.nodes for p in range(n_txn)},
             **{("group", p): p % self.config.nodes for p in range(n_groups)},
         }
+        #: `next_deadline_ms` may have moved earlier since this was last set False (a coordinator write started or an
+        #: earlier timer was scheduled): an event loop that sleeps until a deadline clears it before it asks, and is
+        #: woken when a request sets it (`kcoord serve`'s pump)
+        self.changed = False
         self.load_listener: LoadListener | None = None
         self.refused: dict[tuple[CoordinatorKind, int], str] = {}  # coordinator partitions whose load was refused
 
@@ -123,6 +128,9 @@ class Cluster:
         """Every node loads the coordinator partitions it owns."""
         for (kind, p), node_id in sorted(self.owner.items()):
             self._load(kind, p, node_id)
+
+    def note_change(self) -> None:
+        self.changed = True
 
     def poll(self) -> int:
         """One turn of every node's loop; returns the coordinators' work done (0: nothing was due)."""

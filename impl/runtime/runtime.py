@@ -59,6 +59,10 @@ def _flush_all(due: list[tuple[int, Shard]]) -> list[tuple[int, OSError]]:
     return [r for r in results if r is not None]
 
 
+def _nothing() -> None:
+    pass
+
+
 def flush_together(logs: list[PartitionLog]) -> None:
     """Fsync these logs side by side (their fsyncs then share the disk's flushes, as the journal commits concurrent
     fsyncs together). A log whose flush fails keeps its pending data: its owner's own flush then meets the error and
@@ -107,6 +111,9 @@ class CoordinatorRuntime:
         self.compactions: list[tuple[int, CompactionReport]] = []  # (partition, report), the most recent last
         self._busy: dict[int, Shard] = {}  # shards with writes not yet settled (durable, answered, cleaning checked)
         self._timers_due_ms = _NEVER  # no timer of any shard is due before then
+        #: told when `next_deadline_ms` may have moved earlier (a write started, an earlier timer): an event loop
+        #: sleeping until the old deadline wakes (`Cluster.changed`)
+        self.on_change: Callable[[], None] = _nothing
 
     # ------------------------------------------------------------ routing
 
@@ -262,10 +269,12 @@ class CoordinatorRuntime:
 
     def _write_started(self, shard: Shard) -> None:
         self._busy[shard.partition] = shard
+        self.on_change()
 
     def _timer_scheduled(self, deadline_ms: int) -> None:
         if deadline_ms < self._timers_due_ms:
             self._timers_due_ms = deadline_ms
+            self.on_change()
 
     def _clean(self, partition: int, shard: Shard, now_ms: int) -> int:
         """Compact the shard's log if its dirty part is due (see `cleaner.py`). A compaction that could not write

@@ -200,12 +200,39 @@ def encode_response(request_header: HeaderLike, response_body: ResponsePayload) 
             f"(api key {response_body.__api_key__}) does not answer api key {request_header.request_api_key} "
             f"v{request_header.request_api_version}"
         )
-    header_schema = response_body.__header_schema__
+    # The header is a correlation id, and in a flexible header (v1) an empty tagged-field section: written here, as
+    # kio would (its header schema for ApiVersions responses is v0 at every version, as the protocol requires).
+    header = _CORRELATION_ID.pack(request_header.correlation_id)
+    if response_body.__header_schema__.__flexible__:
+        header += b"\x00"
+    return header + encode_body(response_body)
+
+
+#: response bodies encoded once: many answers repeat (a heartbeat's NONE, a commit's per-partition NONEs)
+_BODIES: dict[ResponsePayload, bytes] = {}
+_MAX_BODIES: Final = 4096
+
+
+def encode_body(body: ResponsePayload) -> bytes:
+    """kio's encoding of a response body, from a bounded cache of the bodies already encoded. kio entities are
+    frozen dataclasses, equal when their fields are: a body equal to one encoded before has the same bytes. A body
+    holding something unhashable is encoded every time."""
+    try:
+        cached = _BODIES.get(body)
+    except TypeError:
+        cached, body_hashable = None, False
+    else:
+        body_hashable = True
+    if cached is not None:
+        return cached
     buffer = io.BytesIO()
-    # kio's header schema for ApiVersions responses is v0 at every version, as the protocol requires.
-    entity_writer(header_schema)(buffer, header_schema(correlation_id=i32(request_header.correlation_id)))
-    entity_writer(type(response_body))(buffer, response_body)
-    return buffer.getvalue()
+    entity_writer(type(body))(buffer, body)
+    encoded = buffer.getvalue()
+    if body_hashable:
+        if len(_BODIES) >= _MAX_BODIES:
+            _BODIES.clear()
+        _BODIES[body] = encoded
+    return encoded
 
 
 def encode_request(body: RequestPayload, *, correlation_id: int, client_id: str | None) -> bytes:

@@ -99,9 +99,14 @@ _T = TypeVar("_T")
 
 
 def run_event_loop(main: Coroutine[Any, Any, _T], loop: str = "default") -> _T:
-    """Run `main` to completion on `kcoord serve`'s event loop (`loop`: "default" or "asyncio")."""
-    if loop not in ("default", "asyncio"):
-        raise ValueError(f"event loop {loop!r}: expected default or asyncio")
+    """Run `main` to completion on `kcoord serve`'s event loop (`loop`: "default", "uvloop" or "asyncio")."""
+    if loop not in ("default", "asyncio", "uvloop"):
+        raise ValueError(f"event loop {loop!r}: expected default, uvloop or asyncio")
+    if loop == "uvloop":
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(main)
     return asyncio.run(main)
 
 
@@ -273,10 +278,8 @@ class KcoordServer:
     def _nudge(self) -> None:
         """Wake the cluster loop if it sleeps past the cluster's next deadline (a timer scheduled or a batch opened
         by a request answered at once); a request that changed nothing due does not cost a loop turn."""
-        if self._wake_at_ms and self.cluster is not None:
-            deadline = self.cluster.next_deadline_ms()
-            if deadline is not None and deadline < self._wake_at_ms:
-                self.kick()
+        if self._wake_at_ms and self.cluster is not None and self.cluster.changed:
+            self.kick()
 
     async def _pump(self) -> None:
         cluster, wake = self.cluster, self._wake
@@ -305,6 +308,7 @@ class KcoordServer:
         if work:
             await asyncio.sleep(0)
             return
+        self.cluster.changed = False
         deadline = self.cluster.next_deadline_ms()
         now_ms = self.clock.now_ms()
         delay_s = _IDLE_SLEEP_MAX_S if deadline is None else (deadline - now_ms) / 1000

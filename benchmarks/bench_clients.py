@@ -189,14 +189,17 @@ async def _join_alone(conn: Connection, group: str) -> tuple[str, int]:
     """Join `group` as its only member and sync; (member id, generation)."""
     await find_coordinator(conn, group, 0)
     member_id = ""
-    for _ in range(5):
+    for _ in range(100):
         join = await conn.request(JoinGroupRequest(
             group_id=GroupId(group), session_timeout=_ms(45_000), rebalance_timeout=_ms(60_000), member_id=member_id,
             group_instance_id=None, protocol_type="consumer",
             protocols=(JoinGroupRequestProtocol(name="range", metadata=b""),)))
         member_id = join.member_id
-        if _check(join.error_code, "JoinGroup", (MEMBER_ID_REQUIRED,)) == 0:
+        code = _check(join.error_code, "JoinGroup", (MEMBER_ID_REQUIRED, *RETRIABLE_SETUP))
+        if code == 0:
             break
+        if code in RETRIABLE_SETUP:  # Kafka: the offsets topic's partition is still being loaded
+            await asyncio.sleep(0.1)
     else:
         raise BenchError("JoinGroup kept asking for a member id")
     sync = await conn.request(SyncGroupRequest(
@@ -310,16 +313,20 @@ async def txn(conn: Connection, name: str, start: Start, counts: Counts, index: 
             for part in response.partition_responses:
                 _check(part.error_code, "Produce")
         _check((await conn.send(add_offsets, 25, 3)).error_code, "AddOffsetsToTxn")
-        committed = await conn.request(TxnOffsetCommitRequest(
-            transactional_id=tid, group_id=GroupId(p.group), producer_id=pid, producer_epoch=epoch,
-            generation_id=i32(-1), member_id="", group_instance_id=None,
-            topics=(TxnOffsetCommitRequestTopic(name=TopicName(INPUT_TOPIC), partitions=(
-                TxnOffsetCommitRequestPartition(partition_index=i32(index % PARTITIONS),
-                                                committed_offset=i64(done + 1), committed_leader_epoch=i32(-1),
-                                                committed_metadata=""),)),)))
-        for topic in committed.topics:
-            for part in topic.partitions:
-                _check(part.error_code, "TxnOffsetCommit")
+        while True:  # (Kafka may still be loading the group's offsets partition: retried, as its clients do)
+            committed = await conn.request(TxnOffsetCommitRequest(
+                transactional_id=tid, group_id=GroupId(p.group), producer_id=pid, producer_epoch=epoch,
+                generation_id=i32(-1), member_id="", group_instance_id=None,
+                topics=(TxnOffsetCommitRequestTopic(name=TopicName(INPUT_TOPIC), partitions=(
+                    TxnOffsetCommitRequestPartition(partition_index=i32(index % PARTITIONS),
+                                                    committed_offset=i64(done + 1), committed_leader_epoch=i32(-1),
+                                                    committed_metadata=""),)),)))
+            codes = {_check(part.error_code, "TxnOffsetCommit", RETRIABLE_SETUP)
+                     for topic in committed.topics for part in topic.partitions}
+            if codes == {0}:
+                break
+            counts.retries += 1
+            await asyncio.sleep(0.01)
         _check((await conn.send(commit, 26, 3)).error_code, "EndTxn")
         done += 1
     return done

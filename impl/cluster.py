@@ -38,7 +38,7 @@ from .runtime.runtime import flush_together
 from .runtime.trace import Tracer, TraceSink
 from .seeded import NO_BUGS, SeededBug
 from .storage._files import DamagedFileError
-from .storage.log import Durability, LogCorruptedError, PartitionLog
+from .storage.log import Durability, FlushTicket, LogCorruptedError, PartitionLog
 from .storage.partitioning import partition_for
 from .storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
 from .txn.config import TxnConfig
@@ -149,6 +149,26 @@ class Cluster:
         flush_together(pending)
         self.partitions.flush()
         return sum(node.flush() for node in self.nodes)
+
+    def begin_flush(self) -> list[FlushTicket]:
+        """Group commit with the fsyncs on other threads: the open batches appended, and a ticket for every log
+        holding appends not yet fsynced (data partitions, coordinator partitions of every live node). The caller
+        runs each ticket's `fsync()` (side by side, on threads, while the loop goes on), then `end_flush`."""
+        tickets = self.partitions.begin_flush()
+        for node in self.nodes:
+            if node.alive:
+                tickets += node.txn.runtime.begin_flush() + node.groups.runtime.begin_flush()
+        return tickets
+
+    def end_flush(self, tickets: list[FlushTicket]) -> None:
+        """What the tickets' fsyncs made durable is durable (the next `poll` completes it); a failed fsync unloads
+        its coordinator partition or takes its data partition offline, as `flush` does."""
+        for ticket in tickets:
+            try:
+                ticket.log.end_flush(ticket)
+            except OSError as e:
+                if ticket.on_error is not None:
+                    ticket.on_error(e)
 
     def run_until(self, done: Callable[[], bool], max_polls: int = 10_000) -> None:
         """Poll until `done()` (in-process callers: the completions they wait for), flushing group commits."""

@@ -34,6 +34,7 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import re
 import shutil
@@ -50,7 +51,7 @@ from ..runtime.trace import Tracer
 from ..statemachine import MachineTable
 from ..storage._files import DamagedFileError, SyncLater, fsync_dir
 from ..storage.batch import RecordBatch
-from ..storage.log import Durability, LogCorruptedError
+from ..storage.log import Durability, FlushTicket, LogCorruptedError
 from .data_log import PARTITION_METADATA_FILE, create_partition_dir, read_partition_metadata
 from .partition import Appended, DataPartition, Verification
 from .types import (
@@ -455,6 +456,28 @@ class PartitionManager:
                 part.flush()
             except OSError as e:
                 self._take_offline(part, e)
+
+    def begin_flush(self) -> list[FlushTicket]:
+        """Group commit with the fsyncs on other threads: a ticket for every open partition holding appends not yet
+        fsynced (`PartitionLog.begin_flush`); a failed fsync takes its partition offline (`end_flush`)."""
+        out = []
+        for part in self.partitions():
+            log = part.log
+            if log.flushed_offset == log.log_end_offset:
+                continue
+            try:
+                ticket = log.begin_flush()
+            except OSError as e:
+                self._take_offline(part, e)
+                continue
+            if ticket is not None:
+                ticket.on_error = functools.partial(self._fsync_failed, part)
+                out.append(ticket)
+        return out
+
+    def _fsync_failed(self, part: DataPartition, error: OSError) -> None:
+        if part.tp not in self.offline:
+            self._take_offline(part, error)
 
     def _take_offline(self, part: DataPartition, error: OSError) -> None:
         """A group commit's fsync failed: the page cache may have dropped what it held, so the partition goes

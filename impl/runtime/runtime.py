@@ -12,6 +12,7 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,14 @@ from ..errors import Errors, KafkaError
 from ..storage._codec import SchemaError
 from ..storage._files import DamagedFileError, WriteNotDone, atomic_write, quoted_content
 from ..storage.batch import RecordBatch
-from ..storage.log import CompactionReport, Durability, LogCorruptedError, PartitionLog, partition_dir_name
+from ..storage.log import (
+    CompactionReport,
+    Durability,
+    FlushTicket,
+    LogCorruptedError,
+    PartitionLog,
+    partition_dir_name,
+)
 from ..storage.partitioning import partition_for
 from .cleaner import DEFAULT_CLEANING, Cleaning
 from .clock import Clock
@@ -37,6 +45,15 @@ BUSY_RECHECK_MS = 1_000  # a shard still busy with nothing due (a compaction to 
 FSYNC_THREADS = 8  # fsyncs of different partitions' logs run side by side (the syscall releases the GIL)
 
 _fsync_pool: ThreadPoolExecutor | None = None
+
+
+def fsync_pool() -> ThreadPoolExecutor:
+    """The threads fsyncs run on (the syscall releases the GIL): one per log flushed side by side, up to
+    `FSYNC_THREADS`."""
+    global _fsync_pool
+    if _fsync_pool is None:
+        _fsync_pool = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="kcoord-fsync")
+    return _fsync_pool
 
 
 def _flush_all(due: list[tuple[int, Shard]]) -> list[tuple[int, OSError]]:
@@ -306,6 +323,31 @@ class CoordinatorRuntime:
         self.compactions.append((partition, report))
         del self.compactions[:-100]
         return 1
+
+    def begin_flush(self) -> list[FlushTicket]:
+        """Group commit with the fsyncs on other threads (`PartitionLog.begin_flush`): the open batches appended,
+        a ticket for every log holding appends not yet fsynced; a failed fsync unloads its shard (`end_flush`)."""
+        out = []
+        for partition, shard in list(self._busy.items()):
+            if not shard.in_flight or self.shards.get(partition) is not shard or partition in self.loading:
+                continue
+            shard.write_open()
+            log = shard.log
+            if log.flushed_offset == log.log_end_offset or self.shards.get(partition) is not shard:
+                continue
+            try:
+                ticket = log.begin_flush()
+            except OSError as e:
+                self._unload_failed(partition, "fsync", e)
+                continue
+            if ticket is not None:
+                ticket.on_error = functools.partial(self._fsync_failed, partition, shard)
+                out.append(ticket)
+        return out
+
+    def _fsync_failed(self, partition: int, shard: Shard, error: OSError) -> None:
+        if self.shards.get(partition) is shard:
+            self._unload_failed(partition, "fsync", error)
 
     def logs_to_flush(self) -> list[PartitionLog]:
         """Group commit: the open batches appended, the logs holding appends not yet fsynced."""

@@ -37,8 +37,10 @@ from typing import Any, Final, Literal, TypeVar
 from .._generated.classic_group import State as ClassicGroupState
 from ..cluster import Cluster, ClusterConfig
 from ..runtime.clock import Clock, SystemClock
+from ..runtime.runtime import fsync_pool
 from ..runtime.trace import JsonlSink, ParquetSink, TraceSink
 from ..statemachine import MachineTable
+from ..storage.log import FlushTicket
 from .apis import node_registry
 from .broker import BrokerContext, Endpoint, ServedCluster, wait_for_event
 from .connection import ListenerSettings, ServerOptions, WireServer
@@ -154,6 +156,8 @@ class KcoordServer:
         self._pump_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._wake_at_ms = 0  # when the sleeping cluster loop wakes by itself (0: it is not sleeping)
+        self._flushing: list[FlushTicket] | None = None  # the group commit whose fsyncs run now (fsync durability)
+        self._flush_waiter: asyncio.Future[list[None]] | None = None
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
         self.request_memory: RequestMemory | None = None
@@ -213,6 +217,9 @@ class KcoordServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump_task
             self._pump_task = None
+        if self._flush_waiter is not None:  # the fsyncs in flight end before the logs close
+            with contextlib.suppress(Exception):
+                await self._flush_waiter
         if self.metrics_server is not None:
             await self.metrics_server.stop()
             self.metrics_server = None
@@ -266,9 +273,10 @@ class KcoordServer:
     # ------------------------------------------------------------------ the cluster loop
 
     def _alone(self) -> bool:
-        """One request is being answered, by the whole server, and no other is read and waiting."""
+        """One request is being answered, by the whole server, no other is read and waiting, and no group commit's
+        fsyncs are running (the request then waits for the next, with whatever arrives meanwhile)."""
         servers = self.listeners.values()
-        return sum(server.busy_connections() for server in servers) <= 1 and \
+        return self._flushing is None and sum(server.busy_connections() for server in servers) <= 1 and \
             not any(server.has_ready_frames() for server in servers)
 
     def kick(self) -> None:
@@ -284,24 +292,56 @@ class KcoordServer:
     async def _pump(self) -> None:
         cluster, wake = self.cluster, self._wake
         assert cluster is not None and wake is not None and self.shared is not None
+        in_background = cluster.config.durability is not None and cluster.config.durability.mode == "fsync"
         while True:
             wake.clear()
             work = 0
             try:
-                for _ in range(_POLLS_PER_TURN):
-                    done = cluster.poll()
-                    if done:  # what this turn's handlers and timers wrote goes to disk together, now
-                        done += cluster.flush()
-                    work += done
-                    if done == 0:
-                        break
-                if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
-                    work = cluster.flush()
+                if in_background:
+                    for _ in range(_POLLS_PER_TURN):
+                        done = cluster.poll()
+                        work += done
+                        if done == 0:
+                            break
+                    self._start_flush()  # what this turn's handlers and timers wrote, fsynced on threads
+                else:
+                    for _ in range(_POLLS_PER_TURN):
+                        done = cluster.poll()
+                        if done:  # what this turn's handlers and timers wrote goes to disk together, now
+                            done += cluster.flush()
+                        work += done
+                        if done == 0:
+                            break
+                    if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
+                        work = cluster.flush()
             except Exception:
                 _log.exception("cluster poll failed")  # a coordinator bug; the server keeps answering
             self.shared.progress.notify()
             self._maybe_flush_traces()
             await self._sleep(wake, work)
+
+    def _start_flush(self) -> None:
+        """Group commit (`--durability fsync`): unless a flush is in flight, begin one for every log holding
+        appends not yet fsynced and run their fsyncs side by side on the fsync threads while the loop goes on; the
+        writes that arrive meanwhile wait for the next one. When they are done the loop is woken to complete what
+        became durable, and the next flush starts at once if anything is pending."""
+        assert self.cluster is not None
+        if self._flushing is not None:
+            return
+        tickets = self.cluster.begin_flush()
+        if not tickets:
+            return
+        self._flushing = tickets
+        loop = asyncio.get_running_loop()
+        pool = fsync_pool()
+        waiter = self._flush_waiter = asyncio.gather(*(loop.run_in_executor(pool, t.fsync) for t in tickets))
+        waiter.add_done_callback(lambda _: self._flush_done(tickets))
+
+    def _flush_done(self, tickets: list[FlushTicket]) -> None:
+        self._flushing = self._flush_waiter = None
+        if self.cluster is not None:
+            self.cluster.end_flush(tickets)
+        self.kick()
 
     async def _sleep(self, wake: asyncio.Event, work: int) -> None:
         assert self.cluster is not None

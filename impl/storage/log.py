@@ -62,6 +62,7 @@ from .recovery import (
 __all__ = [
     "DEFAULT_SEGMENT_BYTES",
     "AppendInfo",
+    "FlushTicket",
     "CompactionReport",
     "Durability",
     "InjectedFault",
@@ -102,7 +103,7 @@ class Durability:
     """When appended data is fsynced. Build with ``per_batch()``, ``group(max_delay_ms, max_bytes)``, ``os()`` or
     ``named(mode)`` (`kcoord serve --durability`)."""
 
-    mode: Literal["per_batch", "group", "os"]
+    mode: Literal["per_batch", "group", "fsync", "os"]
     max_delay_ms: int = 0
     max_bytes: int = 0
 
@@ -121,6 +122,14 @@ class Durability:
         return Durability("group", max_delay_ms, max_bytes)
 
     @staticmethod
+    def fsync() -> Durability:
+        """Group commit without a linger: appends wait for their owner's next ``flush`` (or ``begin_flush`` /
+        ``end_flush``, an fsync on another thread), which every append made before it shares; ``flush_due`` never
+        says one is due. `kcoord serve --durability fsync`: the server flushes as soon as writes are pending and no
+        flush is in flight, so the writes that arrive while an fsync runs share the next one."""
+        return Durability("fsync")
+
+    @staticmethod
     def os() -> Durability:
         """An append is acknowledged once ``write`` returned (the page cache holds it); fsynced at a segment roll and
         a clean close only. Lost on power failure, kept on a process crash."""
@@ -132,7 +141,7 @@ class Durability:
         writes that arrive while an fsync is in flight share the next one; ``group`` is an alias kept for old
         command lines) or ``os`` (acknowledged = in the page cache)."""
         if name in ("fsync", "group"):
-            return Durability.group(0, 1 << 20)
+            return Durability.fsync()
         if name == "os":
             return Durability.os()
         raise ValueError(f"durability {name!r}: expected fsync or os")
@@ -151,6 +160,32 @@ class AppendInfo:
     base_offset: int
     last_offset: int
     size_bytes: int
+
+
+class FlushTicket:
+    """A flush begun by ``PartitionLog.begin_flush``: ``fsync()`` it on any thread, then ``end_flush`` it."""
+
+    __slots__ = ("_fd", "_injected", "end_offset", "error", "log", "on_error")
+
+    def __init__(self, log: PartitionLog, fd: int, end_offset: int, injected: bool) -> None:
+        self.log = log
+        self._fd = fd
+        self.end_offset = end_offset
+        self._injected = injected
+        self.error: OSError | None = None
+        #: what the log's owner does when the fsync failed (unload the shard, take the partition offline)
+        self.on_error: Callable[[OSError], None] | None = None
+
+    def fsync(self) -> None:
+        """Fsync the descriptor and close it; an error is kept for ``end_flush``. Releases the GIL while it waits."""
+        try:
+            if self._injected:
+                raise InjectedFault(errno.EIO, "injected fsync failure")
+            os.fsync(self._fd)
+        except OSError as e:
+            self.error = e
+        finally:
+            os.close(self._fd)
 
 
 @dataclass(slots=True)
@@ -271,7 +306,7 @@ class PartitionLog:
     @property
     def next_flush_due_ms(self) -> int | None:
         """When ``flush_if_due`` fires at the latest (group durability with pending appends), else None."""
-        if self._pending_since_ms is None:
+        if self._pending_since_ms is None or self._durability.mode == "fsync":
             return None
         return self._pending_since_ms + self._durability.max_delay_ms
 
@@ -408,11 +443,21 @@ class PartitionLog:
         os.fsync(self._fd)
 
     def flush(self) -> None:
-        """Fsync pending appends; afterwards ``durable_offset == log_end_offset``.
+        """Make pending appends durable: fsync them; afterwards ``durable_offset == log_end_offset``. With os
+        durability they are already acknowledged (in the page cache): nothing is done (``sync`` fsyncs them, as a
+        segment roll and ``close`` do).
 
         On ``OSError`` nothing changes: the data stays pending and ``durable_offset`` does not move. (After a real
         fsync error the page cache may have dropped the data; the safe reaction is to close and reopen the log.)
         """
+        if self._durability.mode == "os":
+            self._check_usable()
+            return
+        self.sync()
+
+    def sync(self) -> None:
+        """Fsync what is not on disk yet (whatever the durability); afterwards ``flushed_offset ==
+        log_end_offset``. Errors as ``flush``."""
         self._check_usable()
         end = self.log_end_offset
         if self._flushed_offset == end:
@@ -428,10 +473,44 @@ class PartitionLog:
         self._pending_since_ms, self._pending_bytes = None, 0
         self._checkpoint_if_due()
 
+    def begin_flush(self) -> FlushTicket | None:
+        """The first half of a ``flush`` whose fsync runs elsewhere (a thread, while the owner appends more): what
+        is pending now, as a ticket holding a duplicate of the active segment's descriptor (a segment roll or a
+        close meanwhile does not close it) and the end offset its fsync makes durable; None if nothing is pending.
+        Whoever holds the ticket calls ``ticket.fsync()`` (any thread), then ``end_flush(ticket)`` on the owner's."""
+        self._check_usable()
+        end = self.log_end_offset
+        if self._flushed_offset == end:
+            return None
+        assert self._fd is not None
+        injected = self._faults.flush
+        self._faults.flush = False
+        return FlushTicket(self, os.dup(self._fd), end, injected)
+
+    def end_flush(self, ticket: FlushTicket) -> None:
+        """The second half: what the ticket's fsync covered is durable; its error (if any) is raised here, as
+        ``flush`` raises it, the data above the flushed offset staying pending. A closed log ignores it."""
+        if self._fd is None or self._failure is not None:
+            return
+        if ticket.error is not None:
+            self._storage_failed(ticket.error, "fsync")
+            raise ticket.error
+        if self._storage_error is not None:
+            self._storage_recovered()
+        end = ticket.end_offset
+        if end > self._flushed_offset:
+            self._flushed_offset = end
+            if end > self._durable_offset:
+                self._durable_offset = end
+            if end == self.log_end_offset:
+                self._pending_since_ms, self._pending_bytes = None, 0
+            self._checkpoint_if_due()
+
     def flush_due(self, now_ms: int) -> bool:
-        """Group commit: the oldest pending append is ``max_delay_ms`` old or ``max_bytes`` are pending."""
+        """Group commit: the oldest pending append is ``max_delay_ms`` old or ``max_bytes`` are pending (never with
+        ``Durability.fsync``: its owner flushes)."""
         since = self._pending_since_ms
-        if since is None:
+        if since is None or self._durability.mode == "fsync":
             return False
         return now_ms - since >= self._durability.max_delay_ms or self._pending_bytes >= self._durability.max_bytes
 
@@ -513,11 +592,11 @@ class PartitionLog:
     def compact(self, now_ms: int, *, tombstone_retention_ms: int) -> CompactionReport:
         """Rewrite every segment keeping what ``compaction.py``'s rules keep; offsets are preserved.
 
-        Pending appends are flushed first. Each rewritten segment replaces the old one atomically (write
+        Pending appends are fsynced first. Each rewritten segment replaces the old one atomically (write
         ``.compacting``, fsync, rename, fsync the directory), oldest first, so a crash at any point leaves a valid
         log. Segments left empty are deleted, except the first (it fixes the log start offset) and the last.
         """
-        self.flush()
+        self.sync()
         plan = plan_compaction(self.read(), self.read(), log_end_offset=self.log_end_offset, now_ms=now_ms,
                                tombstone_retention_ms=tombstone_retention_ms)
         tally = CompactionTally()
@@ -598,7 +677,7 @@ class PartitionLog:
             return
         try:
             if self._failure is None:
-                self.flush()
+                self.sync()
                 self._checkpoint_recovery_point()
         finally:
             os.close(self._fd)

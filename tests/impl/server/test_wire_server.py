@@ -125,9 +125,10 @@ def test_stop_closes_idle_connections_cleanly(caplog: pytest.LogCaptureFixture) 
 
 
 def test_a_connection_accepted_as_the_server_stops_is_closed_unserved() -> None:
-    """asyncio runs a connection's callback task one loop step after the accept; when `stop` comes in between, that
-    task starts after the server stopped (and the cluster behind it closed). It must close the connection without
-    reading a request: one served then could write to closed logs (an auto-created topic once got a second id)."""
+    """asyncio makes a connection's protocol one loop step after the accept; when `stop` comes in between, the
+    connection starts after the server stopped (and the cluster behind it closed). It must close the connection
+    without reading a request: one served then could write to closed logs (an auto-created topic once got a second
+    id)."""
     handler = RecordingHandler()
 
     async def scenario() -> tuple[bytes, list[Request]]:
@@ -135,10 +136,11 @@ def test_a_connection_accepted_as_the_server_stops_is_closed_unserved() -> None:
         await server.start()
         await server.stop()
         ours, theirs = socket.socketpair()
-        reader, writer = await asyncio.open_connection(sock=ours)
         theirs.sendall(struct.pack(">i", len(frame := heartbeat(1))) + frame)
         theirs.shutdown(socket.SHUT_WR)  # so that a server serving it anyway ends at the end of the stream
-        await server._on_connect(reader, writer)  # the late first step of a connection task accepted before stop
+        # the late start of a connection accepted before stop: the listener's protocol made for it
+        await asyncio.get_running_loop().connect_accepted_socket(server.new_peer, ours)
+        await asyncio.sleep(0.1)
         theirs.settimeout(5)
         try:
             received = theirs.recv(1 << 16)  # b"" once the server closed its end

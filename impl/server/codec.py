@@ -154,6 +154,37 @@ def decode_request(frame: bytes) -> DecodedRequest:
     except Exception as e:
         message = f"request header does not decode: {type(e).__name__}: {e}"
         raise _decode_error(MalformedHeader, message, start) from None
+    body_key = (schema, frame[header_bytes:]) if len(frame) - header_bytes <= _MAX_CACHED_BODY_BYTES else None
+    cached = _REQUEST_BODIES.get(body_key) if body_key is not None else None
+    if cached is not None:
+        body, body_bytes = cached
+    else:
+        body, body_bytes = _decode_body(schema, frame, header_bytes, start)
+        if body_key is not None:
+            if len(_REQUEST_BODIES) >= _MAX_CACHED_BODIES:
+                _REQUEST_BODIES.clear()
+            _REQUEST_BODIES[body_key] = body, body_bytes
+    return DecodedRequest(
+        api_key=start.request_api_key,
+        api_version=start.request_api_version,
+        correlation_id=start.correlation_id,
+        client_id=header.client_id,
+        header=header,
+        body=body,
+        trailing_bytes=len(frame) - header_bytes - body_bytes,
+    )
+
+
+#: small request bodies decoded once: a client sends the same heartbeat body (only the correlation id, in the header,
+#: changes) every few seconds; a body is a pure function of its bytes and schema, and kio's entities are immutable
+_REQUEST_BODIES: dict[tuple[type[RequestPayload], bytes], tuple[RequestPayload, int]] = {}
+_MAX_CACHED_BODIES: Final = 4096
+_MAX_CACHED_BODY_BYTES: Final = 512
+
+
+def _decode_body(schema: type[RequestPayload], frame: bytes, header_bytes: int,
+                 start: HeaderStart) -> tuple[RequestPayload, int]:
+    """kio's decoding of the body after the header, its lengths checked first and its nulls after."""
     try:
         check_body(schema, frame, header_bytes)  # before kio allocates what a length claims (see lengths.py)
     except LengthError as e:
@@ -169,15 +200,7 @@ def decode_request(frame: bytes) -> DecodedRequest:
     if null is not None:  # kio reads a null length for any array or string: Kafka's readers refuse it here
         message = f"{schema.__name__} v{start.request_api_version}: non-nullable field {null} was serialized as null"
         raise _decode_error(MalformedBody, message, start, header_parsed=True)
-    return DecodedRequest(
-        api_key=start.request_api_key,
-        api_version=start.request_api_version,
-        correlation_id=start.correlation_id,
-        client_id=header.client_id,
-        header=header,
-        body=body,
-        trailing_bytes=len(frame) - header_bytes - body_bytes,
-    )
+    return body, body_bytes
 
 
 def _is_api_versions_fallback(request: HeaderLike, body: ResponsePayload) -> bool:

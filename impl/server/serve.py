@@ -273,10 +273,13 @@ class KcoordServer:
     # ------------------------------------------------------------------ the cluster loop
 
     def _alone(self) -> bool:
-        """One request is being answered, by the whole server, no other is read and waiting, and no group commit's
-        fsyncs are running (the request then waits for the next, with whatever arrives meanwhile)."""
+        """One request is being answered, by the whole server, and no other is read and waiting. (Never with
+        `--durability fsync`: its flushes run on threads as soon as the loop turns, so a lone writer waits one loop
+        turn, not a linger, and writers that arrive while its fsync runs share the next.)"""
+        if self._in_background:
+            return False
         servers = self.listeners.values()
-        return self._flushing is None and sum(server.busy_connections() for server in servers) <= 1 and \
+        return sum(server.busy_connections() for server in servers) <= 1 and \
             not any(server.has_ready_frames() for server in servers)
 
     def kick(self) -> None:
@@ -292,7 +295,7 @@ class KcoordServer:
     async def _pump(self) -> None:
         cluster, wake = self.cluster, self._wake
         assert cluster is not None and wake is not None and self.shared is not None
-        in_background = cluster.config.durability is not None and cluster.config.durability.mode == "fsync"
+        in_background = self._in_background
         while True:
             wake.clear()
             work = 0
@@ -319,6 +322,12 @@ class KcoordServer:
             self.shared.progress.notify()
             self._maybe_flush_traces()
             await self._sleep(wake, work)
+
+    @property
+    def _in_background(self) -> bool:
+        """Group commit on threads (`--durability fsync`; see `_start_flush`)."""
+        durability = self.options.cluster.durability
+        return durability is not None and durability.mode == "fsync"
 
     def _start_flush(self) -> None:
         """Group commit (`--durability fsync`): unless a flush is in flight, begin one for every log holding

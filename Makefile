@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup system-deps kafka demo test test-fast lint gen lock clean bench
+.PHONY: all setup system-deps kafka demo test test-fast test-adversarial lint gen lock clean bench
 
 all: test
 
@@ -53,6 +53,12 @@ demo: setup
 # the style guide's "ruff and mypy --strict clean" is part of the tests (14 s)
 test: lint
 	$(BIN)/python -m pytest -q
+
+# issue 28's fault and fuzz cases alone (media damage, full disk, damaged files, stalled/idle peers, nulls)
+ADVERSARIAL := tests/impl/test_media_damage.py tests/impl/test_damaged_metadata_files.py tests/impl/test_full_disk.py \
+	tests/server/test_connection_bounds.py tests/server/test_bad_input.py tests/server/test_cli.py tests/test_cli.py
+test-adversarial: setup
+	$(BIN)/python -m pytest -q -m adversarial $(ADVERSARIAL)
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"

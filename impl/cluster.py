@@ -79,7 +79,8 @@ class Node:
         self.groups = GroupCoordinator(
             data_dir=cluster.data_dir, clock=cluster.clock, topics=cluster.describe_for_assignors,
             config=config.groups, tracer=tracer, node_id=node_id, durability=config.durability, verifier=cluster,
-            seeded_bugs=config.seeded_bugs, cleaning=config.cleaning)
+            seeded_bugs=config.seeded_bugs, cleaning=config.cleaning,
+            topic_names=lambda: cluster.partitions.topic_names())
         self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
         self.txn.runtime.on_change = self.groups.runtime.on_change = cluster.note_change
 

@@ -7,6 +7,7 @@ assignments and committed offsets — and returns False when something did not t
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -288,7 +289,8 @@ def _consumer_group(cluster: Cluster, group: str, names: list[str]) -> dict[str,
     state: dict[str, tuple[str, int, tuple[Any, ...]]] = {}
 
     def beat(name: str) -> None:
-        member_id, epoch, owned = state.get(name, ("", 0, ()))
+        # From v1 the client generates its member id (Kafka 4.0 refuses an empty one with INVALID_REQUEST).
+        member_id, epoch, owned = state.get(name, (str(uuid.uuid5(uuid.NAMESPACE_OID, f"{group}/{name}")), 0, ()))
         request = ConsumerGroupHeartbeatRequest(group, member_id, epoch, rebalance_timeout_ms=5_000,
                                                 subscribed_topic_names=(TOPIC,) if epoch == 0 else None,
                                                 server_assignor="uniform" if epoch == 0 else None,

@@ -493,13 +493,26 @@ class MachineVerifier:
         if not enabled:
             return self._deadlock_result(st, title, [here], 0.0)
         goal = [here, z3.ForAll(bound, z3.Not(z3.Or(enabled)))] if bound else [here, z3.Not(z3.Or(enabled))]
-        verdict, elapsed = self._check(self.solver, goal)
+        solver = self.solver
+        verdict, elapsed = self._check(solver, goal)
+        if verdict == z3.unknown:  # quantifier instantiation depends on what the incremental solver learnt before:
+            solver = self._fresh_solver()  # a fresh one decides on its own
+            verdict, more = self._check(solver, goal)
+            elapsed += more
         if verdict == z3.unsat:
             return Result(self.m.name, "deadlock", title, "holds", st.span, (), elapsed)
         if verdict == z3.unknown:
             return Result(self.m.name, "deadlock", title, "unknown", st.span, (), elapsed,
-                          detail=f"z3: {self.solver.reason_unknown()}")
+                          detail=f"z3: {solver.reason_unknown()}")
         return self._deadlock_result(st, title, [here], elapsed, quantified=goal)
+
+    def _fresh_solver(self) -> z3.Solver:
+        """A solver holding only the pre-state's bounds and the invariants (nothing learnt from other checks)."""
+        solver = z3.Solver(ctx=self.enc.ctx)
+        solver.set("timeout", self.opts.timeout_ms)
+        solver.add(self.enc.bounds(self.pre))
+        solver.add(self.invariants)
+        return solver
 
     def _deadlock_result(self, st: ir.State, title: str, here: list[z3.BoolRef], elapsed: float,
                          quantified: list[z3.BoolRef] | None = None) -> Result:

@@ -232,6 +232,7 @@ NOT_UTF8 = b'machine Door\n  key id: string\n  initial state Clos\xe9d\n'  # Lat
     ["check-traces", "{tmp}", "--engine", "python", "--spec", "{spec}"],
     ["check-traces", "{tmp}", "--engine", "spark", "--spec", "{spec}"],
 ])
+@pytest.mark.adversarial
 def test_a_spec_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
     """Every command that reads specs says which file, where and what is wrong in one line: no traceback."""
     spec = tmp_path / "door.sm"

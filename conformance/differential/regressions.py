@@ -50,4 +50,25 @@ REGRESSIONS: tuple[Regression, ...] = (
                "INVALID_PRODUCER_EPOCH with a null message",
                (Step("init_pid", 0, value=1), Step("restart_producer", 0), Step("init_pid", 1, value=1),
                 Step("init_pid", 0, value=1), Step("produce", 1, value=10, flag=True))),
+    Regression("describe-assignment-while-rebalancing",
+               "DescribeGroups of a classic group in PreparingRebalance shows each member's assignment from the "
+               "last generation (no metadata): ClassicGroupMember.describeNoMetadata",
+               (Step("join", 0), Step("sync", 0), Step("join", 1), Step("describe_group", 0))),
+    Regression("txn-offset-commit-not-added",
+               "TxnOffsetCommit v3 before AddOffsetsToTxn: the verification's TRANSACTION_ABORTABLE reaches this "
+               "client version as INVALID_TXN_STATE",
+               (Step("init_pid", 1), Step("add_partitions", 1, value=1), Step("txn_commit_offsets", 1, value=3))),
+    Regression("txn-offset-commit-fenced",
+               "TxnOffsetCommit at an epoch a newer producer fenced: INVALID_PRODUCER_EPOCH, not PRODUCER_FENCED",
+               (Step("init_pid", 1), Step("init_pid", 0), Step("txn_commit_offsets", 1, value=3))),
+    Regression("produce-not-added",
+               "A transactional Produce to a partition never added to the transaction: INVALID_TXN_STATE with "
+               "\"Partition was not added to the transaction\" and no log start offset, answered before the log",
+               (Step("init_pid", 2, value=1), Step("produce", 2, value=6, flag=True))),
+    Regression("timed-out-producer-recovers",
+               "A transaction that times out is aborted at epoch + 1 with the last epoch the old one (TV2 server), "
+               "so the producer's InitProducerId with its old epoch is a retry: NONE at epoch + 1 (kcoord answered "
+               "PRODUCER_FENCED: its abort left the last epoch unknown)",
+               (Step("init_pid", 0), Step("add_partitions", 0, value=1), Step("produce", 0, value=1, flag=True),
+                Step("wait"), Step("end_txn", 0, flag=True), Step("init_pid", 0, flag=True))),
 )

@@ -93,10 +93,10 @@ def _step(draw: st.DrawFn, kinds: tuple[str, ...]) -> Step:
 
 
 @st.composite
-def programs(draw: st.DrawFn, max_steps: int = 16) -> tuple[str, list[Step]]:
-    """(focus, steps): the steps of one focus, at most one of them a `wait`."""
+def programs(draw: st.DrawFn, max_steps: int = 16, wait_one_in: int = 10) -> tuple[str, list[Step]]:
+    """(focus, steps): the steps of one focus, at most one of them a `wait` (in one program out of `wait_one_in`)."""
     focus = draw(st.sampled_from(tuple(FOCI)))
     steps = draw(st.lists(_step(FOCI[focus]), min_size=1, max_size=max_steps))
-    if draw(st.integers(0, 9)) == 9:  # one program in ten lets the timers run out somewhere (shrinks to none)
+    if draw(st.sampled_from((False,) * (wait_one_in - 1) + (True,))):  # shrinks towards no wait
         steps.insert(draw(st.integers(0, len(steps))), Step("wait"))
     return focus, steps

@@ -95,11 +95,16 @@ _GROUP_CHECKED_FIRST = ("deleteOffsets answers the group-level OffsetDelete firs
 _EMPTY_KNOWS_SUBSCRIPTIONS = ("in Empty `subscribed` never holds: a consumer-protocol group without members knows "
                               "its subscriptions are empty (computeSubscribedTopics, on join completion and on load), "
                               "and any other group does not use the consumer protocol")
-_NO_ONLINE_UPGRADE = ("kcoord does not convert a live classic group online (group.consumer.migration.policy "
-                      "disabled): UpgradeToConsumerGroup always carries online_upgrade=false, as the spec's "
-                      "event says")
+_NO_ONLINE_UPGRADE = ("the driver runs with group.consumer.migration.policy disabled (`group_config`): "
+                      "UpgradeToConsumerGroup carries online_upgrade=false, so a live group is never converted here")
+_NO_CONSUMER_GROUP = ("the driver has no consumer-protocol members: no consumer group is converted back into this id "
+                      "(the migration tests and the wire scenario migration[...] do it)")
 #: rows the implementation never takes in these states (see `coverage.declared_unreachable`)
 UNREACHABLE = {"ClassicGroup": (
+    (138, "UpgradeToConsumerGroup", "UNKNOWN_SERVER_ERROR", ("PreparingRebalance",), _NO_ONLINE_UPGRADE),
+    (139, "UpgradeToConsumerGroup", "Dead", ("PreparingRebalance", "CompletingRebalance", "Stable"),
+     _NO_ONLINE_UPGRADE),
+    (140, "ConvertedFromConsumer", "PreparingRebalance", ("Empty",), _NO_CONSUMER_GROUP),
     (101, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", ("Empty",), _GROUP_CHECKED_FIRST),
     (103, "OffsetDeletePartition", "NON_EMPTY_GROUP", ("PreparingRebalance", "CompletingRebalance", "Stable"),
      _GROUP_CHECKED_FIRST),
@@ -111,8 +116,6 @@ UNREACHABLE = {"ClassicGroup": (
      _WRITE_IN_STEP),
     (126, "AssignmentWriteFailed", "NONE", ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"),
      _WRITE_IN_STEP),
-    (138, "UpgradeToConsumerGroup", "Dead", ("PreparingRebalance", "CompletingRebalance", "Stable"),
-     _NO_ONLINE_UPGRADE),
 )}
 REQUESTS = ("JoinNewDynamicMember", "JoinNewStaticMember", "JoinKnownMember", "SyncGroup", "Heartbeat",
             "LeaveGroupMember", "OffsetCommit", "TxnOffsetCommit", "OffsetFetch", "OffsetDelete", "DeleteGroup")
@@ -122,8 +125,10 @@ _WRITING_EVENTS = {"CompleteJoin": {"Empty"}, "AssignmentWritten": {"Stable"}, "
 
 
 def group_config(max_size: int = MAX_SIZE) -> GroupConfig:
+    """group.consumer.migration.policy disabled: this driver explores the classic group alone; converting it (and
+    back) is the migration tests' (tests/impl/group/test_consumer_migration.py) and the wire scenario's."""
     return GroupConfig(num_partitions=1, max_size=max_size, offsets_retention_ms=60_000,
-                       offsets_retention_check_interval_ms=10_000)
+                       offsets_retention_check_interval_ms=10_000, consumer_migration_policy="disabled")
 
 
 def metadata(tag: str, topics: Sequence[str] = ("topic-a",)) -> bytes:
@@ -217,9 +222,13 @@ class ClassicGroupDriver(ClusterDriver):
         elif name == "RebalanceOverCapacity":
             self._reload(max_size=1)
         elif name == "UpgradeToConsumerGroup":
-            req = ConsumerGroupHeartbeatRequest(GROUP, "", 0, rebalance_timeout_ms=REBALANCE_MS,
+            req = ConsumerGroupHeartbeatRequest(GROUP, "upgrader", 0, rebalance_timeout_ms=REBALANCE_MS,
                                                 subscribed_topic_names=("topic-a",), topic_partitions=())
-            return [(action, self.wait(self.groups.consumer_group_heartbeat(req)))]
+            answer = self.wait(self.groups.consumer_group_heartbeat(req))
+            if answer.error == "NONE":  # the consumer member leaves at once: the id's consumer group is Empty, so a
+                # later JoinGroup replaces it with a classic group again (this driver explores classic groups only)
+                self.wait(self.groups.consumer_group_heartbeat(ConsumerGroupHeartbeatRequest(GROUP, "upgrader", -1)))
+            return [(action, answer)]
         elif name == "EndTxn":
             self._end_txn(str(a.get("result", "COMMIT")))
         else:

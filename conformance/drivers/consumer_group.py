@@ -84,31 +84,34 @@ _UNRELEASED_AT_GROUP = ("ConsumerGroup's throwIfInstanceIdIsUnreleased answers a
 _REBALANCE_TIMER = ("a member's rebalance timer is cancelled whenever it leaves UnrevokedPartitions, replaced "
                     "whenever its epoch changes there, and cancelled with the member: it fires only for a member in "
                     "UnrevokedPartitions at the timer's epoch")
+_NO_MIGRATION = ("the driver runs with group.consumer.migration.policy disabled (`group_config`): no classic group "
+                 "is converted into a consumer group, nor back")
 #: rows the implementation never takes in these states (see `coverage.declared_unreachable`)
 UNREACHABLE = {
     "ConsumerGroup": (
-        (29, "StaticMemberReplaced", "Assigning", ("Stable",),
+        (29, "ConvertedFromClassic", "Stable", ("Empty",), _NO_MIGRATION),
+        (42, "MemberRemoved", "Dead", ("Assigning", "Reconciling", "Stable"), _NO_MIGRATION),
+        (41, "StaticMemberReplaced", "Reconciling", ("Stable",),
          "a member at -2 stays unreconciled (StaticMemberLeft adds it; it never reaches the target epoch), so a "
          "group with a left static instance is never Stable"),
-        (30, "StaticMemberReplaced", "Reconciling", ("Stable",),
-         "a member at -2 stays unreconciled, so a group with a left static instance is never Stable"),
-        (0, "Heartbeat", "INVALID_REQUEST", ("Assigning", "Reconciling", "Stable"),
+        (1, "Heartbeat", "INVALID_REQUEST", ("Assigning", "Reconciling", "Stable"),
          "every heartbeat for the group id \"\" is rejected INVALID_REQUEST, so that group never has a member"),
-        (16, "Heartbeat", "GROUP_MAX_SIZE_REACHED", ("Assigning",),
+        (15, "Heartbeat", "GROUP_MAX_SIZE_REACHED", ("Assigning",),
          "a heartbeat that bumps the group epoch computes the target in the same step, so the group is Assigning "
          "only after a removal, which leaves it below group.consumer.max.size"),
-        (19, "Heartbeat", "UNRELEASED_INSTANCE_ID", ("Empty",),
+        (18, "Heartbeat", "UNRELEASED_INSTANCE_ID", ("Empty",),
          "an Empty group has no members, and a member's removal drops its instance from static_instances"),
-        (33, "Delete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
-        (43, "OffsetCommit", "NONE", ("Empty",), _ASKED_OF_CLASSIC),
-        (44, "OffsetCommit", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
-        (45, "OffsetCommit", "ILLEGAL_GENERATION", ("Empty",), _ASKED_OF_CLASSIC),
-        (49, "OffsetDelete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
-        (51, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
-        (36, "ExpireOffset", "NONE", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
-        (52, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
+        (45, "Delete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (55, "OffsetCommit", "NONE", ("Empty",), _ASKED_OF_CLASSIC),
+        (56, "OffsetCommit", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (57, "OffsetCommit", "ILLEGAL_GENERATION", ("Empty",), _ASKED_OF_CLASSIC),
+        (61, "OffsetDelete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (63, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (48, "ExpireOffset", "NONE", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
+        (64, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
     ),
     "ConsumerGroupMember": (
+        (40, "ConvertedFromClassic", "Stable", ("Absent",), _NO_MIGRATION),
         (6, "Join", "UnreleasedPartitions", ("UnrevokedPartitions",),
          "a member enters UnrevokedPartitions only by a reconciliation that sets its previous epoch to its member "
          "epoch (at least 1), so an epoch-0 join is never tolerated there"),
@@ -118,20 +121,23 @@ UNREACHABLE = {
         (0, "Join", "UNRELEASED_INSTANCE_ID", ("Stable", "Unknown", "UnreleasedPartitions", "UnrevokedPartitions"),
          _UNRELEASED_AT_GROUP),
         (8, "Heartbeat", "UNKNOWN_MEMBER_ID", _LIVE, _ADDRESSED_TO_HOLDER),
-        (30, "Leave", "UNKNOWN_MEMBER_ID", _LIVE, _ADDRESSED_TO_HOLDER),
-        (34, "StaticLeave", "UNKNOWN_MEMBER_ID", _LIVE, _ADDRESSED_TO_HOLDER),
+        (32, "Leave", "UNKNOWN_MEMBER_ID", _LIVE, _ADDRESSED_TO_HOLDER),
+        (36, "StaticLeave", "UNKNOWN_MEMBER_ID", _LIVE, _ADDRESSED_TO_HOLDER),
         (11, "Heartbeat", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
-        (32, "Leave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
-        (36, "StaticLeave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
-        (41, "RebalanceTimeout", "NONE", ("Absent", *_LIVE), _REBALANCE_TIMER),
-        (49, "OffsetFetch", "NONE", _LIVE,
+        (34, "Leave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
+        (38, "StaticLeave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
+        (59, "RebalanceTimeout", "NONE", ("Absent", *_LIVE), _REBALANCE_TIMER),
+        (67, "OffsetFetch", "NONE", _LIVE,
          "an admin fetch names no member: it is asked of the member id \"\", which no member has"),
     ),
 }
 
 
 def group_config() -> GroupConfig:
+    """group.consumer.migration.policy disabled: a classic group holding the id stays another type's (the
+    conversions are the migration tests' and the wire scenario's)."""
     return GroupConfig(num_partitions=1, consumer_max_size=MAX_SIZE, consumer_session_timeout_ms=SESSION_MS,
+                       consumer_migration_policy="disabled",
                        offsets_retention_ms=20_000, offsets_retention_check_interval_ms=10_000)
 
 
@@ -225,7 +231,7 @@ class ConsumerGroupDriver(ClusterDriver):
                 rack_id=a.get("rack"), rebalance_timeout_ms=int(a.get("rebalance_timeout", -1)),
                 subscribed_topic_names=tuple(a["topics"]) if a.get("topics") is not None else None,
                 subscribed_topic_regex=a.get("regex"), server_assignor=a.get("assignor"),
-                topic_partitions=self._owned(a.get("owned"))))
+                topic_partitions=self._owned(a.get("owned")), api_version=int(a.get("api_version", 1))))
         if action.name == "Delete":
             return g.delete_groups([GROUP])
         if action.name == "OffsetCommit":
@@ -602,23 +608,28 @@ class ConsumerGroupSearch:
                 continue
             assert isinstance(row, ir.Rejection)
             size = len(group["members"])
-            pins: dict[str, Any] = {"foreign_group": False, "group_size": size, "max_size": MAX_SIZE}
+            # a blank id is sent as " " (empty after String.trim): the solver's strings are not blank
+            pins: dict[str, Any] = {"foreign_group": False, "group_size": size, "max_size": MAX_SIZE,
+                                    "group_id_blank": group_id == "", "instance": Avoid(("",))}
             if row.error == "GROUP_MAX_SIZE_REACHED":
                 pins["member_id"] = Avoid(("", *sorted(group["members"])))
             if row.error != "INVALID_REQUEST":
-                pins.update(owned=frozenset(), topics=frozenset({"orders"}))
+                pins.update(owned=frozenset(), topics_given=True)
             args = ctx.solve("ConsumerGroup", row, group, pins=pins,
-                             prefer={"epoch": 0, "rebalance_timeout": REBALANCE_MS, "member_id": "a"},
+                             prefer={"epoch": 0, "rebalance_timeout": REBALANCE_MS, "member_id": "a", "api_version": 1,
+                                     "member_id_blank": False, "instance_blank": False, "rack_blank": False},
                              strings=["a", "orders"])
             if args is None:
                 continue
+            blank_member = args["member_id_blank"] and args["member_id"] != ""
             out.append(Action("Heartbeat", {
-                "member": args["member_id"], "epoch": args["epoch"],
-                "instance": args["instance"] if args["instance_given"] else None,
-                "rack": args["rack"] if args["rack_given"] else None, "regex": "o.*" if args["regex_given"] else None,
-                "rebalance_timeout": args["rebalance_timeout"],
+                "member": " " if blank_member else args["member_id"], "epoch": args["epoch"],
+                "api_version": args["api_version"],
+                "instance": (" " if args["instance_blank"] else args["instance"]) if args["instance_given"] else None,
+                "rack": (" " if args["rack_blank"] else "r1") if args["rack_given"] else None,
+                "regex": "o.*" if args["regex_given"] else None, "rebalance_timeout": args["rebalance_timeout"],
                 "owned": sorted(args["owned"]) if args["owned_given"] else None,
-                "topics": sorted(args["topics"]) if args["topics_given"] else None,
+                "topics": ["orders"] if args["topics_given"] else None,
                 "assignor": ("range" if args["assignor_known"] else "bogus") if args["assignor_given"] else None}))
         return out
 

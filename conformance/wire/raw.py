@@ -1,7 +1,8 @@
 """Hand-built wire requests: what the client libraries cannot be made to send (or not precisely enough).
 
 Owns: `RawConnection` (a blocking socket speaking length-prefixed frames, with kio request encoding and response
-decoding from the wire codec) and the few requests the scenarios need: ApiVersions, FindCoordinator, DescribeGroups.
+decoding from the wire codec) and the few requests the scenarios need: ApiVersions, FindCoordinator, DescribeGroups,
+ConsumerGroupHeartbeat.
 Must not import: `kcoord.impl` beyond the wire codec (`kcoord.impl.server.codec` / `frames`), which is plain Kafka.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -102,6 +104,33 @@ def describe_group(address: tuple[str, int], group: str, version: int) -> tuple[
         response = conn.request(module.DescribeGroupsRequest(groups=(group,), include_authorized_operations=False))
     (described,) = response.groups
     return int(described.error_code.value), getattr(described, "error_message", None), described.group_state
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatAnswer:
+    error_code: int
+    member_id: str | None
+    member_epoch: int
+
+
+def consumer_group_heartbeat(address: tuple[str, int], group: str, member_id: str, *, epoch: int = 0,
+                             names: tuple[str, ...] | None = None, regex: str | None = None) -> HeartbeatAnswer:
+    """One ConsumerGroupHeartbeat v1: with epoch 0 a full join (rebalance timeout, no owned partitions) with the
+    given subscription; otherwise a leave (-1, -2) or a heartbeat without fields."""
+    import datetime
+
+    from kio.schema.consumer_group_heartbeat.v1 import ConsumerGroupHeartbeatRequest
+    from kio.schema.types import GroupId
+    from kio.static.primitive import i32
+
+    fields: dict[str, Any] = {"topic_partitions": None}
+    if epoch == 0:
+        fields = {"rebalance_timeout": datetime.timedelta(seconds=30), "topic_partitions": (),
+                  "subscribed_topic_names": names, "subscribed_topic_regex": regex}
+    with RawConnection(address) as conn:
+        response = conn.request(ConsumerGroupHeartbeatRequest(group_id=GroupId(group), member_id=member_id,
+                                                              member_epoch=i32(epoch), **fields))
+    return HeartbeatAnswer(int(response.error_code.value), response.member_id, int(response.member_epoch))
 
 
 def unknown_api_frame(correlation_id: int) -> bytes:

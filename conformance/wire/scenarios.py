@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from . import scenarios_cluster as cluster
 from . import scenarios_groups as groups
+from . import scenarios_migration as migration
 from . import scenarios_txn as txn
 from .members import CLIENTS
 from .target import Target
@@ -50,6 +51,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     _one("static-membership[kafka-python]", groups.static_membership),
     _one("consumer-protocol[confluent-kafka]", groups.consumer_protocol),
     _one("describe-unknown-group", groups.describe_unknown_group),
+    _one("regex-subscription[confluent-kafka]", migration.regex_subscription),
+    _one("invalid-regex", migration.invalid_regex),
+    _one("migration[kafka-python+confluent-kafka]", migration.migration),
     *_per_client("transactions", txn.transactions),
     *_per_client("fencing", txn.fencing),
     _one("describe-producers[kafka-python]", txn.describe_producers),

@@ -161,9 +161,9 @@ class Target:
             tps = [TopicPartition(topic, p) for p in sorted(self.partitions_of(topic))]
             consumer.assign(tps)
             consumer.seek_to_beginning(*tps)
-            end = consumer.end_offsets(tps)
-            out: list[Record] = []
             deadline = time.monotonic() + self.timeout_s
+            end = self._end_offsets(consumer, tps, deadline)
+            out: list[Record] = []
             while any(consumer.position(tp) < end[tp] for tp in tps):
                 if time.monotonic() > deadline:
                     raise ScenarioFailed(f"could not read {topic} to its end {end} in {self.timeout_s:.0f}s")
@@ -172,3 +172,16 @@ class Target:
             return sorted(out)
         finally:
             consumer.close()
+
+    @staticmethod
+    def _end_offsets(consumer: Any, tps: list[Any], deadline: float) -> dict[Any, int]:
+        """The partitions' end offsets, asked again while the broker cannot tell them yet: a loaded Kafka answered
+        ListOffsets with a retriable error for longer than one request timeout right after a restart."""
+        import kafka
+
+        while True:
+            try:
+                return dict(consumer.end_offsets(tps))
+            except kafka.errors.KafkaTimeoutError:
+                if time.monotonic() > deadline:
+                    raise

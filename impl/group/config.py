@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 INT32_MAX = 2_147_483_647
+MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")  # ConsumerGroupMigrationPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +33,22 @@ class GroupConfig:
     consumer_max_size: int = INT32_MAX  # group.consumer.max.size
     consumer_assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; the first is the default
     consumer_metadata_refresh_interval_ms: int = INT32_MAX  # consumerGroupMetadataRefreshIntervalMs
+    # group.consumer.migration.policy: disabled, upgrade (classic -> consumer), downgrade, bidirectional (both);
+    # converting an Empty group is always allowed
+    consumer_migration_policy: str = "bidirectional"
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        return self.consumer_migration_policy.lower() in ("upgrade", "bidirectional")
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        return self.consumer_migration_policy.lower() in ("downgrade", "bidirectional")
 
     def __post_init__(self) -> None:
+        if self.consumer_migration_policy.lower() not in MIGRATION_POLICIES:
+            raise ValueError(f"group.consumer.migration.policy must be one of {', '.join(MIGRATION_POLICIES)}, got "
+                             f"{self.consumer_migration_policy!r}")
         if self.num_partitions < 1:
             raise ValueError(f"num_partitions must be >= 1, got {self.num_partitions}")
         if not self.consumer_assignors:

@@ -7,7 +7,7 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..assignors import ServerAssignor, server_assignor
@@ -20,6 +20,9 @@ from .state import PartitionNames
 
 TopicDescriber = Callable[[str], TopicMetadata | None]
 """Topic metadata by name (topic id, partition count), None for a topic that does not exist."""
+
+TopicLister = Callable[[], Iterable[str]]
+"""The names of every topic of the cluster (what a regular expression is resolved against)."""
 
 MaterializeHook = Callable[[Callable[[], None]], None]
 """Runs (now or later) the step that materialises a transaction's offsets after its marker is durable."""
@@ -48,6 +51,27 @@ def describer_of(topics: TopicDescriber | Mapping[str, TopicMetadata]) -> TopicD
     return mapping.get
 
 
+def lister_of(topics: TopicDescriber | Mapping[str, TopicMetadata], names: TopicLister | None) -> TopicLister:
+    """The topic names: given, or the keys of a mapping of topics (read when asked: the mapping may grow)."""
+    if names is not None:
+        return names
+    if callable(topics):
+        return tuple
+    mapping = topics
+    return lambda: tuple(mapping)
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """The conversions between classic and consumer groups (`kcoord.impl.group.migration`), handed to the consumer
+    handlers this way because `consumer/` may not import `classic/`. Each takes a `ConsumerTxn` first."""
+
+    online_upgrade: Callable[..., bool]
+    upgrade: Callable[..., str]
+    downgrade: Callable[..., None]
+    downgrade_replacing: Callable[..., None]
+
+
 @dataclass(slots=True)
 class Context:
     config: GroupConfig
@@ -60,6 +84,12 @@ class Context:
     materialize_hook: MaterializeHook | None = None
     offsets_topic: str = "__consumer_offsets"
     assignors: dict[str, ServerAssignor] = field(default_factory=dict)
+    topic_names: TopicLister = tuple
+    # the cluster's topic metadata as Kafka's metadata image versions it: bumped on every change; new_topics_version
+    # is the version that last brought new topics (onNewMetadataImage's lastMetadataImageWithNewTopics)
+    metadata_version: int = 0
+    new_topics_version: int = 0
+    migration: Migration | None = None  # set by the coordinator; None: no conversion (consumer-only tests)
 
     def __post_init__(self) -> None:
         if not self.assignors:

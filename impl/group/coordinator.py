@@ -29,11 +29,12 @@ from ..runtime.shard import Change, Plan, Shard
 from ..runtime.trace import Tracer
 from ..seeded import NO_BUGS, SeededBug
 from ..storage.log import Durability
-from . import seeded
+from . import migration, seeded
 from .classic import sync as classic_sync
 from .classic.group import ClassicTxn, after_load_over_capacity
 from .classic.join import join_group
 from .config import GroupConfig
+from .consumer import classic_members
 from .consumer.group import ConsumerTxn
 from .consumer.heartbeat import (
     consumer_heartbeat,
@@ -41,7 +42,7 @@ from .consumer.heartbeat import (
     delete_empty_consumer_group,
     describe_consumer_group,
 )
-from .context import Context, MaterializeHook, Tables, TopicDescriber, describer_of
+from .context import Context, MaterializeHook, Migration, Tables, TopicDescriber, TopicLister, describer_of, lister_of
 from .messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -79,17 +80,28 @@ _MARKER_ERRORS: dict[str, str] = dict.fromkeys((Errors.NOT_COORDINATOR, Errors.C
                                 Errors.COORDINATOR_NOT_AVAILABLE), Errors.NOT_LEADER_OR_FOLLOWER)
 
 
+
+#: how a verification error reaches a TxnOffsetCommit client (v0-3): Kafka 4.0's AddPartitionsToTxnManager turns
+#: PRODUCER_FENCED into INVALID_PRODUCER_EPOCH, and TRANSACTION_ABORTABLE into INVALID_TXN_STATE for the versions
+#: that predate it (as the reference broker answered the differential fuzzer); an unanswered verification is
+#: retriable
+_VERIFICATION_ANSWERS: dict[str, str] = {Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH,
+                                         Errors.TRANSACTION_ABORTABLE: Errors.INVALID_TXN_STATE,
+                                         Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS}
+
 class GroupCoordinator:
     def __init__(self, *, data_dir: Path, clock: Clock, topics: TopicDescriber | Mapping[str, Any],
                  config: GroupConfig | None = None, tracer: Tracer | None = None, node_id: int = 0,
                  durability: Durability | None = None, verifier: TxnVerifier | None = None,
                  materialize_hook: MaterializeHook | None = None, new_uuid: Callable[[], str] | None = None,
                  segment_bytes: int = 100 * 1024 * 1024, cleaning: Cleaning | None = DEFAULT_CLEANING,
-                 seeded_bugs: frozenset[SeededBug] = NO_BUGS) -> None:
+                 seeded_bugs: frozenset[SeededBug] = NO_BUGS, topic_names: TopicLister | None = None) -> None:
         config = config or GroupConfig()
         self.ctx = Context(config=config, clock=clock, tables=seeded.tables(Tables.load(), seeded_bugs),
                            topics=describer_of(topics), verifier=verifier, materialize_hook=materialize_hook,
-                           offsets_topic=OFFSETS_TOPIC)
+                           offsets_topic=OFFSETS_TOPIC, topic_names=lister_of(topics, topic_names),
+                           migration=Migration(migration.online_upgrade, migration.upgrade, migration.downgrade,
+                                               migration.downgrade_replacing))
         self._marker_order = seeded.marker_order(seeded_bugs)
         if new_uuid is not None:
             self.ctx.new_uuid = new_uuid
@@ -130,8 +142,11 @@ class GroupCoordinator:
         self.runtime.close()
 
     def topics_changed(self) -> None:
-        """The cluster's topic metadata changed: every consumer group refreshes its subscription metadata on its
-        next heartbeat (onNewMetadataImage)."""
+        """Topics were created (kcoord deletes none): a new metadata version that brings new topics, so the groups'
+        regular expressions are resolved again on a member's next heartbeat, and every consumer group refreshes its
+        subscription metadata on its next heartbeat (onNewMetadataImage)."""
+        self.ctx.metadata_version += 1
+        self.ctx.new_topics_version = self.ctx.metadata_version
         for shard in self.runtime.shards.values():
             for data in shard.spec.consumer.values():  # type: ignore[attr-defined]
                 data.metadata_refresh_deadline_ms = 0
@@ -142,15 +157,17 @@ class GroupCoordinator:
         return self._group_request(req.group_id, req, _join_handler, lambda e: JoinGroupResponse(e))
 
     def sync_group(self, req: SyncGroupRequest) -> Completion[SyncGroupResponse]:
-        return self._group_request(req.group_id, req, classic_sync.sync_group,
+        return self._group_request(req.group_id, req, _by_group_type(classic_sync.sync_group,
+                                                                     classic_members.sync_group),
                                    lambda e: SyncGroupResponse(e))
 
     def heartbeat(self, req: HeartbeatRequest) -> Completion[HeartbeatResponse]:
-        return self._group_request(req.group_id, req, classic_sync.heartbeat,
+        return self._group_request(req.group_id, req, _by_group_type(classic_sync.heartbeat, classic_members.heartbeat),
                                    lambda e: HeartbeatResponse(e))
 
     def leave_group(self, req: LeaveGroupRequest) -> Completion[LeaveGroupResponse]:
-        return self._group_request(req.group_id, req, classic_sync.leave_group,
+        return self._group_request(req.group_id, req, _by_group_type(classic_sync.leave_group,
+                                                                     classic_members.leave_group),
                                    lambda e: LeaveGroupResponse(e))
 
     def describe_groups(self, group_ids: Sequence[str]) -> list[DescribedGroup]:
@@ -238,8 +255,7 @@ class GroupCoordinator:
                 error = c.result()
             except KafkaError as e:
                 error = e.name
-            if error == Errors.NETWORK_EXCEPTION:
-                error = Errors.COORDINATOR_LOAD_IN_PROGRESS
+            error = _VERIFICATION_ANSWERS.get(error, error)
             if error != Errors.NONE:
                 failed(error)
             else:
@@ -390,13 +406,21 @@ def _group_keys(group_id: str) -> list[tuple[str, tuple[str]]]:
     return [("ClassicGroup", (group_id,)), ("ConsumerGroup", (group_id,))]
 
 
+def _by_group_type(classic: Callable[..., Plan], consumer: Callable[..., Plan]) -> Callable[..., Plan]:
+    """SyncGroup, Heartbeat and LeaveGroup for a consumer group's id are its classic-protocol members'
+    (classicGroup*ToConsumerGroup, §3.9); a classic group's (or an unknown id's) go to the classic group."""
+    def handler(ctx: Context, shard: Shard, state: GroupShardState, req: Any, out: Completion[Any]) -> Plan:
+        is_consumer = shard.get("ConsumerGroup", (req.group_id,)) is not None
+        return (consumer if is_consumer else classic)(ctx, shard, state, req, out)
+    return handler
+
+
 def _join_handler(ctx: Context, shard: Shard, state: GroupShardState, req: JoinGroupRequest,
                   out: Completion[JoinGroupResponse]) -> Plan:
     group = shard.get("ConsumerGroup", (req.group_id,))
     if group is not None and group["members"]:
-        # classic members inside a consumer group (KIP-848 migration, §3.9) are not served
-        out.set(JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL))
-        return Plan()
+        # a classic-protocol member joins a consumer group (KIP-848 migration, §3.9)
+        return classic_members.join_group(ctx, shard, state, req, out)
     t = ClassicTxn(ctx, shard, state, req.group_id)
     if group is not None:  # an Empty consumer group is deleted and replaced (maybeDeleteEmptyConsumerGroup)
         delete_empty_consumer_group(ctx, shard, state, t.b, req.group_id)

@@ -253,6 +253,7 @@ class ConsumerGroupHeartbeatRequest:
     topic_partitions: TopicIdPartitions | None = None  # owned partitions; None = not sent
     client_id: str = "client"
     client_host: str = "/127.0.0.1"
+    api_version: int = 1  # from v1 the client generates its member id (CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +277,7 @@ class DescribedConsumerMember:
     subscribed_topic_names: tuple[str, ...]
     assignment: TopicIdPartitions
     target_assignment: TopicIdPartitions
+    subscribed_topic_regex: str | None = None  # as Kafka stores it ("" for a member without one)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,9 @@ from ..runtime.completion import Completion
 from ..runtime.shard import BatchAttributes, Change, Key, Plan, RecordBytes, Shard
 from ..statemachine import Decision, Instance, MachineTable, Row
 
+Checkpoint = tuple[int, int, int, dict[tuple[str, Key], Instance]]
+"""A PlanBuilder's place: how many changes, records and effects, and the instances as they were."""
+
 
 class PlanBuilder:
     """Accumulates decisions, records and effects for one plan. Nothing in the shard changes until the plan is
@@ -63,10 +66,10 @@ class PlanBuilder:
             return None
         return self.decide(table, key, event, args, record=record)
 
-    def checkpoint(self) -> tuple[int, int, int, dict[tuple[str, Key], Instance]]:
+    def checkpoint(self) -> Checkpoint:
         return len(self.changes), len(self.records), len(self.effects), dict(self._views)
 
-    def rollback(self, checkpoint: tuple[int, int, int, dict[tuple[str, Key], Instance]]) -> None:
+    def rollback(self, checkpoint: Checkpoint) -> None:
         """Forget everything decided, written and scheduled since `checkpoint` (a later decision refused the
         request: Kafka's handler throws and writes nothing)."""
         changes, records, effects, views = checkpoint
@@ -78,6 +81,14 @@ class PlanBuilder:
     def write(self, rec: RecordBytes) -> int:
         self.records.append(rec)
         return len(self.records) - 1
+
+    def attach(self, change: int, record: int) -> None:
+        """Make record `record` the one that describes change `change` (cross-checked when durable)."""
+        target = self.changes[change]
+        if target.decision.post is None:
+            raise IllegalStateError(f"{target.table.name}.{target.decision.event}: a rejection is described by no "
+                                    f"record")
+        self.changes[change] = replace(target, record=record)
 
     def write_for_last(self, rec: RecordBytes) -> int:
         """Write a record that describes the last decision (it is cross-checked against that decision's post-state

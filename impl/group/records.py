@@ -1,7 +1,7 @@
 """The `__consumer_offsets` records the group coordinator writes, built from its state (Kafka's
 `GroupCoordinatorRecordHelpers`), as `(key bytes, value bytes | None)` pairs in the schemas of
 `kcoord.impl.storage.group_log_schema` at the versions Kafka 4.0 writes (GroupMetadata value v3, OffsetCommit value
-v1 with an expire timestamp else v3, consumer-group values v0).
+v1 with an expire timestamp else v3, consumer-group values v0, the regular-expression resolutions of type 16 v0).
 
 Owns: record builders only (no decisions). Must not import: `kcoord.model`.
 """
@@ -9,7 +9,7 @@ Owns: record builders only (no decisions). Must not import: `kcoord.model`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._generated.consumer_group_member import State as MemberState
@@ -17,7 +17,7 @@ from ..assignors._java import uuid_sort_key
 from ..assignors.server import TopicMetadata
 from ..runtime.shard import RecordBytes
 from ..storage import group_log_schema as schema
-from .state import Assignment, ClassicGroupData, ConsumerMember
+from .state import Assignment, ClassicGroupData, ConsumerMember, ResolvedRegex
 
 GROUP_METADATA_VALUE_VERSION = 3
 UNKNOWN_STATE_BYTE = 127
@@ -102,10 +102,17 @@ def partition_metadata(group_id: str, metadata: Mapping[str, TopicMetadata]) -> 
 def member_metadata(group_id: str, member: ConsumerMember) -> RecordBytes:
     value = schema.ConsumerGroupMemberMetadataValue(
         instance_id=member.instance_id, rack_id=member.rack_id, client_id=member.client_id,
-        client_host=member.client_host, subscribed_topic_names=member.subscribed_topic_names,
+        client_host=member.client_host, subscribed_topic_names=tuple(sorted(set(member.subscribed_topic_names))),
         subscribed_topic_regex=member.subscribed_topic_regex, server_assignor=member.server_assignor,
-        rebalance_timeout_ms=member.rebalance_timeout_ms)
+        rebalance_timeout_ms=member.rebalance_timeout_ms, classic_member_metadata=_classic_metadata(member))
     return record(schema.ConsumerGroupMemberMetadataKey(group_id, member.member_id), value)
+
+
+def _classic_metadata(member: ConsumerMember) -> schema.ClassicMemberMetadata | None:
+    if member.classic_protocols is None or member.classic_session_timeout_ms is None:
+        return None
+    return schema.ClassicMemberMetadata(member.classic_session_timeout_ms, tuple(
+        schema.ClassicProtocol(name, metadata) for name, metadata in member.classic_protocols))
 
 
 def target_member(group_id: str, member_id: str, assignment: Assignment) -> RecordBytes:
@@ -135,13 +142,27 @@ def member_tombstones(group_id: str, member_id: str) -> list[RecordBytes]:
     ]
 
 
-def consumer_group_tombstones(group_id: str, member_ids: list[str]) -> list[RecordBytes]:
-    """ConsumerGroup.createGroupTombstoneRecords: 8 per member, 7 per member, 6, 5 per member, 4, 3."""
+def regular_expression(group_id: str, regex: str, resolved: ResolvedRegex) -> RecordBytes:
+    """newConsumerGroupRegularExpressionRecord (record type 16): the topics sorted."""
+    return record(schema.ConsumerGroupRegularExpressionKey(group_id, regex),
+                  schema.ConsumerGroupRegularExpressionValue(tuple(sorted(resolved.topics)), resolved.version,
+                                                             resolved.timestamp_ms))
+
+
+def regular_expression_tombstone(group_id: str, regex: str) -> RecordBytes:
+    return schema.encode_key(schema.ConsumerGroupRegularExpressionKey(group_id, regex)), None
+
+
+def consumer_group_tombstones(group_id: str, member_ids: Sequence[str],
+                              regexes: Sequence[str] = ()) -> list[RecordBytes]:
+    """ConsumerGroup.createGroupTombstoneRecords: 8 per member, 7 per member, 6, 5 per member, 16 per resolved
+    regular expression, 4, 3."""
     out: list[RecordBytes] = []
     out += [(schema.encode_key(schema.ConsumerGroupCurrentMemberAssignmentKey(group_id, m)), None) for m in member_ids]
     out += [(schema.encode_key(schema.ConsumerGroupTargetAssignmentMemberKey(group_id, m)), None) for m in member_ids]
     out.append((schema.encode_key(schema.ConsumerGroupTargetAssignmentMetadataKey(group_id)), None))
     out += [(schema.encode_key(schema.ConsumerGroupMemberMetadataKey(group_id, m)), None) for m in member_ids]
+    out += [regular_expression_tombstone(group_id, regex) for regex in regexes]
     out.append((schema.encode_key(schema.ConsumerGroupPartitionMetadataKey(group_id)), None))
     out.append((schema.encode_key(schema.ConsumerGroupMetadataKey(group_id)), None))
     return out

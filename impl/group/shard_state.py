@@ -2,9 +2,9 @@
 
 Owns: `GroupShardState`, the runtime's `ShardSpec` for `__consumer_offsets`: the side data of classic and KIP-848
 groups (`kcoord.impl.group.state`), the offsets (`OffsetStore`), the load path (`replay`, `replay_control`,
-`on_loaded`: every record type 0-8 and the transaction markers, §2.10 — a GroupMetadata value loads as Stable with
-members, else Empty) and `check_record`, which cross-checks each record written on the live path against the
-decision it describes.
+`on_loaded`: every record type 0-8, 16 (a regular expression's resolution) and the transaction markers, §2.10 — a
+GroupMetadata value loads as Stable with members, else Empty) and `check_record`, which cross-checks each record
+written on the live path against the decision it describes.
 Spec instances are installed on load with `Shard.install`, which installs a snapshot: a log read back may jump between
 states that are no edge of the table (Empty straight to Stable).
 Must not import: `kcoord.model`.
@@ -32,7 +32,7 @@ from .classic.protocol import subscribed_topics
 from .context import Context
 from .offsets.store import OffsetEntry, OffsetStore
 from .records import MEMBER_STATE_BYTES, from_topic_partitions
-from .state import Assignment, ClassicGroupData, ClassicMember, ConsumerGroupData, ConsumerMember
+from .state import Assignment, ClassicGroupData, ClassicMember, ConsumerGroupData, ConsumerMember, ResolvedRegex
 
 MEMBER_STATES = {v: k for k, v in MEMBER_STATE_BYTES.items()}
 STATIC_LEAVE_EPOCH = -2
@@ -51,6 +51,7 @@ class _LoadedConsumerGroup:
     metadata: tuple[schema.TopicMetadata, ...] = ()
     members: dict[str, _LoadedMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)
+    resolved: dict[str, ResolvedRegex] = field(default_factory=dict)
 
 
 class GroupShardState:
@@ -64,6 +65,7 @@ class GroupShardState:
         self.consumer: dict[str, ConsumerGroupData] = {}
         self.offsets = OffsetStore()
         self.materializing: dict[int, Completion[str]] = {}  # producer id -> done when its offsets are settled
+        self.regex_refreshing: set[str] = set()  # consumer groups whose regular expressions are being resolved
         self._on_loaded = on_loaded
         self._classic_loaded: dict[str, Instance] = {}
         self._consumer_loaded: dict[str, _LoadedConsumerGroup] = {}
@@ -79,9 +81,9 @@ class GroupShardState:
             self._replay_offset(batch, key, value, offset)
         elif rtype == 2:
             self._replay_group_metadata(key, value)
-        elif rtype <= 8:
+        elif rtype <= 8 or rtype == 16:
             self._replay_consumer_group(rtype, key, value)
-        # share/streams group records (9+) are not ours: skipped, as a coordinator without them would
+        # share/streams group records (9-15, 17+) are not ours: skipped, as a coordinator without them would
 
     def _replay_offset(self, batch: RecordBatch, key: bytes, value: bytes | None, offset: int) -> None:
         decoded = fast_offset_commit(key, value, offset)
@@ -158,9 +160,16 @@ class GroupShardState:
             else:
                 loaded.epoch = v.epoch  # type: ignore[union-attr]
         elif rtype == 4:
-            loaded.metadata = v.topics if v is not None else ()  # type: ignore[union-attr]
+            loaded.metadata = v.topics if v is not None else ()  # type: ignore[union-attr, assignment]
         elif rtype == 6:
             loaded.assignment_epoch = v.assignment_epoch if v is not None else -1  # type: ignore[union-attr]
+        elif rtype == 16:
+            assert isinstance(k, schema.ConsumerGroupRegularExpressionKey)
+            if v is None:
+                loaded.resolved.pop(k.regular_expression, None)
+            else:
+                assert isinstance(v, schema.ConsumerGroupRegularExpressionValue)
+                loaded.resolved[k.regular_expression] = ResolvedRegex(frozenset(v.topics), v.version, v.timestamp)
         elif rtype == 7:
             if v is None:
                 loaded.target.pop(str(member_id), None)
@@ -176,11 +185,15 @@ class GroupShardState:
             if v is None:
                 loaded.members.pop(member_id, None)
                 return
+            classic = v.classic_member_metadata
             member.metadata = ConsumerMember(
                 member_id=member_id, instance_id=v.instance_id, rack_id=v.rack_id, client_id=v.client_id,
                 client_host=v.client_host, subscribed_topic_names=tuple(v.subscribed_topic_names),
                 subscribed_topic_regex=v.subscribed_topic_regex, server_assignor=v.server_assignor,
-                rebalance_timeout_ms=v.rebalance_timeout_ms)
+                rebalance_timeout_ms=v.rebalance_timeout_ms,
+                classic_session_timeout_ms=None if classic is None else classic.session_timeout_ms,
+                classic_protocols=None if classic is None else tuple(
+                    (p.name, p.metadata) for p in classic.supported_protocols))
         else:
             member.current = v
 
@@ -226,13 +239,19 @@ class GroupShardState:
                 static_instances.add(metadata.instance_id)
                 if instance["state"] == MemberState.StaticLeft:
                     static_left.add(metadata.instance_id)
+            if instance["state"] == MemberState.StaticLeft and member.current is not None:
+                data.left_states[member_id] = member.current.state
             if not (instance["state"] == MemberState.Stable and instance["member_epoch"] == loaded.assignment_epoch):
                 unreconciled.add(member_id)
         data.target = {m: t for m, t in loaded.target.items() if t}
+        regexes = frozenset(data.regex_counts())
+        data.resolved = {r: v for r, v in loaded.resolved.items() if r in regexes}
+        classic_members = frozenset(m for m, meta in data.members.items() if meta.classic)
         instance = {**group_table.fresh({"group_id": group_id}), "group_epoch": loaded.epoch,
                     "assignment_epoch": max(loaded.assignment_epoch, 0), "members": frozenset(data.members),
                     "unreconciled": frozenset(unreconciled), "static_instances": frozenset(static_instances),
-                    "static_left": frozenset(static_left)}
+                    "static_left": frozenset(static_left), "regexes": regexes,
+                    "resolved": frozenset(data.resolved), "classic_members": classic_members}
         instance["state"] = derived_consumer_state(instance)
         shard.install(group_table, (group_id,), instance)
         self.consumer[group_id] = data
@@ -336,7 +355,8 @@ def consumer_member_from_record(table: MachineTable, group_id: str, member_id: s
                                 current: schema.ConsumerGroupCurrentMemberAssignmentValue | None,
                                 names: Any) -> Instance:
     instance = table.fresh({"group_id": group_id, "member_id": member_id})
-    instance.update(instance_id=metadata.instance_id or "", rebalance_timeout_ms=metadata.rebalance_timeout_ms)
+    instance.update(instance_id=metadata.instance_id or "", rebalance_timeout_ms=metadata.rebalance_timeout_ms,
+                    classic=metadata.classic)
     if current is None:
         return instance
     assigned = names.to_set(from_topic_partitions(current.assigned_partitions))
@@ -394,6 +414,8 @@ def _check_consumer_group(post: Instance, key: schema.GroupKey, value: schema.Gr
         ok = value.epoch == post["group_epoch"]
     elif isinstance(key, schema.ConsumerGroupTargetAssignmentMetadataKey) and value is not None:
         ok = value.assignment_epoch == post["assignment_epoch"]  # type: ignore[union-attr]
+    elif isinstance(key, schema.ConsumerGroupRegularExpressionKey):
+        ok = (key.regular_expression in post["resolved"]) == (value is not None)
     else:
         ok = value is None and post["state"] == ConsumerGroupState.Dead
     if not ok or getattr(key, "group_id", None) != post["group_id"]:

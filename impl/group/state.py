@@ -103,7 +103,10 @@ class ClassicGroupData:
 
 @dataclass(frozen=True, slots=True)
 class ConsumerMember:
-    """ConsumerGroupMemberMetadataValue: what a member subscribes with (its epochs and partitions are the spec's)."""
+    """ConsumerGroupMemberMetadataValue: what a member subscribes with (its epochs and partitions are the spec's).
+
+    As Kafka's ConsumerGroupMember.Builder: the topic names are a set (written sorted), and a member without a
+    regular expression has "" (a record read back may have None: both mean none)."""
 
     member_id: str
     instance_id: str | None = None
@@ -111,9 +114,32 @@ class ConsumerMember:
     client_id: str = ""
     client_host: str = ""
     subscribed_topic_names: tuple[str, ...] = ()
-    subscribed_topic_regex: str | None = None
+    subscribed_topic_regex: str | None = ""
     server_assignor: str | None = None
     rebalance_timeout_ms: int = -1
+    # ClassicMemberMetadata of a member that uses the classic protocol: its session timeout and its JoinGroup's
+    # protocols (name, metadata) in the request's order; None for a consumer-protocol member
+    classic_session_timeout_ms: int | None = None
+    classic_protocols: tuple[tuple[str, bytes], ...] | None = None
+
+    @property
+    def classic(self) -> bool:
+        return self.classic_protocols is not None
+
+    @property
+    def regex(self) -> str:
+        """The regular expression the member subscribes to, "" for none."""
+        return self.subscribed_topic_regex or ""
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRegex:
+    """ResolvedRegularExpression: the topics a regular expression matched, the metadata version it was resolved
+    against and when (ConsumerGroupRegularExpressionValue)."""
+
+    topics: frozenset[str]
+    version: int
+    timestamp_ms: int
 
 
 @dataclass(slots=True)
@@ -123,20 +149,46 @@ class ConsumerGroupData:
     subscription_metadata: dict[str, TopicMetadata] = field(default_factory=dict)  # topic name -> metadata
     owners: dict[str, str] = field(default_factory=dict)  # partition -> member id (partition epoch != -1)
     metadata_refresh_deadline_ms: int = 0
+    resolved: dict[str, ResolvedRegex] = field(default_factory=dict)  # ConsumerGroupRegularExpression records
+    #: member id -> the MemberState byte a member at -2 had when it left (Kafka keeps it in its record; a classic
+    #: take-over copies it)
+    left_states: dict[str, int] = field(default_factory=dict)
 
     def stage(self) -> ConsumerGroupData:
         return ConsumerGroupData(dict(self.members), dict(self.target), dict(self.subscription_metadata),
-                                 dict(self.owners), self.metadata_refresh_deadline_ms)
+                                 dict(self.owners), self.metadata_refresh_deadline_ms, dict(self.resolved),
+                                 dict(self.left_states))
 
     def static_member_id(self, instance_id: str | None) -> str:
         """The member id a group instance id maps to, "" if none (the spec's `mapped_member`)."""
         return _static_member_id(self.members.values(), instance_id)
 
+    def member_topics(self, member: ConsumerMember) -> frozenset[str]:
+        """The member's subscription: its topic names and the topics its regular expression resolved to
+        (ConsumerTargetAssignmentBuilder.newMemberSubscriptionAndAssignment's union)."""
+        names = frozenset(member.subscribed_topic_names)
+        resolved = self.resolved.get(member.regex) if member.regex else None
+        return names | resolved.topics if resolved is not None else names
+
     def subscribed_topic_names(self) -> set[str]:
+        """ModernGroup.subscribedTopicNames: every topic a member subscribes to by name, and every topic of a
+        resolved regular expression some member subscribes to."""
         names: set[str] = set()
         for member in self.members.values():
             names.update(member.subscribed_topic_names)
+        for regex in self.regex_counts():
+            resolved = self.resolved.get(regex)
+            if resolved is not None:
+                names.update(resolved.topics)
         return names
+
+    def regex_counts(self) -> dict[str, int]:
+        """ConsumerGroup.subscribedRegularExpressions: regular expression -> how many members subscribe to it."""
+        counts: dict[str, int] = {}
+        for member in self.members.values():
+            if member.regex:
+                counts[member.regex] = counts.get(member.regex, 0) + 1
+        return counts
 
     def preferred_assignor(self, default: str) -> str:
         """The server assignor named by most members (ties: Java HashMap order is not modelled; the first seen

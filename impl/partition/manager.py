@@ -74,6 +74,7 @@ _MAX_TOPIC_NAME_LENGTH: Final = 249
 _DIR_NAME: Final = re.compile(r"(.+)-(\d+)")
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"  # KRaft's metadata log: Kafka refuses to create it
 MAX_RECORDS_PER_USER_OP: Final = 10_000  # Kafka's controller writes at most this many records for one request
+_NOT_ADDED: Final = "Partition was not added to the transaction"  # Kafka's InvalidTxnStateException message
 _RETRIABLE_VERIFICATION: Final = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE,
                                             Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS,
                                             Errors.NETWORK_EXCEPTION, Errors.REQUEST_TIMED_OUT})
@@ -364,7 +365,12 @@ class PartitionManager:
                 out.set(ProduceResult(Errors.INVALID_PRODUCER_EPOCH))  # Kafka 4.0.2 gives no message
             else:
                 verification = Verification(guard, confirmed=error == Errors.NONE)
-                self._answer(part, part.produce(batch, origin, verification), acks, out)
+                appended = part.produce(batch, origin, verification)
+                if not verification.confirmed and appended.result.error == Errors.INVALID_TXN_STATE:
+                    # refused before the log, as Kafka's ReplicaManager answers a failed verification
+                    appended = Appended(ProduceResult(Errors.INVALID_TXN_STATE, error_message=_NOT_ADDED),
+                                        appended.required_offset)
+                self._answer(part, appended, acks, out)
 
         asked.then(verified)
 

@@ -7,8 +7,9 @@ the rebalance completes (a timer or another member's request), so the handler aw
 `Completion` (`as_future`); the wire layer keeps the connection's later requests queued meanwhile, as Kafka does.
 A node that does not own the group's `__consumer_offsets` partition answers NOT_COORDINATOR (or
 COORDINATOR_LOAD_IN_PROGRESS): the coordinator's routing, not this module's. The member's client host is the
-peer address in Kafka's `InetAddress.toString` form (`/127.0.0.1`). An empty ConsumerGroupHeartbeat
-`subscribed_topic_regex` is no regex (Kafka tests `!regex.isEmpty()`; librdkafka sends "" with topic names).
+peer address in Kafka's `InetAddress.toString` form (`/127.0.0.1`). A ConsumerGroupHeartbeat's
+`subscribed_topic_regex` is passed as sent: "" is an empty regular expression (no regex for the member, as Kafka's
+`isNotEmpty`, yet it counts as a subscription on a join; librdkafka sends "" with topic names), null is none.
 DescribeGroups answers an unknown group with GROUP_ID_NOT_FOUND and its message from v6 on (KIP-1043), and as a
 Dead group without an error before.
 Must not import: `kcoord.model`.
@@ -165,9 +166,9 @@ class GroupHandlers:
             group_id=body.group_id, member_id=body.member_id, member_epoch=body.member_epoch,
             instance_id=body.instance_id, rack_id=body.rack_id, rebalance_timeout_ms=ms_of(body.rebalance_timeout),
             subscribed_topic_names=None if body.subscribed_topic_names is None else tuple(body.subscribed_topic_names),
-            subscribed_topic_regex=getattr(body, "subscribed_topic_regex", None) or None,
-            server_assignor=body.server_assignor,
-            topic_partitions=owned, client_id=request.client_id or "", client_host=client_host(request))
+            subscribed_topic_regex=getattr(body, "subscribed_topic_regex", None), server_assignor=body.server_assignor,
+            topic_partitions=owned, client_id=request.client_id or "", client_host=client_host(request),
+            api_version=request.api_version)
         r = await self.ctx.wait(self.ctx.node.groups.consumer_group_heartbeat(req))
         self.ctx.metrics.count_heartbeat("consumer", r.error)
         schema = response_schema(request.api_key, request.api_version)
@@ -195,7 +196,7 @@ class GroupHandlers:
             member_type, member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
             member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
             # Kafka 4.0 describes a member that subscribed without a regex with an empty string, not null
-            subscribed_topic_names=m.subscribed_topic_names, subscribed_topic_regex="",
+            subscribed_topic_names=m.subscribed_topic_names, subscribed_topic_regex=m.subscribed_topic_regex or "",
             assignment=self._assignment(assignment_type, m.assignment),
             target_assignment=self._assignment(assignment_type, m.target_assignment)) for m in g.members)
         return build(group_type, error_code=code(g.error), error_message=g.message, group_id=g.group_id,

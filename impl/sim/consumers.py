@@ -11,6 +11,7 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -48,10 +49,11 @@ def _commit_offsets(world: World, group_id: str, partitions: list[int], member_i
 class ClassicConsumer(Client):
     kind = "classic_consumer"
 
-    def __init__(self, world: World, name: str, group_id: str, assignor: str) -> None:
+    def __init__(self, world: World, name: str, group_id: str, assignor: str, *, regex: bool = False) -> None:
         super().__init__(world, name)
         self.group_id = group_id
         self.assignor = assignor
+        self.regex = regex  # subscribe with a regular expression matching the input topic, not by its name
         self.member_id = ""
         self.generation = -1
         self.owned: list[int] = []
@@ -149,10 +151,11 @@ class ClassicConsumer(Client):
 class GroupMember(Client):
     kind = "consumer"
 
-    def __init__(self, world: World, name: str, group_id: str, assignor: str) -> None:
+    def __init__(self, world: World, name: str, group_id: str, assignor: str, *, regex: bool = False) -> None:
         super().__init__(world, name)
         self.group_id = group_id
         self.assignor = assignor
+        self.regex = regex  # subscribe with a regular expression matching the input topic, not by its name
         self.member_id = ""
         self.epoch = 0
         self.owned: tuple[tuple[uuid.UUID, tuple[int, ...]], ...] = ()
@@ -175,10 +178,11 @@ class GroupMember(Client):
             self.leave()
             return
         if self.epoch == 0:
+            names, regex = (None, f"^{re.escape(IN_TOPIC)}$") if self.regex else ((IN_TOPIC,), None)
             request = ConsumerGroupHeartbeatRequest(
                 self.group_id, self.member_id, 0, rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
-                subscribed_topic_names=(IN_TOPIC,), server_assignor=self.assignor, topic_partitions=(),
-                client_id=self.name)
+                subscribed_topic_names=names, subscribed_topic_regex=regex, server_assignor=self.assignor,
+                topic_partitions=(), client_id=self.name)
         else:
             request = ConsumerGroupHeartbeatRequest(self.group_id, self.member_id, self.epoch,
                                                     topic_partitions=self.owned, client_id=self.name)

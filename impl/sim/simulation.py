@@ -232,7 +232,9 @@ class Simulation:
             clients.append(ClassicConsumer(world, f"classic-consumer-{i}", group, assignors[(i // 3) % 3]))
         for i in range(c.consumers):
             group = f"consumers-{i // 3}"
-            clients.append(GroupMember(world, f"consumer-{i}", group, ("uniform", "range")[(i // 3) % 2]))
+            # the third member of a group subscribes with a regular expression the coordinator resolves (KIP-848)
+            clients.append(GroupMember(world, f"consumer-{i}", group, ("uniform", "range")[(i // 3) % 2],
+                                       regex=i % 3 == 2))
         return clients
 
     # ------------------------------------------------------------ running

@@ -16,10 +16,12 @@ version, and a value is ``int16 value version | value fields`` or null (a tombst
 | 6    | ConsumerGroupTargetAssignmentMetadataKey {GroupId} | ...TargetAssignmentMetadataValue 0 | 0            |
 | 7    | ConsumerGroupTargetAssignmentMemberKey {GroupId, MemberId} | ...TargetAssignmentMemberValue 0 | 0      |
 | 8    | ConsumerGroupCurrentMemberAssignmentKey {GroupId, MemberId} | ...CurrentMemberAssignmentValue 0 | 0    |
+| 16   | ConsumerGroupRegularExpressionKey {GroupId, RegularExpression} | ...RegularExpressionValue 0 | 0       |
 
-All consumer-group values (types 3-8) are flexible from version 0; keys are never flexible. Fields absent from
+All consumer-group values (types 3-8 and 16, Kafka 4.0's regular-expression resolutions) are flexible from version
+0; keys are never flexible. Fields absent from
 the version being written are dropped, as Kafka does for fields it marks ignorable (all of them here are).
-Share-group (9-15) and later record types raise ``UnknownRecordTypeError``, which a loader may skip as Kafka's
+Share-group (9-15) and other record types raise ``UnknownRecordTypeError``, which a loader may skip as Kafka's
 does. Unknown tagged fields are skipped on read. Must not import ``kcoord.model``.
 """
 
@@ -44,6 +46,8 @@ __all__ = [
     "ConsumerGroupMetadataValue",
     "ConsumerGroupPartitionMetadataKey",
     "ConsumerGroupPartitionMetadataValue",
+    "ConsumerGroupRegularExpressionKey",
+    "ConsumerGroupRegularExpressionValue",
     "ConsumerGroupTargetAssignmentMemberKey",
     "ConsumerGroupTargetAssignmentMemberValue",
     "ConsumerGroupTargetAssignmentMetadataKey",
@@ -77,7 +81,7 @@ class UnknownRecordTypeError(SchemaError):
     """A key whose record type this module does not know (share/streams groups, newer Kafka)."""
 
     def __init__(self, record_type: int) -> None:
-        super().__init__(f"unknown __consumer_offsets record type {record_type} (known: 0-8)")
+        super().__init__(f"unknown __consumer_offsets record type {record_type} (known: 0-8, 16)")
         self.record_type = record_type
 
 
@@ -129,10 +133,17 @@ class ConsumerGroupCurrentMemberAssignmentKey:
     member_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupRegularExpressionKey:
+    group_id: str
+    regular_expression: str
+
+
 GroupKey: TypeAlias = (
     OffsetCommitKey | GroupMetadataKey | ConsumerGroupMetadataKey | ConsumerGroupPartitionMetadataKey
     | ConsumerGroupMemberMetadataKey | ConsumerGroupTargetAssignmentMetadataKey
     | ConsumerGroupTargetAssignmentMemberKey | ConsumerGroupCurrentMemberAssignmentKey
+    | ConsumerGroupRegularExpressionKey
 )
 
 # ------------------------------------------------------------------------------------------------ values
@@ -243,10 +254,21 @@ class ConsumerGroupCurrentMemberAssignmentValue:
     partitions_pending_revocation: tuple[TopicPartitions, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupRegularExpressionValue:
+    """A resolved regular expression: the topics it matched (written sorted), the metadata version and the time of
+    the resolution."""
+
+    topics: tuple[str, ...]
+    version: int
+    timestamp: int
+
+
 GroupValue: TypeAlias = (
     OffsetCommitValue | GroupMetadataValue | ConsumerGroupMetadataValue | ConsumerGroupPartitionMetadataValue
     | ConsumerGroupMemberMetadataValue | ConsumerGroupTargetAssignmentMetadataValue
     | ConsumerGroupTargetAssignmentMemberValue | ConsumerGroupCurrentMemberAssignmentValue
+    | ConsumerGroupRegularExpressionValue
 )
 
 # ------------------------------------------------------------------------------------------------ key codecs
@@ -271,6 +293,8 @@ def _key_fields(key: GroupKey) -> tuple[int, tuple[str, ...], int | None]:
             return 7, (group_id, member_id), None
         case ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id):
             return 8, (group_id, member_id), None
+        case ConsumerGroupRegularExpressionKey(group_id, regex):
+            return 16, (group_id, regex), None
     raise TypeError(f"not a __consumer_offsets key: {key!r}")
 
 
@@ -312,6 +336,8 @@ def decode_key(buf: bytes) -> GroupKey:
         key = _KEY_CLASSES_ONE_STRING[rtype](r.string("group"))
     elif rtype in _KEY_CLASSES_TWO_STRINGS:
         key = _KEY_CLASSES_TWO_STRINGS[rtype](r.string("GroupId"), r.string("MemberId"))
+    elif rtype == 16:
+        key = ConsumerGroupRegularExpressionKey(r.string("GroupId"), r.string("RegularExpression"))
     else:
         raise UnknownRecordTypeError(rtype)
     r.expect_end()
@@ -571,6 +597,21 @@ def _read_current_assignment(r: Reader, v: int) -> ConsumerGroupCurrentMemberAss
     return ConsumerGroupCurrentMemberAssignmentValue(member_epoch, previous_member_epoch, state, assigned, pending)
 
 
+def _write_regular_expression(w: Writer, v: int, value: ConsumerGroupRegularExpressionValue) -> None:
+    w.array(value.topics, w.string)
+    w.int64(value.version)
+    w.int64(value.timestamp)
+    _end_struct(w)
+
+
+def _read_regular_expression(r: Reader, v: int) -> ConsumerGroupRegularExpressionValue:
+    topics = r.array("Topics", lambda: r.string("Topics[]"))
+    version = r.int64("Version")
+    timestamp = r.int64("Timestamp")
+    _skip_tags(r)
+    return ConsumerGroupRegularExpressionValue(topics, version, timestamp)
+
+
 @dataclass(frozen=True, slots=True)
 class _ValueSchema:
     name: str
@@ -600,6 +641,8 @@ _SCHEMAS: Final[dict[int, _ValueSchema]] = {
                     _write_target_assignment_member, _read_target_assignment_member),
     8: _ValueSchema("ConsumerGroupCurrentMemberAssignmentValue", ConsumerGroupCurrentMemberAssignmentValue, (0,), 0,
                     _write_current_assignment, _read_current_assignment),
+    16: _ValueSchema("ConsumerGroupRegularExpressionValue", ConsumerGroupRegularExpressionValue, (0,), 0,
+                     _write_regular_expression, _read_regular_expression),
 }
 _RECORD_TYPE_OF_VALUE: Final = {schema.value_class: rtype for rtype, schema in _SCHEMAS.items() if rtype != 0}
 

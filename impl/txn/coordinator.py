@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from .._generated.transaction import State as TxnState
 from ..errors import Errors, KafkaError
 from ..interfaces import PartitionRouter, TopicPartition, TxnResult
 from ..runtime.cleaner import DEFAULT_CLEANING, Cleaning
@@ -39,7 +38,7 @@ from ..storage.producer_ids import ProducerIdManager
 from . import plans, seeded
 from .config import TxnConfig
 from .errors import downgrade_fenced
-from .markers import MarkerChannel, PendingTxn
+from .markers import RESULT_OF_STATE, MarkerChannel, PendingTxn
 from .records import RecordCodec, value_version_for
 from .responses import (
     AddPartitionsResponse,
@@ -136,7 +135,7 @@ class TransactionCoordinator:
     def _on_loaded(self, shard: Shard) -> None:
         """Kafka's load completion: re-send the markers of every Prepare* transaction; start the periodic tasks."""
         for instance in list(shard.instances[MACHINE].values()):
-            if instance["state"] in (TxnState.PrepareCommit, TxnState.PrepareAbort):
+            if instance["state"] in RESULT_OF_STATE:  # Prepare*: its markers are sent again
                 self.channel.add(shard.partition, shard.coordinator_epoch, instance)
         now = self.clock.now_ms()
         shard.schedule(_ABORT_TIMER, now + self.config.abort_interval_ms, lambda: self._abort_tick(shard))
@@ -356,7 +355,8 @@ def _responder(response: Callable[[str], R], api: str, request_version: int | No
 @functools.lru_cache(maxsize=64)
 def _fenced_finisher(respond: Callable[[str], R]) -> Callable[[Any], R]:
     """A plan's answer as is, unless PRODUCER_FENCED, which old clients get downgraded (`respond`)."""
-    return lambda r: r if r.error != Errors.PRODUCER_FENCED else respond(r.error)
+    fenced = Errors.PRODUCER_FENCED  # read once: an enum member's read costs ~0.1 µs on CPython 3.11
+    return lambda r: r if r.error != fenced else respond(r.error)
 
 
 def _add_partitions_answer(requested: tuple[TopicPartition, ...], request_version: int | None,

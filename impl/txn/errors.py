@@ -59,6 +59,6 @@ def translate_append_error(name: str) -> str:
 
 def downgrade_fenced(error: str, api: str, request_version: int | None) -> str:
     """PRODUCER_FENCED → INVALID_PRODUCER_EPOCH for clients too old to know it (None: the newest version)."""
-    if error == Errors.PRODUCER_FENCED and request_version is not None and request_version < _FENCED_SINCE_VERSION[api]:
+    if request_version is not None and request_version < _FENCED_SINCE_VERSION[api] and error == Errors.PRODUCER_FENCED:
         return Errors.INVALID_PRODUCER_EPOCH
     return error

@@ -41,6 +41,8 @@ RETRY_ERRORS: Final = frozenset({Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_L
 GIVE_UP_ERRORS: Final = frozenset({Errors.INVALID_PRODUCER_EPOCH, Errors.TRANSACTION_COORDINATOR_FENCED})
 #: §1.10: the partition cannot hold a marker; count it as written
 DONE_ERRORS: Final = frozenset({Errors.NONE, Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT, Errors.UNSUPPORTED_VERSION})
+#: the Complete* append's success (a set: read per transaction, where an enum member's read is slow on CPython 3.11)
+_COMPLETED: Final = frozenset({Errors.NONE})
 #: errors of the Complete* append after which the coordinator tries again
 _COMPLETE_RETRY: Final = frozenset({Errors.COORDINATOR_NOT_AVAILABLE})
 #: errors of the Complete* append meaning another node may own the transaction now
@@ -349,7 +351,7 @@ class MarkerChannel:
 
     def _on_one_completed(self, txn: PendingTxn, error: str) -> None:
         txn.completing = False
-        if error == Errors.NONE:
+        if error in _COMPLETED:
             if self._txns.get(txn.transactional_id) is txn:
                 del self._txns[txn.transactional_id]
             self.stats.completed += 1

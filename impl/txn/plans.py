@@ -37,6 +37,9 @@ __all__ = ["LazyProducerId", "TxnContext", "is_expirable", "is_timed_out"]
 
 Key = tuple[str]
 
+#: EndTxnV2 for a TV2 request, EndTxnV1 otherwise (a dict: read per transaction, where an enum member's read is slow
+#: on CPython 3.11)
+_END_TXN: dict[bool, str] = {True: TxnEvent.EndTxnV2, False: TxnEvent.EndTxnV1}
 #: a pending-only state a decision may lead to → the internal event the coordinator fires at once to leave it
 _FOLLOW_UP: dict[str, str] = {TxnState.PrepareEpochFence: TxnEvent.FenceAbort}
 
@@ -192,7 +195,7 @@ def end_txn(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: i
     if v2:
         args["new_producer_id"] = LazyProducerId(ctx.new_producer_id)
     pre = shard.instance_or_fresh(ctx.table, key)
-    decision, change = ctx.decide(shard, key, TxnEvent.EndTxnV2 if v2 else TxnEvent.EndTxnV1, args, instance=pre)
+    decision, change = ctx.decide(shard, key, _END_TXN[v2], args, instance=pre)
     if not decision.accepted:
         if decision.error == Errors.NONE:  # a retry of an EndTxn that completed: the producer id and epoch to use now
             return Plan([change], response=EndTxnResponse(Errors.NONE, pre["producer_id"], pre["producer_epoch"]))
@@ -257,6 +260,7 @@ def complete(ctx: TxnContext, shard: Shard, txns: list[tuple[str, int, int]]) ->
     """Every marker of these transactions (transactional id, producer id, epoch the markers carried) was
     acknowledged: write their CompleteCommit/CompleteAbort records, as one batch."""
     now_ms = ctx.clock.now_ms()
+    event = TxnEvent.CompleteTxn  # read once for the batch (an enum member's read is slow on CPython 3.11)
     changes: list[Change] = []
     records: list[RecordBytes] = []
     for transactional_id, producer_id, producer_epoch in txns:
@@ -265,8 +269,7 @@ def complete(ctx: TxnContext, shard: Shard, txns: list[tuple[str, int, int]]) ->
         if pre is None or (pre["producer_id"], pre["producer_epoch"]) != (producer_id, producer_epoch):
             raise IllegalStateError(f"transaction {transactional_id!r}: markers were sent for ({producer_id}, "
                                     f"{producer_epoch}) but the instance is {pre}")
-        decision, change = ctx.decide(shard, key, TxnEvent.CompleteTxn, {"now_ms": now_ms}, instance=pre,
-                                      record=len(records))
+        decision, change = ctx.decide(shard, key, event, {"now_ms": now_ms}, instance=pre, record=len(records))
         assert decision.post is not None
         changes.append(change)
         records.append(ctx.record(decision.post))

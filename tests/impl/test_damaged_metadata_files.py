@@ -67,6 +67,7 @@ def one_error(caplog: pytest.LogCaptureFixture) -> str:
     return error
 
 
+@pytest.mark.adversarial
 @pytest.mark.parametrize("content", DAMAGES.values(), ids=DAMAGES.keys())
 def test_a_damaged_coordinator_epoch_is_one_line_and_only_its_partition_is_not_loaded(
         image: Path, caplog: pytest.LogCaptureFixture, content: bytes) -> None:
@@ -85,6 +86,7 @@ def test_a_damaged_coordinator_epoch_is_one_line_and_only_its_partition_is_not_l
         cluster.close()
 
 
+@pytest.mark.adversarial
 @pytest.mark.parametrize("content", [*DAMAGES.values(), b"0\n1\n0 x\n"], ids=[*DAMAGES.keys(), "bad-entry"])
 def test_a_damaged_leader_epoch_checkpoint_is_one_line_and_only_its_partition_is_offline(
         image: Path, caplog: pytest.LogCaptureFixture, content: bytes) -> None:
@@ -102,6 +104,7 @@ def test_a_damaged_leader_epoch_checkpoint_is_one_line_and_only_its_partition_is
         cluster.close()
 
 
+@pytest.mark.adversarial
 @pytest.mark.parametrize("content", DAMAGES.values(), ids=DAMAGES.keys())
 def test_a_damaged_cleaner_checkpoint_is_rebuilt_with_a_warning(image: Path, caplog: pytest.LogCaptureFixture,
                                                                 content: bytes) -> None:
@@ -117,6 +120,7 @@ def test_a_damaged_cleaner_checkpoint_is_rebuilt_with_a_warning(image: Path, cap
         cluster.close()
 
 
+@pytest.mark.adversarial
 @pytest.mark.parametrize("content", DAMAGES.values(), ids=DAMAGES.keys())
 @pytest.mark.parametrize(("name", "problem", "remedy"), [
     ("t-0/partition.metadata", "not a partition.metadata file", "copy partition.metadata from another partition of "

@@ -28,6 +28,8 @@ from kcoord.impl.storage._files import FileScan, segment_name
 from kcoord.impl.storage.batch import Record, RecordBatch
 from kcoord.impl.txn.config import TxnConfig
 
+pytestmark = [pytest.mark.adversarial]
+
 TOPIC, GROUP = "t", "g"
 PER_RUN = 10  # batches written before the first stop and again before the second
 

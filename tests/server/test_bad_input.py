@@ -275,6 +275,7 @@ def encode_with_nulls(request: Any, correlation_id: int) -> bytes:
     return frame.replace(compact, b"\x00")
 
 
+@pytest.mark.adversarial
 def test_a_null_in_any_non_nullable_field_of_any_served_api_closes_the_connection_and_reaches_no_handler(
         served: ServedCluster, caplog: pytest.LogCaptureFixture) -> None:
     """For every served API and version, every non-nullable array and string (three levels deep) sent as null:

@@ -34,6 +34,9 @@ from ..planning import is_check_row
 from ..shard_state import GroupShardState
 from .group import ClassicTxn, hb_key
 
+#: the Heartbeat answers after which the member's session is extended (a set: read per heartbeat, where an enum
+#: member's read is slow on CPython 3.11)
+_SESSION_EXTENDED = frozenset({Errors.NONE, Errors.REBALANCE_IN_PROGRESS})
 STORAGE_ERROR = Errors.NOT_COORDINATOR  # appendGroupMetadataErrorToResponseError(KAFKA_STORAGE_ERROR)
 
 
@@ -115,7 +118,7 @@ def heartbeat(ctx: Context, shard: Shard, state: GroupShardState, req: Heartbeat
     d = t.decide(ClassicGroupEvent.Heartbeat, {"member_id": req.member_id, "instance_id": req.group_instance_id or "",
                                                "mapped_member": mapped, "generation_id": req.generation_id})
     member = t.current.members.get(req.member_id)
-    if d.error in (Errors.NONE, Errors.REBALANCE_IN_PROGRESS) and member is not None:
+    if d.error in _SESSION_EXTENDED and member is not None:
         t.schedule_heartbeat(req.member_id, member.session_timeout_ms)  # a valid member's session is extended
     t.reply(out, HeartbeatResponse(d.error))
     return t.plan()
@@ -177,9 +180,10 @@ def delete_classic_group(t: ClassicTxn) -> str:
 
 def describe_classic_group(state: GroupShardState, instance: dict[str, object] | None, group_id: str,
                            consumer_group: bool = False) -> DescribedGroup:
-    """GroupMetadataManager.describeGroups: Stable groups with each member's metadata and assignment, other states
-    without. An unknown, Dead or KIP-848 (`consumer_group`) group id is GROUP_ID_NOT_FOUND with the message of
-    Kafka's GroupIdNotFoundException (KIP-1043; what DescribeGroups v6 answers)."""
+    """GroupMetadataManager.describeGroups: each member's assignment (the one it still has, outside Stable too:
+    ClassicGroupMember.describeNoMetadata), and its metadata in a Stable group only. An unknown, Dead or KIP-848
+    (`consumer_group`) group id is GROUP_ID_NOT_FOUND with the message of Kafka's GroupIdNotFoundException
+    (KIP-1043; what DescribeGroups v6 answers)."""
     if instance is None or not instance["exists"] or instance["state"] == ClassicGroupState.Dead:
         return DescribedGroup(group_id, Errors.GROUP_ID_NOT_FOUND,
                               message=group_not_found(group_id, consumer_group, "classic"))
@@ -188,7 +192,7 @@ def describe_classic_group(state: GroupShardState, instance: dict[str, object] |
     protocol = str(instance["protocol"]) if stable else ""
     members = tuple(
         DescribedMember(m.member_id, m.instance_id, m.client_id, m.client_host,
-                        m.metadata(protocol) if stable else b"", m.assignment if stable else b"")
+                        m.metadata(protocol) if stable else b"", m.assignment)
         for m in (data.members.values() if data is not None else ()))
     return DescribedGroup(group_id, Errors.NONE, str(instance["state"]), str(instance["protocol_type"]), protocol,
                           members)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._generated.consumer_group import Event as ConsumerGroupEvent
+from ..._generated.consumer_group import State as ConsumerGroupState
 from ..._generated.consumer_group_member import Event as MemberEvent
 from ..._generated.consumer_group_member import State as MemberState
 from ...assignors.server import GroupSpec, MemberSpec, PartitionAssignorError, SubscribedTopicDescriber, TopicMetadata
@@ -23,7 +24,7 @@ from ...runtime.shard import Plan, Shard
 from ...statemachine import Decision, Instance
 from .. import records
 from ..context import Context
-from ..planning import PlanBuilder, raise_bugs
+from ..planning import PlanBuilder, first_row, raise_bugs
 from ..shard_state import GroupShardState
 from ..state import Assignment, ConsumerGroupData, ConsumerMember
 
@@ -39,6 +40,16 @@ def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
     return ("consumer-rebalance", group_id, member_id)
 
 
+def join_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    """A classic-protocol member's join timer (consumerGroupJoinKey)."""
+    return ("consumer-join", group_id, member_id)
+
+
+def sync_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    """A classic-protocol member's sync timer (consumerGroupSyncKey)."""
+    return ("consumer-sync", group_id, member_id)
+
+
 class ConsumerTxn:
     def __init__(self, ctx: Context, shard: Shard, state: GroupShardState, group_id: str,
                  b: PlanBuilder | None = None) -> None:
@@ -49,6 +60,7 @@ class ConsumerTxn:
         self.current = state.consumer.get(group_id) or ConsumerGroupData()
         self._staged: ConsumerGroupData | None = None
         self.forget = False
+        self.installs_current = False  # `current` is a group this handler made (a converted classic group)
         self.b.then(self._install)
 
     @property
@@ -67,6 +79,8 @@ class ConsumerTxn:
             self.state.consumer.pop(self.group_id, None)
         elif self._staged is not None:
             self.state.consumer[self.group_id] = self._staged
+        elif self.installs_current:
+            self.state.consumer[self.group_id] = self.current
 
     # ------------------------------------------------------------ spec
 
@@ -118,7 +132,7 @@ class ConsumerTxn:
         by_name = data.subscription_metadata
         members = {
             member_id: MemberSpec(
-                subscribed_topic_ids=frozenset(by_name[t].topic_id for t in m.subscribed_topic_names if t in by_name),
+                subscribed_topic_ids=frozenset(by_name[t].topic_id for t in data.member_topics(m) if t in by_name),
                 assignment=data.target.get(member_id, {}), instance_id=m.instance_id, rack_id=m.rack_id)
             for member_id, m in data.members.items()}
         try:
@@ -152,16 +166,20 @@ class ConsumerTxn:
         state = records.MEMBER_STATE_BYTES.get(post["state"], records.MEMBER_STATE_BYTES[MemberState.Stable])
         if post["state"] == MemberState.StaticLeft:
             state = self._state_byte_before_leave(post["member_id"])
+            self.data.left_states[post["member_id"]] = state
         return self.b.write_for_last(records.current_assignment(
             self.group_id, post["member_id"], epoch=post["member_epoch"], previous_epoch=post["previous_member_epoch"],
             state=state, assigned=names.to_assignment(post["assigned"]),
             pending=names.to_assignment(post["pending_revocation"])))
 
     def _state_byte_before_leave(self, member_id: str) -> int:
-        """A static leave keeps the MemberState byte Kafka had (only the epoch becomes -2)."""
+        """A static leave keeps the MemberState byte Kafka had (only the epoch becomes -2); a member that left
+        already keeps the one it had then."""
         before = self.shard.get(MEMBER, (self.group_id, member_id))
-        if before is None or before["state"] == MemberState.StaticLeft:
+        if before is None:
             return records.MEMBER_STATE_BYTES[MemberState.Stable]
+        if before["state"] == MemberState.StaticLeft:
+            return self.view.left_states.get(member_id, records.MEMBER_STATE_BYTES[MemberState.Stable])
         return records.MEMBER_STATE_BYTES.get(before["state"], 0)
 
     def move_ownership(self, member_id: str, before: frozenset[str], after: frozenset[str]) -> None:
@@ -172,39 +190,96 @@ class ConsumerTxn:
         for p in after:
             owners[p] = member_id
 
-    def remove_member(self, member_id: str, decision: Decision, *, bump: bool = True) -> None:
-        """consumerGroupFenceMember after the member's removal was decided: tombstones 8, 7, 5; the subscription
-        metadata without it; MemberRemoved (group epoch + 1)."""
-        pre = decision.pre
+    def remove_member(self, member_id: str, decision: Decision) -> None:
+        """consumerGroupFenceMember after the member's removal was decided (the last change of the plan)."""
+        self.remove_members([(member_id, decision, len(self.b.changes) - 1)])
+
+    def remove_members(self, removed: list[tuple[str, Decision, int]]) -> None:
+        """consumerGroupFenceMembers after each member's removal was decided: (member id, decision, its change's
+        index in the plan). When members stay and every one of them uses the classic protocol and the policy allows
+        it, the group is converted back to a classic group instead (MembersRemoved's downgrade row;
+        `Context.migration`). Otherwise: tombstones 8, 7, 5 per member; the resolutions of the regular expressions
+        they were the last subscribers of (16); the subscription metadata without them; MembersRemoved (the group
+        epoch + 1, once)."""
+        data = self.view
+        ids = [member_id for member_id, _, _ in removed]
+        counts = data.regex_counts()
+        leaving: dict[str, int] = {}
+        for member_id in ids:
+            regex = data.members[member_id].regex if member_id in data.members else ""
+            if regex:
+                leaving[regex] = leaving.get(regex, 0) + 1
+        dropped = frozenset(r for r, n in leaving.items() if counts.get(r, 0) == n)
+        config, migration = self.ctx.config, self.ctx.migration
+        args = {"ms": frozenset(ids), "instances": frozenset(d.pre["instance_id"] for _, d, _ in removed
+                                                             if d.pre["instance_id"]),
+                "dropped": dropped, "downgrade_allowed": config.downgrade_enabled and migration is not None,
+                "classic_fits": len(data.members) - len(ids) <= config.max_size}
+        if migration is not None:
+            row = first_row(self.ctx.tables.consumer, self.group, ConsumerGroupEvent.MembersRemoved, args)
+            if row is not None and row.target == ConsumerGroupState.Dead:
+                for member_id in ids:
+                    self.cancel_timers(member_id)
+                migration.downgrade(self, args, {member_id: change for member_id, _, change in removed})
+                return
+        for member_id, decision, change in removed:
+            self.tombstone_member(member_id, decision, change)
+        data = self.data
+        for regex in sorted(dropped):
+            self.b.write(records.regular_expression_tombstone(self.group_id, regex))
+            data.resolved.pop(regex, None)
+        self.refresh_metadata()
+        self.decide_group(ConsumerGroupEvent.MembersRemoved, args)
+        self.b.write_for_last(records.consumer_group_epoch(self.group_id, self.group["group_epoch"]))
+
+    def tombstone_member(self, member_id: str, decision: Decision, change: int) -> None:
+        """removeMember: the member's tombstones (8, 7, 5; the first describes its removal, change `change`), its
+        partitions freed, its data and timers dropped. Nothing of the group is decided."""
         tombstones = records.member_tombstones(self.group_id, member_id)
-        self.b.write_for_last(tombstones[0])
+        self.b.attach(change, self.b.write(tombstones[0]))
         for rec in tombstones[1:]:
             self.b.write(rec)
         data = self.data
-        self.move_ownership(member_id, pre["held"], frozenset())
+        self.move_ownership(member_id, decision.pre["held"], frozenset())
         data.members.pop(member_id, None)
         data.target.pop(member_id, None)
+        data.left_states.pop(member_id, None)
         self.cancel_timers(member_id)
-        if not bump:
-            return
-        self.refresh_metadata()
-        self.decide_group(ConsumerGroupEvent.MemberRemoved, {"m": member_id, "instance": pre["instance_id"]})
-        self.b.write_for_last(records.consumer_group_epoch(self.group_id, self.group["group_epoch"]))
 
     # ------------------------------------------------------------ timers
 
-    def schedule_session(self, member_id: str) -> None:
-        self._schedule(session_key(self.group_id, member_id), self.ctx.config.consumer_session_timeout_ms,
-                       lambda t: session_expired(t, member_id))
+    def schedule_session(self, member_id: str, timeout_ms: int | None = None) -> None:
+        """(Re)start the member's session timer: group.consumer.session.timeout.ms, or a classic-protocol member's
+        own session timeout."""
+        delay_ms = self.ctx.config.consumer_session_timeout_ms if timeout_ms is None else timeout_ms
+        self._schedule(session_key(self.group_id, member_id), delay_ms, lambda t: session_expired(t, member_id))
+
+    def schedule_classic_timer(self, key: Any, member_id: str, timeout_ms: int, *, if_absent: bool = False) -> None:
+        """A classic-protocol member's join or sync timer (scheduleConsumerGroupJoinTimeoutIfAbsent,
+        scheduleConsumerGroupSyncTimeout): when it fires, the member is fenced as by its session timeout."""
+        ctx, shard, state, group_id = self.ctx, self.shard, self.state, self.group_id
+
+        def fire() -> None:
+            submit_internal(ctx, shard, state, group_id, lambda t: session_expired(t, member_id))
+
+        def start() -> None:
+            if not (if_absent and shard.timers.deadline(key) is not None):
+                shard.schedule(key, ctx.now_ms() + timeout_ms, fire)
+
+        self.then(start)
+
+    def cancel_timer(self, key: Any) -> None:
+        self.then(lambda: self.shard.timers.cancel(key))
 
     def schedule_rebalance(self, member_id: str, epoch: int, timeout_ms: int) -> None:
         self._schedule(rebalance_key(self.group_id, member_id), timeout_ms,
                        lambda t: rebalance_expired(t, member_id, epoch))
 
     def cancel_timers(self, member_id: str) -> None:
-        timers = self.shard.timers
-        self.then(lambda: (timers.cancel(session_key(self.group_id, member_id)),
-                           timers.cancel(rebalance_key(self.group_id, member_id))))
+        timers, group_id = self.shard.timers, self.group_id
+        keys = [session_key(group_id, member_id), rebalance_key(group_id, member_id), join_key(group_id, member_id),
+                sync_key(group_id, member_id)]
+        self.then(lambda: [timers.cancel(key) for key in keys])
 
     def cancel_rebalance(self, member_id: str) -> None:
         self.then(lambda: self.shard.timers.cancel(rebalance_key(self.group_id, member_id)))
@@ -248,13 +323,14 @@ def rebalance_expired(t: ConsumerTxn, member_id: str, epoch: int) -> None:
 def member_metadata_after(r_member: ConsumerMember, *, instance_id: str | None, rack_id: str | None,
                           rebalance_timeout_ms: int, server_assignor: str | None, topics: tuple[str, ...] | None,
                           regex: str | None, client_id: str, client_host: str) -> ConsumerMember:
-    """ConsumerGroupMember.Builder's maybeUpdate*: a field the request leaves out keeps its value."""
+    """ConsumerGroupMember.Builder's maybeUpdate*: a field the request leaves out keeps its value. The subscribed
+    names are a set in Kafka (duplicates collapse), held sorted here as the record writes them."""
     return ConsumerMember(
         member_id=r_member.member_id,
         instance_id=instance_id if instance_id is not None else r_member.instance_id,
         rack_id=rack_id if rack_id is not None else r_member.rack_id,
         client_id=client_id, client_host=client_host,
-        subscribed_topic_names=topics if topics is not None else r_member.subscribed_topic_names,
+        subscribed_topic_names=tuple(sorted(set(topics))) if topics is not None else r_member.subscribed_topic_names,
         subscribed_topic_regex=regex if regex is not None else r_member.subscribed_topic_regex,
         server_assignor=server_assignor if server_assignor is not None else r_member.server_assignor,
         rebalance_timeout_ms=rebalance_timeout_ms if rebalance_timeout_ms != -1 else r_member.rebalance_timeout_ms)

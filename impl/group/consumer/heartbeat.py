@@ -32,14 +32,11 @@ from ..messages import (
     group_not_found,
 )
 from ..offsets.store import delete_all_offsets
-from ..planning import PlanBuilder, settle
+from ..planning import Checkpoint, PlanBuilder, settle
 from ..shard_state import GroupShardState
-from ..state import ConsumerMember
+from ..state import ConsumerGroupData, ConsumerMember
+from . import regex as regex_module
 from .group import ConsumerTxn, assignment_tuple, member_metadata_after
-
-#: UpgradeToConsumerGroup's `online_upgrade`: kcoord never converts a live classic group (as Kafka with
-#: group.consumer.migration.policy=disabled), so only an Empty classic group gives its id to a consumer group.
-ONLINE_UPGRADE = False
 
 
 class _NeedsTarget(Exception):
@@ -54,51 +51,71 @@ def consumer_heartbeat(ctx: Context, shard: Shard, state: GroupShardState, r: Co
                        out: Completion[ConsumerGroupHeartbeatResponse]) -> Plan:
     t = ConsumerTxn(ctx, shard, state, r.group_id)
     classic = shard.get("ClassicGroup", (r.group_id,))
-    # a classic group holds the id: an epoch-0 heartbeat takes it over where the spec allows (kcoord: no online
-    # conversion), otherwise the id belongs to a group of another type
+    # a classic group holds the id: an epoch-0 heartbeat takes it over where the spec allows (an Empty one is deleted,
+    # a live one converted when group.consumer.migration.policy allows it), else the id is another type's
+    migration = ctx.migration
+    online = classic is not None and migration is not None and bool(classic["members"]) and migration.online_upgrade(t)
     upgrade = (classic is not None and r.member_epoch == 0
                and t.b.enabled(ctx.tables.classic, (r.group_id,), ClassicGroupEvent.UpgradeToConsumerGroup,
-                                   {"online_upgrade": ONLINE_UPGRADE}))
+                               {"online_upgrade": online}))
     foreign = classic is not None and classic["exists"] and not upgrade
     owned = ctx.names.to_set(dict(r.topic_partitions or ()))
     gate = t.decide_group(ConsumerGroupEvent.Heartbeat, _gate_args(ctx, t, r, foreign, owned))
     if gate.error != Errors.NONE:
         t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(gate.error)))
         return t.plan()
+    before_upgrade = t.b.checkpoint()
     if upgrade:
-        _delete_empty_classic_group(ctx, t)
+        error = migration.upgrade(t) if migration is not None else _delete_empty_classic_group(ctx, t)
+        if error != Errors.NONE:
+            t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(error)))
+            return t.plan()
     if r.member_epoch < 0:
         _leave(t, r, out)
     else:
-        _heartbeat(t, r, out, owned)
+        _heartbeat(t, r, out, owned, before_upgrade if upgrade else None)
     return t.plan()
+
+
+def _blank(value: str | None) -> bool:
+    """throwIfEmptyString's test: empty, or only whitespace (Java's String.trim)."""
+    return value is not None and not value.strip(_JAVA_TRIMMED)
+
+
+_JAVA_TRIMMED = "".join(chr(c) for c in range(0x21))  # String.trim drops every char <= U+0020
 
 
 def _gate_args(ctx: Context, t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, foreign: bool,
                owned: frozenset[str]) -> dict[str, Any]:
-    return {"member_id": r.member_id, "epoch": r.member_epoch, "instance": r.instance_id or "",
-            "instance_given": r.instance_id is not None, "rack": r.rack_id or "", "rack_given": r.rack_id is not None,
-            "regex_given": r.subscribed_topic_regex is not None, "rebalance_timeout": r.rebalance_timeout_ms,
+    return {"member_id": r.member_id, "epoch": r.member_epoch, "api_version": r.api_version,
+            "member_id_blank": _blank(r.member_id), "group_id_blank": _blank(r.group_id),
+            "instance": r.instance_id or "", "instance_given": r.instance_id is not None,
+            "instance_blank": _blank(r.instance_id), "rack_given": r.rack_id is not None,
+            "rack_blank": _blank(r.rack_id), "rebalance_timeout": r.rebalance_timeout_ms,
             "owned": owned, "owned_given": r.topic_partitions is not None,
-            "topics": frozenset(r.subscribed_topic_names or ()), "topics_given": r.subscribed_topic_names is not None,
+            "topics_given": r.subscribed_topic_names is not None, "regex_given": r.subscribed_topic_regex is not None,
             "assignor_given": r.server_assignor is not None, "assignor_known": r.server_assignor in ctx.assignors,
             "foreign_group": foreign, "group_size": len(t.group["members"]), "max_size": ctx.config.consumer_max_size}
 
 
-def _delete_empty_classic_group(ctx: Context, t: ConsumerTxn) -> None:
-    """An Empty classic group with this id is deleted before the consumer group takes it (§3.9)."""
-    t.b.decide(ctx.tables.classic, (t.group_id,), ClassicGroupEvent.UpgradeToConsumerGroup,
-                                   {"online_upgrade": ONLINE_UPGRADE})
+def _delete_empty_classic_group(ctx: Context, t: ConsumerTxn) -> str:
+    """Without `Context.migration` (a coordinator of consumer groups alone): an Empty classic group with this id is
+    deleted before the consumer group takes it (§3.9); nothing converts."""
+    d = t.b.decide(ctx.tables.classic, (t.group_id,), ClassicGroupEvent.UpgradeToConsumerGroup,
+                   {"online_upgrade": False})
     t.b.write_for_last(records.group_tombstone(t.group_id))
     state, shard, group_id = t.state, t.shard, t.group_id
     t.then(lambda: (state.classic.pop(group_id, None), shard.instances["ClassicGroup"].pop((group_id,), None)))
+    return d.error
 
 
 # ---------------------------------------------------------------------------------------------- epoch >= 0
 
 
 def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[ConsumerGroupHeartbeatResponse],
-               owned: frozenset[str]) -> None:
+               owned: frozenset[str], before_upgrade: Checkpoint | None = None) -> None:
+    """`before_upgrade`: the plan before a classic group was converted for this heartbeat; a refusal undoes the
+    conversion too (Kafka's handler throws and writes nothing)."""
     ctx = t.ctx
     member_id = r.member_id or ctx.new_uuid()
     holder = t.current.static_member_id(r.instance_id)
@@ -124,40 +141,57 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         event = MemberEvent.Heartbeat
         args = {"sender": member_id, "instance": r.instance_id or "", "epoch": r.member_epoch, "owned": owned,
                 "owned_given": r.topic_partitions is not None, "rebalance_timeout": r.rebalance_timeout_ms,
-                "metadata_changed": metadata_changed}
+                "metadata_changed": metadata_changed, "classic_join": False}
     may_assign = (t.group["group_epoch"] > t.group["assignment_epoch"] or metadata_changed
                   or t.now_ms >= t.current.metadata_refresh_deadline_ms)
-    if may_assign and _rejected_early(t, entity_id, event, args, out, r):
+    if may_assign and _rejected_early(t, entity_id, event, args, out, r, before_upgrade):
         return
     pre_member = t.member(entity_id)
-    checkpoint = t.b.checkpoint()
+    checkpoint = before_upgrade or t.b.checkpoint()
     assert t._staged is None, "the group's data is not changed before the group stage"
+    counts = t.current.regex_counts()
+    old_regex = "" if entity["state"] == MemberState.Absent else base.regex
     if replacing:
-        _replace_static_member(t, entity_id, member_id, base, updated, args)
-    else:
-        _group_stage(t, member_id, entity, updated, base, metadata_changed)
-    if t.group["group_epoch"] > t.group["assignment_epoch"]:
-        t.compute_target()
-    target = t.target_of(member_id)
-    args.update(target=target, target_epoch=t.group["assignment_epoch"],
-                held_in_group=t.held_in_group(member_id, target))
-    if replacing and holder != member_id:
-        args["inherited"] = pre_member["assigned"]
-        args["metadata_changed"] = True  # a new member id: all of its metadata is new
-    pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
-    d = t.decide_member(member_id if replacing else entity_id, event, args)
-    if d.error != Errors.NONE:  # refused after all (no early check ran): nothing of the group stage happens
+        _replace_static_member(t, entity_id, member_id, base, args)
+    refused = group_stage(t, member_id, entity["state"], updated, base,
+                           updated != base if replacing else metadata_changed, counts)
+    d: Decision | None = None
+    pre: Mapping[str, Any] = pre_member
+    if refused is None:
+        if t.group["group_epoch"] > t.group["assignment_epoch"]:
+            t.compute_target()
+        target = t.target_of(member_id)
+        args.update(target=target, target_epoch=t.group["assignment_epoch"],
+                    held_in_group=t.held_in_group(member_id, target))
+        if replacing and holder != member_id:
+            args["inherited"] = pre_member["assigned"]
+            args["metadata_changed"] = True  # a new member id: all of its metadata is new
+        pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
+        d = t.decide_member(member_id if replacing else entity_id, event, args)
+        refused = d if d.error != Errors.NONE else None
+    # a refusal answers the error alone, no member id (Kafka 4.0's GroupCoordinatorService: code and message only)
+    if refused is not None:  # refused after all (no early check ran): nothing of the group stage happens
         rejection = t.b.changes[-1]
-        t.b.rollback(checkpoint)
-        t._staged = None
+        _undo(t, checkpoint, before_upgrade)
         t.b.changes.append(rejection)
-        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+        error = refused.error
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(error)))
         return
+    assert d is not None
+    regex_module.maybe_refresh(t, old_regex, updated.regex, counts)
     _after_member(t, r, member_id, d, pre, out)
 
 
+def _undo(t: ConsumerTxn, checkpoint: Checkpoint, before_upgrade: Checkpoint | None) -> None:
+    t.b.rollback(checkpoint)
+    t._staged = None
+    if before_upgrade is not None:  # the conversion is undone with the rest
+        t.current, t.installs_current = t.state.consumer.get(t.group_id) or ConsumerGroupData(), False
+
+
 def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, Any],
-                    out: Completion[ConsumerGroupHeartbeatResponse], r: ConsumerGroupHeartbeatRequest) -> bool:
+                    out: Completion[ConsumerGroupHeartbeatResponse], r: ConsumerGroupHeartbeatRequest,
+                    before_upgrade: Checkpoint | None) -> bool:
     """Kafka validates the member (epoch, instance) before it touches the group; so do we: the member's decision
     with a target that may not be read. A rejection by a check is final (nothing else is decided)."""
     probe = {**args, "target": _needs_target, "target_epoch": _needs_target, "held_in_group": _needs_target}
@@ -169,36 +203,63 @@ def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, 
         return False
     if d.error == Errors.NONE:
         return False
+    if before_upgrade is not None:
+        _undo(t, before_upgrade, before_upgrade)
     t.b.changes.append(Change(t.ctx.tables.member, (t.group_id, entity_id), d, args))
-    t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id or None)))
+    t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error)))
     return True
 
 
-def _group_stage(t: ConsumerTxn, member_id: str, entity: dict[str, Any], updated: ConsumerMember,
-                 base: ConsumerMember, metadata_changed: bool) -> None:
-    """Step 1 of consumerGroupHeartbeat: member metadata, subscription metadata, the group epoch."""
-    subscription_changed = (updated.subscribed_topic_names != base.subscribed_topic_names
-                            or updated.subscribed_topic_regex != base.subscribed_topic_regex)
+def group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: ConsumerMember, base: ConsumerMember,
+                metadata_changed: bool, counts: dict[str, int], *, classic: bool = False) -> Decision | None:
+    """Step 1 of consumerGroupHeartbeat: the member's metadata (hasMemberSubscriptionChanged), its regular
+    expression (maybeUpdateRegularExpressions: the tombstone of one it was the last subscriber of), the subscription
+    metadata and the group epoch (updateSubscriptionMetadata). A refusal (INVALID_REGULAR_EXPRESSION) is returned,
+    to be rolled back by the caller. `counts` are the group's subscribed expressions before this request; `classic`:
+    a classic-protocol member's JoinGroup (classicGroupJoinToConsumerGroup)."""
+    new = entity_state == MemberState.Absent
+    names_changed = set(updated.subscribed_topic_names) != set(() if new else base.subscribed_topic_names)
+    old_regex, new_regex = ("" if new else base.regex), updated.regex
+    regex_changed = old_regex != new_regex
+    old_last = bool(old_regex) and counts.get(old_regex, 0) == 1
+    data = t.data
     if metadata_changed:
-        t.data.members[member_id] = updated
+        data.members[member_id] = updated
         t.b.write(records.member_metadata(t.group_id, updated))
-    bump = subscription_changed
-    if subscription_changed or t.now_ms >= t.view.metadata_refresh_deadline_ms:
-        bump = t.refresh_metadata() or bump
-    if entity["state"] == MemberState.Absent:
-        t.decide_group(ConsumerGroupEvent.MemberJoined, {"m": member_id, "instance": updated.instance_id or ""})
-    elif bump:
-        t.decide_group(ConsumerGroupEvent.SubscriptionChanged, {})
+    if regex_changed and old_last:
+        t.b.write(records.regular_expression_tombstone(t.group_id, old_regex))
+        data.resolved.pop(old_regex, None)
+    group = t.group
+    bump = (group["group_epoch"] == 0 or names_changed
+            or (regex_changed and new_regex != "" and new_regex in group["resolved"])
+            or (classic and old_regex != ""))  # a classic JoinGroup updating a member that had an expression
+    refreshed = False
+    if bump or t.now_ms >= t.view.metadata_refresh_deadline_ms:
+        refreshed = t.refresh_metadata()
+    valid = regex_module.is_valid(new_regex) if new_regex else True
+    if new:
+        d = t.decide_group(ConsumerGroupEvent.MemberJoined, {"m": member_id, "instance": updated.instance_id or "",
+                                            "names_changed": names_changed, "regex": new_regex, "regex_valid": valid,
+                                            "metadata_changed": refreshed, "classic": classic})
+    elif bump or refreshed or regex_changed:
+        d = t.decide_group(ConsumerGroupEvent.SubscriptionChanged, {"old_regex": old_regex, "new_regex": new_regex,
+                                                   "old_regex_last": old_last, "new_regex_valid": valid,
+                                                   "names_changed": names_changed, "metadata_changed": refreshed,
+                                                   "classic": classic})
     else:
-        return
-    t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
+        return None
+    if d.error != Errors.NONE:
+        return d
+    if d.post is not None and d.post["group_epoch"] != d.pre["group_epoch"]:
+        t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
+    return None
 
 
 def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: ConsumerMember,
-                           updated: ConsumerMember, args: dict[str, Any]) -> None:
+                           args: dict[str, Any]) -> None:
     """getOrMaybeSubscribeStaticConsumerGroupMember + replaceMember: the member at -2 is replaced by `new_id`
-    (possibly the same id), inheriting its assignment at epoch 0 (surprise 16). `copied` is the old member's
-    metadata under the new id, `updated` what the request makes of it."""
+    (possibly the same id), inheriting its assignment and subscription at epoch 0 (surprise 16). `copied` is the old
+    member's metadata under the new id; what the request changes of it is the group stage's (SubscriptionChanged)."""
     data = t.data
     old_instance = t.member(old_id)
     old_target = data.target.get(old_id, {})
@@ -208,7 +269,7 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
             **args, "target": target, "target_epoch": t.group["assignment_epoch"],
             "held_in_group": t.held_in_group(old_id, target)})
         assert gone.to_state == MemberState.Removed, gone
-        t.remove_member(old_id, gone, bump=False)
+        t.tombstone_member(old_id, gone, len(t.b.changes) - 1)
     else:
         for rec in records.member_tombstones(t.group_id, old_id):
             t.b.write(rec)
@@ -223,17 +284,9 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
                                          state=records.MEMBER_STATE_BYTES[MemberState.Stable],
                                          assigned=names.to_assignment(old_instance["assigned"]), pending={}))
     t.move_ownership(new_id, frozenset(), old_instance["assigned"])
-    bump = (updated.subscribed_topic_names != copied.subscribed_topic_names
-            or updated.subscribed_topic_regex != copied.subscribed_topic_regex)
-    if updated != copied:
-        data.members[new_id] = updated
-        t.b.write(records.member_metadata(t.group_id, updated))
-    if bump or t.now_ms >= data.metadata_refresh_deadline_ms:
-        bump = t.refresh_metadata() or bump
-    t.decide_group(ConsumerGroupEvent.StaticMemberReplaced, {"old_member": old_id, "new_member": new_id,
-                                                             "instance": updated.instance_id or "", "bump": bump})
-    if bump:
-        t.b.write_for_last(records.consumer_group_epoch(t.group_id, t.group["group_epoch"]))
+    t.decide_group(ConsumerGroupEvent.StaticMemberReplaced, {
+        "old_member": old_id, "new_member": new_id, "instance": copied.instance_id or "", "classic": False,
+        "downgrade_allowed": False, "classic_fits": True})  # only a classic take-over may downgrade
 
 
 def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: str, d: Decision,
@@ -274,7 +327,7 @@ def _leave(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion[Con
     event = MemberEvent.Leave if r.member_epoch == -1 else MemberEvent.StaticLeave
     d = t.decide_member(entity_id, event, {"sender": r.member_id, "instance": r.instance_id or ""})
     if not d.accepted:
-        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error, member_id=r.member_id)))
+        t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error)))
         return
     if d.to_state == MemberState.Removed:
         t.remove_member(entity_id, d)
@@ -297,7 +350,8 @@ def delete_consumer_group(t: ConsumerTxn) -> str:
     d = t.decide_group(ConsumerGroupEvent.Delete, {})
     if d.accepted:
         delete_all_offsets(t.state.offsets, t.b, t.group_id)
-        tombstones = records.consumer_group_tombstones(t.group_id, list(t.current.members))
+        tombstones = records.consumer_group_tombstones(t.group_id, list(t.current.members),
+                                                       sorted(t.current.resolved))
         for rec in tombstones[:-1]:
             t.b.write(rec)
         t.b.write_for_last(tombstones[-1])
@@ -335,7 +389,7 @@ def describe_consumer_group(ctx: Context, shard: Shard, state: GroupShardState,
             continue
         members.append(DescribedConsumerMember(
             member_id, meta.instance_id, meta.rack_id, m["member_epoch"], meta.client_id, meta.client_host,
-            meta.subscribed_topic_names, assignment_tuple(names.to_assignment(m["assigned"])),
-            assignment_tuple(data.target.get(member_id, {}))))
+            tuple(sorted(set(meta.subscribed_topic_names))), assignment_tuple(names.to_assignment(m["assigned"])),
+            assignment_tuple(data.target.get(member_id, {})), meta.subscribed_topic_regex))
     return DescribedConsumerGroup(group_id, Errors.NONE, inst["state"], inst["group_epoch"], inst["assignment_epoch"],
                                   data.preferred_assignor(ctx.config.consumer_assignors[0]), tuple(members))

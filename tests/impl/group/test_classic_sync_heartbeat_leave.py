@@ -284,7 +284,11 @@ def test_describe_and_list_groups(h: Harness) -> None:
     assert (unknown.error, unknown.state, unknown.message) == ("GROUP_ID_NOT_FOUND", "Dead", "Group nope not found.")
     h.join("g", a)
     (d,) = h.c.describe_groups(["g"])
-    assert d.state == "PreparingRebalance" and {m.assignment for m in d.members} == {b""}
+    # outside Stable Kafka 4.0 describes members without metadata but with the assignment they still have
+    # (ClassicGroupMember.describeNoMetadata), as the reference broker answered the differential fuzzer
+    assert d.state == "PreparingRebalance" and d.protocol == ""
+    assert {m.member_id: (m.metadata, m.assignment) for m in d.members} == {
+        a: (b"", f"a-{a}".encode()), b: (b"", f"a-{b}".encode())}
     listed = h.c.list_groups()
     assert [(g.group_id, g.state, g.group_type) for g in listed] == [("g", "PreparingRebalance", "classic")]
     assert h.c.list_groups(states=["stable"]) == []

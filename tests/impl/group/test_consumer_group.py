@@ -33,23 +33,43 @@ def key_types(records: list[tuple[object, object]]) -> list[tuple[int, bool]]:
 
 
 def test_3_2_request_validation(h: Harness) -> None:
+    """throwIfConsumerGroupHeartbeatRequestIsInvalid as Kafka 4.0.2 has it: blank means empty or whitespace only,
+    the member id is required from v1 (the client generates it), either topic names or a regular expression must be
+    given on a join."""
     assert hb_raw(h, group_id="") == "INVALID_REQUEST"
+    assert hb_raw(h, group_id="  ") == "INVALID_REQUEST", "String.trim: whitespace is empty"
     assert hb_raw(h, instance_id="") == "INVALID_REQUEST"
+    assert hb_raw(h, instance_id=" ") == "INVALID_REQUEST"
     assert hb_raw(h, rack_id="") == "INVALID_REQUEST"
-    assert hb_raw(h, subscribed_topic_regex="o.*") == "INVALID_REQUEST"
     assert hb_raw(h, member_epoch=-3) == "INVALID_REQUEST"
     assert hb_raw(h, member_id="", member_epoch=3) == "INVALID_REQUEST"
     assert hb_raw(h, member_id="", member_epoch=-1) == "INVALID_REQUEST"
+    assert hb_raw(h, member_id="", member_epoch=0) == "INVALID_REQUEST", "v1: the client generates its member id"
+    assert hb_raw(h, member_id=" ", member_epoch=0) == "INVALID_REQUEST"
     assert hb_raw(h, rebalance_timeout_ms=-1) == "INVALID_REQUEST"
     assert hb_raw(h, topic_partitions=((T1, (0,)),)) == "INVALID_REQUEST"
     assert hb_raw(h, topic_partitions=None) == "INVALID_REQUEST"
-    assert hb_raw(h, subscribed_topic_names=()) == "INVALID_REQUEST"
-    assert hb_raw(h, subscribed_topic_names=None) == "INVALID_REQUEST"
+    assert hb_raw(h, subscribed_topic_names=None) == "INVALID_REQUEST", "neither names nor a regular expression"
     assert hb_raw(h, member_epoch=-2) == "INVALID_REQUEST", "a static leave needs an instance id"
     assert hb_raw(h, server_assignor="sticky") == "UNSUPPORTED_ASSIGNOR"
     assert h.records() == []
     rows = h.rows("ConsumerGroup")
-    assert len(rows) == 14 and {r["kind"] for r in rows} == {"reject"}, "every rejection is traced"
+    assert len(rows) == 16 and {r["kind"] for r in rows} == {"reject"}, "every rejection is traced"
+
+
+def test_3_2_a_join_may_subscribe_to_nothing(h: Harness) -> None:
+    """Kafka 4.0 accepts an empty list of topic names (or an empty regular expression) on a join: a member
+    subscribed to nothing. ([S] refused an empty list.)"""
+    assert hb_raw(h, subscribed_topic_names=()) == "NONE"
+    assert hb_raw(h, member_id="n", subscribed_topic_names=None, subscribed_topic_regex="") == "NONE"
+    assert set(h.consumer_group("cg")["members"]) == {"m", "n"}
+
+
+def test_3_2_v0_lets_the_coordinator_pick_the_member_id(h: Harness) -> None:
+    r = h.c.consumer_group_heartbeat(ConsumerGroupHeartbeatRequest(
+        "cg", "", 0, rebalance_timeout_ms=30_000, subscribed_topic_names=("orders",), topic_partitions=(),
+        api_version=0)).result()
+    assert r.error == "NONE" and r.member_id == "u0"
 
 
 # ---------------------------------------------------------------------------------------------- §3.3
@@ -96,7 +116,8 @@ def test_3_3_2_group_max_size(tmp_path: Path) -> None:
 
 
 def test_3_3_3_empty_member_id_is_generated(h: Harness) -> None:
-    r = h.cg("cg", "", 0)
+    """Only at v0: from v1 the client must send its own (test_3_2_request_validation)."""
+    r = h.cg("cg", "", 0, api_version=0)
     assert r.error == "NONE" and r.member_id == "u0" and h.member("cg", "u0") is not None
 
 
@@ -108,9 +129,12 @@ def test_3_3_4_unknown_dynamic_member_with_an_epoch(h: Harness) -> None:
 
 def test_3_3_4_static_member_rules(h: Harness) -> None:
     a = h.cg("cg", "a", 0, instance="host-1")
-    assert h.cg("cg", "a2", 0, instance="host-1").error == "UNRELEASED_INSTANCE_ID"
+    refused = h.cg("cg", "a2", 0, instance="host-1")
+    # Kafka 4.0 answers a refused heartbeat with no member id (GroupCoordinatorService: error code and message only)
+    assert (refused.error, refused.member_id) == ("UNRELEASED_INSTANCE_ID", None)
     h.cg("cg", "b", 0)
-    assert h.cg("cg", "b", 2, instance="host-1").error == "FENCED_INSTANCE_ID"
+    fenced = h.cg("cg", "b", 2, instance="host-1")
+    assert (fenced.error, fenced.member_id) == ("FENCED_INSTANCE_ID", None)
     assert a.member_epoch == 1
 
 

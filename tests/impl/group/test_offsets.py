@@ -193,13 +193,17 @@ def test_2_8_committed_transactional_offset_wins_only_if_its_record_is_newer(tmp
 
 
 def test_2_8_txn_commit_rows(tmp_path: Path) -> None:
-    h = Harness(tmp_path, verifier=FakeVerifier(answers={9: "INVALID_PRODUCER_ID_MAPPING", 10: "NETWORK_EXCEPTION"}))
+    h = Harness(tmp_path, verifier=FakeVerifier(answers={9: "INVALID_PRODUCER_ID_MAPPING", 10: "NETWORK_EXCEPTION",
+                                                          11: "PRODUCER_FENCED", 12: "TRANSACTION_ABORTABLE"}))
     assert txn_commit(h, "nope", {("orders", 0): 1}, member_id="m", generation=2) == \
         {("orders", 0): "ILLEGAL_GENERATION"}
     assert txn_commit(h, "new-simple", {("orders", 0): 1}) == {("orders", 0): "NONE"}
     assert h.group("new-simple")["exists"]
     assert txn_commit(h, "g", {("orders", 0): 1}, pid=9) == {("orders", 0): "INVALID_PRODUCER_ID_MAPPING"}
     assert txn_commit(h, "g", {("orders", 0): 1}, pid=10) == {("orders", 0): "COORDINATOR_LOAD_IN_PROGRESS"}
+    # Kafka 4.0's AddPartitionsToTxnManager hands verification errors on as a client of these versions knows them
+    assert txn_commit(h, "g", {("orders", 0): 1}, pid=11) == {("orders", 0): "INVALID_PRODUCER_EPOCH"}
+    assert txn_commit(h, "g", {("orders", 0): 1}, pid=12) == {("orders", 0): "INVALID_TXN_STATE"}
     (a,) = h.stable_group("s", 1)
     assert txn_commit(h, "s", {("orders", 0): 1}) == {("orders", 0): "NONE"}, "no member information: accepted"
     assert txn_commit(h, "s", {("orders", 0): 1}, member_id=a, generation=5) == {("orders", 0): "ILLEGAL_GENERATION"}

@@ -343,5 +343,5 @@ def test_the_simulations_reach_what_they_are_meant_to_exercise(tmp_path: Path) -
     states = {r["to_state"] for r in h.rows("ConsumerGroupMember")}
     assert {"Stable", "UnrevokedPartitions", "UnreleasedPartitions", "StaticLeft", "Removed"} <= states
     events = {r["event"] for r in h.rows("ConsumerGroup") if r["kind"] != "reject"}
-    assert {"MemberJoined", "MemberRemoved", "SubscriptionChanged", "StaticMemberLeft", "StaticMemberReplaced",
+    assert {"MemberJoined", "MembersRemoved", "SubscriptionChanged", "StaticMemberLeft", "StaticMemberReplaced",
             "TargetAssignmentComputed", "MemberReconciled"} <= events

@@ -186,8 +186,9 @@ def test_retry_by_last_epoch_is_fenced_after_a_reload(h: Harness) -> None:
 
 @pytest.mark.parametrize(("server_tv", "abort_epoch"), [(2, 4), (1, 4), (0, 4)])
 def test_ongoing_is_fenced_and_aborted_in_one_record(tmp_path: Path, server_tv: int, abort_epoch: int) -> None:
-    """The abort keeps the fence's epoch under every transaction version (Kafka 4.0.2, KAFKA-19367: the reference
-    broker at transaction.version 2 answered the retry with the fence's epoch + 1)."""
+    """The epoch moves once under every transaction version (Kafka 4.0.2, KAFKA-19367: the reference broker at
+    transaction.version 2 answered the retry with the fence's epoch + 1); under TV2 the abort is that bump, so the
+    last epoch is the one before the fence (a timed-out producer's InitProducerId with its old epoch is a retry)."""
     h = Harness(tmp_path, config=TxnConfig(server_txn_version=server_tv))
     h.seed(T, "Ongoing", producer_id=5, previous_producer_id=5, producer_epoch=3,
            partitions=frozenset({"orders-0", "payments-0"}))
@@ -200,6 +201,7 @@ def test_ongoing_is_fenced_and_aborted_in_one_record(tmp_path: Path, server_tv: 
     assert (record[1]["state"], record[1]["producer_epoch"], record[1]["client_txn_version"],
             record[1]["partitions"]) == ("PrepareAbort", abort_epoch, server_tv, frozenset({"orders-0", "payments-0"}))
     assert record[1]["txn_timeout_ms"] == TIMEOUT_MS  # unchanged by the fence (the retry sets the new timeout)
+    assert h.get(T)["last_producer_epoch"] == (3 if server_tv == 2 else -1)
     h.coordinator.poll()
     (marker,) = h.target.markers()
     assert (marker.producer_id, marker.producer_epoch, marker.result) == (5, abort_epoch, "ABORT")

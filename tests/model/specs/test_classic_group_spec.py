@@ -138,7 +138,12 @@ def test_checks_clean_and_every_state_and_event_is_documented(machine: ir.Machin
 def test_valid_previous_states_equal_kafka(machine: ir.Machine) -> None:
     assert {s.name for s in machine.states} == set(kafka_table.VALID_PREVIOUS)
     for target, kafka_sources in kafka_table.VALID_PREVIOUS.items():
-        assert machine.valid_previous(target) == kafka_sources, f"valid previous states of {target}"
+        created = kafka_table.CREATED.get(target, frozenset())
+        assert machine.valid_previous(target) == kafka_sources | created, f"valid previous states of {target}"
+    creations = [t for t in machine.transitions
+                 if any(s in kafka_table.CREATED.get(t.target or "", frozenset()) for s in t.sources)]
+    assert creations and {t.event for t in creations} == {"ConvertedFromConsumer"}, \
+        "only the conversion back from a consumer group creates a classic group in a state"
 
 
 def test_in_place_updates_are_stays_and_dead_to_dead_is_the_only_self_edge(machine: ir.Machine) -> None:
@@ -598,6 +603,30 @@ def test_expire_group(machine: ir.Machine) -> None:
     assert accepted(g) and g["state"] == "Dead"
 
 
+def test_converted_from_a_consumer_group(machine: ir.Machine) -> None:
+    """convertToClassicGroup: a fresh classic group at the consumer group's epoch, rebalancing at once (not an initial
+    rebalance: a join phase of the members it has)."""
+    g = fresh(machine)
+    assert g.send("ConvertedFromConsumer", converted=frozenset({"a", "b"}), statics=frozenset({"b"}), epoch=7,
+                  selected_protocol="range", first="a", group_rebalance_timeout_ms=30_000, rebalance=True) == "NONE"
+    assert (g["state"], g["generation"], g["leader"], g["members"], g["static_members"], g["initial_rebalance"]) == \
+        ("PreparingRebalance", 7, "a", {"a", "b"}, {"b"}, False)
+    stable_group(machine, "m1").no_row("ConvertedFromConsumer", converted=frozenset({"a"}), statics=frozenset(),
+                                        epoch=3, selected_protocol="range", first="a", group_rebalance_timeout_ms=1,
+                                        rebalance=True)
+
+
+def test_converted_by_a_static_take_over_without_a_new_subscription(machine: ir.Machine) -> None:
+    """convertToClassicGroup with a joining static member whose subscription did not change: no prepareRebalance,
+    the group stays in the STABLE it was built in, at the consumer group's epoch."""
+    g = fresh(machine)
+    assert g.send("ConvertedFromConsumer", converted=frozenset({"a", "j"}), statics=frozenset({"j"}), epoch=4,
+                  selected_protocol="range", first="a", group_rebalance_timeout_ms=30_000, rebalance=False) == "NONE"
+    assert (g["state"], g["generation"], g["leader"], g["members"], g["static_members"], g["awaiting_join"]) == \
+        ("Stable", 4, "a", {"a", "j"}, {"j"}, set())
+    assert g.send("SyncGroup", member_id="j", instance_id="", mapped_member="", generation_id=4) == "NONE"
+
+
 def test_upgrade_to_a_consumer_group(machine: ir.Machine) -> None:
     """getOrMaybeCreateConsumerGroup: an Empty classic group gives its id away; a live one only by an online
     conversion (validateOnlineUpgrade), and only when it uses the consumer protocol."""
@@ -633,7 +662,7 @@ EVENT_WEIGHTS = {
     "ExtendInitialDelay": 2, "MemberExpired": 2, "PendingSyncExpired": 2, "AssignmentWritten": 4,
     "AssignmentWriteFailed": 1, "RebalanceOverCapacity": 1, "ExpireGroup": 1, "UpgradeToConsumerGroup": 1,
     "Unload": 1, "OffsetFetch": 1, "OffsetFetchPartition": 1, "OffsetDelete": 1, "OffsetDeletePartition": 1,
-    "ExpireOffset": 2,
+    "ExpireOffset": 2, "ConvertedFromConsumer": 1,
 }
 
 
@@ -673,6 +702,11 @@ def _arg_choices(rng: random.Random, s: State) -> dict[str, Callable[[], Any]]:
         "commit_timestamp_ms": lambda: rng.choice((0, 9_500)),
         "expire_timestamp_ms": lambda: rng.choice((-1, -1, 5_000, 20_000)),
         "state_timestamp_ms": lambda: rng.choice((-1, 0, 9_500)),
+        # a consumer group converted back: its remaining members, their instances, its epoch
+        "converted": lambda: frozenset({"a", "b"}),
+        "statics": lambda: rng.choice((frozenset(), frozenset({"b"}))),
+        "epoch": lambda: rng.choice((1, 7)),
+        "first": lambda: "a",
     }
 
 

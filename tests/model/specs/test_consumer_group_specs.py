@@ -92,13 +92,15 @@ def parts(*numbers: int) -> frozenset[str]:
 
 def gate_args(member_id: str, epoch: int, *, instance: str = "", owned: Iterable[str] | None = (),
               topics: Iterable[str] | None = ("t",), rebalance_timeout: int = 30_000, group_size: int = 0,
-              max_size: int = 100, foreign_group: bool = False, rack: str | None = None, regex: bool = False,
-              assignor: str | None = None) -> dict[str, Any]:
+              max_size: int = 100, foreign_group: bool = False, rack: str | None = None, regex: str | None = None,
+              assignor: str | None = None, group_id: str = GROUP, api_version: int = 1) -> dict[str, Any]:
     """ConsumerGroup.Heartbeat's arguments for one ConsumerGroupHeartbeat request (`None` = the field is null)."""
-    return {"member_id": member_id, "epoch": epoch, "instance": instance, "instance_given": instance != "",
-            "rack": rack or "", "rack_given": rack is not None, "regex_given": regex,
+    return {"member_id": member_id, "epoch": epoch, "api_version": api_version,
+            "member_id_blank": not member_id.strip(), "group_id_blank": not group_id.strip(),
+            "instance": instance, "instance_given": instance != "", "instance_blank": False,
+            "rack_given": rack is not None, "rack_blank": rack is not None and not rack.strip(),
             "rebalance_timeout": rebalance_timeout, "owned": frozenset(owned or ()), "owned_given": owned is not None,
-            "topics": frozenset(topics or ()), "topics_given": topics is not None,
+            "topics_given": topics is not None, "regex_given": regex is not None,
             "assignor_given": assignor is not None, "assignor_known": assignor in (None, "uniform", "range"),
             "foreign_group": foreign_group, "group_size": group_size, "max_size": max_size}
 
@@ -113,11 +115,23 @@ def join_args(sender: str, target: Iterable[str], target_epoch: int, *, instance
 
 def hb_args(sender: str, epoch: int, owned: Iterable[str] | None, target: Iterable[str], target_epoch: int, *,
             instance: str = "", held_in_group: Iterable[str] = (), metadata_changed: bool = False,
-            rebalance_timeout: int = -1) -> dict[str, Any]:
+            rebalance_timeout: int = -1, classic_join: bool = False) -> dict[str, Any]:
     return {"sender": sender, "instance": instance, "epoch": epoch, "owned": frozenset(owned or ()),
             "owned_given": owned is not None, "rebalance_timeout": rebalance_timeout,
             "metadata_changed": metadata_changed, "target": frozenset(target), "target_epoch": target_epoch,
-            "held_in_group": frozenset(held_in_group)}
+            "held_in_group": frozenset(held_in_group), "classic_join": classic_join}
+
+
+def joined(m: str, instance: str = "", **overrides: Any) -> dict[str, Any]:
+    """MemberJoined's arguments for a consumer-protocol member subscribing to topic names."""
+    return {"m": m, "instance": instance, "names_changed": True, "regex": "", "regex_valid": True,
+            "metadata_changed": False, "classic": False, **overrides}
+
+
+def removed(m: str, instance: str = "", **overrides: Any) -> dict[str, Any]:
+    """MembersRemoved's arguments for one member without a regular expression; no downgrade."""
+    return {"ms": frozenset({m}), "instances": frozenset({instance} - {""}), "dropped": frozenset(),
+            "downgrade_allowed": True, "classic_fits": True, **overrides}
 
 
 # ---------------------------------------------------------------- a tiny coordinator driving both machines
@@ -209,10 +223,10 @@ class Coordinator:
         entities: list[State] = []
         inherited: frozenset[str] = frozenset()
         if old["state"] == "Absent":
-            group = self._group(group, "MemberJoined", m=member_id, instance=instance)
+            group = self._group(group, "MemberJoined", **joined(member_id, instance))
         elif old["state"] == "StaticLeft" and instance:
             group = self._group(group, "StaticMemberReplaced", old_member=old["member_id"], new_member=member_id,
-                                instance=instance, bump=False)
+                                instance=instance, classic=False, downgrade_allowed=False, classic_fits=True)
             targets = {(member_id if m == old["member_id"] else m): t for m, t in targets.items()}
         group, targets = self._with_target(group, targets)
         args = join_args(member_id, targets.get(member_id, frozenset()), group["assignment_epoch"], instance=instance,
@@ -238,7 +252,8 @@ class Coordinator:
         entity = self.entity(member_id, instance)
         group, targets = self.group, self.targets
         if subscription_changed and entity["state"] != "Absent":
-            group = self._group(group, "SubscriptionChanged")
+            group = self._group(group, "SubscriptionChanged", old_regex="", new_regex="", old_regex_last=False,
+                                new_regex_valid=True, names_changed=True, metadata_changed=False, classic=False)
         group, targets = self._with_target(group, targets)
         args = hb_args(member_id, epoch, owned, targets.get(entity["member_id"], frozenset()),
                        group["assignment_epoch"], instance=instance, held_in_group=self.held_in_group(),
@@ -261,7 +276,7 @@ class Coordinator:
         if isinstance(row, ir.Rejection):
             return row.error
         if post["state"] == "Removed":
-            group = self._group(self.group, "MemberRemoved", m=entity["member_id"], instance=entity["instance_id"])
+            group = self._group(self.group, "MembersRemoved", **removed(entity["member_id"], entity["instance_id"]))
         else:
             group = self._group(self.group, "StaticMemberLeft", m=entity["member_id"], instance=instance)
         self._commit(group, self.targets, post)
@@ -273,7 +288,7 @@ class Coordinator:
         entity = self.members.get(member_id) or self.fresh(member_id)
         _, post = step(self.cm, entity, event, **args)
         if post["state"] == "Removed":
-            group = self._group(self.group, "MemberRemoved", m=member_id, instance=entity["instance_id"])
+            group = self._group(self.group, "MembersRemoved", **removed(member_id, entity["instance_id"]))
             self._commit(group, self.targets, post)
         return post["state"]
 
@@ -360,7 +375,7 @@ def test_first_member_joins_then_reconciles(coordinator: Coordinator) -> None:
     c = coordinator
     g = c.group
     reject(c.cg, g, "Heartbeat", "NONE", **gate_args("a", 0))
-    g = accept(c.cg, g, "MemberJoined", "Assigning", m="a", instance="")
+    g = accept(c.cg, g, "MemberJoined", "Assigning", **joined("a"))
     assert (g["group_epoch"], g["assignment_epoch"], g["unreconciled"]) == (1, 0, {"a"})
     g = accept(c.cg, g, "TargetAssignmentComputed", "Reconciling")
     assert g["assignment_epoch"] == 1
@@ -552,19 +567,22 @@ def test_unrevoked_member_moves_one_epoch_when_the_target_moves_again(cm: ir.Mac
 
 def test_request_validation_order(cg: ir.Machine) -> None:
     g = initial_state(cg, {"group_id": GROUP})
-    reject(cg, {**g, "group_id": ""}, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0))
-    reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0, rack=""))
-    reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0, regex=True))
+    reject(cg, {**g, "group_id": ""}, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0, group_id=""))
+    reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0, rack=" "))
+    reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("", 0))
+    reject(cg, g, "Heartbeat", "NONE", **gate_args("", 0, api_version=0))
     reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", -3))
     reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("", 4))
     reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0, rebalance_timeout=-1))
     reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0, owned=parts(1)))
     reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0, owned=None))
-    reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0, topics=()))
+    reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 0, topics=None))
+    reject(cg, g, "Heartbeat", "NONE", **gate_args("a", 0, topics=()))
+    reject(cg, g, "Heartbeat", "NONE", **gate_args("a", 0, topics=None, regex=""))
     reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", -2))
     reject(cg, g, "Heartbeat", "UNSUPPORTED_ASSIGNOR", **gate_args("a", 0, assignor="sticky"))
     # validation comes before the group lookup
-    reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 4, regex=True))
+    reject(cg, g, "Heartbeat", "INVALID_REQUEST", **gate_args("a", 4, group_id=" "))
     reject(cg, g, "Heartbeat", "GROUP_ID_NOT_FOUND", **gate_args("a", 4))
     reject(cg, g, "Heartbeat", "NONE", **gate_args("a", 0))
 

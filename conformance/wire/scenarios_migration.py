@@ -1,0 +1,272 @@
+"""KIP-848 scenarios of Kafka 4.0 beyond topic-name subscriptions: regular-expression subscriptions resolved by the
+broker, and (`migration_*`) classic-protocol members and consumer-protocol members in one group.
+
+Owns the scenario bodies and `TopicMember`, a confluent-kafka member that reports (topic, partition) ownership (a
+regular expression spans several topics; `members.Member` tracks partitions of one topic). Must not import:
+`kcoord.impl`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any
+
+from .members import require
+from .raw import api_versions, split_bootstrap
+from .target import ScenarioFailed, ScenarioSkipped, Target, wait_until
+
+CONSUMER_GROUP_HEARTBEAT_KEY = 68
+TopicPartition = tuple[str, int]
+
+
+class TopicMember:
+    """A confluent-kafka consumer on its own thread, subscribed to `subscription` (topic names or "^regex"), with
+    `group.protocol` consumer or classic; keeps what it owns and what it consumed, by topic and partition."""
+
+    def __init__(self, target: Target, name: str, group: str, subscription: list[str], *,
+                 protocol: str = "consumer") -> None:
+        self.target, self.name, self.group = target, name, group
+        self.subscription, self.protocol = subscription, protocol
+        self.owned: set[TopicPartition] = set()
+        self.values: dict[bytes, TopicPartition] = {}
+        self.errors: list[str] = []
+        self.double: list[TopicPartition] = []  # assigned while already owned: a client-side sign of trouble
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(target=self._thread, name=name, daemon=True)
+        self.thread.start()
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        with self._lock:
+            return frozenset(self.owned)
+
+    def consumed(self) -> dict[bytes, TopicPartition]:
+        with self._lock:
+            return dict(self.values)
+
+    def _assigned(self, partitions: Any) -> None:
+        with self._lock:
+            for p in partitions:
+                if (p.topic, p.partition) in self.owned:
+                    self.double.append((p.topic, p.partition))
+                self.owned.add((p.topic, p.partition))
+
+    def _revoked(self, partitions: Any) -> None:
+        with self._lock:
+            self.owned -= {(p.topic, p.partition) for p in partitions}
+
+    def _thread(self) -> None:
+        import confluent_kafka as ck
+
+        config: dict[str, Any] = {
+            "bootstrap.servers": self.target.bootstrap, "client.id": self.name, "group.id": self.group,
+            "group.protocol": self.protocol, "enable.auto.commit": False, "auto.offset.reset": "earliest",
+            "broker.address.family": "v4", "fetch.wait.max.ms": 100, "topic.metadata.refresh.interval.ms": 1000,
+            "reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 500}
+        if self.protocol == "classic":
+            tuning = self.target.tuning
+            config.update({"heartbeat.interval.ms": tuning.heartbeat_interval_ms,
+                           "session.timeout.ms": tuning.session_timeout_ms,
+                           "max.poll.interval.ms": tuning.max_poll_interval_ms})
+        try:
+            consumer = ck.Consumer(config)
+            consumer.subscribe(self.subscription, on_assign=lambda c, ps: self._assigned(ps),
+                               on_revoke=lambda c, ps: self._revoked(ps), on_lost=lambda c, ps: self._revoked(ps))
+            try:
+                while not self._stop.is_set():
+                    for m in consumer.consume(num_messages=500, timeout=0.1):
+                        error = m.error()
+                        if error is not None:
+                            if error.fatal():
+                                raise ScenarioFailed(f"fatal consumer error: {error}")
+                            continue
+                        value, topic, partition = m.value(), m.topic(), m.partition()
+                        if value is not None and topic is not None and partition is not None:
+                            with self._lock:
+                                self.values[value] = (topic, partition)
+            finally:
+                consumer.close()
+        except Exception as e:
+            self.errors.append(f"{type(e).__name__}: {e}")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(self.target.timeout_s)
+        if self.thread.is_alive():
+            raise ScenarioFailed(f"member {self.name} did not stop")
+        if self.errors:
+            raise ScenarioFailed(f"member {self.name} failed: {self.errors[0]}")
+
+
+def _require_kip_848(target: Target) -> None:
+    require("confluent-kafka")
+    if CONSUMER_GROUP_HEARTBEAT_KEY not in api_versions(split_bootstrap(target.bootstrap)[0]):
+        raise ScenarioSkipped("the broker does not advertise ConsumerGroupHeartbeat (KIP-848)")
+
+
+def _wait_split(members: list[TopicMember], partitions: set[TopicPartition], timeout_s: float) -> None:
+    """Until the members own `partitions` between them, each partition once, and each member something."""
+    def settled() -> bool:
+        sets = [m.assignment() for m in members]
+        union: set[TopicPartition] = set().union(*sets)
+        return sum(map(len, sets)) == len(union) and union == partitions and all(sets)
+
+    try:
+        wait_until(settled, timeout_s, f"{[m.name for m in members]} split {sorted(partitions)}")
+    except ScenarioFailed as e:
+        raise ScenarioFailed(f"{e}; they own {[sorted(m.assignment()) for m in members]}, errors "
+                             f"{[m.errors for m in members if m.errors]}") from None
+
+
+def regex_subscription(target: Target) -> str:
+    """confluent-kafka members with group.protocol=consumer subscribe to a regular expression ("^prefix.*"): the
+    broker resolves it (KIP-848, Kafka 4.0), the members split the matching topics' partitions and never get a topic
+    the expression does not match; a topic created later that matches is picked up within the broker's 10 s refresh
+    interval.
+
+    What Kafka 4.0.2 does (GroupMetadataManager): the expression is resolved asynchronously, after the heartbeat that
+    brought it (that heartbeat gets no partitions of it); the resolution bumps the group epoch and the next heartbeat
+    computes the assignment. New topics are matched only when a member heartbeats more than 10 s after the previous
+    resolution."""
+    _require_kip_848(target)
+    prefix = target.name("rx")
+    first, second, other, later = f"{prefix}-a", f"{prefix}-b", target.name("norx"), f"{prefix}-c"
+    for topic, n in ((first, 3), (second, 2), (other, 2)):
+        target.create_topic(topic, n)
+    target.produce(first, [(i % 3, f"a{i}".encode()) for i in range(9)])
+    target.produce(second, [(i % 2, f"b{i}".encode()) for i in range(4)])
+    target.produce(other, [(i % 2, f"o{i}".encode()) for i in range(4)])
+    group = target.name("rx-group")
+    pattern = f"^{prefix}-.*"
+    members: list[TopicMember] = []
+    try:
+        members.append(TopicMember(target, target.name("rx1"), group, [pattern]))
+        expected = {(first, p) for p in range(3)} | {(second, p) for p in range(2)}
+        _wait_split(members, expected, target.timeout_s)
+        obs = target.observations
+        obs.exact("one member: the expression's partitions", _suffixes(members[0].assignment(), prefix))
+        members.append(TopicMember(target, target.name("rx2"), group, [pattern]))
+        _wait_split(members, expected, target.timeout_s)
+        obs.exact("two members split the expression's partitions", True)
+        wanted = {f"a{i}".encode() for i in range(9)} | {f"b{i}".encode() for i in range(4)}
+        wait_until(lambda: wanted <= _all_values(members), target.timeout_s, "the members consumed every record of "
+                   "the matching topics")
+        target.create_topic(later, 2)
+        target.produce(later, [(i % 2, f"c{i}".encode()) for i in range(4)])
+        _wait_split(members, expected | {(later, 0), (later, 1)}, target.timeout_s)
+        obs.exact("a matching topic created later is assigned", True)
+        wait_until(lambda: {f"c{i}".encode() for i in range(4)} <= _all_values(members), target.timeout_s,
+                   "the members consumed the topic created later")
+        foreign = {v: tp for m in members for v, tp in m.consumed().items() if not tp[0].startswith(prefix + "-")}
+        obs.exact("records of a topic the expression does not match consumed", bool(foreign))
+        if foreign:
+            raise ScenarioFailed(f"records of topics the expression does not match were consumed: {foreign}")
+        doubles = [(m.name, m.double) for m in members if m.double]
+        if doubles:
+            raise ScenarioFailed(f"a partition was assigned twice to one member: {doubles}")
+    finally:
+        for m in members:
+            with contextlib.suppress(ScenarioFailed):
+                m.stop()
+    return f"{pattern} resolved to 2 topics, then 3 after a matching topic was created; {other} never consumed"
+
+
+def _suffixes(owned: frozenset[TopicPartition], prefix: str) -> list[str]:
+    """Owned partitions without the run's topic prefix (runs on two brokers have different prefixes)."""
+    return sorted(f"{topic.removeprefix(prefix)}-{p}" for topic, p in owned)
+
+
+def _all_values(members: list[TopicMember]) -> set[bytes]:
+    return set().union(*(m.consumed().keys() for m in members))
+
+
+def invalid_regex(target: Target) -> str:
+    """A ConsumerGroupHeartbeat whose SubscribedTopicRegex is no RE2/J regular expression is refused with
+    INVALID_REGULAR_EXPRESSION (Kafka 4.0's throwIfRegularExpressionIsInvalid), and an empty list of topic names is
+    a valid join (a member subscribed to nothing)."""
+    _require_kip_848(target)
+    from .looks import coordinator
+    from .raw import consumer_group_heartbeat
+
+    group = target.name("rx-bad")
+    address = target.addresses()[coordinator(target, group, 0)]
+    bad = consumer_group_heartbeat(address, group, target.name("m1"), regex="(unclosed")
+    if bad.error_code != 128:
+        raise ScenarioFailed(f"regex '(unclosed': error {bad.error_code}, expected INVALID_REGULAR_EXPRESSION (128)")
+    empty = consumer_group_heartbeat(address, group, target.name("m2"), names=())
+    if empty.error_code != 0 or empty.member_epoch < 1:
+        raise ScenarioFailed(f"a join with no topic names: error {empty.error_code}, epoch {empty.member_epoch}")
+    obs = target.observations
+    obs.exact("ConsumerGroupHeartbeat with regex '(unclosed': error", bad.error_code)
+    obs.exact("a join with an empty list of topic names: error", empty.error_code)
+    obs.progress("a join with an empty list of topic names: member epoch", "epoch", empty.member_epoch)
+    left = consumer_group_heartbeat(address, group, target.name("m2"), epoch=-1)
+    if left.error_code != 0:
+        raise ScenarioFailed(f"leaving: error {left.error_code}")
+    return "'(unclosed' refused INVALID_REGULAR_EXPRESSION; an empty subscription joined at epoch " \
+           f"{empty.member_epoch}"
+
+
+def _group_kind(target: Target, group: str) -> str:
+    """'classic' when DescribeGroups (v5) describes a live classic group, else 'not classic' (Kafka describes only
+    classic groups: a consumer group's id answers Dead, as an unknown one)."""
+    from .looks import coordinator
+    from .raw import describe_group
+
+    code, _, state = describe_group(target.addresses()[coordinator(target, group, 0)], group, 5)
+    return "classic" if code == 0 and state not in ("Dead", "Empty") else "not classic"
+
+
+def migration(target: Target) -> str:
+    """Online upgrade and downgrade (KIP-848 migration, group.consumer.migration.policy=bidirectional, Kafka 4.0's
+    default): a kafka-python classic group is converted to a consumer group when a confluent-kafka member with
+    group.protocol=consumer joins; the classic member stays, served through JoinGroup/SyncGroup/Heartbeat with its
+    assignment from the consumer group's reconciliation (the two split the partitions, never owning one together);
+    when the consumer-protocol member leaves, the group becomes a classic group again and the classic member gets
+    every partition back.
+
+    What Kafka 4.0.2 does: the converted group keeps the classic generation as its epoch; the classic member is told
+    REBALANCE_IN_PROGRESS on its next heartbeat and rejoins; after the downgrade the classic group starts at the
+    consumer group's epoch, rebalancing at once."""
+    _require_kip_848(target)
+    require("kafka-python")
+    from .members import MemberFactory, wait_settled
+    from .ownership import OwnershipLog
+
+    topic, group = target.name("mig"), target.name("mig-group")
+    partitions = set(range(4))
+    target.create_topic(topic, len(partitions))
+    target.produce(topic, [(i % 4, f"m{i}".encode()) for i in range(8)])
+    log = OwnershipLog()
+    with MemberFactory("kafka-python", target, log) as factory:
+        k1 = factory.make("k1", group, topic)
+        wait_settled([k1], partitions, target.timeout_s, log)
+        obs = target.observations
+        obs.exact("one kafka-python member: the group's type", _group_kind(target, group))
+        if _group_kind(target, group) != "classic":
+            raise ScenarioFailed("a group of one kafka-python member is not a live classic group")
+        c1 = TopicMember(target, target.name("c1"), group, [topic])
+        try:
+            wait_until(lambda: bool(c1.assignment()) and bool(k1.assignment())
+                       and not ({p for _, p in c1.assignment()} & k1.assignment())
+                       and {p for _, p in c1.assignment()} | k1.assignment() == partitions,
+                       target.timeout_s, "the classic and the consumer-protocol member split the partitions")
+            kind = _group_kind(target, group)
+            obs.exact("a consumer-protocol member joined: the group's type", kind)
+            obs.exact("the two protocols' members split the partitions", True)
+            if kind != "not classic":
+                raise ScenarioFailed("the group is still a classic group after a consumer-protocol member joined")
+            split = (sorted(k1.assignment()), sorted(p for _, p in c1.assignment()))
+        finally:
+            c1.stop()
+        wait_settled([k1], partitions, target.timeout_s, log)
+        wait_until(lambda: _group_kind(target, group) == "classic", target.timeout_s,
+                   "the group became a classic group again")
+        obs.exact("the consumer-protocol member left: the group's type", "classic")
+        k1.stop()
+    problems = log.violations()
+    if problems:
+        raise ScenarioFailed(f"a partition was owned by two members at once: {problems[:3]}")
+    return (f"upgraded when the consumer-protocol member joined (classic {split[0]}, consumer {split[1]}), "
+            "downgraded when it left")

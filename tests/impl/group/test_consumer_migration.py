@@ -1,0 +1,175 @@
+"""Classic-protocol members in a KIP-848 consumer group and the online upgrade/downgrade between the protocols
+(group.consumer.migration.policy), as Kafka 4.0.2's GroupMetadataManager does them: the records, the states of the
+three machines, and what each protocol's requests answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kcoord.impl.assignors import Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription
+from kcoord.impl.assignors.classic import TopicPartition
+from kcoord.impl.group import GroupConfig
+from kcoord.impl.group.messages import OffsetCommitPartition, OffsetCommitRequest
+from kcoord.impl.storage import group_log_schema as schema
+
+from .helpers import T1, Harness, parts
+
+G = "mig"
+
+
+def protocols(*owned: int) -> Any:
+    return (("range", encode_subscription(Subscription.of(("orders",), owned_partitions=[("orders", p)
+                                                                                        for p in owned]))),)
+
+
+def classic_stable(h: Harness, n: int = 1) -> list[str]:
+    """A classic group of `n` members at generation 1, the leader's assignment a real consumer-protocol one (orders
+    split by partition number modulo n)."""
+    joins = []
+    for _ in range(n):
+        first = h.join(G, protocols=protocols()).result()
+        joins.append(h.join(G, first.member_id, protocols=protocols()))
+    h.advance(h.config.initial_rebalance_delay_ms + 100)
+    answers = [j.result() for j in joins]
+    ids = [a.member_id for a in answers]
+    leader = answers[0].leader
+    split = {m: encode_assignment(Assignment(tuple(TopicPartition("orders", p) for p in range(6) if p % n == i)))
+             for i, m in enumerate(ids)}
+    syncs = [h.sync(G, m, 1, list(split.items()) if m == leader else ()) for m in ids]
+    assert all(s.result().error == "NONE" for s in syncs)
+    assert h.group(G)["state"] == "Stable"
+    return ids
+
+
+def record_types(records: list[tuple[Any, Any]]) -> list[tuple[str, bool]]:
+    return [(type(k).__name__.removesuffix("Key"), v is None) for k, v in records]
+
+
+def test_a_consumer_heartbeat_upgrades_a_live_classic_group(h: Harness) -> None:
+    (old,) = classic_stable(h)
+    mark = h.mark()
+    r = h.cg(G, "new", 0)
+    assert r.error == "NONE"
+    kinds = record_types(h.records_since(mark))
+    assert kinds[:7] == [("GroupMetadata", True), ("ConsumerGroupMemberMetadata", False),
+                         ("ConsumerGroupPartitionMetadata", False), ("ConsumerGroupMetadata", False),
+                         ("ConsumerGroupTargetAssignmentMember", False),
+                         ("ConsumerGroupTargetAssignmentMetadata", False),
+                         ("ConsumerGroupCurrentMemberAssignment", False)], "createConsumerGroupRecords' order"
+    _, converted = h.records_since(mark)[1]
+    assert converted.classic_member_metadata is not None and converted.classic_member_metadata.session_timeout_ms > 0
+    g = h.consumer_group(G)
+    assert g["classic_members"] == {old} and g["members"] == {old, "new"}
+    assert g["group_epoch"] == 2, "the classic generation (1), bumped by the new member"
+    assert h.shard(G).get("ClassicGroup", (G,)) is None
+    old_member = h.member(G, old)
+    assert old_member is not None and old_member["classic"] and old_member["member_epoch"] == 1
+    assert h.hb(G, old, 1) == "REBALANCE_IN_PROGRESS", "the group epoch moved past the classic member"
+    assert parts(r) == set(), "everything is still owned by the classic member"
+
+
+def test_a_classic_member_rejoins_the_consumer_group_and_syncs_its_assignment(h: Harness) -> None:
+    (old,) = classic_stable(h)
+    h.cg(G, "new", 0)
+    join = h.join(G, old, protocols=protocols(*range(6))).result()
+    assert (join.error, join.protocol_type, join.protocol_name, join.leader) == ("NONE", "consumer", "range", "")
+    m = h.member(G, old)
+    assert m is not None and m["state"] == "UnrevokedPartitions" and join.generation_id == m["member_epoch"] == 1
+    join = h.join(G, old, protocols=protocols(0, 1, 2)).result()  # eager: rejoins owning its kept half
+    assert join.error == "NONE" and join.generation_id == 2
+    sync = h.sync(G, old, join.generation_id, protocol_type="consumer", protocol_name="range").result()
+    assert sync.error == "NONE"
+    assert {tp.partition for tp in decode_assignment(sync.assignment).partitions} == {0, 1, 2}
+    assert h.hb(G, old, 2) == "NONE"
+    assert h.hb(G, old, 1) == "ILLEGAL_GENERATION"
+    assert h.sync(G, old, 1).result().error == "ILLEGAL_GENERATION"
+    r = h.cg(G, "new", 2, owned=())
+    assert len(parts(r)) == 3, "released: the consumer member gets its half"
+    commit = h.c.offset_commit(OffsetCommitRequest(G, (("orders", (OffsetCommitPartition(0, 5),)),), old, 1,
+                                                   api_version=7)).result()
+    assert commit.topics[0][1][0][1] == "ILLEGAL_GENERATION", "a classic member's generation is its epoch"
+
+
+def test_the_last_consumer_member_leaving_downgrades_the_group(h: Harness) -> None:
+    (old,) = classic_stable(h)
+    h.cg(G, "new", 0)
+    epoch = h.consumer_group(G)["group_epoch"]
+    mark = h.mark()
+    assert h.cg(G, "new", -1).error == "NONE"
+    kinds = record_types(h.records_since(mark))
+    assert kinds[-1] == ("GroupMetadata", False) and ("ConsumerGroupMetadata", True) in kinds
+    assert h.shard(G).get("ConsumerGroup", (G,)) is None and h.member(G, old) is None
+    classic = h.group(G)
+    assert (classic["state"], classic["generation"], classic["members"], classic["protocol"]) == \
+        ("PreparingRebalance", epoch, {old}, "range")
+    _, value = h.records_since(mark)[-1]
+    assert isinstance(value, schema.GroupMetadataValue) and value.generation == epoch
+    assert h.hb(G, old, epoch) == "REBALANCE_IN_PROGRESS"
+    join = h.join(G, old, protocols=protocols())
+    h.advance(100)
+    assert join.result().error == "NONE" and join.result().generation_id == epoch + 1
+
+
+@pytest.mark.parametrize("policy", ["disabled", "downgrade"])
+def test_no_upgrade_unless_the_policy_allows_it(tmp_path: Path, policy: str) -> None:
+    h = Harness(tmp_path, config=GroupConfig(num_partitions=1, consumer_migration_policy=policy))
+    classic_stable(h)
+    assert h.cg(G, "new", 0).error == "GROUP_ID_NOT_FOUND"
+    assert h.group(G)["state"] == "Stable"
+
+
+def test_no_downgrade_unless_the_policy_allows_it(tmp_path: Path) -> None:
+    h = Harness(tmp_path, config=GroupConfig(num_partitions=1, consumer_migration_policy="upgrade"))
+    (old,) = classic_stable(h)
+    h.cg(G, "new", 0)
+    assert h.cg(G, "new", -1).error == "NONE"
+    g = h.consumer_group(G)
+    assert g["members"] == {old} == g["classic_members"], "a consumer group of classic members only"
+
+
+def test_a_classic_member_joins_a_consumer_group(h: Harness) -> None:
+    h.cg(G, "c1", 0)
+    first = h.join(G, protocols=protocols()).result()
+    assert first.error == "MEMBER_ID_REQUIRED" and first.member_id
+    assert h.consumer_group(G)["members"] == {"c1"}, "nothing is kept for MEMBER_ID_REQUIRED"
+    join = h.join(G, first.member_id, protocols=protocols()).result()
+    assert join.error == "NONE" and join.generation_id == h.consumer_group(G)["group_epoch"]
+    assert h.join(G, "", protocol_type="connect", protocols=protocols()).result().error == \
+        "INCONSISTENT_GROUP_PROTOCOL"
+    kept = parts(h.cg(G, "c1", 1, owned=((T1, tuple(range(6))),)))
+    assert len(kept) == 3 and h.member(G, "c1")["state"] == "UnrevokedPartitions"  # type: ignore[index]
+    assert h.cg(G, "c1", 1, owned=((T1, tuple(sorted(p for _, p in kept))),)).member_epoch == 2
+    assert h.hb(G, first.member_id, join.generation_id) == "REBALANCE_IN_PROGRESS", "its partitions are free now"
+    again = h.join(G, first.member_id, protocols=protocols()).result()
+    sync = h.sync(G, first.member_id, again.generation_id).result()
+    assert len(decode_assignment(sync.assignment).partitions) == 3
+    left = h.leave(G, (first.member_id, None))
+    assert left.members[0][1] == "NONE" and h.consumer_group(G)["members"] == {"c1"}
+
+
+def test_a_converted_group_is_loaded_back(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    (old,) = classic_stable(h)
+    h.cg(G, "new", 0)
+    before = h.c.snapshot(0)
+    h.c.close()
+    after = Harness(tmp_path).c.snapshot(0)
+    assert after["instances"]["ConsumerGroup"] == before["instances"]["ConsumerGroup"]
+    assert after["instances"]["ConsumerGroupMember"][(G, old)]["classic"] is True
+
+
+def test_an_upgrade_during_the_first_join_phase_is_refused(h: Harness) -> None:
+    """Kafka 4.0.2's fromClassicGroup reads protocolName().get() before any protocol was selected and fails the
+    coordinator partition (NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS on the reference cluster, a Kafka bug);
+    kcoord refuses the heartbeat with UNKNOWN_SERVER_ERROR and the classic group goes on."""
+    first = h.join(G, protocols=protocols()).result()
+    parked = h.join(G, first.member_id, protocols=protocols())
+    assert h.group(G)["state"] == "PreparingRebalance" and h.group(G)["protocol"] == ""
+    mark = h.mark()
+    assert h.cg(G, "new", 0).error == "UNKNOWN_SERVER_ERROR"
+    assert h.records_since(mark) == [] and h.group(G)["state"] == "PreparingRebalance"
+    h.advance(h.config.initial_rebalance_delay_ms + 100)
+    assert parked.result().error == "NONE"

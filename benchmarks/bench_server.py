@@ -137,7 +137,7 @@ def sample(server: Server, workload: str, connections: int, processes: int, tag:
     firsts = [sum(shares[:i]) for i in range(processes)]
     clients = [multiprocessing.Process(target=_client, args=(server.bootstrap, server.pid, workload, n, first, tag,
                                                               seconds, barrier, out))
-               for n, first in zip(shares, firsts)]
+               for n, first in zip(shares, firsts, strict=True)]
     for c in clients:
         c.start()
     results = [out.get(timeout=600) for _ in clients]
@@ -161,9 +161,10 @@ def _median(samples: list[Sample], attribute: str) -> float:
 
 
 def table(results: Results, runs: int, seconds: float) -> str:
-    lines = [f"| durability | workload | connections | kcoord /s | Kafka /s | kcoord/Kafka (wall) | kcoord CPU µs/request "
-             f"| Kafka CPU µs/request | kcoord per CPU-s | Kafka per CPU-s | kcoord/Kafka (per CPU-s) | retries kcoord / "
-             f"Kafka |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| durability | workload | connections | kcoord /s | Kafka /s | kcoord/Kafka (wall) "
+             "| kcoord CPU µs/request | Kafka CPU µs/request | kcoord per CPU-s | Kafka per CPU-s "
+             "| kcoord/Kafka (per CPU-s) | retries kcoord / Kafka |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     keys = sorted({k[:3] for k in results}, key=lambda k: (DURABILITY.index(k[0]), WORKLOADS.index(k[1]), k[2]))
     for durability, workload, n in keys:
         k, j = results.get((durability, workload, n, "kcoord")), results.get((durability, workload, n, "kafka"))
@@ -177,8 +178,9 @@ def table(results: Results, runs: int, seconds: float) -> str:
         ratio = f"{_median(k, 'per_s') / _median(j, 'per_s'):.2f}" if k and j else "-"
         kp, jp = per_cpu(k), per_cpu(j)
         cpu_ratio = f"{kp / jp:.2f}" if kp and jp else "-"
-        lines.append(f"| {durability} | {workload} ({UNIT[workload]}) | {n} | {cell(k, 'per_s')} | {cell(j, 'per_s')} | "
-                     f"{ratio} | {cell(k, 'cpu_us_per_request')} | {cell(j, 'cpu_us_per_request')} | "
+        lines.append(f"| {durability} | {workload} ({UNIT[workload]}) | {n} | {cell(k, 'per_s')} | "
+                     f"{cell(j, 'per_s')} | {ratio} | {cell(k, 'cpu_us_per_request')} | "
+                     f"{cell(j, 'cpu_us_per_request')} | "
                      f"{kp or 0:,.0f} | {jp or 0:,.0f} | {cpu_ratio} | {cell(k, 'retries')} / {cell(j, 'retries')} |")
     return "\n".join(lines) + f"\n\n(median of {runs} runs of {seconds:g} s each, the targets alternating)"
 

@@ -26,8 +26,8 @@ from typing import Any, Final, TypeVar
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.utils import floatToGoString
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString as _untyped_go_string
 
 from .._generated.classic_group import State as ClassicGroupState
 from .._generated.consumer_group import State as ConsumerGroupState
@@ -40,6 +40,7 @@ __all__ = ("MetricsHttpServer", "MetricsTap", "ServerMetrics", "Snapshot")
 _log = logging.getLogger(__name__)
 _LATENCY_BUCKETS_S: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
                              30.0)
+_go_string: Callable[[float], str] = _untyped_go_string  # a bucket bound as Prometheus writes it ("+Inf")
 _REBALANCE_BUCKETS_S: Final = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 _LOAD_BUCKETS_S: Final = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0)
 _ACCEPTED: Final = frozenset({"transition", "stay"})
@@ -138,7 +139,7 @@ class _HandlerCounters(Collector):
             cumulative, buckets = 0.0, []
             for bound, count in zip((*_LATENCY_BUCKETS_S, float("inf")), counts, strict=False):
                 cumulative += count
-                buckets.append((floatToGoString(bound), cumulative))
+                buckets.append((_go_string(bound), cumulative))
             latency.add_metric([api], buckets, counts[-1])
         yield latency
         heartbeats = CounterMetricFamily("kcoord_heartbeats", "Heartbeats answered, per group protocol and error.",

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import struct
 import time
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from .dispatch import CloseConnection, ConnectionInfo, NoReply, Outcome, Reply
-from .errors import FrameTruncated, WireError
+from .errors import WireError
 from .frames import SIZE_PREFIX_BYTES, check_frame_size
 
 if TYPE_CHECKING:
@@ -296,8 +297,8 @@ class Peer(asyncio.Protocol):
                 self._split()
             self.busy = True
             self.task = run_soon(self.server.dispatcher.dispatch(item, self.info),
-                                 lambda outcome, frame=item: self._answered(frame, outcome),
-                                 lambda error, frame=item: self._dispatch_failed(frame, error))
+                                 functools.partial(self._answered, item),
+                                 functools.partial(self._dispatch_failed, item))
 
     def _answered(self, frame: bytes, outcome: Outcome) -> None:
         self.busy = False

@@ -9,9 +9,9 @@ be. ``Durability.per_batch()`` (the default) fsyncs inside every ``append``; ``D
 pending until ``flush()``/``flush_if_due(now_ms)`` (group commit): with both, ``durable_offset`` is fsynced.
 ``Durability.os()`` acknowledges what ``write`` handed to the operating system (Kafka's default: its page cache
 holds it, a process crash keeps it, a power failure may lose it) and fsyncs only at a segment roll and a clean close,
-as Kafka does with ``flush.messages``/``flush.ms`` unset; ``flushed_offset`` is then what is really on disk. Segments are fsynced before a roll and
-the directory after a segment is created, renamed or deleted, so only the last segment can have a torn tail after
-a crash. An ``append`` that raises leaves no bytes behind.
+as Kafka does with ``flush.messages``/``flush.ms`` unset; ``flushed_offset`` is then what is really on disk.
+Segments are fsynced before a roll and the directory after a segment is created, renamed or deleted, so only the last
+segment can have a torn tail after a crash. An ``append`` that raises leaves no bytes behind.
 
 Recovery point (Kafka's ``recovery-point-offset-checkpoint``, kept per partition in the file ``recovery-point``): an
 offset below which every batch is fsynced and was validated — written by this class or checked by a recovery. It is
@@ -62,9 +62,9 @@ from .recovery import (
 __all__ = [
     "DEFAULT_SEGMENT_BYTES",
     "AppendInfo",
-    "FlushTicket",
     "CompactionReport",
     "Durability",
+    "FlushTicket",
     "InjectedFault",
     "LogCorruptedError",
     "LogFailedError",

@@ -138,6 +138,7 @@ class Peer(asyncio.Protocol):
         self._input_done = False  # no frame is read any more (end of stream, bad framing, socket error)
         self._reading = True
         self._writing_paused = False
+        self._processing = False  # `_process` is running (an answer given synchronously must not re-enter it)
         self.closed = False
 
     # ------------------------------------------------------------------ asyncio callbacks
@@ -281,6 +282,18 @@ class Peer(asyncio.Protocol):
     # ------------------------------------------------------------------ answering, one frame at a time
 
     def _process(self) -> None:
+        """Dispatch the queued frames one at a time while each is answered at once. An answer given synchronously
+        (inside `run_soon`) calls back here: that call returns at once and this loop takes the next frame, so a long
+        pipeline is answered iteratively, not by recursion."""
+        if self._processing:
+            return
+        self._processing = True
+        try:
+            self._process_frames()
+        finally:
+            self._processing = False
+
+    def _process_frames(self) -> None:
         frames = self._frames
         while frames and not self.busy and not self._writing_paused and not self.closed:
             item = frames.popleft()

@@ -190,3 +190,17 @@ def test_read_ahead_is_bounded(max_requests: int, max_bytes: int) -> None:
         assert server.server.stats.frames_received == 1 + queued + 1
         server.loop.call_soon_threadsafe(handler.gate.set)
         assert [decode_response(12, 4, client.read_frame() or b"")[0] for _ in range(30)] == list(range(30))
+
+
+def test_a_long_pipeline_answered_in_the_data_callback_is_answered_in_order() -> None:
+    # Requests answered without suspending are answered inside the socket's data callback (impl/server/peer.py): a
+    # pipeline of many of them, read in one chunk, must be answered one after the other in a loop, not by each
+    # answer recursing into the next (2,000 frames would pass Python's recursion limit).
+    count = 2000
+    handler = RecordingHandler()
+    options = ServerOptions(max_queued_requests=count, max_queued_bytes=1 << 24)
+    with threaded_server(make_dispatcher(handler), options) as server, RawClient(server.address) as client:
+        client.send_raw(b"".join(struct.pack(">i", len(f)) + f for f in (heartbeat(cid) for cid in range(count))))
+        answers = [decode_response(12, 4, client.read_frame() or b"")[0] for _ in range(count)]
+    assert answers == list(range(count))
+    assert [r.correlation_id for r in handler.calls] == list(range(count))

@@ -105,8 +105,9 @@ else:
     p += b >> 1
 """
 
-#: one record at `buf[p]`, which must end by `end`: into record_end, t (timestamp delta; PLAIN_RECORD skips it) and
-#: o (offset delta), both zigzag, key, value and headers; `at` is the file position of buf[0], for the messages
+#: one record at `buf[p]`, which must end by `end`: into record_end, t (timestamp delta) and o (offset delta), both
+#: zigzag, key, value and headers; `at` is the file position of buf[0], for the messages. KEY and HEADERS are what
+#: the record's kind makes of them (`_KINDS`)
 _RECORD = """\
 VARINT(b)
 record_end = p + (b >> 1)
@@ -115,16 +116,35 @@ if b & 1 or record_end > end:
 p += 1  # the unused attributes byte
 VARINT(t)
 VARINT(o)
-BYTES(key)
+KEY
 BYTES(value)
+HEADERS
+if p != record_end:
+    raise Malformed(f"record ends at {at + p}, its length prefix says {at + record_end}")
+"""
+
+#: a full record (`RECORD`: any key, any headers) and a plain one (`PLAIN_RECORD`, a last-value load's: its timestamp
+#: skipped, a key and no headers, else NotPlain)
+_KINDS = {
+    "full": {"KEY": "BYTES(key)", "HEADERS": """\
 if buf[p] == 0:
     headers = ()
     p += 1
 else:
     headers, p = decode_headers(buf, p)
-if p != record_end:
-    raise Malformed(f"record ends at {at + p}, its length prefix says {at + record_end}")
-"""
+"""},
+    "plain": {"KEY": """\
+VARINT(b)
+if b & 1:
+    raise NotPlain
+key = buf[p:p + (b >> 1)]
+p += b >> 1
+""", "HEADERS": """\
+if buf[p]:
+    raise NotPlain
+p += 1
+"""},
+}
 
 _LOOPS = '''\
 def parse_records(buf, p, end, count, base_offset, base_ts, fixed_ts, at, builder=RecordBuilder, record_type=Record):
@@ -149,7 +169,7 @@ def plain_record(buf, p, end, base_offset, latest):
     Malformed, and nothing stored)."""
     at = 0
     PLAIN_RECORD
-    if key is None or headers or record_end != end:
+    if record_end != end:
         raise NotPlain
     latest[key] = (value, base_offset + ((o >> 1) ^ -(o & 1)))
 
@@ -160,29 +180,29 @@ def plain_records(buf, p, end, count, base_offset, latest):
     staged = {}
     for _ in range(count):
         PLAIN_RECORD
-        if key is None or headers:
-            raise NotPlain
         staged[key] = (value, base_offset + ((o >> 1) ^ -(o & 1)))
     if p != end:
         raise NotPlain
     latest.update(staged)
 '''
 
-_MACRO = re.compile(r"^( *)(VARINT|BYTES|RECORD|PLAIN_RECORD)(?:\((\w+)\))?$", re.MULTILINE)
+_MACRO = re.compile(r"^( *)(VARINT|BYTES|RECORD|PLAIN_RECORD|KEY|HEADERS)(?:\((\w+)\))?$", re.MULTILINE)
 
 
-def _expand(template: str, skip: str = "") -> str:
-    """Every macro line replaced by its text, at its indentation: `VARINT(name)` by `_VARINT` (by `_SKIP` for the
-    name `skip`), `BYTES(name)` by `_BYTES`, `RECORD` by `_RECORD`, `PLAIN_RECORD` by `_RECORD` whose timestamp
-    delta is skipped."""
+def _expand(template: str, kind: str = "full") -> str:
+    """Every macro line replaced by its text, at its indentation: `VARINT(name)` by `_VARINT` (by `_SKIP` for a plain
+    record's timestamp `t`), `BYTES(name)` by `_BYTES`, `RECORD` and `PLAIN_RECORD` by `_RECORD` of that kind, and
+    its `KEY` and `HEADERS` as `_KINDS` says."""
     def replace(m: re.Match[str]) -> str:
         indent, macro, name = m.groups()
         if macro == "VARINT":
-            text = _SKIP if name == skip else _VARINT.replace("NAME", name)
+            text = _SKIP if (kind, name) == ("plain", "t") else _VARINT.replace("NAME", name)
         elif macro == "BYTES":
-            text = _expand(_BYTES.replace("NAME", name))
+            text = _expand(_BYTES.replace("NAME", name), kind)
+        elif macro in ("RECORD", "PLAIN_RECORD"):
+            text = _expand(_RECORD, "plain" if macro == "PLAIN_RECORD" else "full")
         else:
-            text = _expand(_RECORD, skip="t" if macro == "PLAIN_RECORD" else "")
+            text = _expand(_KINDS[kind][macro], kind)
         return "".join(indent + line if line.strip() else line for line in text.splitlines(keepends=True)).rstrip("\n")
     return _MACRO.sub(replace, template)
 

@@ -2,7 +2,7 @@
 workload, each function's own time put in one layer, scaled to the CPU per request measured without the profiler.
 
 Run: ``.venv/bin/python benchmarks/profile_server.py [--workload classic|consumer|txn] [--connections 8]
-[--seconds 4] [--durability os|fsync] [--top 25]``.
+[--seconds 4] [--durability os|fsync] [--top 25] [--timer wall|cpu]``.
 
 The server (one node, as in `bench_server.py`) runs in a child process twice: once plain, for the CPU per request
 (user + system from /proc, as `bench_server.py` counts it), once under cProfile (wall-clock timer: a CPU-time timer is
@@ -87,8 +87,9 @@ def layer_of(location: str) -> str | None:
 
 
 def _profiled(data_dir: str, durability: str, addresses: multiprocessing.Queue[str],
-              stop: multiprocessing.synchronize.Event, go: multiprocessing.synchronize.Event, out: str) -> None:
-    profile = cProfile.Profile()
+              stop: multiprocessing.synchronize.Event, go: multiprocessing.synchronize.Event, out: str,
+              timer: str) -> None:
+    profile = cProfile.Profile(time.thread_time) if timer == "cpu" else cProfile.Profile()
     enabled = []
     # cProfile profiles the thread that enables it: `serve_kcoord`'s loop sleeps 0.1 s at a time on the loop's
     # thread, so the profile starts there, at the first such sleep once `go` is set (after the start-up)
@@ -98,7 +99,10 @@ def _profiled(data_dir: str, durability: str, addresses: multiprocessing.Queue[s
         if go.is_set() and not enabled:
             enabled.append(True)
             profile.enable()
-        return await original(delay, result)
+        value = await original(delay, result)
+        if stop.is_set():  # the server stops next (closing its logs fsyncs them): not a request's cost
+            profile.disable()
+        return value
 
     asyncio.sleep = sleep_and_check  # type: ignore[assignment]
     try:
@@ -116,6 +120,10 @@ def main() -> None:
     parser.add_argument("--durability", default="os")
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--timer", choices=("wall", "cpu"), default="wall",
+                        help="cProfile's clock: wall (cheap; a syscall that lets another process run is charged "
+                             "the time it waited) or cpu (this thread's CPU time: a clock_gettime per call, "
+                             "inflating small functions, but a preempted send is charged only its own CPU)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kcoord-profile-") as tmp:
         server = start_kcoord(Path(tmp) / "plain", args.durability)
@@ -130,7 +138,7 @@ def main() -> None:
         addresses: multiprocessing.Queue[str] = multiprocessing.Queue()
         stop, go = multiprocessing.Event(), multiprocessing.Event()
         process = multiprocessing.Process(target=_profiled, args=(str(Path(tmp) / "profiled"), args.durability,
-                                                                   addresses, stop, go, stats_file))
+                                                                   addresses, stop, go, stats_file, args.timer))
         process.start()
         bootstrap = addresses.get(timeout=120)
         asyncio.run(create_topics(bootstrap))

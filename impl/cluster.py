@@ -38,7 +38,7 @@ from .runtime.runtime import flush_together
 from .runtime.trace import Tracer, TraceSink
 from .seeded import NO_BUGS, SeededBug
 from .storage._files import DamagedFileError
-from .storage.log import Durability, FlushTicket, LogCorruptedError, PartitionLog
+from .storage.log import Durability, FlushTicket, LogCorruptedError
 from .storage.partitioning import partition_for
 from .storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
 from .txn.config import TxnConfig
@@ -142,8 +142,7 @@ class Cluster:
         """Every group commit to disk now: the logs with pending appends (data partitions and coordinator partitions
         of every node) are fsynced side by side first, so they share the disk's flushes; then each component
         completes what became durable (and meets any error)."""
-        pending: list[PartitionLog] = [p.log for p in self.partitions.partitions()
-                                       if p.log.durable_offset < p.log.log_end_offset]
+        pending = self.partitions.pending_logs()
         for node in self.nodes:
             if node.alive:
                 pending += node.txn.runtime.logs_to_flush() + node.groups.runtime.logs_to_flush()

@@ -32,7 +32,7 @@ import struct
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from .dispatch import CloseConnection, ConnectionInfo, NoReply, Outcome, Reply
 from .errors import WireError
@@ -144,8 +144,8 @@ class Peer(asyncio.Protocol):
     # ------------------------------------------------------------------ asyncio callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # (a stream transport; uvloop's is not a subclass of asyncio.Transport, so no isinstance check)
+        self.transport = cast(asyncio.Transport, transport)
         server = self.server
         if not server.accepting:  # accepted just before stop(): serving it now would reach a closed cluster
             self.closed = True

@@ -204,3 +204,30 @@ def test_a_long_pipeline_answered_in_the_data_callback_is_answered_in_order() ->
         answers = [decode_response(12, 4, client.read_frame() or b"")[0] for _ in range(count)]
     assert answers == list(range(count))
     assert [r.correlation_id for r in handler.calls] == list(range(count))
+
+
+def test_the_server_answers_on_uvloop() -> None:
+    # `bench_server.py --loop uvloop` and `run_event_loop(..., "uvloop")`: uvloop's transports are not subclasses of
+    # asyncio.Transport (an isinstance check in connection_made refused every connection before)
+    pytest.importorskip("uvloop")
+    from kcoord.impl.server.serve import run_event_loop
+
+    handler = RecordingHandler()
+
+    async def main() -> list[int]:
+        server = WireServer(make_dispatcher(handler), ServerOptions())
+        await server.start()
+        try:
+            host, port = server.address
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(b"".join(struct.pack(">i", len(f)) + f for f in (heartbeat(cid) for cid in range(3))))
+            ids = []
+            for _ in range(3):
+                (size,) = struct.unpack(">i", await reader.readexactly(4))
+                ids.append(decode_response(12, 4, await reader.readexactly(size))[0])
+            writer.close()
+            return ids
+        finally:
+            await server.stop()
+
+    assert run_event_loop(main(), "uvloop") == [0, 1, 2]

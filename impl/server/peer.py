@@ -145,11 +145,11 @@ class Peer(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # (a stream transport; uvloop's is not a subclass of asyncio.Transport, so no isinstance check)
-        self.transport = cast(asyncio.Transport, transport)
+        self.transport = stream = cast(asyncio.Transport, transport)
         server = self.server
         if not server.accepting:  # accepted just before stop(): serving it now would reach a closed cluster
             self.closed = True
-            transport.abort()
+            stream.abort()
             return
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.info = ConnectionInfo(server.next_id(), str(peer[0]), int(peer[1]))

@@ -223,8 +223,8 @@ def test_the_server_answers_on_uvloop() -> None:
             writer.write(b"".join(struct.pack(">i", len(f)) + f for f in (heartbeat(cid) for cid in range(3))))
             ids = []
             for _ in range(3):
-                (size,) = struct.unpack(">i", await reader.readexactly(4))
-                ids.append(decode_response(12, 4, await reader.readexactly(size))[0])
+                (size,) = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), 10))
+                ids.append(decode_response(12, 4, await asyncio.wait_for(reader.readexactly(size), 10))[0])
             writer.close()
             return ids
         finally:

@@ -273,7 +273,10 @@ class CoordinatorRuntime:
                 work += shard.complete_durable()
                 in_flight = shard.in_flight
             if timers_due:
-                work += shard.timers.fire_due(now)
+                fired = shard.timers.fire_due(now)
+                if fired:
+                    work += fired
+                    in_flight = shard.in_flight  # a timer's callback may have written (a session expiry)
             if not in_flight and partition in busy:
                 if self.cleaning is not None and self._clean_checked.get(partition) != shard.log.log_end_offset:
                     work += self._clean(partition, shard, now)

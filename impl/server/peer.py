@@ -32,19 +32,57 @@ import struct
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final, Protocol, cast
 
 from .dispatch import CloseConnection, ConnectionInfo, NoReply, Outcome, Reply
 from .errors import WireError
 from .frames import SIZE_PREFIX_BYTES, check_frame_size
+from .request_memory import RequestMemory
 
-if TYPE_CHECKING:
-    from .connection import WireServer
-
-__all__ = ("Closing", "Peer", "run_soon")
+__all__ = ("Closing", "Listener", "Peer", "run_soon")
 
 _log = logging.getLogger(__name__)
 _SIZE: Final = struct.Struct(">i")
+
+
+class _Bounds(Protocol):
+    @property
+    def max_frame_bytes(self) -> int: ...
+    @property
+    def max_queued_requests(self) -> int: ...
+    @property
+    def max_queued_bytes(self) -> int: ...
+
+
+class _Counters(Protocol):
+    frames_received: int
+    replies_sent: int
+    closed_idle: int
+
+    def count_close(self, reason: str) -> None: ...
+
+
+class _Dispatcher(Protocol):
+    async def dispatch(self, frame: bytes, connection: ConnectionInfo) -> Outcome: ...
+
+
+class Listener(Protocol):
+    """What a connection needs of the listener that accepted it (`WireServer`; a protocol, so that this module does
+    not import `connection.py`, which imports it)."""
+
+    accepting: bool
+
+    @property
+    def options(self) -> _Bounds: ...
+    @property
+    def stats(self) -> _Counters: ...
+    @property
+    def memory(self) -> RequestMemory: ...
+    @property
+    def dispatcher(self) -> _Dispatcher: ...
+    def next_id(self) -> int: ...
+    def opened(self, peer: Peer) -> None: ...
+    def closed(self, peer: Peer) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +159,7 @@ def run_soon(awaitable: Awaitable[Any], done: Callable[[Any], None],
 class Peer(asyncio.Protocol):
     """One connection; see the module docstring. Made by `WireServer` for each accepted socket."""
 
-    def __init__(self, server: WireServer) -> None:
+    def __init__(self, server: Listener) -> None:
         self.server = server
         self.options = server.options
         self.transport: asyncio.Transport | None = None

@@ -9,8 +9,9 @@ Owns the wiring between the parts:
   coordinator partitions (partition p of `__transaction_state` / `__consumer_offsets` on node p % N at start) and
   failover (`move`, `stop_node`): unload on one node, load the same log on another — coordinator logs live in one
   data directory, standing in for replicated storage, and only one node opens a partition at a time,
-- routing: `leader_of` (the transaction coordinator's marker channel), `verify_partition` (partition leaders and the
-  group coordinator ask the node owning the transactional id), `node_for_coordinator` (FindCoordinator).
+- routing: `leader_of` (the transaction coordinator's marker channel), `verify_partition` and `add_partition`
+  (partition leaders and the group coordinator ask the node owning the transactional id), `node_for_coordinator`
+  (FindCoordinator).
 Must not import: `kcoord.model`.
 """
 
@@ -273,6 +274,13 @@ class Cluster:
         if not node.alive:
             return Completion.of(Errors.NOT_COORDINATOR)
         return node.txn.verify_partition(transactional_id, producer_id, producer_epoch, partition)
+
+    def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                      partition: TopicPartition) -> Completion[str]:
+        node = self.node_for_coordinator("transaction", transactional_id)
+        if not node.alive:
+            return Completion.of(Errors.NOT_COORDINATOR)
+        return node.txn.add_partition(transactional_id, producer_id, producer_epoch, partition)
 
     # ------------------------------------------------------------ topics
 

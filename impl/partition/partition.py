@@ -233,7 +233,8 @@ class DataPartition:
             info, _ = self.log.append_batch(control, partition_leader_epoch=self.leader_epoch)
         except OSError as e:
             return Appended(ProduceResult(Errors.KAFKA_STORAGE_ERROR, error_message=str(e)))
-        self.states.apply(producer_id, decision, args, marker_offset=info.base_offset, transactional_batch=True)
+        self.states.apply(producer_id, decision, args, marker_offset=info.base_offset, transactional_batch=True,
+                          marker_epoch=args["epoch"])
         self._advance()
         return Appended(ProduceResult(Errors.NONE, info.base_offset, -1, self.log_start_offset), info.last_offset + 1)
 

@@ -41,7 +41,7 @@ from ..runtime.runtime import fsync_pool
 from ..runtime.trace import JsonlSink, ParquetSink, TraceSink
 from ..statemachine import MachineTable
 from ..storage.log import FlushTicket
-from .apis import node_registry
+from .apis import node_registry, served_features
 from .broker import BrokerContext, Endpoint, ServedCluster, wait_for_event
 from .connection import ListenerSettings, ServerOptions, WireServer
 from .dispatch import Dispatcher
@@ -193,13 +193,18 @@ class KcoordServer:
         options = self.options
         assert self.shared is not None
         advertised = options.advertised_host or options.host
+        features = served_features(options.cluster.txn.server_txn_version)
+        # Kafka's epoch is the metadata offset that finalized the levels; ours only grows across restarts (a client
+        # re-reads the levels only from a higher epoch), so a restart with another transaction.version is seen
+        features_epoch = int(time.time() * 1000)
         memory = self.request_memory = RequestMemory(options.listener.queued_max_request_bytes)  # one for all nodes
         for node_id in range(options.nodes):
             port = options.port + node_id if options.port else 0
             registry = node_registry(BrokerContext(self.shared, node_id))
-            server = WireServer(Dispatcher(registry), ServerOptions(host=options.host, port=port,
-                                                                    max_frame_bytes=options.max_frame_bytes,
-                                                                    settings=options.listener), memory)
+            dispatcher = Dispatcher(registry, features, features_epoch=features_epoch)
+            server = WireServer(dispatcher, ServerOptions(host=options.host, port=port,
+                                                          max_frame_bytes=options.max_frame_bytes,
+                                                          settings=options.listener), memory)
             await server.start()
             self.listeners[node_id] = server
             self.shared.endpoints[node_id] = Endpoint(node_id, advertised, server.address[1])

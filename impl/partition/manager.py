@@ -44,6 +44,7 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 import itertools
 import logging
@@ -62,7 +63,7 @@ from ..runtime.trace import Tracer
 from ..statemachine import MachineTable
 from ..storage._files import DamagedFileError, SyncLater, fsync_dir
 from ..storage.batch import RecordBatch
-from ..storage.log import Durability, LogCorruptedError
+from ..storage.log import Durability, FlushTicket, LogCorruptedError, PartitionLog
 from .data_log import PARTITION_METADATA_FILE, create_partition_dir, read_partition_metadata
 from .partition import Appended, DataPartition, Verification
 from .producer_state import VerificationGuard
@@ -132,6 +133,11 @@ class PartitionManager:
         self._topic_id_factory = topic_id_factory
         self._table = MachineTable.load("partition_producer")
         self._topics: dict[str, tuple[uuid.UUID, list[DataPartition | None]]] = {}  # None: offline
+        self._open: list[DataPartition] | None = None  # `partitions()`, kept until a topic or partition changes
+        #: the partitions written since their durability last caught up: `poll`, `flush` and the deadlines look at
+        #: these, and at every partition only when one's producer expiration check is due
+        self._touched: dict[TopicPartition, DataPartition] = {}
+        self._expiration_due_ms: int | None = None  # the earliest expiration check of any partition (None: unknown)
         self.offline: dict[TopicPartition, str] = {}  # partitions not started (a damaged log), and why
         self._retries: list[tuple[int, int, Callable[[], None]]] = []  # (due ms, tie-break, ask again): a heap
         self._retry_order = itertools.count()
@@ -215,6 +221,8 @@ class PartitionManager:
             raise
         partitions.reverse()
         self._topics[name] = (topic_id, partitions)
+        self._open = None
+        self._expiration_due_ms = None
 
     def _open_partition(self, tp: TopicPartition, directory: Path, topic_id: uuid.UUID, later: SyncLater | None,
                         *, new: bool) -> DataPartition | None:
@@ -288,8 +296,11 @@ class PartitionManager:
         return entry[1][tp.partition]
 
     def partitions(self) -> list[DataPartition]:
-        """Every open partition (offline ones are not)."""
-        return [p for name in sorted(self._topics) for p in self._topics[name][1] if p is not None]
+        """Every open partition (offline ones are not), by topic name and partition (the list is shared: a caller
+        must not change it)."""
+        if self._open is None:
+            self._open = [p for name in sorted(self._topics) for p in self._topics[name][1] if p is not None]
+        return self._open
 
     def describe_topics(self, names: Sequence[str] | None = None, *,
                         allow_auto_creation: bool = False) -> list[TopicMetadata]:
@@ -408,9 +419,9 @@ class PartitionManager:
                                     appended.required_offset)
             self._answer(part, appended, write.acks, out)
 
-    @staticmethod
-    def _answer(part: DataPartition, appended: Appended, acks: int, out: Completion[ProduceResult]) -> None:
+    def _answer(self, part: DataPartition, appended: Appended, acks: int, out: Completion[ProduceResult]) -> None:
         """acks=-1 waits until the append (or a duplicate's original) is durable; 0 and 1 answer at once."""
+        self.touch(part)
         if acks == -1 and appended.result.error == Errors.NONE:
             part.when_durable(appended.required_offset, lambda: out.set(appended.result))
         else:
@@ -468,6 +479,7 @@ class PartitionManager:
                     answers[i][tp] = self.missing(tp)
                 else:
                     appended = part.write_marker(marker)
+                    self.touch(part)
                     answers[i][tp] = appended.result.error
                     if appended.result.error == Errors.NONE:
                         waiting[0] += 1
@@ -479,28 +491,76 @@ class PartitionManager:
 
     def poll(self) -> None:
         """Flush what group commit says is due, release durability waits, expire idle producers when due, ask the
-        transaction coordinator again where a Transactions V2 add is due for a retry."""
+        transaction coordinator again where a Transactions V2 add is due for a retry. Only the partitions written
+        since their durability caught up are looked at, and every partition when one's producer expiration check
+        is due."""
         now_ms = self.clock.now_ms()
-        for part in self.partitions():
+        due = self._expiration_due_ms
+        every = due is None or now_ms >= due
+        for part in self.partitions() if every else list(self._touched.values()):
             try:
                 part.poll(now_ms)
             except OSError as e:
                 self._take_offline(part, e)
+        if every:
+            self._expiration_due_ms = min((p.next_expiration_check_ms for p in self.partitions()), default=None)
+        self._settle()
         while self._retries and self._retries[0][0] <= now_ms:
             heapq.heappop(self._retries)[2]()
 
+    def touch(self, part: DataPartition) -> None:
+        """`part` was written (or waits for its durability): `poll` and `flush` look at it until it settles."""
+        self._touched[part.tp] = part
+
+    def _settle(self) -> None:
+        """Forget the touched partitions with nothing pending (all durable, no waiter)."""
+        settled = [tp for tp, part in self._touched.items() if part.settled]
+        for tp in settled:
+            del self._touched[tp]
+
+    def pending_logs(self) -> list[PartitionLog]:
+        """The logs holding appends not yet durable (`Cluster.flush` fsyncs them side by side)."""
+        return [p.log for p in self._touched.values() if p.log.durable_offset < p.log.log_end_offset]
+
     def next_deadline_ms(self) -> int | None:
-        deadlines = [p.next_deadline_ms() for p in self.partitions()]
+        if self._expiration_due_ms is None:
+            self._expiration_due_ms = min((p.next_expiration_check_ms for p in self.partitions()), default=None)
+        deadlines = [p.next_deadline_ms() for p in self._touched.values()]
+        if self._expiration_due_ms is not None:
+            deadlines.append(self._expiration_due_ms)
         if self._retries:
             deadlines.append(self._retries[0][0])
         return min(deadlines) if deadlines else None
 
     def flush(self) -> None:
-        for part in self.partitions():
+        for part in list(self._touched.values()):
             try:
                 part.flush()
             except OSError as e:
                 self._take_offline(part, e)
+        self._settle()
+
+    def begin_flush(self) -> list[FlushTicket]:
+        """Group commit with the fsyncs on other threads: a ticket for every open partition holding appends not yet
+        fsynced (`PartitionLog.begin_flush`); a failed fsync takes its partition offline (`end_flush`)."""
+        out = []
+        for part in list(self._touched.values()):
+            log = part.log
+            if log.flushed_offset == log.log_end_offset:
+                continue
+            try:
+                ticket = log.begin_flush()
+            except OSError as e:
+                self._take_offline(part, e)
+                continue
+            if ticket is not None:
+                ticket.on_error = functools.partial(self._fsync_failed, part)
+                out.append(ticket)
+        return out
+
+    def _fsync_failed(self, part: DataPartition, error: OSError) -> None:
+        if part.tp not in self.offline:
+            self._take_offline(part, error)
 
     def _take_offline(self, part: DataPartition, error: OSError) -> None:
         """A group commit's fsync failed: the page cache may have dropped what it held, so the partition goes
@@ -509,8 +569,11 @@ class PartitionManager:
         reason = f"{part.log.path}: fsync failed ({error}); the partition is offline until the server restarts"
         _log.warning("partition %s: %s", part.tp, reason)
         self.offline[part.tp] = reason
+        self._touched.pop(part.tp, None)
         _topic_id, partitions = self._topics[part.tp.topic]
         partitions[part.tp.partition] = None
+        self._open = None
+        self._expiration_due_ms = None
         part.log.abandon(reason)
 
     def close(self) -> None:
@@ -519,6 +582,8 @@ class PartitionManager:
         for part in self.partitions():
             part.close()
         self._topics.clear()
+        self._open = None
+        self._expiration_due_ms = None
 
 
 class _Write:

@@ -268,6 +268,18 @@ class DataPartition:
         self.log.flush()
         self._advance()
 
+    @property
+    def settled(self) -> bool:
+        """Nothing pending: every append durable and no one waiting for durability (`PartitionManager` stops
+        polling it until it is written again)."""
+        log = self.log
+        return log.durable_offset == log.log_end_offset and not self._waiters
+
+    @property
+    def next_expiration_check_ms(self) -> int:
+        """When `poll` next checks for producers to expire."""
+        return self._next_expiration_check_ms
+
     def next_deadline_ms(self) -> int:
         due = self.log.next_flush_due_ms
         return min(due, self._next_expiration_check_ms) if due is not None else self._next_expiration_check_ms

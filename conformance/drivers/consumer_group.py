@@ -89,9 +89,9 @@ _NO_MIGRATION = ("the driver runs with group.consumer.migration.policy disabled 
 #: rows the implementation never takes in these states (see `coverage.declared_unreachable`)
 UNREACHABLE = {
     "ConsumerGroup": (
-        (29, "ConvertedFromClassic", "Stable", ("Empty",), _NO_MIGRATION),
-        (42, "MemberRemoved", "Dead", ("Assigning", "Reconciling", "Stable"), _NO_MIGRATION),
-        (41, "StaticMemberReplaced", "Reconciling", ("Stable",),
+        (30, "ConvertedFromClassic", "Stable", ("Empty",), _NO_MIGRATION),
+        (44, "MembersRemoved", "Dead", ("Assigning", "Reconciling", "Stable"), _NO_MIGRATION),
+        (43, "StaticMemberReplaced", "Reconciling", ("Stable",),
          "a member at -2 stays unreconciled (StaticMemberLeft adds it; it never reaches the target epoch), so a "
          "group with a left static instance is never Stable"),
         (1, "Heartbeat", "INVALID_REQUEST", ("Assigning", "Reconciling", "Stable"),
@@ -101,14 +101,14 @@ UNREACHABLE = {
          "only after a removal, which leaves it below group.consumer.max.size"),
         (18, "Heartbeat", "UNRELEASED_INSTANCE_ID", ("Empty",),
          "an Empty group has no members, and a member's removal drops its instance from static_instances"),
-        (45, "Delete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
-        (55, "OffsetCommit", "NONE", ("Empty",), _ASKED_OF_CLASSIC),
-        (56, "OffsetCommit", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
-        (57, "OffsetCommit", "ILLEGAL_GENERATION", ("Empty",), _ASKED_OF_CLASSIC),
-        (61, "OffsetDelete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
-        (63, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
-        (48, "ExpireOffset", "NONE", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
-        (64, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
+        (47, "Delete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (57, "OffsetCommit", "NONE", ("Empty",), _ASKED_OF_CLASSIC),
+        (58, "OffsetCommit", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (59, "OffsetCommit", "ILLEGAL_GENERATION", ("Empty",), _ASKED_OF_CLASSIC),
+        (63, "OffsetDelete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (65, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
+        (50, "ExpireOffset", "NONE", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
+        (66, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
     ),
     "ConsumerGroupMember": (
         (40, "ConvertedFromClassic", "Stable", ("Absent",), _NO_MIGRATION),
@@ -126,8 +126,8 @@ UNREACHABLE = {
         (11, "Heartbeat", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
         (34, "Leave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
         (38, "StaticLeave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
-        (59, "RebalanceTimeout", "NONE", ("Absent", *_LIVE), _REBALANCE_TIMER),
-        (67, "OffsetFetch", "NONE", _LIVE,
+        (65, "RebalanceTimeout", "NONE", ("Absent", *_LIVE), _REBALANCE_TIMER),
+        (73, "OffsetFetch", "NONE", _LIVE,
          "an admin fetch names no member: it is asked of the member id \"\", which no member has"),
     ),
 }

@@ -304,6 +304,7 @@ def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: s
             t.cancel_rebalance(member_id)
     if d.accepted:  # a classic-protocol member's ConsumerGroupHeartbeat: it uses the consumer protocol now
         t.protocol_changed(member_id, post)
+        t.instance_adopted(member_id, pre, post)
     group = t.group
     if post["state"] == MemberState.Stable and post["member_epoch"] == group["assignment_epoch"] \
             and member_id in group["unreconciled"]:

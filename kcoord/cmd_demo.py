@@ -3,7 +3,8 @@
 Checks every spec, regenerates the tables and diagrams, verifies every machine with z3, prints a summary per machine;
 then runs the coordinators (a transactional workload, a classic and a KIP-848 group), simulates a mixed workload with
 faults and checks its traces on local Spark (clean, then with a seeded Kafka bug that must be caught), serves the
-Kafka protocol to a real client and checks that run's traces, and runs the generated conformance suite. Exits
+Kafka protocol to a real client and checks that run's traces, runs the generated conformance suite, and checks the
+coordinator logs of a real Apache Kafka 4.0.2 broker after a mixed workload (clean, then a damaged copy caught). Exits
 non-zero if any stage finds a problem.
 """
 
@@ -46,12 +47,16 @@ def demo(
 ) -> None:
     """Run the main job: check every spec, regenerate tables and diagrams, verify every machine with z3, print a
     summary per machine; run both coordinators, a simulation with faults checked on Spark (clean, then a seeded bug
-    caught), a real Kafka client against kcoord serve, and the generated conformance suite.
+    caught), a real Kafka client against kcoord serve, the generated conformance suite, and a real Apache Kafka 4.0.2
+    broker's coordinator logs after a workload (clean on Spark, a damaged copy caught).
 
     \b
     Example: kcoord demo --workdir /tmp/kcoord-demo
     """
+    from kcoord.model.persisted import derive_all
+
     from .demo_coordinators import group_stage, txn_stage  # the whole implementation: only when the demo runs
+    from .demo_kafka import kafka_logs_stage
 
     target = repo_root(root)
     work = workdir if workdir is not None else target / "build" / "demo"
@@ -62,8 +67,8 @@ def demo(
     out.rule("1. check the specs")
     machines = load_or_exit(None)
     out.print(f"{len(machines)} machines checked clean")
-    out.rule("2. regenerate runtime tables and diagrams")
-    files = generate_all(machines)
+    out.rule("2. regenerate runtime tables, persisted-step relations and diagrams")
+    files = generate_all(machines, relations=derive_all(machines))
     changed = write(files, target)
     out.print(f"{len(files)} generated files, {len(changed)} changed; diagrams in {target / 'diagrams'}")
     out.print(summary_table(machines))
@@ -84,6 +89,8 @@ def demo(
     ok &= _stage(out, "server", _serve_and_check(out, work / "serve"))
     out.rule("8. generated conformance tests: every transition and rejection, in lockstep with the reference model")
     ok &= _stage(out, "conformance", conformance_demo(out, work / "conformance"))
+    out.rule("9. Apache Kafka 4.0.2: a workload on the real broker, its coordinator logs checked on Spark")
+    ok &= _stage(out, "kafka logs", kafka_logs_stage(out, work / "kafka-logs"))
     if not ok:
         raise typer.Exit(EXIT_PROBLEMS)
 

@@ -50,16 +50,23 @@ def gen(
     check: Annotated[bool, typer.Option("--check", help="Only report stale generated files; exit 1 if any.")] = False,
     root: Annotated[Path | None, typer.Option(help="Repository root to write into (default: this checkout).")] = None,
 ) -> None:
-    """Regenerate the runtime tables (impl/_generated/) and the diagrams (diagrams/) from the specs.
+    """Regenerate the runtime tables and persisted-step relations (impl/_generated/) and the diagrams (diagrams/)
+    from the specs.
 
     \b
     Example: kcoord gen            (then commit the changed files)
              kcoord gen --check    (in CI: fail when a generated file is stale)
     """
+    from kcoord.model.persisted import DerivationError, derive_all
+
     machines = load_or_exit(None)
     target = repo_root(root)
     try:
-        files = generate_all(machines)
+        relations = derive_all(machines)
+    except DerivationError as e:
+        usage_error(f"cannot derive a persisted-step relation: {e}")
+    try:
+        files = generate_all(machines, relations=relations)
     except DotNotFoundError as e:
         usage_error(str(e))
     if check:

@@ -56,6 +56,7 @@ class Checking:
         self.events: list[ir.Event] = []
         self.rows = Rows()
         self.rows_incomplete = False  # a row failed to check: structural checks would only repeat that error
+        self.writes_spans: list[Span] = []  # every `writes` clause (they need a `persist` declaration)
 
     def text(self, span: Span) -> str:
         """The source text of `span`, whitespace folded (for showing a condition as the user wrote it)."""

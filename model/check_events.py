@@ -165,12 +165,21 @@ class EventLowering:
         if not target_ok or not answer_ok or any(g is None for g in guards) or effects is None:
             ck.rows_incomplete = True
             return
+        for repeated in clause.writes[1:]:
+            ck.diags.error(repeated, "`writes` is given twice")
+        if clause.writes and not stay and ck.state_named(clause.target.text).pending \
+                and not ck.state_named(clause.target.text).final:
+            ck.diags.error(clause.writes[0], f"'{clause.target.text}' is a pending-only state, never written: a "
+                                             "transition into it cannot write a record (the one that leaves it does)")
         local = ir.conj([g for g in guards if g is not None])
         ck.rows.transitions.append(ir.Transition(
             index=ck.rows.index(), event=event, sources=sources, target=None if stay else clause.target.text,
             guard=ir.conj([*checks, local]), local_guard=local, effects=effects, choice=clause.choice,
             doc=clause.doc, span=clause.span, answer=answer, answer_code=answer_code,
-            condition_text=_join_conditions([ck.text(g.span) for g in clause.guards])))
+            condition_text=_join_conditions([ck.text(g.span) for g in clause.guards]),
+            writes=bool(clause.writes)))
+        if clause.writes:
+            ck.writes_spans.append(clause.writes[0])
 
     def _no_final_sources(self, sl: s.StateList | None, what: str) -> None:
         if sl is None or sl.every:

@@ -371,6 +371,7 @@ class Transition:
     answer_code: int = 0
     condition_text: str = "true"  # the `when` clauses as written in the spec (definitions not inlined)
     assumes: Expr = TRUE  # the event's `requires` clauses that concern this row (see `Event.requires`)
+    writes: bool = False  # `writes`: the transition writes the instance's record (a tombstone into a final state)
 
     @property
     def label(self) -> str:
@@ -461,6 +462,19 @@ class TraceProperty:
 
 
 @dataclass(frozen=True, slots=True)
+class Persist:
+    """`persist RECORD: fields`: an instance is stored as one record (`record` names Kafka's record) carrying these
+    variables — and its state when `state` is true; the transitions marked `writes` write it (see spec/README.md,
+    persistence). Everything else about the instance lives only in memory."""
+
+    record: str
+    fields: tuple[str, ...]  # variable names, in declaration order
+    state: bool
+    doc: str = ""
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
 class Machine:
     name: str
     kind: MachineKind
@@ -478,6 +492,7 @@ class Machine:
     steps: tuple[StepProperty, ...]
     traces: tuple[TraceProperty, ...]
     span: Span = NO_SPAN
+    persist: Persist | None = None
 
     # -- lookups
     @property

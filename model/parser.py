@@ -26,7 +26,7 @@ from .diagnostics import Diagnostics, SourceFile, Span
 #: Words that start a top-level declaration (state flags may precede `state`).
 MEMBER_KEYWORDS = frozenset(
     {"key", "kind", "enum", "const", "def", "var", "state", "initial", "final", "pending", "expirable", "event",
-     "invariant", "step", "trace", "internal"}
+     "invariant", "step", "trace", "internal", "persist"}
 )
 
 #: Known-bad inputs mapped to friendly messages (lark's `match_examples`), tested like any fixture.
@@ -502,8 +502,9 @@ class _ToSyntax(Transformer[Token, Any]):
         ensures = tuple(e for c in clauses if c[0] == "ensures" for e in c[1])
         choice = any(c[0] == "choice" for c in clauses)
         answers = [c[1] for c in clauses if c[0] == "answer"]
+        writes = tuple(c[1] for c in clauses if c[0] == "writes")
         return s.TransitionClause(sources, target, guards, ensures, choice, doc or "", self._span(meta),
-                                  tuple(answers))
+                                  tuple(answers), writes)
 
     def when_clause(self, children: list[Any]) -> tuple[str, Any]:
         return ("when", children[0])
@@ -516,6 +517,21 @@ class _ToSyntax(Transformer[Token, Any]):
 
     def choice_clause(self, children: list[Any]) -> tuple[str, Any]:
         return ("choice", None)
+
+    def writes_clause(self, children: list[Token]) -> tuple[str, Any]:
+        return ("writes", self._tok(children[0]))
+
+    @v_args(meta=True)
+    def persist_decl(self, meta: Any, children: list[Any]) -> s.PersistDecl:
+        record, doc, *fields = children
+        return s.PersistDecl(self._ident(record), doc or "", tuple(fields), self._span(meta))
+
+    def persist_name(self, children: list[Token]) -> s.Ident:
+        return self._ident(children[0])
+
+    @v_args(meta=True)
+    def persist_state(self, meta: Any, children: list[Any]) -> s.Ident:
+        return s.Ident("state", self._span(meta))
 
     @v_args(meta=True)
     def invariant_decl(self, meta: Any, children: list[Any]) -> s.InvariantDecl:

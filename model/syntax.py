@@ -255,6 +255,7 @@ class TransitionClause:
     doc: str
     span: Span
     answers: tuple[Ident, ...] = ()  # `answer ERROR`: the response error when this transition is taken (default NONE)
+    writes: tuple[Span, ...] = ()  # each `writes` clause: the transition writes the instance's persisted record
 
 
 EventClause = LetClause | RequiresClause | CheckClause | RejectClause | TransitionClause
@@ -288,6 +289,17 @@ class StepDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class PersistDecl:
+    """`persist RECORD [doc]: field, ...`: the record an instance is written as, and the variables (and `state`) it
+    carries."""
+
+    record: Ident
+    doc: str
+    fields: tuple[Ident, ...]  # `state` is the Ident "state"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class TraceDecl:
     """A trace-level property. `form` picks the template; `args` are its names, `states` and `bound` as needed."""
 
@@ -314,6 +326,7 @@ MemberDecl = (
     | InvariantDecl
     | StepDecl
     | TraceDecl
+    | PersistDecl
 )
 
 

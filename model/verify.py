@@ -12,7 +12,8 @@ Owns: the obligations and how each is decided —
                transitions unless both are marked `choice`);
   totality     every request event is answered in every non-final state (an error for coordinator machines,
                a warning for the others);
-  trace        trace-level properties, listed as "checked on traces only" with the reason.
+  trace        trace-level properties, listed as "checked on traces only" with the reason;
+  persisted    every record the spec can write lands in the persisted-step relation (`verify_persisted`).
 A failed obligation comes with a minimal concrete counterexample (finite sets, readable strings, small numbers),
 re-evaluated by the Python evaluator; if that evaluator disagrees with z3, it is an internal error, not a report.
 Must not import: lark, pyspark.
@@ -32,10 +33,11 @@ from . import ir
 from .diagnostics import Span
 from .printer import Execution, Transition
 from .pyexpr import PythonEvaluator, initial_state
+from .steprel import Relation
 from .z3backend import POOL, Encoder, Frame, finite_sets, frame_values, readable_strings, set_terms, string_terms
 
 Kind = Literal["initiation", "consecution", "bounds", "step", "reachability", "deadlock", "overlap", "totality",
-               "trace"]
+               "trace", "persisted"]
 Status = Literal["holds", "fails", "unknown", "trace-only"]
 
 
@@ -49,6 +51,7 @@ class Options:
     depth: int = 8  # bounded model checking steps for reachability
     set_width: int = 3  # at most this many elements per set in a counterexample
     minimize: bool = True
+    persisted: bool = True  # also the persisted-step relation's obligations (machines with `persist`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -660,8 +663,23 @@ def _args(args: dict[str, Any]) -> str:
     return render_args(args)
 
 
-def verify_machine(machine: ir.Machine, options: Options | None = None) -> list[Result]:
-    return MachineVerifier(machine, options).run()
+def verify_machine(machine: ir.Machine, options: Options | None = None,
+                   relation: Relation | None = None) -> list[Result]:
+    """Every obligation of `machine`; with a `persist` declaration also its persisted-step relation's (`relation`,
+    the committed one, or derived here when not given)."""
+    results = MachineVerifier(machine, options).run()
+    if machine.persist is not None and (options or Options()).persisted:
+        from .persisted import DerivationError, derive
+        from .verify_persisted import persisted_results
+
+        opts = options or Options()
+        try:
+            relation = relation or derive(machine)
+        except DerivationError as e:
+            return [*results, Result(machine.name, "persisted", f"the persisted-step relation of {machine.name} "
+                                     "can be derived", "fails", machine.persist.span, detail=str(e))]
+        results += persisted_results(machine, relation, opts.timeout_ms)
+    return results
 
 
 def verify(machines: list[ir.Machine], options: Options | None = None) -> Iterator[list[Result]]:

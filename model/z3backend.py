@@ -35,12 +35,14 @@ class Frame:
 class Encoder:
     """Translates one machine's expressions to z3 (sorts are created once per encoder)."""
 
-    def __init__(self, machine: ir.Machine) -> None:
+    def __init__(self, machine: ir.Machine, tag: str | None = None) -> None:
         self.m = machine
         # Each encoder has its own z3 context, so a run's models (and counterexamples) do not depend on what other
-        # runs in the same process declared before it. Sort names still carry a number for readable debugging.
+        # runs in the same process declared before it. Sort names still carry a number for readable debugging; a
+        # caller whose output must not depend on how many encoders came before (a derivation: z3's answers depend
+        # on the names) gives its own `tag`.
         self.ctx = z3.Context()
-        tag = next(_ENCODER_IDS)
+        tag = tag if tag is not None else str(next(_ENCODER_IDS))
         self.state_sort, state_consts = z3.EnumSort(f"{machine.name}State#{tag}", [s.name for s in machine.states],
                                                     ctx=self.ctx)
         self.state_values = {s.name: c for s, c in zip(machine.states, state_consts, strict=True)}

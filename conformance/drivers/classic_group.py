@@ -105,6 +105,7 @@ UNREACHABLE = {"ClassicGroup": (
     (139, "UpgradeToConsumerGroup", "Dead", ("PreparingRebalance", "CompletingRebalance", "Stable"),
      _NO_ONLINE_UPGRADE),
     (140, "ConvertedFromConsumer", "PreparingRebalance", ("Empty",), _NO_CONSUMER_GROUP),
+    (141, "ConvertedFromConsumer", "Stable", ("Empty",), _NO_CONSUMER_GROUP),
     (101, "OffsetDeletePartition", "GROUP_ID_NOT_FOUND", ("Empty",), _GROUP_CHECKED_FIRST),
     (103, "OffsetDeletePartition", "NON_EMPTY_GROUP", ("PreparingRebalance", "CompletingRebalance", "Stable"),
      _GROUP_CHECKED_FIRST),

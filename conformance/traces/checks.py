@@ -83,6 +83,11 @@ The trace properties (`trace` declarations; one violation per row and property; 
 - `fenced M.E.p by N.v on K`: an accepted row of M with event E whose argument p is below the latest value of N.v for
   equal K, latest among N's rows with `ts_ms` strictly before the row's (ties in `ts_ms` broken by seq, then key).
 
+On coordinator logs (`logcheck`), besides the rows their records become:
+
+- `persisted_step`: a record of a machine with a `persist` declaration that follows its key's previous record (or the
+  fresh instance) and that no clause of the machine's persisted-step relation explains; named by the record's place.
+
 `before` and `fenced` need the other machine's rows: when the input has none, the property is reported as not
 checked (in the summary), never as passed.
 Must not import: pyspark, kcoord.cli.
@@ -101,9 +106,11 @@ CHECKS: tuple[str, ...] = (
     "illegal_transition", "discontinuity", "guard_false", "effect_mismatch", "frame_mismatch",
     "reject_changed_state", "wrong_error", "invariant", "step",
     "exclusive", "monotonic", "within", "before", "fenced",
+    "persisted_step",
 )
 ROW_CHECKS = CHECKS[:9]
-TRACE_FORMS = CHECKS[9:]
+TRACE_FORMS = CHECKS[9:14]
+LOG_CHECKS = CHECKS[14:]  # on coordinator logs' records, not on rows (`logcheck`)
 LOAD_EVENT = "Load"
 ACCEPTED_KINDS = ("transition", "stay")
 NEVER = 2**63 - 1  # an interval end meaning "for ever" (no later row)

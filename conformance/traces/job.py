@@ -19,6 +19,7 @@ Must not import: kcoord.cli.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import shutil
@@ -115,11 +116,13 @@ def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progre
         if converted is None and not sources:
             raise NoTraces(f"no trace files (*.jsonl, *.json, *.parquet) and no coordinator log folders "
                            f"(__transaction_state-N, __consumer_offsets-N) under {', '.join(config.paths)}")
+        found = converted.checks.violations if converted is not None else []
         if config.engine == "python":
-            summary, shown = run_python(config, machines, sources, progress)
+            summary, shown = run_python(config, machines, sources, progress, found)
         else:
+            pairs = converted.checks.pairs_root if converted is not None else None
             try:
-                summary, shown = run_spark(config, machines, sources, progress, spark)
+                summary, shown = run_spark(config, machines, sources, progress, spark, pairs)
             except Exception as e:
                 unreadable = unreadable_input(e)
                 if unreadable is None:
@@ -154,7 +157,8 @@ def _convert_logs(config: Config, machines: Mapping[str, ir.Machine]) -> tuple[A
         return None, None
     scratch = tempfile.mkdtemp(prefix="kcoord-logs-")
     quarantine = os.path.join(config.out, "quarantine") if config.out else None
-    converted = convert(log_dirs, machines, os.path.join(scratch, "traces"), quarantine)
+    pairs = os.path.join(scratch, "pairs") if config.engine == "spark" else None  # the Spark engine's step checks
+    converted = convert(log_dirs, machines, os.path.join(scratch, "traces"), quarantine, pairs)
     if converted.rows:
         config.paths = [*config.paths, converted.root]
     return converted, scratch
@@ -164,7 +168,8 @@ def _convert_logs(config: Config, machines: Mapping[str, ir.Machine]) -> tuple[A
 
 
 def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
-               progress: Progress | None) -> tuple[Summary, list[Violation]]:
+               progress: Progress | None, found: Sequence[Violation] = ()) -> tuple[Summary, list[Violation]]:
+    """Every check of the rows, plus `found` (what the log checks found while the logs were read)."""
     from kcoord.conformance.traces.pycheck import Options, check_paths
 
     names = sorted({s.machine for s in sources})
@@ -179,6 +184,12 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequ
         os.makedirs(config.out, exist_ok=True)
     options = Options(config.max_witnesses, config.max_rows_in_memory, spill_dir=config.out)
     result = check_paths(config.paths, machines, config.out, options, step)
+    if found:
+        from kcoord.conformance.traces.pycheck import sort_key
+
+        result.violations = sorted([*result.violations, *found], key=sort_key)
+        result.violations = [v if i < config.max_witnesses else dataclasses.replace(v, witness="", witness_rows="")
+                             for i, v in enumerate(result.violations)]  # as the row checks' witnesses: the first only
     if progress:
         progress("writing", len(names), len(names))
     if config.out:
@@ -192,7 +203,9 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequ
 
 
 def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
-              progress: Progress | None, spark: Any = None) -> tuple[Summary, list[Violation]]:
+              progress: Progress | None, spark: Any = None,
+              pairs: str | None = None) -> tuple[Summary, list[Violation]]:
+    """Every check of the rows on Spark, plus the persisted-step checks of the record pairs in `pairs` (`sparklog`)."""
     from kcoord.conformance.traces.session import active_session, local_session, tune
     from kcoord.conformance.traces.sparkcheck import MachinePlan, not_checked
     from kcoord.conformance.traces.sparkread import read_machine, read_unknown
@@ -238,6 +251,8 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
             if read.tally().malformed or read.bad_files:
                 _count_quarantine(read.quarantine, quarantine_dir, summary)
             summary.not_checked += not_checked(specs[name], others)
+        if pairs is not None and os.path.isdir(pairs):
+            _log_violations(spark, pairs, machines, raw_dir)
         tick("writing")
         shown = _finish(spark, plans, specs, raw_dir, out, config.max_witnesses, summary)
     finally:
@@ -246,6 +261,16 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
     if not config.out:
         shutil.rmtree(out, ignore_errors=True)
     return summary, shown
+
+
+def _log_violations(spark: Any, pairs: str, machines: Mapping[str, ir.Machine], raw_dir: str) -> None:
+    from kcoord.conformance.traces.sparklog import persisted_step_violations
+    from kcoord.conformance.traces.steps import relation_for
+
+    relations = {n: r for n, m in machines.items() if (r := relation_for(m)) is not None}
+    found = persisted_step_violations(spark, pairs, machines, relations)
+    if found is not None:
+        found.write.mode("append").parquet(raw_dir)
 
 
 def _ticker(progress: Progress | None, total: int) -> Callable[[str], None]:
@@ -300,16 +325,23 @@ def _with_witnesses(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Sp
     """The violations with their witness (JSON and text), built from the rows around them, as `pycheck` does."""
     import json
 
+    from kcoord.conformance.traces.logcheck import STEP_CHECK, witness_text
     from kcoord.conformance.traces.sparkcheck import witness_rows
 
     wanted: dict[str, list[tuple[str, int, int]]] = {}
     for r in records:
-        if r["pos"] >= 0:
+        if r["pos"] >= 0 and r["check"] != STEP_CHECK:
             wanted.setdefault(r["machine"], []).append((r["key"], r["pos"] - W.BEFORE - 1, r["pos"] + W.AFTER))
     fetched = {m: witness_rows(plans[m], spans) for m, spans in wanted.items()}
     out = []
     for r in records:
         spec = specs[r["machine"]]
+        if r["check"] == STEP_CHECK:  # a pair of records, not rows: the log checker's witness
+            rows = json.dumps(json.loads(r["row_json"]), sort_keys=True)
+            out.append(Violation(r["machine"], r["key"], r["check"], r["name"], int(r["seq"]), int(r["seq_from"]),
+                                 int(r["seq_to"]), r["location"], r["message"], witness_text(rows, r["message"]),
+                                 rows))
+            continue
         if r["pos"] < 0:
             row = json.loads(r["row_json"])
             segments = [W.Segment(r["key"], r["seq"], None, (row,))]

@@ -1,27 +1,26 @@
-"""Coordinator log directories → trace rows: every record value of a key becomes one `load` row.
+"""Broker log directories → trace rows: the coordinators' records, and the producer appends of every partition.
 
 Owns: finding partition folders (`find_log_dirs`: `__transaction_state-N` and `__consumer_offsets-N`, kcoord's or a
-Kafka broker's, anywhere under the given paths), turning their records into rows of the trace schema (`log_rows`)
-and `convert` (log folders → a JSON Lines trace folder the readers take, streamed, with malformed records counted and
-written to the quarantine with their reason; a bad record never stops the run).
+Kafka broker's, anywhere under the given paths — and, beside them in a broker's log directory, every other
+partition; one replica of each partition: the one that reaches the highest offset), turning their records into rows
+of the trace schema (`log_rows`) and `convert` (log folders → a JSON Lines trace folder the readers take, streamed,
+with malformed records counted and written to the quarantine with their reason; a bad record never stops the run).
 
-How a record becomes a row. Segments are read with `kcoord.impl.storage.log.read_partition_dir` and each value is
-decoded with the coordinators' own mapping (`kcoord.impl.txn.records.instance_from_value` for `TransactionLogValue`,
-`kcoord.impl.group.shard_state.classic_from_record` for `GroupMetadataValue`), so the rows hold exactly the instance
-a coordinator would load. Per key, in offset order: `seq` is the key's record number (dense: the log is the complete
-history of what survives), `from_state` is the state of the key's previous value (the initial state for its first
-value and after a tombstone), `to_state` the value's state; a tombstone leads to the machine's final state (or, for a
-machine without one, its terminal state: ClassicGroup's Dead) and keeps the previous variables, as the runtime's
-`install` does. `ts_ms` is the record's timestamp, `coordinator_epoch` the batch's partition leader epoch, `kind`
-`load` with event `Load` and row -1, `error` NONE. The checker treats `load` rows as snapshots (see `checks`): the
-state changes derived from consecutive values must follow paths of the table's edges, every value must satisfy the
-invariants, and the trace properties (epochs that never go backwards, transactions that complete in time) apply.
-Compaction only removes a prefix of a key's history, so the surviving values of a key are still consecutive.
-
-Not derived from logs (counted as skipped, and named in the summary): offset commits (no machine state), KIP-848
-consumer-group records (a ConsumerGroup or member instance is assembled from several record types at the end of a
-load, not per record) and the producer state the group coordinator keeps for transactional offset commits. Their
-checks need the runtime's JSONL/Parquet traces.
+How a record becomes a row. Segments are read with `kcoord.impl.storage.log.read_partition_dir`
+(`kcoord.conformance.traces.logrecords`) and decoded with the coordinators' own declarations and mappings
+(`kcoord.impl.txn.records.instance_from_value` for `TransactionLogValue`,
+`kcoord.impl.group.shard_state.classic_from_record` for `GroupMetadataValue`; the KIP-848 records and the producer
+appends: `grouplog`, `producerlog`), so the rows hold exactly the instances a coordinator would load. Per key, in
+offset order: `seq` is the key's record number (dense: the log is the complete history of what survives),
+`from_state` is the state of the key's previous value (the initial state for its first value and after a
+tombstone), `to_state` the value's state; a tombstone leads to the machine's final state (or, for a machine without
+one, its terminal state: ClassicGroup's Dead) and keeps the previous variables, as the runtime's `install` does.
+`ts_ms` is the record's timestamp, `coordinator_epoch` the batch's partition leader epoch, `kind` `load` with event
+`Load` and row -1, `error` NONE. The checker treats `load` rows as snapshots (see `checks`): the state changes derived
+from consecutive values must follow paths of the table's edges, every value must satisfy the invariants, and the
+trace properties apply. Compaction only removes a prefix of a key's history, so the surviving values of a key are
+still consecutive. Besides the rows, each state record goes through the log checks (`logcheck`: the persisted-step
+relation). The producer appends (transactional batches and markers) are transition rows (`producerlog`).
 Must not import: pyspark, kcoord.cli.
 """
 
@@ -29,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,10 +37,13 @@ from typing import Any
 
 from kcoord.model import ir
 
-from .checks import LOAD_EVENT, Spec
+from .checks import LOAD_EVENT, Spec, Violation
+from .grouplog import GroupLog
+from .logcheck import StepChecker
+from .logrecords import LOG_DIR, PARTITION_DIR, Entry, Keys, StateRecord, entries
+from .producerlog import ProducerRows
 from .readers import columns
 
-LOG_DIR = re.compile(r"^(__transaction_state|__consumer_offsets)-(\d+)$")
 GROUP_METADATA = 2
 #: what decoding a record value can raise (SchemaError and RecordFormatError are ValueErrors)
 _DECODING_ERRORS = (ValueError, KeyError, struct.error, UnicodeDecodeError, AssertionError)
@@ -53,8 +54,10 @@ def is_log_dir(path: str | Path) -> bool:
     return os.path.isdir(path) and LOG_DIR.match(os.path.basename(os.path.normpath(str(path)))) is not None
 
 
-def find_log_dirs(paths: Sequence[str | Path]) -> list[str]:
-    """Every coordinator partition folder at or under `paths` (sorted, each once)."""
+def find_log_dirs(paths: Sequence[str | Path], data_partitions: bool = True) -> list[str]:
+    """Every coordinator partition folder at or under `paths` and, with `data_partitions`, every other partition
+    folder of a log directory that holds coordinator partitions (sorted; one replica per partition name: the one
+    whose last segment reaches furthest)."""
     found: set[str] = set()
     for raw in paths:
         p = os.path.normpath(str(raw))
@@ -64,12 +67,36 @@ def find_log_dirs(paths: Sequence[str | Path]) -> list[str]:
         if not os.path.isdir(p):
             continue
         for root, dirs, _ in os.walk(p):
-            for d in list(dirs):
-                if LOG_DIR.match(d):
-                    found.add(os.path.join(root, d))
-                    dirs.remove(d)
+            if any(LOG_DIR.match(d) for d in dirs):
+                found |= {os.path.join(root, d) for d in dirs if LOG_DIR.match(d) or (
+                    data_partitions and _is_data_partition(os.path.join(root, d)))}
+                dirs.clear()
+                continue
             dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
-    return sorted(found)
+    return _one_replica_each(found)
+
+
+def _is_data_partition(path: str) -> bool:
+    name = os.path.basename(path)
+    return PARTITION_DIR.match(name) is not None and not name.startswith("__") and any(
+        f.endswith(".log") for f in os.listdir(path))
+
+
+def _one_replica_each(folders: set[str]) -> list[str]:
+    """Replicas of one partition (a cluster's log directories) are prefixes of one log: keep the longest."""
+    by_name: dict[str, list[str]] = {}
+    for f in sorted(folders):
+        by_name.setdefault(os.path.basename(f), []).append(f)
+    return sorted(max(copies, key=_reach) for copies in by_name.values())
+
+
+def _reach(folder: str) -> tuple[int, int]:
+    segments = sorted(f for f in os.listdir(folder) if f.endswith(".log"))
+    if not segments:
+        return (-1, 0)
+    last = segments[-1]
+    return (int(last.split(".")[0]) if last.split(".")[0].isdigit() else -1,
+            os.path.getsize(os.path.join(folder, last)))
 
 
 @dataclass(slots=True)
@@ -125,21 +152,72 @@ class _Machine:
         return row
 
 
-def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
-             skipped: dict[str, int]) -> Iterator[Row]:
-    """The rows of one partition folder, in offset order; records that fail to decode go to `bad`, records that
-    are not machine state are counted in `skipped` (by kind)."""
-    from kcoord.impl.storage.log import LogCorruptedError, read_partition_dir
+@dataclass(slots=True)
+class LogChecks:
+    """The checks that read records rather than rows (`logcheck`): each machine's persisted-step relation."""
 
-    topic = LOG_DIR.match(os.path.basename(os.path.normpath(directory)))
-    assert topic is not None, directory
-    decode = _transaction_values if topic.group(1) == "__transaction_state" else _group_values
-    wanted = "Transaction" if topic.group(1) == "__transaction_state" else "ClassicGroup"
-    if wanted not in machines:
-        skipped[f"{wanted} records (machine not loaded)"] = skipped.get(f"{wanted} records (machine not loaded)",
-                                                                          0) + 1
+    steps: dict[str, StepChecker] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+    pairs_root: str | None = None  # where the pairs go, one JSON Lines file per machine (for the Spark engine)
+    _pairs: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, machines: Mapping[str, ir.Machine]) -> LogChecks:
+        from .steps import relation_for
+
+        out = cls()
+        for name, m in machines.items():
+            relation = relation_for(m)
+            if relation is not None:
+                out.steps[name] = StepChecker(Spec.of(m), relation)
+        return out
+
+    def record(self, r: StateRecord) -> None:
+        checker = self.steps.get(r.machine)
+        if checker is None:
+            return
+        found = checker.check(r)
+        if found is not None:
+            self.violations.append(found)
+        if self.pairs_root is not None:
+            pair = checker.pair(r)
+            if pair is not None:
+                self._pair_file(r.machine).write(json.dumps(pair, separators=(",", ":")) + "\n")
+
+    def _pair_file(self, machine: str) -> Any:
+        handle = self._pairs.get(machine)
+        if handle is None:
+            assert self.pairs_root is not None
+            os.makedirs(os.path.join(self.pairs_root, machine), exist_ok=True)
+            handle = self._pairs[machine] = open(os.path.join(self.pairs_root, machine, "part-00000.jsonl"),  # noqa: SIM115
+                                                 "w", encoding="utf-8")
+        return handle
+
+    def close(self) -> None:
+        for handle in self._pairs.values():
+            handle.close()
+        self._pairs = {}
+
+    @property
+    def checked(self) -> dict[str, int]:
+        return {name: c.checked for name, c in self.steps.items()}
+
+
+def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
+             skipped: dict[str, int], checks: LogChecks | None = None) -> Iterator[Row]:
+    """The rows of one partition folder, in offset order; records that fail to decode go to `bad`, records that
+    are not machine state are counted in `skipped` (by kind), and each state record goes through `checks`."""
+    from kcoord.impl.storage.log import LogCorruptedError
+
+    name = os.path.basename(os.path.normpath(directory))
+    match = LOG_DIR.match(name)
+    topic = match.group(1) if match else None
+    state_machine = {"__transaction_state": "Transaction", "__consumer_offsets": "ClassicGroup"}.get(topic or "")
+    if state_machine is not None and state_machine not in machines:
+        what = f"{state_machine} records (machine not loaded)"
+        skipped[what] = skipped.get(what, 0) + 1
         return
-    machine = _Machine.of(machines[wanted])
+    reader = _FolderReader(directory, machines, skipped, checks, state_machine)
 
     def tail(segment: Path, stop: Any) -> None:  # the last segment's unread end: said in the summary, not a row
         what = (f"bytes at the end of {segment} not read ({stop.reason.value} from position {stop.position}: "
@@ -147,22 +225,68 @@ def log_rows(directory: str, machines: Mapping[str, ir.Machine], bad: list[Bad],
         skipped[what] = skipped.get(what, 0) + segment.stat().st_size - stop.position
 
     try:
-        for batch in read_partition_dir(directory, on_tail=tail):
-            if batch.is_control:
-                continue
-            for record in batch.records:
-                try:
-                    decoded = decode(record.key, record.value, skipped)
-                except _DECODING_ERRORS as e:  # the record's problem, never the run's
-                    bad.append(Bad(directory, record.offset, f"malformed:{type(e).__name__}: {e}",
-                                   _raw(record.key, record.value)))
-                    continue
-                if decoded is None:
-                    continue
-                key, instance = decoded
-                yield machine.row(key, instance, record.timestamp_ms, batch.partition_leader_epoch)
+        for entry in entries(directory, on_tail=tail):
+            try:
+                rows = list(reader.entry(entry))
+            except _DECODING_ERRORS as e:  # the record's problem, never the run's
+                bad.append(Bad(directory, entry.place.offset, f"malformed:{type(e).__name__}: {e}",
+                               _raw(entry.key, entry.value)))
+                rows = []
+            yield from rows
+            yield from reader.batch_end(entry)
     except (LogCorruptedError, OSError, ValueError) as e:  # a damaged segment ends this folder, never the run
         bad.append(Bad(directory, -1, f"malformed:{type(e).__name__}: {e}", ""))
+
+
+@dataclass(slots=True)
+class _FolderReader:
+    """What one folder's records become: state rows (Transaction, ClassicGroup), KIP-848 rows, producer rows."""
+
+    directory: str
+    machines: Mapping[str, ir.Machine]
+    skipped: dict[str, int]
+    checks: LogChecks | None
+    state_machine: str | None
+    keys: Keys = field(default_factory=Keys)
+    machine: _Machine | None = None
+    group: GroupLog | None = None
+    producers: ProducerRows | None = None
+
+    def __post_init__(self) -> None:
+        name = os.path.basename(os.path.normpath(self.directory))
+        if self.state_machine is not None:
+            self.machine = _Machine.of(self.machines[self.state_machine])
+        if self.state_machine == "ClassicGroup":
+            self.group = GroupLog.of(self.machines, name, self.skipped, _Machine.of)
+        elif self.state_machine is None and "PartitionProducer" in self.machines:
+            self.producers = ProducerRows.of(self.machines["PartitionProducer"], name, False)
+
+    def entry(self, e: Entry) -> Iterator[Row]:
+        if self.producers is not None:  # a data partition: its producers' transactional appends only
+            row = self.producers.entry(e)
+            if row is not None:
+                yield row
+            return
+        if self.group is not None:
+            yield from self.group.entry(e)
+        if e.control or self.machine is None:
+            return
+        decode = _transaction_values if self.state_machine == "Transaction" else _group_values
+        decoded = decode(e.key, e.value, self.skipped)
+        if decoded is None:
+            return
+        key, instance = decoded
+        if self.group is not None and self.group.consumer is not None and instance is not None:
+            self.group.consumer.replaced(key)
+        assert self.state_machine is not None
+        record = self.keys.follow(StateRecord(self.state_machine, key, e.place, e.leader_epoch, instance), e.dense)
+        if self.checks is not None:
+            self.checks.record(record)
+        yield self.machine.row(key, instance, e.place.ts_ms, e.leader_epoch)
+
+    def batch_end(self, e: Entry) -> Iterator[Row]:
+        if self.group is not None:
+            yield from self.group.batch_end(e)
 
 
 def _raw(key: bytes | None, value: bytes | None) -> str:
@@ -184,16 +308,13 @@ def _transaction_values(key: bytes | None, value: bytes | None,
 
 def _group_values(key: bytes | None, value: bytes | None,
                   skipped: dict[str, int]) -> tuple[str, Mapping[str, Any] | None] | None:
+    """A GroupMetadata record's group id and ClassicGroup instance; None for the other record types (`grouplog`)."""
     from kcoord.impl.group.shard_state import classic_from_record
     from kcoord.impl.storage import group_log_schema as schema
 
     if key is None:
         raise ValueError("a __consumer_offsets record without a key")
-    rtype = schema.record_type(key)
-    if rtype != GROUP_METADATA:
-        what = "offset commits" if rtype <= 1 else "consumer-group records (KIP-848)" if rtype <= 8 else \
-            "other group records"
-        skipped[what] = skipped.get(what, 0) + 1
+    if schema.record_type(key) != GROUP_METADATA:
         return None
     k = schema.decode_key(key)
     assert isinstance(k, schema.GroupMetadataKey)
@@ -223,21 +344,24 @@ class Converted:
     rows: dict[str, int] = field(default_factory=dict)
     bad: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    checks: LogChecks = field(default_factory=LogChecks)
 
     def notes(self) -> list[str]:
         return [f"{n} {what} in coordinator logs (not derived as rows)" for what, n in sorted(self.skipped.items())]
 
 
 def convert(log_dirs: Sequence[str], machines: Mapping[str, ir.Machine], root: str,
-            quarantine_dir: str | None) -> Converted:
+            quarantine_dir: str | None, pairs_root: str | None = None) -> Converted:
     """Write the rows of `log_dirs` as `<root>/<Machine>/part-<n>.jsonl` (one file per log folder, streamed) and the
-    bad records to `<quarantine_dir>/part-logs.jsonl`."""
-    out = Converted(root)
+    bad records to `<quarantine_dir>/part-logs.jsonl`; the persisted-step checks run on the way (their violations in
+    `Converted.checks`) and, with `pairs_root`, write the record pairs they checked there (`sparklog`'s input)."""
+    out = Converted(root, checks=LogChecks.of(machines))
+    out.checks.pairs_root = pairs_root
     bad: list[Bad] = []
     for n, directory in enumerate(log_dirs):
         handles: dict[str, Any] = {}
         try:
-            for row in log_rows(directory, machines, bad, out.skipped):
+            for row in log_rows(directory, machines, bad, out.skipped, out.checks):
                 name = row["machine"]
                 handle = handles.get(name)
                 if handle is None:
@@ -250,6 +374,7 @@ def convert(log_dirs: Sequence[str], machines: Mapping[str, ir.Machine], root: s
         finally:
             for handle in handles.values():
                 handle.close()
+    out.checks.close()
     for b in bad:
         code = b.reason.split(":", 1)[0]
         out.bad[code] = out.bad.get(code, 0) + 1

@@ -38,7 +38,7 @@ from kcoord.model.pyexpr import PythonEvaluator
 
 from . import MAX_ROWS_IN_MEMORY
 from . import witness as W
-from .checks import ACCEPTED_KINDS, NEVER, TRACE_FORMS, Spec, Violation, location, row_check_location
+from .checks import ACCEPTED_KINDS, CHECKS, NEVER, TRACE_FORMS, Spec, Violation, location, row_check_location
 from .readers import Quarantine, Source, TraceRow, columns, discover, read_rows
 
 Row = TraceRow  # a row is also its own post-state (`state` reads its `to_state`)
@@ -133,9 +133,7 @@ def sort_key(v: Violation) -> tuple[str, int, str, int, str]:
     return v.machine, _CHECK_ORDER[v.check], v.key, v.seq, v.name
 
 
-_CHECK_ORDER = {c: i for i, c in enumerate((
-    "illegal_transition", "discontinuity", "guard_false", "effect_mismatch", "frame_mismatch",
-    "reject_changed_state", "wrong_error", "invariant", "step", *TRACE_FORMS))}
+_CHECK_ORDER = {c: i for i, c in enumerate(CHECKS)}
 
 
 @dataclass(slots=True)

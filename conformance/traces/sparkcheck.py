@@ -404,7 +404,9 @@ class MachinePlan:
     def exclusive(self, base: DataFrame, prop: ir.TraceProperty, _: int) -> DataFrame:
         (var,) = prop.subject
         finals = _in(self.spec.final_states, "to_state")
-        df = base.selectExpr("*", f"coalesce(greatest(t_start, next_ts), {NEVER}) AS t_end")
+        # a key's last row holds its value for ever (`greatest` would skip the null next_ts and end it at its start)
+        df = base.selectExpr("*", f"CASE WHEN next_ts IS NULL THEN {NEVER} ELSE greatest(t_start, next_ts) END "
+                                  "AS t_end")
         df = df.where(f"NOT {finals} AND t_end > t_start AND size({quote(var)}) > 0")
         df = df.select("key", "seq", "pos", "t_start", "t_end", *prop.per, F.explode(var).alias("x"))
         w = Window.partitionBy(*prop.per, "x").orderBy("t_start", "key", "seq", "t_end") \

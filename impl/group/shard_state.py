@@ -39,17 +39,20 @@ STATIC_LEAVE_EPOCH = -2
 
 
 @dataclass(slots=True)
-class _LoadedMember:
+class LoadedMember:
     metadata: ConsumerMember | None = None
     current: schema.ConsumerGroupCurrentMemberAssignmentValue | None = None
 
 
 @dataclass(slots=True)
-class _LoadedConsumerGroup:
+class LoadedConsumerGroup:
+    """A KIP-848 group as its records so far say (the load's working form; `consumer_group_instances` turns it into
+    the spec's instances)."""
+
     epoch: int = 0
     assignment_epoch: int = 0
     metadata: tuple[schema.TopicMetadata, ...] = ()
-    members: dict[str, _LoadedMember] = field(default_factory=dict)
+    members: dict[str, LoadedMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)
     resolved: dict[str, ResolvedRegex] = field(default_factory=dict)
 
@@ -68,7 +71,7 @@ class GroupShardState:
         self.regex_refreshing: set[str] = set()  # consumer groups whose regular expressions are being resolved
         self._on_loaded = on_loaded
         self._classic_loaded: dict[str, Instance] = {}
-        self._consumer_loaded: dict[str, _LoadedConsumerGroup] = {}
+        self._consumer_loaded: dict[str, LoadedConsumerGroup] = {}
         self._producers_loaded: dict[int, Instance] = {}
 
     # ------------------------------------------------------------ load: records
@@ -145,57 +148,10 @@ class GroupShardState:
 
     def _replay_consumer_group(self, rtype: int, key: bytes, value: bytes | None) -> None:
         k, v = schema.decode_record(key, value)
-        group_id: str = k.group_id  # type: ignore[union-attr]
-        loaded = self._consumer_loaded.get(group_id)
-        if loaded is None:
-            if v is None:
-                return  # a tombstone for a group that is gone
-            loaded = self._consumer_loaded[group_id] = _LoadedConsumerGroup()
-            self._classic_loaded.pop(group_id, None)  # a simple/empty classic group is replaced
+        group_id = replay_consumer_group_record(self._consumer_loaded, rtype, k, v)
+        if group_id in self._consumer_loaded:  # a simple/empty classic group is replaced
+            self._classic_loaded.pop(group_id, None)
             self.classic.pop(group_id, None)
-        member_id = getattr(k, "member_id", None)
-        if rtype == 3:
-            if v is None:
-                del self._consumer_loaded[group_id]
-            else:
-                loaded.epoch = v.epoch  # type: ignore[union-attr]
-        elif rtype == 4:
-            loaded.metadata = v.topics if v is not None else ()  # type: ignore[union-attr, assignment]
-        elif rtype == 6:
-            loaded.assignment_epoch = v.assignment_epoch if v is not None else -1  # type: ignore[union-attr]
-        elif rtype == 16:
-            assert isinstance(k, schema.ConsumerGroupRegularExpressionKey)
-            if v is None:
-                loaded.resolved.pop(k.regular_expression, None)
-            else:
-                assert isinstance(v, schema.ConsumerGroupRegularExpressionValue)
-                loaded.resolved[k.regular_expression] = ResolvedRegex(frozenset(v.topics), v.version, v.timestamp)
-        elif rtype == 7:
-            if v is None:
-                loaded.target.pop(str(member_id), None)
-            else:
-                loaded.target[str(member_id)] = from_topic_partitions(v.topic_partitions)  # type: ignore[union-attr]
-        else:
-            self._replay_consumer_member(loaded, rtype, str(member_id), v)
-
-    @staticmethod
-    def _replay_consumer_member(loaded: _LoadedConsumerGroup, rtype: int, member_id: str, v: Any) -> None:
-        member = loaded.members.setdefault(member_id, _LoadedMember())
-        if rtype == 5:
-            if v is None:
-                loaded.members.pop(member_id, None)
-                return
-            classic = v.classic_member_metadata
-            member.metadata = ConsumerMember(
-                member_id=member_id, instance_id=v.instance_id, rack_id=v.rack_id, client_id=v.client_id,
-                client_host=v.client_host, subscribed_topic_names=tuple(v.subscribed_topic_names),
-                subscribed_topic_regex=v.subscribed_topic_regex, server_assignor=v.server_assignor,
-                rebalance_timeout_ms=v.rebalance_timeout_ms,
-                classic_session_timeout_ms=None if classic is None else classic.session_timeout_ms,
-                classic_protocols=None if classic is None else tuple(
-                    (p.name, p.metadata) for p in classic.supported_protocols))
-        else:
-            member.current = v
 
     # ------------------------------------------------------------ load: end
 
@@ -220,40 +176,11 @@ class GroupShardState:
         shard.install(table, (group_id,), {**table.fresh({"group_id": group_id}), "exists": True})
         self.classic[group_id] = ClassicGroupData()
 
-    def _install_consumer_group(self, shard: Shard, group_id: str, loaded: _LoadedConsumerGroup) -> None:
-        names = self.ctx.names
-        data = ConsumerGroupData()
-        for topic in loaded.metadata:
-            names.learn(topic.topic_id, topic.topic_name)
-            data.subscription_metadata[topic.topic_name] = _server_topic(topic)
-        member_table, group_table = self.tables["ConsumerGroupMember"], self.tables["ConsumerGroup"]
-        unreconciled, static_instances, static_left = set(), set(), set()
-        for member_id, member in loaded.members.items():
-            metadata = member.metadata or ConsumerMember(member_id)
-            data.members[member_id] = metadata
-            instance = consumer_member_from_record(member_table, group_id, member_id, metadata, member.current, names)
-            shard.install(member_table, (group_id, member_id), instance)
-            for p in instance["held"]:
-                data.owners[p] = member_id
-            if metadata.instance_id:
-                static_instances.add(metadata.instance_id)
-                if instance["state"] == MemberState.StaticLeft:
-                    static_left.add(metadata.instance_id)
-            if instance["state"] == MemberState.StaticLeft and member.current is not None:
-                data.left_states[member_id] = member.current.state
-            if not (instance["state"] == MemberState.Stable and instance["member_epoch"] == loaded.assignment_epoch):
-                unreconciled.add(member_id)
-        data.target = {m: t for m, t in loaded.target.items() if t}
-        regexes = frozenset(data.regex_counts())
-        data.resolved = {r: v for r, v in loaded.resolved.items() if r in regexes}
-        classic_members = frozenset(m for m, meta in data.members.items() if meta.classic)
-        instance = {**group_table.fresh({"group_id": group_id}), "group_epoch": loaded.epoch,
-                    "assignment_epoch": max(loaded.assignment_epoch, 0), "members": frozenset(data.members),
-                    "unreconciled": frozenset(unreconciled), "static_instances": frozenset(static_instances),
-                    "static_left": frozenset(static_left), "regexes": regexes,
-                    "resolved": frozenset(data.resolved), "classic_members": classic_members}
-        instance["state"] = derived_consumer_state(instance)
-        shard.install(group_table, (group_id,), instance)
+    def _install_consumer_group(self, shard: Shard, group_id: str, loaded: LoadedConsumerGroup) -> None:
+        group, members, data = consumer_group_instances(self.tables, self.ctx.names, group_id, loaded)
+        for member_id, instance in members.items():
+            shard.install(self.tables["ConsumerGroupMember"], (group_id, member_id), instance)
+        shard.install(self.tables["ConsumerGroup"], (group_id,), group)
         self.consumer[group_id] = data
 
     # ------------------------------------------------------------ live path: records describe decisions
@@ -275,6 +202,103 @@ class GroupShardState:
             _check_member(self.ctx, post, key, value)
         elif name == "PartitionProducer" and not isinstance(key, schema.OffsetCommitKey):
             raise IllegalStateError(f"a PartitionProducer change described by {key!r}")
+
+
+# ---------------------------------------------------------------------------------------------- KIP-848 loads
+
+
+def replay_consumer_group_record(loaded_groups: dict[str, LoadedConsumerGroup], rtype: int, k: Any, v: Any) -> str:
+    """One ConsumerGroup* record (types 3-8 and 16) into the groups loaded so far (GroupMetadataManager.replay); returns
+    the group id."""
+    group_id: str = k.group_id
+    loaded = loaded_groups.get(group_id)
+    if loaded is None:
+        if v is None:
+            return group_id  # a tombstone for a group that is gone
+        loaded = loaded_groups[group_id] = LoadedConsumerGroup()
+    member_id = getattr(k, "member_id", None)
+    if rtype == 3:
+        if v is None:
+            del loaded_groups[group_id]
+        else:
+            loaded.epoch = v.epoch
+    elif rtype == 4:
+        loaded.metadata = v.topics if v is not None else ()
+    elif rtype == 6:
+        loaded.assignment_epoch = v.assignment_epoch if v is not None else -1
+    elif rtype == 16:
+        assert isinstance(k, schema.ConsumerGroupRegularExpressionKey)
+        if v is None:
+            loaded.resolved.pop(k.regular_expression, None)
+        else:
+            assert isinstance(v, schema.ConsumerGroupRegularExpressionValue)
+            loaded.resolved[k.regular_expression] = ResolvedRegex(frozenset(v.topics), v.version, v.timestamp)
+    elif rtype == 7:
+        if v is None:
+            loaded.target.pop(str(member_id), None)
+        else:
+            loaded.target[str(member_id)] = from_topic_partitions(v.topic_partitions)
+    else:
+        _replay_consumer_member(loaded, rtype, str(member_id), v)
+    return group_id
+
+
+def _replay_consumer_member(loaded: LoadedConsumerGroup, rtype: int, member_id: str, v: Any) -> None:
+    member = loaded.members.setdefault(member_id, LoadedMember())
+    if rtype == 5:
+        if v is None:
+            loaded.members.pop(member_id, None)
+            return
+        classic = v.classic_member_metadata
+        member.metadata = ConsumerMember(
+            member_id=member_id, instance_id=v.instance_id, rack_id=v.rack_id, client_id=v.client_id,
+            client_host=v.client_host, subscribed_topic_names=tuple(v.subscribed_topic_names),
+            subscribed_topic_regex=v.subscribed_topic_regex, server_assignor=v.server_assignor,
+            rebalance_timeout_ms=v.rebalance_timeout_ms,
+            classic_session_timeout_ms=None if classic is None else classic.session_timeout_ms,
+            classic_protocols=None if classic is None else tuple(
+                (p.name, p.metadata) for p in classic.supported_protocols))
+    else:
+        member.current = v
+
+
+def consumer_group_instances(tables: Mapping[str, MachineTable], names: Any, group_id: str,
+                             loaded: LoadedConsumerGroup) -> tuple[Instance, dict[str, Instance], ConsumerGroupData]:
+    """The ConsumerGroup instance and its ConsumerGroupMember instances a load of `loaded` installs (and the group's
+    side data): what a load up to this point of the log builds."""
+    data = ConsumerGroupData()
+    for topic in loaded.metadata:
+        names.learn(topic.topic_id, topic.topic_name)
+        data.subscription_metadata[topic.topic_name] = _server_topic(topic)
+    member_table, group_table = tables["ConsumerGroupMember"], tables["ConsumerGroup"]
+    unreconciled, static_instances, static_left = set(), set(), set()
+    members: dict[str, Instance] = {}
+    for member_id, member in loaded.members.items():
+        metadata = member.metadata or ConsumerMember(member_id)
+        data.members[member_id] = metadata
+        instance = members[member_id] = consumer_member_from_record(member_table, group_id, member_id, metadata,
+                                                                    member.current, names)
+        for p in instance["held"]:
+            data.owners[p] = member_id
+        if metadata.instance_id:
+            static_instances.add(metadata.instance_id)
+            if instance["state"] == MemberState.StaticLeft:
+                static_left.add(metadata.instance_id)
+        if instance["state"] == MemberState.StaticLeft and member.current is not None:
+            data.left_states[member_id] = member.current.state
+        if not (instance["state"] == MemberState.Stable and instance["member_epoch"] == loaded.assignment_epoch):
+            unreconciled.add(member_id)
+    data.target = {m: t for m, t in loaded.target.items() if t}
+    regexes = frozenset(data.regex_counts())
+    data.resolved = {r: v for r, v in loaded.resolved.items() if r in regexes}
+    classic_members = frozenset(m for m, meta in data.members.items() if meta.classic)
+    group = {**group_table.fresh({"group_id": group_id}), "group_epoch": loaded.epoch,
+             "assignment_epoch": max(loaded.assignment_epoch, 0), "members": frozenset(data.members),
+             "unreconciled": frozenset(unreconciled), "static_instances": frozenset(static_instances),
+             "static_left": frozenset(static_left), "regexes": regexes,
+             "resolved": frozenset(data.resolved), "classic_members": classic_members}
+    group["state"] = derived_consumer_state(group)
+    return group, members, data
 
 
 # ---------------------------------------------------------------------------------------------- helpers

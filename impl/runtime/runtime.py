@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Errors, KafkaError
-from ..storage._codec import SchemaError
 from ..storage._files import DamagedFileError, WriteNotDone, atomic_write, quoted_content
 from ..storage.batch import RecordBatch
+from ..storage.codec import SchemaError
 from ..storage.log import CompactionReport, Durability, LogCorruptedError, PartitionLog, partition_dir_name
 from ..storage.partitioning import partition_for
 from .cleaner import DEFAULT_CLEANING, Cleaning

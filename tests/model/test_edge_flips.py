@@ -50,7 +50,7 @@ def caught_by(machine_name: str, path: str, text: str) -> str:
     (reference,) = [r for r in reference_tables() if machine_name == r.MACHINE]
     if table_diff(mutant, reference):
         return "kafka-table"
-    results = verify_machine(mutant, Options(timeout_ms=5_000))
+    results = verify_machine(mutant, Options(timeout_ms=5_000, persisted=False))  # that layer: test_persisted
     if any(r.failed or r.status == "unknown" for r in results):
         return "verify"
     return ""

@@ -309,7 +309,7 @@ def converted_member(target: Target) -> str:
     from kio.schema.join_group.v6.request import JoinGroupRequest, JoinGroupRequestProtocol
     from kio.schema.sync_group.v5.request import SyncGroupRequest
     from kio.schema.types import GroupId
-    from kio.static.primitive import i32
+    from kio.static.primitive import i32Timedelta
 
     from .looks import coordinator
     from .raw import RawConnection, consumer_group_heartbeat
@@ -328,8 +328,8 @@ def converted_member(target: Target) -> str:
             return conn.request(body)
 
     join = classic(JoinGroupRequest(
-        group_id=GroupId(group), session_timeout=datetime.timedelta(seconds=10),
-        rebalance_timeout=datetime.timedelta(seconds=30), member_id=member, group_instance_id=None,
+        group_id=GroupId(group), session_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
+        rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)), member_id=member, group_instance_id=None,
         protocol_type="consumer", protocols=(JoinGroupRequestProtocol(name="range", metadata=_subscription(topic)),)))
     obs.exact("JoinGroup with the consumer-protocol member's id: error", int(join.error_code.value))
     obs.exact("JoinGroup: the generation is the member epoch", int(join.generation_id) == joined.member_epoch)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import struct
 import threading
+import time
 from typing import Any
 
 from .members import require
@@ -316,8 +317,13 @@ def converted_member(target: Target) -> str:
 
     topic, group, member = target.name("conv"), target.name("conv-group"), target.name("conv-m1")
     target.create_topic(topic, 3)
-    address = target.addresses()[coordinator(target, group, 0)]
-    joined = consumer_group_heartbeat(address, group, member, names=(topic,))
+    deadline = time.monotonic() + target.timeout_s
+    while True:  # a fresh __consumer_offsets partition may still be loading, or its leader moving
+        address = target.addresses()[coordinator(target, group, 0)]
+        joined = consumer_group_heartbeat(address, group, member, names=(topic,))
+        if joined.error_code not in (14, 15, 16) or time.monotonic() > deadline:  # load, not available, moved
+            break
+        time.sleep(0.2)
     if joined.error_code != 0 or joined.member_epoch < 1:
         raise ScenarioFailed(f"the consumer-protocol join: error {joined.error_code}, epoch {joined.member_epoch}")
     obs = target.observations

@@ -78,6 +78,11 @@ def _field(f: FieldDecl, version: int) -> st.SearchStrategy[Any]:
         value: st.SearchStrategy[Any] = st.lists(_scalar(f, version), max_size=3).map(tuple)
     else:
         value = _scalar(f, version)
+    if f.is_struct and not f.is_array and version in f.tagged:
+        # Kafka's writer leaves out a tagged struct made with no field set (`new X()`), so it reads back as the
+        # field's default: no round trip to test there (test_group_log_schema shows Kafka's own bytes)
+        blank = tuple(g.default for g in f.fields)
+        value = value.filter(lambda v: v != blank)
     return st.one_of(st.none(), value) if version in f.nullable else value
 
 

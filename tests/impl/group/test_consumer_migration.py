@@ -12,7 +12,7 @@ import pytest
 from kcoord.impl.assignors import Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription
 from kcoord.impl.assignors.classic import TopicPartition
 from kcoord.impl.group import GroupConfig
-from kcoord.impl.group.messages import OffsetCommitPartition, OffsetCommitRequest
+from kcoord.impl.group.messages import ConsumerGroupHeartbeatRequest, OffsetCommitPartition, OffsetCommitRequest
 from kcoord.impl.storage import group_log_schema as schema
 
 from .helpers import T1, Harness, parts
@@ -237,3 +237,21 @@ def test_a_static_classic_member_at_minus_two_rejoins_with_the_consumer_protocol
     assert r.error == "NONE", r
     m = h.member(G, join.member_id)
     assert m is not None and not m["classic"] and h.consumer_group(G)["classic_members"] == frozenset()
+
+
+def test_a_refused_upgrading_heartbeat_leaves_the_classic_group_as_it_was(h: Harness) -> None:
+    """An epoch-0 ConsumerGroupHeartbeat that would convert a live classic group but is refused (here an invalid
+    regular expression, or the epoch of the classic member's converted copy) writes nothing and leaves the classic
+    group (Kafka's handler throws: no record). kcoord failed the handler: the refusal, decided on the converted
+    group, was recorded after the conversion was undone (IllegalStateError 'decided in Stable but the instance is in
+    Empty')."""
+    (old,) = classic_stable(h)
+    mark = h.mark()
+    # a new member id: the expression is refused; the classic member's own id: its converted copy is at epoch 1, so
+    # an epoch-0 join is FENCED_MEMBER_EPOCH first (throwIfConsumerGroupMemberEpochIsInvalid)
+    for member, error in (("n", "INVALID_REGULAR_EXPRESSION"), (old, "FENCED_MEMBER_EPOCH")):
+        req = ConsumerGroupHeartbeatRequest(G, member, 0, rebalance_timeout_ms=30_000,
+                                            subscribed_topic_regex="(unclosed", topic_partitions=())
+        assert h.c.consumer_group_heartbeat(req).result().error == error
+    assert h.records_since(mark) == [] and h.group(G)["state"] == "Stable"
+    assert h.shard(G).get("ConsumerGroup", (G,)) is None and h.hb(G, old, 1) == "NONE"

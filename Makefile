@@ -1,6 +1,7 @@
 # kcoord — one command to install and run the main job (`make demo`), one to install and run every test (`make test`).
 # Installs Debian's graphviz, Java 17 (JDK) and Maven when missing (root or sudo), the pinned Python deps in .venv, and
-# Apache Kafka's jars (the reference broker, tools and Java client) from Maven Central into build/kafka (never committed).
+# Apache Kafka's jars (the reference broker, tools and Java client) from Maven Central into build/kafka (never committed),
+# and compiles the Java harness of reference clients (conformance/reference/harness) against them.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -8,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup system-deps kafka demo test test-fast test-adversarial lint gen lock clean bench
+.PHONY: all setup system-deps kafka harness demo test test-fast test-adversarial lint gen lock clean bench
 
 all: test
 
@@ -37,6 +38,20 @@ $(KAFKA_STAMP): $(KAFKA_POM)
 
 kafka: $(KAFKA_STAMP)
 
+# The harness of reference clients (Kafka's Java client and tools driven from pytest): compiled against those jars into
+# build/kafka/harness/classes (ignored); the stamp depends on every source file, so a second make compiles nothing.
+HARNESS_SRC   := $(wildcard conformance/reference/harness/*.java)
+HARNESS_DIR   := build/kafka/harness
+HARNESS_STAMP := $(HARNESS_DIR)/.compiled-stamp
+
+$(HARNESS_STAMP): $(HARNESS_SRC) $(KAFKA_STAMP)
+	$(MAKE) system-deps
+	rm -rf $(HARNESS_DIR) && mkdir -p $(HARNESS_DIR)/classes
+	javac -d $(HARNESS_DIR)/classes -cp '$(KAFKA_LIBS)/*' --release 17 -Xlint:all -Werror $(HARNESS_SRC)
+	touch $@
+
+harness: $(HARNESS_STAMP)
+
 $(STAMP): pyproject.toml requirements.lock
 	$(MAKE) system-deps
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
@@ -45,7 +60,7 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-setup: $(STAMP) $(KAFKA_STAMP)
+setup: $(STAMP) $(KAFKA_STAMP) $(HARNESS_STAMP)
 
 demo: setup
 	$(BIN)/kcoord demo

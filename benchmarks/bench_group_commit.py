@@ -1,18 +1,18 @@
-"""`kcoord serve --durability group` against `--durability fsync`: transactions per second and CPU per transaction
-from 1, 8 and 32 transactional producers, side by side in one run.
+"""Group commit across connections: `kcoord serve --durability fsync` (acknowledged = on disk; the writes that
+arrive while an fsync runs share the next, one fsync per log, side by side on threads) against `--durability os`
+(acknowledged = in the page cache, no fsync) and against the previous fsync mode (an fsync inside every append,
+`per-batch`): transactions per second and CPU per transaction from 1, 8 and 32 transactional producers, in one run.
 
 Run: ``.venv/bin/python benchmarks/bench_group_commit.py [--quick] [--seconds S] [--runs N] [--producers 1,8,32]
-[--json PATH]``.
+[--modes fsync,per-batch,os] [--json PATH]``.
 
-Two servers run at once, each in its own process (one node, Kafka 4.0's defaults): one fsyncs every write before it
-answers, the other commits in groups (`--group-commit-ms 5`: writes that arrive together share one fsync, still
-before any answer). The producers are `bench_server.py`'s raw-frame transactional clients (one request in flight per
-connection; per transaction AddPartitionsToTxn, a transactional Produce of one record with acks=all, EndTxn commit,
-every answer decoded and checked). For each producer count the runs alternate between the two servers (fsync, group,
-fsync, group, ...), so both see the same machine load; the table gives the median of the runs: transactions per
-second (wall), the serving process's CPU time (user + system, from /proc) per transaction, and its fsyncs per
-transaction (counted in the server process): how many writes share an fsync does not vary with the machine's load,
-wall time on a shared machine does.
+One server per mode runs at once, each in its own process (one node, Kafka 4.0's defaults). The producers are
+`bench_clients.py`'s raw-frame transactional clients (per transaction AddPartitionsToTxn of 2 partitions, one
+transactional Produce to both, AddOffsetsToTxn, TxnOffsetCommit, EndTxn commit; every answer checked). For each
+producer count the runs alternate between the servers, so all see the same machine load; the table gives the median
+of the runs: transactions per second (wall), the serving process's CPU time (user + system, from /proc) per
+transaction, and its fsyncs per transaction (counted in the server process): how many writes share an fsync does
+not vary with the machine's load, wall time on a shared machine does.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import GROUP_COMMIT_MS, _create_topic, _measure, _serve
+from bench_clients import create_topics, measure
+from bench_server import cpu_s, serve_kcoord
 
-MODES = ("fsync", "group")
+MODES = ("fsync", "per-batch", "os")
 
 
 @dataclass(frozen=True)
@@ -57,13 +58,11 @@ def _serve_counting(data_dir: str, mode: str, addresses: multiprocessing.Queue[s
         real(fd)
 
     os.fsync = counted
-    _serve(data_dir, mode, addresses, stop)
+    if mode == "per-batch":  # the fsync mode before issue 31: an fsync inside every append
+        from kcoord.impl.storage.log import Durability
 
-
-def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process `pid` so far (/proc/PID/stat fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        Durability.named = staticmethod(lambda name: Durability.per_batch())  # type: ignore[method-assign]
+    serve_kcoord(data_dir, "fsync" if mode == "per-batch" else mode, addresses, stop)
 
 
 @dataclass
@@ -75,13 +74,13 @@ class _Server:
 
 
 def _sample(server: _Server, producers: int, run: int, seconds: float) -> Sample:
-    assert server.process.pid is not None
-    cpu_before, fsyncs_before = _cpu_s(server.process.pid), server.fsyncs.value
-    rate = asyncio.run(_measure(server.bootstrap, "transactions", producers, run, seconds))
-    cpu = _cpu_s(server.process.pid) - cpu_before
-    transactions = max(rate.per_s * seconds, 1)
-    return Sample(rate.per_s, 1000 * cpu / transactions, (server.fsyncs.value - fsyncs_before) / transactions,
-                  rate.retries)
+    pid = server.process.pid
+    assert pid is not None
+    fsyncs_before = server.fsyncs.value
+    counts = asyncio.run(measure(server.bootstrap, "txn", producers, f"gc{run}", seconds, cpu=lambda: cpu_s(pid)))
+    transactions = max(counts.done, 1)
+    return Sample(counts.done / counts.elapsed_s, 1000 * counts.server_cpu_s / transactions,
+                  (server.fsyncs.value - fsyncs_before) / transactions, counts.retries)
 
 
 def _start(mode: str, data_dir: str) -> _Server:
@@ -92,25 +91,25 @@ def _start(mode: str, data_dir: str) -> _Server:
                                       daemon=True)
     process.start()
     bootstrap = addresses.get(timeout=60)
-    asyncio.run(_create_topic(bootstrap))
+    asyncio.run(create_topics(bootstrap))
     return _Server(process, stop, bootstrap, fsyncs)
 
 
-def _table(results: dict[tuple[str, int], list[Sample]], counts: list[int], runs: int, seconds: float) -> str:
+def _table(results: dict[tuple[str, int], list[Sample]], modes: list[str], counts: list[int], runs: int,
+           seconds: float) -> str:
     def median(mode: str, n: int, field: str) -> float:
         return statistics.median(getattr(s, field) for s in results[(mode, n)])
 
-    lines = ["| producers | fsync txn/s | group txn/s | group / fsync | fsync server CPU ms/txn | "
-             "group server CPU ms/txn | fsyncs per txn, fsync / group | "
-             "CONCURRENT_TRANSACTIONS retries fsync / group |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| producers | " + " | ".join(f"{m} txn/s" for m in modes) + " | "
+             + " | ".join(f"{m} server CPU ms/txn" for m in modes) + " | fsyncs per txn (" + " / ".join(modes)
+             + ") | CONCURRENT_TRANSACTIONS retries (" + " / ".join(modes) + ") |",
+             "|---:|" + "---:|" * (2 * len(modes) + 2)]
     for n in counts:
-        f, g = median("fsync", n, "txn_per_s"), median("group", n, "txn_per_s")
-        lines.append(f"| {n} | {f:,.1f} | {g:,.1f} | {g / f:.2f} | {median('fsync', n, 'cpu_ms_per_txn'):.2f} | "
-                     f"{median('group', n, 'cpu_ms_per_txn'):.2f} | {median('fsync', n, 'fsyncs_per_txn'):.2f} / "
-                     f"{median('group', n, 'fsyncs_per_txn'):.2f} | {median('fsync', n, 'retries'):.0f} / "
-                     f"{median('group', n, 'retries'):.0f} |")
-    return "\n".join(lines) + f"\n\n(median of {runs} runs of {seconds:g} s each, the two modes alternating)"
+        lines.append(f"| {n} | " + " | ".join(f"{median(m, n, 'txn_per_s'):,.1f}" for m in modes) + " | "
+                     + " | ".join(f"{median(m, n, 'cpu_ms_per_txn'):.2f}" for m in modes) + " | "
+                     + " / ".join(f"{median(m, n, 'fsyncs_per_txn'):.2f}" for m in modes) + " | "
+                     + " / ".join(f"{median(m, n, 'retries'):.0f}" for m in modes) + " |")
+    return "\n".join(lines) + f"\n\n(median of {runs} runs of {seconds:g} s each, the modes alternating)"
 
 
 def main() -> None:
@@ -119,19 +118,21 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--producers", default="1,8,32")
+    parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     runs, seconds = (1, 1.0) if args.quick else (args.runs, args.seconds)
     counts = [int(n) for n in args.producers.split(",")]
+    modes = [m for m in args.modes.split(",") if m]
 
     results: dict[tuple[str, int], list[Sample]] = {}
     with tempfile.TemporaryDirectory(prefix="kcoord-bench-gc-") as tmp:
-        servers = {mode: _start(mode, str(Path(tmp) / mode)) for mode in MODES}
+        servers = {mode: _start(mode, str(Path(tmp) / mode)) for mode in modes}
         try:
             run = 0
             for n in counts:
                 for _ in range(runs):
-                    for mode in MODES:
+                    for mode in modes:
                         run += 1
                         sample = _sample(servers[mode], n, run, seconds)
                         results.setdefault((mode, n), []).append(sample)
@@ -141,10 +142,9 @@ def main() -> None:
             for server in servers.values():
                 server.stop.set()
                 server.process.join(30)
-    print(_table(results, counts, runs, seconds))
+    print(_table(results, modes, counts, runs, seconds))
     load = os.getloadavg()
-    print(f"\nload average {load[0]:.2f} on {os.cpu_count()} cpus at the end; group commit at most "
-          f"{GROUP_COMMIT_MS} ms")
+    print(f"\nload average {load[0]:.2f} on {os.cpu_count()} cpus at the end")
     if args.json:
         args.json.write_text(json.dumps({f"{m}/{n}": [s.__dict__ for s in ss] for (m, n), ss in results.items()}
                                         | {"loadavg_1m": load[0]}, indent=1) + "\n")

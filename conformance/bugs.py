@@ -72,7 +72,7 @@ BUGS: dict[str, KnownBug] = {b.name: b for b in (
         "A fence (InitProducerId on an open transaction) whose PrepareAbort append fails keeps the bumped epoch in "
         "memory without remembering that the fence failed, so every retry bumps the epoch again, and a reload goes "
         "back to the epoch on disk.",
-        "Transaction", (("effect_mismatch", "has_failed_epoch_fence"),), 1, 3_000,
+        "Transaction", (("effect_mismatch", "has_failed_epoch_fence"), ("frame_mismatch", "")), 1, 3_000,
         {"producers": 4, "classic_consumers": 0, "consumers": 0, "streams": 0, "veterans": 0, **_FENCING}),
     KnownBug(
         SeededBug.FENCE_WITHOUT_BUMP, "kafka-reference.md §1 (prepareFenceProducerEpoch)",

@@ -9,8 +9,9 @@ Owns the wiring between the parts:
   coordinator partitions (partition p of `__transaction_state` / `__consumer_offsets` on node p % N at start) and
   failover (`move`, `stop_node`): unload on one node, load the same log on another — coordinator logs live in one
   data directory, standing in for replicated storage, and only one node opens a partition at a time,
-- routing: `leader_of` (the transaction coordinator's marker channel), `verify_partition` (partition leaders and the
-  group coordinator ask the node owning the transactional id), `node_for_coordinator` (FindCoordinator).
+- routing: `leader_of` (the transaction coordinator's marker channel), `verify_partition` and `add_partition`
+  (partition leaders and the group coordinator ask the node owning the transactional id), `node_for_coordinator`
+  (FindCoordinator).
 Must not import: `kcoord.model`.
 """
 
@@ -38,7 +39,7 @@ from .runtime.runtime import flush_together
 from .runtime.trace import Tracer, TraceSink
 from .seeded import NO_BUGS, SeededBug
 from .storage._files import DamagedFileError
-from .storage.log import Durability, LogCorruptedError, PartitionLog
+from .storage.log import Durability, FlushTicket, LogCorruptedError
 from .storage.partitioning import partition_for
 from .storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
 from .txn.config import TxnConfig
@@ -82,6 +83,7 @@ class Node:
             seeded_bugs=config.seeded_bugs, cleaning=config.cleaning,
             topic_names=lambda: cluster.partitions.topic_names())
         self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
+        self.txn.runtime.on_change = self.groups.runtime.on_change = cluster.note_change
 
     def coordinator(self, kind: CoordinatorKind) -> TransactionCoordinator | GroupCoordinator:
         return self.txn if kind == "transaction" else self.groups
@@ -115,6 +117,10 @@ class Cluster:
             **{("transaction", p): p % self.config.nodes for p in range(n_txn)},
             **{("group", p): p % self.config.nodes for p in range(n_groups)},
         }
+        #: `next_deadline_ms` may have moved earlier since this was last set False (a coordinator write started or an
+        #: earlier timer was scheduled): an event loop that sleeps until a deadline clears it before it asks, and is
+        #: woken when a request sets it (`kcoord serve`'s pump)
+        self.changed = False
         self.load_listener: LoadListener | None = None
         self.refused: dict[tuple[CoordinatorKind, int], str] = {}  # coordinator partitions whose load was refused
 
@@ -125,6 +131,9 @@ class Cluster:
         for (kind, p), node_id in sorted(self.owner.items()):
             self._load(kind, p, node_id)
 
+    def note_change(self) -> None:
+        self.changed = True
+
     def poll(self) -> int:
         """One turn of every node's loop; returns the coordinators' work done (0: nothing was due)."""
         self.partitions.poll()
@@ -134,14 +143,33 @@ class Cluster:
         """Every group commit to disk now: the logs with pending appends (data partitions and coordinator partitions
         of every node) are fsynced side by side first, so they share the disk's flushes; then each component
         completes what became durable (and meets any error)."""
-        pending: list[PartitionLog] = [p.log for p in self.partitions.partitions()
-                                       if p.log.durable_offset < p.log.log_end_offset]
+        pending = self.partitions.pending_logs()
         for node in self.nodes:
             if node.alive:
                 pending += node.txn.runtime.logs_to_flush() + node.groups.runtime.logs_to_flush()
         flush_together(pending)
         self.partitions.flush()
         return sum(node.flush() for node in self.nodes)
+
+    def begin_flush(self) -> list[FlushTicket]:
+        """Group commit with the fsyncs on other threads: the open batches appended, and a ticket for every log
+        holding appends not yet fsynced (data partitions, coordinator partitions of every live node). The caller
+        runs each ticket's `fsync()` (side by side, on threads, while the loop goes on), then `end_flush`."""
+        tickets = self.partitions.begin_flush()
+        for node in self.nodes:
+            if node.alive:
+                tickets += node.txn.runtime.begin_flush() + node.groups.runtime.begin_flush()
+        return tickets
+
+    def end_flush(self, tickets: list[FlushTicket]) -> None:
+        """What the tickets' fsyncs made durable is durable (the next `poll` completes it); a failed fsync unloads
+        its coordinator partition or takes its data partition offline, as `flush` does."""
+        for ticket in tickets:
+            try:
+                ticket.log.end_flush(ticket)
+            except OSError as e:
+                if ticket.on_error is not None:
+                    ticket.on_error(e)
 
     def run_until(self, done: Callable[[], bool], max_polls: int = 10_000) -> None:
         """Poll until `done()` (in-process callers: the completions they wait for), flushing group commits."""
@@ -246,6 +274,13 @@ class Cluster:
         if not node.alive:
             return Completion.of(Errors.NOT_COORDINATOR)
         return node.txn.verify_partition(transactional_id, producer_id, producer_epoch, partition)
+
+    def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                      partition: TopicPartition) -> Completion[str]:
+        node = self.node_for_coordinator("transaction", transactional_id)
+        if not node.alive:
+            return Completion.of(Errors.NOT_COORDINATOR)
+        return node.txn.add_partition(transactional_id, producer_id, producer_epoch, partition)
 
     # ------------------------------------------------------------ topics
 

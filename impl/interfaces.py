@@ -7,7 +7,10 @@ Owns the protocols (and their small value types) that cross component boundaries
   answers — the KAFKA-17507 ordering. The transaction coordinator writes Complete* only after every partition of the
   transaction answered NONE (or an error the marker error table says to treat as done).
 - `TxnVerifier`: the transaction coordinator's verify-only AddPartitionsToTxn (KIP-890 part 1), asked by partition
-  leaders before a transactional Produce and by the group coordinator before a TxnOffsetCommit.
+  leaders before a transactional Produce and by the group coordinator before a TxnOffsetCommit; and, for Transactions
+  V2 clients (KIP-890 part 2: Produce v12+, TxnOffsetCommit v5+), the AddPartitionsToTxn that adds the partition.
+- `TxnOperation`: what a transactional write's request version lets the leader do (Kafka's
+  `TransactionSupportedOperation`).
 - `PartitionRouter`: which node leads a partition, for the marker channel (in-process clusters route by node id).
 Every call answers through a `Completion`, so an implementation may answer at once (in process) or later (delayed
 or lost responses in the simulator, a real network in the server).
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Literal, Protocol
 
 from .runtime.completion import Completion
@@ -63,11 +67,38 @@ class MarkerTarget(Protocol):
         """Write each marker to its partitions; one result mapping per marker, in order."""
 
 
+class TxnOperation(Enum):
+    """Kafka's `TransactionSupportedOperation`: what a transactional Produce or TxnOffsetCommit of a given version
+    lets the partition leader do before it appends."""
+
+    DEFAULT_ERROR = "defaultError"  # verify only; the coordinator's TRANSACTION_ABORTABLE is answered INVALID_TXN_STATE
+    GENERIC_ERROR_SUPPORTED = "genericErrorSupported"  # verify only; the client understands TRANSACTION_ABORTABLE
+    ADD_PARTITION = "addPartition"  # Transactions V2: add the partition to the transaction (and retry while
+    #                                 the coordinator answers CONCURRENT_TRANSACTIONS)
+
+    @staticmethod
+    def for_produce(version: int) -> TxnOperation:
+        """`produceRequestVersionToTransactionSupportedOperation`: v12+ adds, v11 knows TRANSACTION_ABORTABLE."""
+        return TxnOperation.ADD_PARTITION if version > 11 else \
+            TxnOperation.GENERIC_ERROR_SUPPORTED if version > 10 else TxnOperation.DEFAULT_ERROR
+
+    @staticmethod
+    def for_txn_offset_commit(version: int) -> TxnOperation:
+        """`txnOffsetCommitRequestVersionToTransactionSupportedOperation`: v5+ adds, v4 knows TRANSACTION_ABORTABLE."""
+        return TxnOperation.ADD_PARTITION if version > 4 else \
+            TxnOperation.GENERIC_ERROR_SUPPORTED if version > 3 else TxnOperation.DEFAULT_ERROR
+
+
 class TxnVerifier(Protocol):
     def verify_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                          partition: TopicPartition) -> Completion[str]:
         """NONE if `partition` is part of the open transaction, else the error (TRANSACTION_ABORTABLE,
         PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, ...)."""
+
+    def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                      partition: TopicPartition) -> Completion[str]:
+        """Transactions V2: add `partition` to the producer's transaction (opening one if none is open), as
+        AddPartitionsToTxn v5 without verifyOnly; NONE or the coordinator's error."""
 
 
 class PartitionRouter(Protocol):

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the server imports the whole implementation: imported when 
     from kcoord.impl.server.connection import ListenerSettings
     from kcoord.impl.server.serve import ServeOptions
 
-_DURABILITY_MODES = ("fsync", "group")
+_DURABILITY_MODES = ("fsync", "os", "group")  # group: the old name of fsync, kept for old command lines
 
 
 def _settings(values: list[str]) -> tuple[ClusterConfig, ListenerSettings]:
@@ -121,9 +121,12 @@ def serve(
     metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.")] = None,
     max_frame_bytes: Annotated[int, typer.Option(help="Largest request accepted (socket.request.max.bytes).")]
     = 104_857_600,
-    durability: Annotated[str, typer.Option(help="fsync (every batch, default) or group (group commit).")]
-    = "fsync",
-    group_commit_ms: Annotated[int, typer.Option(help="Group commit: longest wait before an fsync.", min=0)] = 5,
+    durability: Annotated[str, typer.Option(help="fsync (default: acknowledged = on disk; writes that arrive while an "
+                                            "fsync runs share the next) or os (acknowledged = in the page cache, "
+                                            "Kafka's default: kept on a process crash, lost on power failure). "
+                                            "group: an alias of fsync.")] = "fsync",
+    group_commit_ms: Annotated[int | None, typer.Option(help="Ignored (kept for old command lines): fsync mode has "
+                                                        "no linger.", min=0, hidden=True)] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override a setting: SECTION.KEY=VALUE (SECTION: "
                                                    "txn, groups, partitions or server), e.g. "
                                                    "groups.initial_rebalance_delay_ms=0 or "
@@ -143,13 +146,15 @@ def serve(
         usage_error(f"--trace-format {trace_format!r}: expected jsonl or parquet")
     if log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         usage_error(f"--log-level {log_level!r}: expected debug, info, warning or error")
-    from kcoord.impl.server.serve import ServeOptions
+    from kcoord.impl.server.serve import ServeOptions, run_event_loop
     from kcoord.impl.storage.log import Durability
 
     config, listener = _settings(set_ or [])
-    if durability == "group":
-        config = dataclasses.replace(config, durability=Durability.group(group_commit_ms, 1 << 20))
+    config = dataclasses.replace(config, durability=Durability.named(durability))
     _configure_logging(log_level, log_file)
+    if group_commit_ms is not None:
+        logging.getLogger("kcoord").warning("--group-commit-ms is ignored: --durability fsync shares fsyncs between "
+                                            "the writes that arrive while one runs, and never waits for company")
     try:
         options = ServeOptions(data_dir=data_dir, host=host, port=port, nodes=nodes, advertised_host=advertised_host,
                                trace_out=trace_out, trace_format=trace_format,  # type: ignore[arg-type]
@@ -158,7 +163,7 @@ def serve(
     except ValueError as e:
         usage_error(str(e))
     try:
-        asyncio.run(_serve(options))
+        run_event_loop(_serve(options))
     except _CannotStart as e:
         usage_error(str(e))
     finally:

@@ -20,7 +20,7 @@ from .._generated.classic_group import State as ClassicGroupState
 from .._generated.consumer_group import Event as ConsumerGroupEvent
 from .._generated.consumer_group_member import State as MemberState
 from ..errors import Errors, KafkaError
-from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnVerifier
+from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnOperation, TxnVerifier
 from ..runtime.cleaner import DEFAULT_CLEANING, Cleaning
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
@@ -79,15 +79,6 @@ EXPIRATION_KEY = ("offsets-expiration",)
 _MARKER_ERRORS: dict[str, str] = dict.fromkeys((Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS,
                                 Errors.COORDINATOR_NOT_AVAILABLE), Errors.NOT_LEADER_OR_FOLLOWER)
 
-
-
-#: how a verification error reaches a TxnOffsetCommit client (v0-3): Kafka 4.0's AddPartitionsToTxnManager turns
-#: PRODUCER_FENCED into INVALID_PRODUCER_EPOCH, and TRANSACTION_ABORTABLE into INVALID_TXN_STATE for the versions
-#: that predate it (as the reference broker answered the differential fuzzer); an unanswered verification is
-#: retriable
-_VERIFICATION_ANSWERS: dict[str, str] = {Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH,
-                                         Errors.TRANSACTION_ABORTABLE: Errors.INVALID_TXN_STATE,
-                                         Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS}
 
 class GroupCoordinator:
     def __init__(self, *, data_dir: Path, clock: Clock, topics: TopicDescriber | Mapping[str, Any],
@@ -237,27 +228,28 @@ class GroupCoordinator:
 
     def txn_offset_commit(self, req: TxnOffsetCommitRequest) -> Completion[TxnOffsetCommitResponse]:
         """Verify the `__consumer_offsets` partition with the transaction coordinator first (a transactional write,
-        §1.9), then validate and append the offsets as a transactional batch."""
+        §1.9) — or, for a Transactions V2 client (v5+), have it added to the transaction —, then validate and append
+        the offsets as a transactional batch. The coordinator's error is answered as Kafka 4.0 answers it
+        (`_txn_write_error`)."""
         out: Completion[TxnOffsetCommitResponse] = Completion()
-
-        def failed(error: str) -> None:
-            if not out.done:
-                out.set(TxnOffsetCommitResponse(offsets.all_partitions(req.topics, error)))
-
+        operation = TxnOperation.for_txn_offset_commit(req.api_version)
         tp = TopicPartition(OFFSETS_TOPIC, self.partition_for(req.group_id))
         verifier = self.ctx.verifier
-        verified: Completion[str] = (
-            verifier.verify_partition(req.transactional_id, req.producer_id, req.producer_epoch, tp)
-            if verifier is not None else Completion.of(Errors.NONE))
+        verified: Completion[str]
+        if verifier is None:
+            verified = Completion.of(Errors.NONE)
+        else:
+            ask = verifier.add_partition if operation is TxnOperation.ADD_PARTITION else verifier.verify_partition
+            verified = ask(req.transactional_id, req.producer_id, req.producer_epoch, tp)
 
         def on_verified(c: Completion[str]) -> None:
             try:
                 error = c.result()
             except KafkaError as e:
                 error = e.name
-            error = _VERIFICATION_ANSWERS.get(error, error)
             if error != Errors.NONE:
-                failed(error)
+                out.set(TxnOffsetCommitResponse(offsets.all_partitions(req.topics, _txn_write_error(error,
+                                                                                                     operation))))
             else:
                 self._txn_offset_commit(req, out)
 
@@ -509,3 +501,24 @@ def _gather(parts: Sequence[Completion[Any]], build: Callable[[list[Any]], Any])
 
 
 __all__ = ["OFFSETS_TOPIC", "GroupCoordinator"]
+
+
+#: CoordinatorOperationExceptionHelper.handleOperationException: a transactional write's failure as the group
+#: coordinator answers it
+_OPERATION_ERRORS: dict[str, str] = {Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                                     Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+                                     Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+                                     Errors.REQUEST_TIMED_OUT: Errors.COORDINATOR_NOT_AVAILABLE,
+                                     Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+                                     Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR}
+
+
+def _txn_write_error(error: str, operation: TxnOperation) -> str:
+    """The TxnOffsetCommit answer for the transaction coordinator's `error` (not NONE): AddPartitionsToTxnManager's
+    translation (PRODUCER_FENCED → INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE → INVALID_TXN_STATE for a client
+    before v4), then the group coordinator's for failed operations."""
+    if error == Errors.PRODUCER_FENCED:
+        error = Errors.INVALID_PRODUCER_EPOCH
+    elif error == Errors.TRANSACTION_ABORTABLE and operation is TxnOperation.DEFAULT_ERROR:
+        error = Errors.INVALID_TXN_STATE
+    return _OPERATION_ERRORS.get(error, error)

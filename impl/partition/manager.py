@@ -13,9 +13,15 @@ Owns `PartitionManager`:
   UNKNOWN_TOPIC_OR_PARTITION here;
 - time: `poll` (group commit, durability waits, producer expiration), `next_deadline_ms`, `flush`, `close`.
 
+Transactions V2 (Produce v12+, `TxnOperation.ADD_PARTITION`): instead of verifying, the leader asks the coordinator
+to add the partition (AddPartitionsToTxn v5), even with verification switched off, and while the coordinator answers
+CONCURRENT_TRANSACTIONS (the previous transaction's markers are still being written) asks again every
+`add_partitions_retry_backoff_ms` until `add_partitions_retry_max_ms` have passed, as Kafka's `handleProduceAppend`.
+A verification entry made for an add survives a marker of the same epoch (the previous transaction's TV2 marker carries
+the bumped epoch the next transaction already writes with).
+
 Answers that do not come from the spec (front-door validation, unknown partitions, and the translation of the
-coordinator's verification answer, all as Kafka's `ReplicaManager`/`AddPartitionsToTxnManager` do them for Produce
-up to v11):
+coordinator's answer, all as Kafka 4.0's `ReplicaManager`/`AddPartitionsToTxnManager` do them; none appends):
 
 | situation                                                                      | answer                          |
 |--------------------------------------------------------------------------------|---------------------------------|
@@ -23,17 +29,24 @@ up to v11):
 | unknown topic or partition (Produce never auto-creates)                        | UNKNOWN_TOPIC_OR_PARTITION      |
 | a partition not started: its log is damaged where recovery may not cut it      | KAFKA_STORAGE_ERROR             |
 | a transactional batch without the request's transactional id                   | INVALID_REQUEST                 |
-| verification inconclusive: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,         | NOT_ENOUGH_REPLICAS (retriable) |
-|   COORDINATOR_LOAD_IN_PROGRESS, CONCURRENT_TRANSACTIONS, NETWORK_EXCEPTION,    |                                 |
-|   REQUEST_TIMED_OUT, or no verifier                                            |                                 |
-| verification answered PRODUCER_FENCED                                          | INVALID_PRODUCER_EPOCH          |
-| verification answered anything else but NONE (TRANSACTION_ABORTABLE, ...)      | the spec, verification_ok=false |
+| inconclusive: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,                      | NOT_ENOUGH_REPLICAS (retriable) |
+|   COORDINATOR_LOAD_IN_PROGRESS, NETWORK_EXCEPTION, REQUEST_TIMED_OUT, no       |                                 |
+|   verifier, and CONCURRENT_TRANSACTIONS except for an add                      |                                 |
+| CONCURRENT_TRANSACTIONS for an add, after the retries                          | CONCURRENT_TRANSACTIONS         |
+| PRODUCER_FENCED                                                                | INVALID_PRODUCER_EPOCH          |
+| TRANSACTION_ABORTABLE to Produce up to v10                                     | the spec, verification_ok=false |
+|                                                                                |   (INVALID_TXN_STATE)           |
+| anything else (TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_ID_MAPPING,    | that error                      |
+|   UNSUPPORTED_VERSION, ...)                                                    |                                 |
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import heapq
+import itertools
 import logging
 import re
 import shutil
@@ -43,16 +56,17 @@ from pathlib import Path
 from typing import Final
 
 from ..errors import Errors, KafkaError
-from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnVerifier
+from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnOperation, TxnVerifier
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
 from ..runtime.trace import Tracer
 from ..statemachine import MachineTable
 from ..storage._files import DamagedFileError, SyncLater, fsync_dir
 from ..storage.batch import RecordBatch
-from ..storage.log import Durability, LogCorruptedError
+from ..storage.log import Durability, FlushTicket, LogCorruptedError, PartitionLog
 from .data_log import PARTITION_METADATA_FILE, create_partition_dir, read_partition_metadata
 from .partition import Appended, DataPartition, Verification
+from .producer_state import VerificationGuard
 from .types import (
     INTERNAL_TOPICS,
     AppendOrigin,
@@ -75,8 +89,8 @@ CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"  # KRaft's metadata log: Ka
 MAX_RECORDS_PER_USER_OP: Final = 10_000  # Kafka's controller writes at most this many records for one request
 _NOT_ADDED: Final = "Partition was not added to the transaction"  # Kafka's InvalidTxnStateException message
 _RETRIABLE_VERIFICATION: Final = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE,
-                                            Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.CONCURRENT_TRANSACTIONS,
-                                            Errors.NETWORK_EXCEPTION, Errors.REQUEST_TIMED_OUT})
+                                            Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NETWORK_EXCEPTION,
+                                            Errors.REQUEST_TIMED_OUT})
 
 
 def topic_name_problem(name: str) -> str | None:
@@ -119,7 +133,14 @@ class PartitionManager:
         self._topic_id_factory = topic_id_factory
         self._table = MachineTable.load("partition_producer")
         self._topics: dict[str, tuple[uuid.UUID, list[DataPartition | None]]] = {}  # None: offline
+        self._open: list[DataPartition] | None = None  # `partitions()`, kept until a topic or partition changes
+        #: the partitions written since their durability last caught up: `poll`, `flush` and the deadlines look at
+        #: these, and at every partition only when one's producer expiration check is due
+        self._touched: dict[TopicPartition, DataPartition] = {}
+        self._expiration_due_ms: int | None = None  # the earliest expiration check of any partition (None: unknown)
         self.offline: dict[TopicPartition, str] = {}  # partitions not started (a damaged log), and why
+        self._retries: list[tuple[int, int, Callable[[], None]]] = []  # (due ms, tie-break, ask again): a heap
+        self._retry_order = itertools.count()
         self._closed = False
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._discover()
@@ -200,6 +221,8 @@ class PartitionManager:
             raise
         partitions.reverse()
         self._topics[name] = (topic_id, partitions)
+        self._open = None
+        self._expiration_due_ms = None
 
     def _open_partition(self, tp: TopicPartition, directory: Path, topic_id: uuid.UUID, later: SyncLater | None,
                         *, new: bool) -> DataPartition | None:
@@ -273,8 +296,11 @@ class PartitionManager:
         return entry[1][tp.partition]
 
     def partitions(self) -> list[DataPartition]:
-        """Every open partition (offline ones are not)."""
-        return [p for name in sorted(self._topics) for p in self._topics[name][1] if p is not None]
+        """Every open partition (offline ones are not), by topic name and partition (the list is shared: a caller
+        must not change it)."""
+        if self._open is None:
+            self._open = [p for name in sorted(self._topics) for p in self._topics[name][1] if p is not None]
+        return self._open
 
     def describe_topics(self, names: Sequence[str] | None = None, *,
                         allow_auto_creation: bool = False) -> list[TopicMetadata]:
@@ -304,9 +330,10 @@ class PartitionManager:
     # ------------------------------------------------------------------------------------------ produce
 
     def produce(self, topic: str, partition: int, data: bytes | RecordBatch, *, acks: int = -1,
-                transactional_id: str | None = None,
-                origin: AppendOrigin = AppendOrigin.CLIENT) -> Completion[ProduceResult]:
-        """One partition of a Produce request (see the module docstring for the answers)."""
+                transactional_id: str | None = None, origin: AppendOrigin = AppendOrigin.CLIENT,
+                operation: TxnOperation = TxnOperation.DEFAULT_ERROR) -> Completion[ProduceResult]:
+        """One partition of a Produce request (see the module docstring for the answers); `operation` follows from
+        the request's version (`TxnOperation.for_produce`)."""
         out: Completion[ProduceResult] = Completion()
         tp = TopicPartition(topic, partition)
         part = self.partition(tp)
@@ -318,59 +345,83 @@ class PartitionManager:
             batch = decode_produce_batch(data, origin, max_message_bytes=self.config.max_message_bytes)
             if isinstance(batch, Rejected):
                 out.set(ProduceResult(batch.error, error_message=batch.message))
-            elif self._needs_verification(part, batch):
-                self._verify_then_append(part, batch, origin, acks, transactional_id, out)
+            elif self._needs_verification(part, batch, operation):
+                self._verify_then_append(_Write(part, batch, origin, acks, operation, out), transactional_id)
             else:
                 self._answer(part, part.produce(batch, origin, Verification()), acks, out)
         return out
 
-    def _needs_verification(self, part: DataPartition, batch: RecordBatch) -> bool:
-        """KIP-890: a transactional batch of a producer with no transaction open on this partition at its epoch."""
-        return (self.config.transaction_partition_verification_enable and batch.is_transactional
+    def _needs_verification(self, part: DataPartition, batch: RecordBatch, operation: TxnOperation) -> bool:
+        """KIP-890: a transactional batch of a producer with no transaction open on this partition at its epoch
+        (verified when verification is on; added to the transaction for Transactions V2 in any case)."""
+        return (batch.is_transactional and (self.config.transaction_partition_verification_enable
+                                             or operation is TxnOperation.ADD_PARTITION)
                 and not part.states.has_open_txn(batch.producer_id, batch.producer_epoch))
 
-    def _verify_then_append(self, part: DataPartition, batch: RecordBatch, origin: AppendOrigin, acks: int,
-                            transactional_id: str | None, out: Completion[ProduceResult]) -> None:
+    def _verify_then_append(self, write: _Write, transactional_id: str | None) -> None:
         if transactional_id is None:
-            out.set(ProduceResult(Errors.INVALID_REQUEST, error_message="a transactional batch needs the request's "
-                                                                   "transactional id"))
+            write.out.set(ProduceResult(Errors.INVALID_REQUEST, error_message="a transactional batch needs the "
+                                                                              "request's transactional id"))
             return
-        sequence = batch.base_sequence if origin is AppendOrigin.CLIENT else -1
-        guard = part.states.start_verification(batch.producer_id, sequence, batch.producer_epoch)
+        batch = write.batch
+        sequence = batch.base_sequence if write.origin is AppendOrigin.CLIENT else -1
+        write.guard = write.part.states.start_verification(batch.producer_id, sequence, batch.producer_epoch,
+                                                           supports_epoch_bump=write.adds)
         if self.verifier is None:
-            out.set(ProduceResult(Errors.NOT_ENOUGH_REPLICAS,
-                                  error_message="no transaction coordinator to verify with"))
+            write.out.set(ProduceResult(Errors.NOT_ENOUGH_REPLICAS,
+                                        error_message="no transaction coordinator to verify with"))
             return
-        asked = self.verifier.verify_partition(transactional_id, batch.producer_id, batch.producer_epoch, part.tp)
+        self._ask(write, transactional_id, self.clock.now_ms())
 
-        def verified(done: Completion[str]) -> None:
+    def _ask(self, write: _Write, transactional_id: str, started_ms: int) -> None:
+        """Ask the coordinator to verify (or, for Transactions V2, add) the partition; a V2 add answered
+        CONCURRENT_TRANSACTIONS is asked again after a back-off until the retry time is up."""
+        assert self.verifier is not None
+        batch, tp = write.batch, write.part.tp
+        ask = self.verifier.add_partition if write.adds else self.verifier.verify_partition
+        asked = ask(transactional_id, batch.producer_id, batch.producer_epoch, tp)
+
+        def answered(done: Completion[str]) -> None:
             try:
                 error = done.result()
             except KafkaError as e:
                 error = e.name
             except OSError:  # the coordinator could not be reached
                 error = Errors.NETWORK_EXCEPTION
-            if self.partition(part.tp) is not part:
-                out.set(ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER))
-            elif error in _RETRIABLE_VERIFICATION:
-                message = f"unable to verify the partition has been added to the transaction: {error}"
-                out.set(ProduceResult(Errors.NOT_ENOUGH_REPLICAS, error_message=message))
-            elif error == Errors.PRODUCER_FENCED:
-                out.set(ProduceResult(Errors.INVALID_PRODUCER_EPOCH))  # Kafka 4.0.2 gives no message
-            else:
-                verification = Verification(guard, confirmed=error == Errors.NONE)
-                appended = part.produce(batch, origin, verification)
-                if not verification.confirmed and appended.result.error == Errors.INVALID_TXN_STATE:
-                    # refused before the log, as Kafka's ReplicaManager answers a failed verification
-                    appended = Appended(ProduceResult(Errors.INVALID_TXN_STATE, error_message=_NOT_ADDED),
-                                        appended.required_offset)
-                self._answer(part, appended, acks, out)
+            now_ms = self.clock.now_ms()
+            if write.adds and error == Errors.CONCURRENT_TRANSACTIONS and \
+                    now_ms - started_ms < self.config.add_partitions_retry_max_ms:
+                heapq.heappush(self._retries, (now_ms + self.config.add_partitions_retry_backoff_ms,
+                                               next(self._retry_order),
+                                               lambda: self._ask(write, transactional_id, started_ms)))
+                return
+            self._verified(write, error)
 
-        asked.then(verified)
+        asked.then(answered)
 
-    @staticmethod
-    def _answer(part: DataPartition, appended: Appended, acks: int, out: Completion[ProduceResult]) -> None:
+    def _verified(self, write: _Write, error: str) -> None:
+        part, out = write.part, write.out
+        if self.partition(part.tp) is not part:
+            out.set(ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER))
+            return
+        refused = _refusal(error, write.operation)
+        if refused == Errors.NOT_ENOUGH_REPLICAS:
+            message = f"unable to verify the partition has been added to the transaction: {error}"
+            out.set(ProduceResult(refused, error_message=message))
+        elif refused is not None:
+            out.set(ProduceResult(refused))  # Kafka 4.0.2 gives no message
+        else:
+            verification = Verification(write.guard, confirmed=error == Errors.NONE)
+            appended = part.produce(write.batch, write.origin, verification)
+            if not verification.confirmed and appended.result.error == Errors.INVALID_TXN_STATE:
+                # refused before the log, as Kafka's ReplicaManager answers a failed verification
+                appended = Appended(ProduceResult(Errors.INVALID_TXN_STATE, error_message=_NOT_ADDED),
+                                    appended.required_offset)
+            self._answer(part, appended, write.acks, out)
+
+    def _answer(self, part: DataPartition, appended: Appended, acks: int, out: Completion[ProduceResult]) -> None:
         """acks=-1 waits until the append (or a duplicate's original) is durable; 0 and 1 answer at once."""
+        self.touch(part)
         if acks == -1 and appended.result.error == Errors.NONE:
             part.when_durable(appended.required_offset, lambda: out.set(appended.result))
         else:
@@ -428,6 +479,7 @@ class PartitionManager:
                     answers[i][tp] = self.missing(tp)
                 else:
                     appended = part.write_marker(marker)
+                    self.touch(part)
                     answers[i][tp] = appended.result.error
                     if appended.result.error == Errors.NONE:
                         waiting[0] += 1
@@ -438,24 +490,77 @@ class PartitionManager:
     # ------------------------------------------------------------------------------------------ time
 
     def poll(self) -> None:
-        """Flush what group commit says is due, release durability waits, expire idle producers when due."""
+        """Flush what group commit says is due, release durability waits, expire idle producers when due, ask the
+        transaction coordinator again where a Transactions V2 add is due for a retry. Only the partitions written
+        since their durability caught up are looked at, and every partition when one's producer expiration check
+        is due."""
         now_ms = self.clock.now_ms()
-        for part in self.partitions():
+        due = self._expiration_due_ms
+        every = due is None or now_ms >= due
+        for part in self.partitions() if every else list(self._touched.values()):
             try:
                 part.poll(now_ms)
             except OSError as e:
                 self._take_offline(part, e)
+        if every:
+            self._expiration_due_ms = min((p.next_expiration_check_ms for p in self.partitions()), default=None)
+        self._settle()
+        while self._retries and self._retries[0][0] <= now_ms:
+            heapq.heappop(self._retries)[2]()
+
+    def touch(self, part: DataPartition) -> None:
+        """`part` was written (or waits for its durability): `poll` and `flush` look at it until it settles."""
+        self._touched[part.tp] = part
+
+    def _settle(self) -> None:
+        """Forget the touched partitions with nothing pending (all durable, no waiter)."""
+        settled = [tp for tp, part in self._touched.items() if part.settled]
+        for tp in settled:
+            del self._touched[tp]
+
+    def pending_logs(self) -> list[PartitionLog]:
+        """The logs holding appends not yet durable (`Cluster.flush` fsyncs them side by side)."""
+        return [p.log for p in self._touched.values() if p.log.durable_offset < p.log.log_end_offset]
 
     def next_deadline_ms(self) -> int | None:
-        deadlines = [p.next_deadline_ms() for p in self.partitions()]
+        if self._expiration_due_ms is None:
+            self._expiration_due_ms = min((p.next_expiration_check_ms for p in self.partitions()), default=None)
+        deadlines = [p.next_deadline_ms() for p in self._touched.values()]
+        if self._expiration_due_ms is not None:
+            deadlines.append(self._expiration_due_ms)
+        if self._retries:
+            deadlines.append(self._retries[0][0])
         return min(deadlines) if deadlines else None
 
     def flush(self) -> None:
-        for part in self.partitions():
+        for part in list(self._touched.values()):
             try:
                 part.flush()
             except OSError as e:
                 self._take_offline(part, e)
+        self._settle()
+
+    def begin_flush(self) -> list[FlushTicket]:
+        """Group commit with the fsyncs on other threads: a ticket for every open partition holding appends not yet
+        fsynced (`PartitionLog.begin_flush`); a failed fsync takes its partition offline (`end_flush`)."""
+        out = []
+        for part in list(self._touched.values()):
+            log = part.log
+            if log.flushed_offset == log.log_end_offset:
+                continue
+            try:
+                ticket = log.begin_flush()
+            except OSError as e:
+                self._take_offline(part, e)
+                continue
+            if ticket is not None:
+                ticket.on_error = functools.partial(self._fsync_failed, part)
+                out.append(ticket)
+        return out
+
+    def _fsync_failed(self, part: DataPartition, error: OSError) -> None:
+        if part.tp not in self.offline:
+            self._take_offline(part, error)
 
     def _take_offline(self, part: DataPartition, error: OSError) -> None:
         """A group commit's fsync failed: the page cache may have dropped what it held, so the partition goes
@@ -464,8 +569,11 @@ class PartitionManager:
         reason = f"{part.log.path}: fsync failed ({error}); the partition is offline until the server restarts"
         _log.warning("partition %s: %s", part.tp, reason)
         self.offline[part.tp] = reason
+        self._touched.pop(part.tp, None)
         _topic_id, partitions = self._topics[part.tp.topic]
         partitions[part.tp.partition] = None
+        self._open = None
+        self._expiration_due_ms = None
         part.log.abandon(reason)
 
     def close(self) -> None:
@@ -474,3 +582,34 @@ class PartitionManager:
         for part in self.partitions():
             part.close()
         self._topics.clear()
+        self._open = None
+        self._expiration_due_ms = None
+
+
+class _Write:
+    """A transactional batch waiting for the transaction coordinator before it is appended."""
+
+    __slots__ = ("acks", "batch", "guard", "operation", "origin", "out", "part")
+
+    def __init__(self, part: DataPartition, batch: RecordBatch, origin: AppendOrigin, acks: int,
+                 operation: TxnOperation, out: Completion[ProduceResult]) -> None:
+        self.part, self.batch, self.origin, self.acks = part, batch, origin, acks
+        self.operation, self.out = operation, out
+        self.guard: VerificationGuard | None = None
+
+    @property
+    def adds(self) -> bool:
+        return self.operation is TxnOperation.ADD_PARTITION
+
+
+def _refusal(error: str, operation: TxnOperation) -> str | None:
+    """What the leader answers, without appending, for the coordinator's `error` (the module docstring's table);
+    None: append and let the spec decide (NONE, or TRANSACTION_ABORTABLE to a client that does not know it)."""
+    if error == Errors.NONE or (error == Errors.TRANSACTION_ABORTABLE and operation is TxnOperation.DEFAULT_ERROR):
+        return None
+    if error in _RETRIABLE_VERIFICATION or (error == Errors.CONCURRENT_TRANSACTIONS
+                                            and operation is not TxnOperation.ADD_PARTITION):
+        return Errors.NOT_ENOUGH_REPLICAS
+    if error == Errors.PRODUCER_FENCED:
+        return Errors.INVALID_PRODUCER_EPOCH
+    return error

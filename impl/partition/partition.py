@@ -233,7 +233,8 @@ class DataPartition:
             info, _ = self.log.append_batch(control, partition_leader_epoch=self.leader_epoch)
         except OSError as e:
             return Appended(ProduceResult(Errors.KAFKA_STORAGE_ERROR, error_message=str(e)))
-        self.states.apply(producer_id, decision, args, marker_offset=info.base_offset, transactional_batch=True)
+        self.states.apply(producer_id, decision, args, marker_offset=info.base_offset, transactional_batch=True,
+                          marker_epoch=args["epoch"])
         self._advance()
         return Appended(ProduceResult(Errors.NONE, info.base_offset, -1, self.log_start_offset), info.last_offset + 1)
 
@@ -266,6 +267,18 @@ class DataPartition:
     def flush(self) -> None:
         self.log.flush()
         self._advance()
+
+    @property
+    def settled(self) -> bool:
+        """Nothing pending: every append durable and no one waiting for durability (`PartitionManager` stops
+        polling it until it is written again)."""
+        log = self.log
+        return log.durable_offset == log.log_end_offset and not self._waiters
+
+    @property
+    def next_expiration_check_ms(self) -> int:
+        """When `poll` next checks for producers to expire."""
+        return self._next_expiration_check_ms
 
     def next_deadline_ms(self) -> int:
         due = self.log.next_flush_due_ms

@@ -79,6 +79,7 @@ class VerificationEntry:
     lowest_sequence: int
     epoch: int
     timestamp_ms: int
+    supports_epoch_bump: bool = False  # made for a Transactions V2 add (its marker may come at this epoch)
 
     def update(self, sequence: int, epoch: int) -> None:
         """`maybeUpdateLowestSequenceAndEpoch`: a higher epoch restarts the entry, the same epoch keeps the lowest."""
@@ -161,12 +162,13 @@ class ProducerStateManager:
 
     # ------------------------------------------------------------------------------------------ verification
 
-    def start_verification(self, producer_id: int, sequence: int, epoch: int) -> VerificationGuard:
+    def start_verification(self, producer_id: int, sequence: int, epoch: int, *,
+                           supports_epoch_bump: bool = False) -> VerificationGuard:
         """`maybeCreateVerificationStateEntry`: the producer's entry (created now, or updated) and its guard."""
         entry = self._verifications.get(producer_id)
         if entry is None:
             entry = self._verifications[producer_id] = VerificationEntry(VerificationGuard(), sequence, epoch,
-                                                                         self.clock.now_ms())
+                                                                         self.clock.now_ms(), supports_epoch_bump)
         entry.update(sequence, epoch)
         return entry.guard
 
@@ -196,7 +198,7 @@ class ProducerStateManager:
 
     def apply(self, producer_id: int, decision: Decision, args: Mapping[str, Any], *,
               batch: BatchMetadata | None = None, marker_offset: int = NO_OFFSET,
-              transactional_batch: bool = False) -> CompletedTxn | None:
+              transactional_batch: bool = False, marker_epoch: int | None = None) -> CompletedTxn | None:
         """Install an accepted decision whose batch is now in the log (`batch`: the data batch's metadata for the
         cache; `marker_offset`: where a marker went). Returns the transaction it completed, if any."""
         pre, post = decision.pre, decision.post
@@ -215,11 +217,17 @@ class ProducerStateManager:
             if batch is not None:
                 cache = self._batches.setdefault(producer_id, deque(maxlen=NUM_BATCHES_TO_RETAIN))
                 cache.append(batch)
-        if transactional_batch:
+        if transactional_batch and not self._next_v2_txn_started(producer_id, marker_epoch):
             self._verifications.pop(producer_id, None)
         completed = self._follow_txn(producer_id, pre, post, args, marker_offset)
         self._trace(producer_id, decision, args)
         return completed
+
+    def _next_v2_txn_started(self, producer_id: int, marker_epoch: int | None) -> bool:
+        """UnifiedLog's `isV2NextTransactionStarted`: a marker at the epoch of a Transactions V2 add's verification
+        entry ends the previous transaction (TV2 markers carry the bumped epoch); the entry belongs to the next one."""
+        entry = self._verifications.get(producer_id)
+        return entry is not None and entry.supports_epoch_bump and marker_epoch == entry.epoch
 
     def _follow_txn(self, producer_id: int, pre: Mapping[str, Any], post: Mapping[str, Any],
                     args: Mapping[str, Any], marker_offset: int) -> CompletedTxn | None:

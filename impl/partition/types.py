@@ -50,6 +50,10 @@ class PartitionConfig:
     num_partitions: int = 1  # num.partitions: partitions of an auto-created topic
     segment_bytes: int = 1 << 30  # log.segment.bytes
     max_message_bytes: int = 1_048_588  # message.max.bytes: the largest batch a produce may append
+    #: add.partitions.to.txn.retry.backoff.ms / .max.ms: a Transactions V2 write whose partition the coordinator
+    #: cannot add yet (CONCURRENT_TRANSACTIONS) is asked again after this back-off, until the max has passed
+    add_partitions_retry_backoff_ms: int = 20
+    add_partitions_retry_max_ms: int = 100
 
     def __post_init__(self) -> None:
         if self.producer_id_expiration_ms <= 0 or self.producer_id_expiration_check_interval_ms <= 0:

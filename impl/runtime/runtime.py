@@ -12,6 +12,7 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,14 @@ from ..errors import Errors, KafkaError
 from ..storage._files import DamagedFileError, WriteNotDone, atomic_write, quoted_content
 from ..storage.batch import RecordBatch
 from ..storage.codec import SchemaError
-from ..storage.log import CompactionReport, Durability, LogCorruptedError, PartitionLog, partition_dir_name
+from ..storage.log import (
+    CompactionReport,
+    Durability,
+    FlushTicket,
+    LogCorruptedError,
+    PartitionLog,
+    partition_dir_name,
+)
 from ..storage.partitioning import partition_for
 from .cleaner import DEFAULT_CLEANING, Cleaning
 from .clock import Clock
@@ -32,9 +40,20 @@ from .trace import Tracer
 _log = logging.getLogger(__name__)
 LOAD_BATCHES_PER_POLL = 2_000
 CLEAN_RETRY_MS = 60_000  # a compaction that could not write (a full disk) is tried again this much later
+_NEVER = 1 << 62
+BUSY_RECHECK_MS = 1_000  # a shard still busy with nothing due (a compaction to retry) is looked at again this often
 FSYNC_THREADS = 8  # fsyncs of different partitions' logs run side by side (the syscall releases the GIL)
 
 _fsync_pool: ThreadPoolExecutor | None = None
+
+
+def fsync_pool() -> ThreadPoolExecutor:
+    """The threads fsyncs run on (the syscall releases the GIL): one per log flushed side by side, up to
+    `FSYNC_THREADS`."""
+    global _fsync_pool
+    if _fsync_pool is None:
+        _fsync_pool = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="kcoord-fsync")
+    return _fsync_pool
 
 
 def _flush_all(due: list[tuple[int, Shard]]) -> list[tuple[int, OSError]]:
@@ -55,6 +74,10 @@ def _flush_all(due: list[tuple[int, Shard]]) -> list[tuple[int, OSError]]:
             _fsync_pool = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="kcoord-fsync")
         results = list(_fsync_pool.map(flush, due))
     return [r for r in results if r is not None]
+
+
+def _nothing() -> None:
+    pass
 
 
 def flush_together(logs: list[PartitionLog]) -> None:
@@ -103,6 +126,11 @@ class CoordinatorRuntime:
         self._clean_checked: dict[int, int] = {}  # partition -> log end offset when a compaction was last not due
         self.storage_failed: dict[int, OSError] = {}  # partitions unloaded after a write they could not undo
         self.compactions: list[tuple[int, CompactionReport]] = []  # (partition, report), the most recent last
+        self._busy: dict[int, Shard] = {}  # shards with writes not yet settled (durable, answered, cleaning checked)
+        self._timers_due_ms = _NEVER  # no timer of any shard is due before then
+        #: told when `next_deadline_ms` may have moved earlier (a write started, an earlier timer): an event loop
+        #: sleeping until the old deadline wakes (`Cluster.changed`)
+        self.on_change: Callable[[], None] = _nothing
 
     # ------------------------------------------------------------ routing
 
@@ -134,6 +162,8 @@ class CoordinatorRuntime:
             raise KafkaError(Errors.NOT_COORDINATOR, f"{self.topic}-{partition} is already owned or loading")
         path = self.data_dir / partition_dir_name(self.topic, partition)
         shard = Shard(partition, self.spec_factory(partition), clock=self.clock, tracer=self.tracer)
+        shard.on_write = self._write_started
+        shard.timers.on_schedule = self._timer_scheduled
         replay_control = getattr(shard.spec, "replay_control", None)  # optional (ControlReplay)
         last_values = getattr(shard.spec, "last_values", None)  # optional (LastValueReplay)
         top_epoch = -1
@@ -166,6 +196,7 @@ class CoordinatorRuntime:
         shard.attach(log, epoch)
         self._clean_bytes[partition] = _read_clean_bytes(path / _CLEANER_CHECKPOINT_FILE)
         self.shards[partition] = shard
+        self._busy[partition] = shard  # the next poll checks whether its log is due a compaction
         self.storage_failed.pop(partition, None)
         if wait:
             try:
@@ -197,6 +228,7 @@ class CoordinatorRuntime:
         self._clean_bytes.pop(partition, None)
         self._clean_retry_ms.pop(partition, None)
         self._clean_checked.pop(partition, None)
+        self._busy.pop(partition, None)
         shard = self.shards.pop(partition, None)
         if shard is not None:
             shard.close()
@@ -209,18 +241,30 @@ class CoordinatorRuntime:
     # ------------------------------------------------------------ the loop
 
     def poll(self) -> int:
-        """Advance loads, flush due group commits, complete durable writes, fire due timers. Returns work done."""
+        """Advance loads, flush due group commits, complete durable writes, fire due timers. Returns work done.
+
+        Only the shards that wrote since their writes were last settled (`_busy`: told by `Shard.on_write`, and every
+        shard once after its load) are looked at, and the timers of all only once the earliest deadline any of them
+        may hold has come (`_timers_due_ms`, lowered by every `Timers.schedule`): a poll with nothing to do costs
+        the same however many partitions the node owns."""
         work = 0
         for partition in list(self.loading):
             self._advance_load(partition, LOAD_BATCHES_PER_POLL)
             work += 1
-        active = [(p, s) for p, s in self.shards.items() if p not in self.loading]
+        now = self.clock.now_ms()
+        timers_due = now >= self._timers_due_ms
+        if timers_due:
+            active = [(p, s) for p, s in self.shards.items() if p not in self.loading]
+        elif self._busy:
+            active = [(p, s) for p, s in self._busy.items() if p not in self.loading]
+        else:
+            return work
         for _, shard in active:
             work += shard.write_open()
-        now = self.clock.now_ms()
         due = [(p, s) for p, s in active if s.in_flight and s.log.flush_due(now)]
         for partition, error in _flush_all(due):
             self._unload_failed(partition, "fsync", error)
+        busy = self._busy
         for partition, shard in active:
             if partition not in self.shards:
                 continue
@@ -228,11 +272,29 @@ class CoordinatorRuntime:
             if in_flight:
                 work += shard.complete_durable()
                 in_flight = shard.in_flight
-            work += shard.timers.fire_due(now)
-            if self.cleaning is not None and not in_flight \
-                    and self._clean_checked.get(partition) != shard.log.log_end_offset:
-                work += self._clean(partition, shard, now)
+            if timers_due:
+                fired = shard.timers.fire_due(now)
+                if fired:
+                    work += fired
+                    in_flight = shard.in_flight  # a timer's callback may have written (a session expiry)
+            if not in_flight and partition in busy:
+                if self.cleaning is not None and self._clean_checked.get(partition) != shard.log.log_end_offset:
+                    work += self._clean(partition, shard, now)
+                if self.cleaning is None or self._clean_checked.get(partition) == shard.log.log_end_offset:
+                    del busy[partition]  # (a compaction to retry later keeps it here)
+        if timers_due:
+            self._timers_due_ms = min((d for s in self.shards.values() if (d := s.timers.next_deadline_ms())
+                                       is not None), default=_NEVER)
         return work
+
+    def _write_started(self, shard: Shard) -> None:
+        self._busy[shard.partition] = shard
+        self.on_change()
+
+    def _timer_scheduled(self, deadline_ms: int) -> None:
+        if deadline_ms < self._timers_due_ms:
+            self._timers_due_ms = deadline_ms
+            self.on_change()
 
     def _clean(self, partition: int, shard: Shard, now_ms: int) -> int:
         """Compact the shard's log if its dirty part is due (see `cleaner.py`). A compaction that could not write
@@ -265,10 +327,35 @@ class CoordinatorRuntime:
         del self.compactions[:-100]
         return 1
 
+    def begin_flush(self) -> list[FlushTicket]:
+        """Group commit with the fsyncs on other threads (`PartitionLog.begin_flush`): the open batches appended,
+        a ticket for every log holding appends not yet fsynced; a failed fsync unloads its shard (`end_flush`)."""
+        out = []
+        for partition, shard in list(self._busy.items()):
+            if not shard.in_flight or self.shards.get(partition) is not shard or partition in self.loading:
+                continue
+            shard.write_open()
+            log = shard.log
+            if log.flushed_offset == log.log_end_offset or self.shards.get(partition) is not shard:
+                continue
+            try:
+                ticket = log.begin_flush()
+            except OSError as e:
+                self._unload_failed(partition, "fsync", e)
+                continue
+            if ticket is not None:
+                ticket.on_error = functools.partial(self._fsync_failed, partition, shard)
+                out.append(ticket)
+        return out
+
+    def _fsync_failed(self, partition: int, shard: Shard, error: OSError) -> None:
+        if self.shards.get(partition) is shard:
+            self._unload_failed(partition, "fsync", error)
+
     def logs_to_flush(self) -> list[PartitionLog]:
         """Group commit: the open batches appended, the logs holding appends not yet fsynced."""
         out = []
-        for shard in self.shards.values():
+        for shard in self._busy.values():
             if shard.in_flight:
                 shard.write_open()
                 if shard.log.durable_offset < shard.log.log_end_offset:
@@ -278,8 +365,8 @@ class CoordinatorRuntime:
     def flush(self) -> int:
         """Force every group commit to disk now and complete what became durable."""
         done = 0
-        for partition, shard in list(self.shards.items()):
-            if shard.in_flight:
+        for partition, shard in list(self._busy.items()):
+            if shard.in_flight and partition in self.shards:
                 shard.write_open()
                 try:
                     shard.log.flush()
@@ -303,10 +390,14 @@ class CoordinatorRuntime:
 
     def next_deadline_ms(self) -> int | None:
         """The earliest moment `poll` has timer or group-commit work (for an event loop's sleep)."""
-        if any(s.has_open for s in self.shards.values()):
+        busy = self._busy.values()
+        if any(s.has_open for s in busy):
             return self.clock.now_ms()  # the open batches are appended at the next poll
-        deadlines = [d for s in self.shards.values() for d in (s.timers.next_deadline_ms(), s.log.next_flush_due_ms)
-                     if d is not None]
+        deadlines = [d for s in busy if (d := s.log.next_flush_due_ms) is not None]
+        if self._busy:
+            deadlines.append(self.clock.now_ms() + BUSY_RECHECK_MS)  # a compaction to retry, writes to settle
+        if self._timers_due_ms != _NEVER:
+            deadlines.append(self._timers_due_ms)
         return min(deadlines) if deadlines else None
 
 

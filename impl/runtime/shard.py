@@ -165,11 +165,13 @@ class Shard:
         self._pending: dict[tuple[str, Key], int] = {}
         self._waiting: dict[tuple[str, Key], deque[Callable[[], None]]] = {}
         self.failed: BaseException | None = None
+        #: told when this shard has records to write (its owner's `poll` then looks at it until they are durable)
+        self.on_write: Callable[[Shard], None] = _no_owner
 
     def attach(self, log: PartitionLog, coordinator_epoch: int) -> None:
         self.log = log
         self.coordinator_epoch = coordinator_epoch
-        self._coalesce = log.durability.mode == "group"
+        self._coalesce = log.durability.coalesces
 
     # ------------------------------------------------------------ reading state
 
@@ -239,6 +241,7 @@ class Shard:
             completion.set(plan.answer())
             return
         touched = _touched(keys, plan.changes)
+        self.on_write(self)
         if self._coalesce and plan.batch is None:
             if len(self._open_records) + len(plan.records) > MAX_OPEN_RECORDS:
                 self.write_open()
@@ -456,6 +459,10 @@ class Shard:
         self._pending.clear()
         self._waiting.clear()
         self.log.close()
+
+
+def _no_owner(shard: Shard) -> None:
+    pass
 
 
 def _touched(keys: tuple[tuple[str, Key], ...], changes: list[Change]) -> tuple[tuple[str, Key], ...]:

@@ -72,7 +72,15 @@ class Tracer:
     def decision(self, table: MachineTable, decision: Decision, *, key: str, seq: int, ts_ms: int,
                  coordinator_epoch: int, args: Mapping[str, Any], pending: bool) -> None:
         """A row for a transition, stay or rejection (the variables are the post-state; a rejection changes none)."""
-        if self.sink is None:
+        sink = self.sink
+        if sink is None:
+            return
+        if isinstance(sink, TapSink) and sink.inner is None:
+            # a tap with no trace file behind it (the server's metrics): it sees what it watches, no row is built
+            if sink.watches(table.name):
+                sink.observe(table.name, {"kind": decision.row.kind, "event": decision.event, "key": key,
+                                          "ts_ms": ts_ms, "from_state": decision.from_state,
+                                          "to_state": decision.to_state})
             return
         after = decision.post if decision.post is not None else decision.pre
         self._emit(table, after, key=key, seq=seq, ts_ms=ts_ms, coordinator_epoch=coordinator_epoch,
@@ -82,7 +90,13 @@ class Tracer:
     def load(self, table: MachineTable, before: Mapping[str, Any], after: Mapping[str, Any], *, key: str, seq: int,
              ts_ms: int, coordinator_epoch: int) -> None:
         """A row for a state read back from a coordinator log (no event: kind `load`)."""
-        if self.sink is None:
+        sink = self.sink
+        if sink is None:
+            return
+        if isinstance(sink, TapSink) and sink.inner is None:
+            if sink.watches_loads and sink.watches(table.name):
+                sink.observe(table.name, {"kind": "load", "event": LOAD_EVENT, "key": key, "ts_ms": ts_ms,
+                                          "from_state": str(before["state"]), "to_state": str(after["state"])})
             return
         self._emit(table, after, key=key, seq=seq, ts_ms=ts_ms, coordinator_epoch=coordinator_epoch, kind="load",
                    event=LOAD_EVENT, row=-1, error=Errors.NONE, from_state=str(before["state"]),
@@ -117,13 +131,23 @@ class Tracer:
 
 
 class TapSink:
-    """A sink that shows every row to `observe` (a subclass: counters, metrics), then hands it to `inner`, if any."""
+    """A sink that shows every row to `observe` (a subclass: counters, metrics), then hands it to `inner`, if any.
+
+    With no `inner`, the `Tracer` builds no rows for it: `observe` gets, for the machines it `watches` only, a row of
+    the columns kind, event, key, ts_ms, from_state and to_state (the rest of a row costs more to build than the whole
+    decision), and no load rows unless `watches_loads`."""
+
+    watches_loads = False
 
     def __init__(self, inner: TraceSink | None) -> None:
         self.inner = inner
 
     def observe(self, machine: str, row: Row) -> None:
         raise NotImplementedError
+
+    def watches(self, machine: str) -> bool:
+        """Whether `observe` wants the rows of `machine` (when nothing else does)."""
+        return True
 
     def write(self, machine: str, row: Row) -> None:
         self.observe(machine, row)

@@ -79,7 +79,11 @@ class Feature:
     name: str
     min_version: int
     max_version: int
-    finalized_level: int | None = None  # None: supported but not finalized
+    finalized_level: int | None = None  # None or 0: supported but not finalized (Kafka lists no level 0)
+
+    @property
+    def finalized(self) -> bool:
+        return bool(self.finalized_level)
 
 
 Advertised = Sequence[tuple[int, VersionRange]]
@@ -103,33 +107,37 @@ def _v2_body(error_code: ErrorCode, advertised: Advertised) -> v2.ApiVersionsRes
     return v2.ApiVersionsResponse(error_code=error_code, api_keys=keys, throttle_time=_NO_THROTTLE)
 
 
-def _v3_body(error_code: ErrorCode, advertised: Advertised, features: Sequence[Feature]) -> v3.ApiVersionsResponse:
+def _v3_body(error_code: ErrorCode, advertised: Advertised, features: Sequence[Feature],
+             features_epoch: int) -> v3.ApiVersionsResponse:
     m = v3_response
     keys = tuple(m.ApiVersion(api_key=i16(k), min_version=i16(r.min_version), max_version=i16(r.max_version))
                  for k, r in advertised)
+    # KAFKA-17492: clients older than ApiVersions v4 cannot read a supported feature whose minimum is 0; Kafka leaves
+    # those out of a v3 answer (the finalized ones stay)
     supported = tuple(m.SupportedFeatureKey(name=f.name, min_version=i16(f.min_version),
-                                            max_version=i16(f.max_version)) for f in features)
-    finalized = tuple(m.FinalizedFeatureKey(name=f.name, min_version_level=i16(f.min_version),
-                                            max_version_level=i16(f.finalized_level))
-                      for f in features if f.finalized_level is not None)
+                                            max_version=i16(f.max_version)) for f in features if f.min_version != 0)
+    finalized = tuple(m.FinalizedFeatureKey(name=f.name, min_version_level=i16(f.finalized_level or 0),
+                                            max_version_level=i16(f.finalized_level or 0))
+                      for f in features if f.finalized)
     return v3.ApiVersionsResponse(
         error_code=error_code, api_keys=keys, throttle_time=_NO_THROTTLE, supported_features=supported,
-        finalized_features_epoch=i64(0 if finalized else -1), finalized_features=finalized,
+        finalized_features_epoch=i64(features_epoch if finalized else -1), finalized_features=finalized,
     )
 
 
-def _v4_body(error_code: ErrorCode, advertised: Advertised, features: Sequence[Feature]) -> v4.ApiVersionsResponse:
+def _v4_body(error_code: ErrorCode, advertised: Advertised, features: Sequence[Feature],
+             features_epoch: int) -> v4.ApiVersionsResponse:
     m = v4_response
     keys = tuple(m.ApiVersion(api_key=i16(k), min_version=i16(r.min_version), max_version=i16(r.max_version))
                  for k, r in advertised)
     supported = tuple(m.SupportedFeatureKey(name=f.name, min_version=i16(f.min_version),
                                             max_version=i16(f.max_version)) for f in features)
-    finalized = tuple(m.FinalizedFeatureKey(name=f.name, min_version_level=i16(f.min_version),
-                                            max_version_level=i16(f.finalized_level))
-                      for f in features if f.finalized_level is not None)
+    finalized = tuple(m.FinalizedFeatureKey(name=f.name, min_version_level=i16(f.finalized_level or 0),
+                                            max_version_level=i16(f.finalized_level or 0))
+                      for f in features if f.finalized)
     return v4.ApiVersionsResponse(
         error_code=error_code, api_keys=keys, throttle_time=_NO_THROTTLE, supported_features=supported,
-        finalized_features_epoch=i64(0 if finalized else -1), finalized_features=finalized,
+        finalized_features_epoch=i64(features_epoch if finalized else -1), finalized_features=finalized,
     )
 
 
@@ -138,8 +146,12 @@ def api_versions_response(
     advertised: Advertised,
     features: Sequence[Feature] = (),
     error_code: ErrorCode = ErrorCode.none,
+    features_epoch: int = 0,
 ) -> ApiVersionsResponse:
-    """The ApiVersions response at `api_version` (0..4). On an error, Kafka lists no api keys and no features."""
+    """The ApiVersions response at `api_version` (0..4). On an error, Kafka lists no api keys and no features.
+    A finalized feature is listed with its level as both its min and max level, as Kafka's
+    `createFinalizedFeatureKeys` does; `features_epoch` only grows (a client re-reads the levels only from a higher
+    epoch)."""
     if error_code != ErrorCode.none:
         advertised, features = (), ()
     match api_version:
@@ -150,9 +162,9 @@ def api_versions_response(
         case 2:
             return _v2_body(error_code, advertised)
         case 3:
-            return _v3_body(error_code, advertised, features)
+            return _v3_body(error_code, advertised, features, features_epoch)
         case 4:
-            return _v4_body(error_code, advertised, features)
+            return _v4_body(error_code, advertised, features, features_epoch)
     raise ValueError(f"no ApiVersions response schema for version {api_version}; expected {API_VERSIONS_RANGE}")
 
 

@@ -80,6 +80,9 @@ class ServedCluster:
     metrics: ServerMetrics
     #: the request asking is the only one in progress and none is queued (group commit may flush for it at once)
     alone: Callable[[], bool] = lambda: False
+    #: wake the cluster loop only if the cluster now has work due before the loop's planned wake-up (a request
+    #: answered at once may still have scheduled an earlier timer or opened a batch)
+    nudge: Callable[[], None] = lambda: None
     endpoints: dict[int, Endpoint] = field(default_factory=dict)
     progress: Progress = field(default_factory=Progress)
     stopped_nodes: set[int] = field(default_factory=set)
@@ -147,9 +150,10 @@ class BrokerContext:
         A request that waits for a group commit while it is the only one in progress and none is queued has nobody
         to share the fsync with: the cluster is polled and flushed for it now, in its own turn (as per-batch
         durability would have), rather than one or more loop turns later."""
-        self.shared.kick()
         if completion.done:
+            self.shared.nudge()
             return completion.result()
+        self.shared.kick()
         if self.shared.alone():
             self.cluster.flush()  # (appends the open batches, fsyncs, completes)
             self.shared.progress.notify()

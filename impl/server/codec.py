@@ -154,6 +154,37 @@ def decode_request(frame: bytes) -> DecodedRequest:
     except Exception as e:
         message = f"request header does not decode: {type(e).__name__}: {e}"
         raise _decode_error(MalformedHeader, message, start) from None
+    body_key = (schema, frame[header_bytes:]) if len(frame) - header_bytes <= _MAX_CACHED_BODY_BYTES else None
+    cached = _REQUEST_BODIES.get(body_key) if body_key is not None else None
+    if cached is not None:
+        body, body_bytes = cached
+    else:
+        body, body_bytes = _decode_body(schema, frame, header_bytes, start)
+        if body_key is not None:
+            if len(_REQUEST_BODIES) >= _MAX_CACHED_BODIES:
+                _REQUEST_BODIES.clear()
+            _REQUEST_BODIES[body_key] = body, body_bytes
+    return DecodedRequest(
+        api_key=start.request_api_key,
+        api_version=start.request_api_version,
+        correlation_id=start.correlation_id,
+        client_id=header.client_id,
+        header=header,
+        body=body,
+        trailing_bytes=len(frame) - header_bytes - body_bytes,
+    )
+
+
+#: small request bodies decoded once: a client sends the same heartbeat body (only the correlation id, in the header,
+#: changes) every few seconds; a body is a pure function of its bytes and schema, and kio's entities are immutable
+_REQUEST_BODIES: dict[tuple[type[RequestPayload], bytes], tuple[RequestPayload, int]] = {}
+_MAX_CACHED_BODIES: Final = 4096
+_MAX_CACHED_BODY_BYTES: Final = 512
+
+
+def _decode_body(schema: type[RequestPayload], frame: bytes, header_bytes: int,
+                 start: HeaderStart) -> tuple[RequestPayload, int]:
+    """kio's decoding of the body after the header, its lengths checked first and its nulls after."""
     try:
         long_durations = check_body(schema, frame, header_bytes)  # before kio allocates what a length claims
     except LengthError as e:
@@ -171,15 +202,7 @@ def decode_request(frame: bytes) -> DecodedRequest:
     if null is not None:  # kio reads a null length for any array or string: Kafka's readers refuse it here
         message = f"{schema.__name__} v{start.request_api_version}: non-nullable field {null} was serialized as null"
         raise _decode_error(MalformedBody, message, start, header_parsed=True)
-    return DecodedRequest(
-        api_key=start.request_api_key,
-        api_version=start.request_api_version,
-        correlation_id=start.correlation_id,
-        client_id=header.client_id,
-        header=header,
-        body=body,
-        trailing_bytes=len(frame) - header_bytes - body_bytes,
-    )
+    return body, body_bytes
 
 
 def _is_api_versions_fallback(request: HeaderLike, body: ResponsePayload) -> bool:
@@ -202,12 +225,39 @@ def encode_response(request_header: HeaderLike, response_body: ResponsePayload) 
             f"(api key {response_body.__api_key__}) does not answer api key {request_header.request_api_key} "
             f"v{request_header.request_api_version}"
         )
-    header_schema = response_body.__header_schema__
+    # The header is a correlation id, and in a flexible header (v1) an empty tagged-field section: written here, as
+    # kio would (its header schema for ApiVersions responses is v0 at every version, as the protocol requires).
+    header = _CORRELATION_ID.pack(request_header.correlation_id)
+    if response_body.__header_schema__.__flexible__:
+        header += b"\x00"
+    return header + encode_body(response_body)
+
+
+#: response bodies encoded once: many answers repeat (a heartbeat's NONE, a commit's per-partition NONEs)
+_BODIES: dict[ResponsePayload, bytes] = {}
+_MAX_BODIES: Final = 4096
+
+
+def encode_body(body: ResponsePayload) -> bytes:
+    """kio's encoding of a response body, from a bounded cache of the bodies already encoded. kio entities are
+    frozen dataclasses, equal when their fields are: a body equal to one encoded before has the same bytes. A body
+    holding something unhashable is encoded every time."""
+    try:
+        cached = _BODIES.get(body)
+    except TypeError:
+        cached, body_hashable = None, False
+    else:
+        body_hashable = True
+    if cached is not None:
+        return cached
     buffer = io.BytesIO()
-    # kio's header schema for ApiVersions responses is v0 at every version, as the protocol requires.
-    entity_writer(header_schema)(buffer, header_schema(correlation_id=i32(request_header.correlation_id)))
-    entity_writer(type(response_body))(buffer, response_body)
-    return buffer.getvalue()
+    entity_writer(type(body))(buffer, body)
+    encoded = buffer.getvalue()
+    if body_hashable:
+        if len(_BODIES) >= _MAX_BODIES:
+            _BODIES.clear()
+        _BODIES[body] = encoded
+    return encoded
 
 
 def encode_request(body: RequestPayload, *, correlation_id: int, client_id: str | None) -> bytes:

@@ -185,20 +185,23 @@ class _BadInputLog:
 class Dispatcher:
     """Turns frames into outcomes using a sealed registry plus the built-in ApiVersions handler."""
 
-    __slots__ = ("_advertised", "_api_versions_bodies", "_bad_input", "_features", "_registry")
+    __slots__ = ("_advertised", "_api_versions_bodies", "_bad_input", "_features", "_features_epoch", "_registry")
 
     def __init__(
         self,
         registry: HandlerRegistry,
         features: Sequence[Feature] = (),
         api_versions_range: VersionRange = API_VERSIONS_RANGE,
+        features_epoch: int = 0,
     ) -> None:
-        """Serve `registry` plus ApiVersions at `api_versions_range`; `features` go into ApiVersions v3+."""
+        """Serve `registry` plus ApiVersions at `api_versions_range`; `features` (and their epoch) go into
+        ApiVersions v3+."""
         registry.register(API_VERSIONS_KEY, self._api_versions, api_versions_range)
         registry.seal()
         self._registry = registry
         self._advertised = registry.advertised()
         self._features = tuple(features)
+        self._features_epoch = features_epoch
         self._api_versions_bodies: dict[int, ResponsePayload] = {}  # per version; the answer never changes
         self._bad_input = _BadInputLog()
 
@@ -276,7 +279,8 @@ class Dispatcher:
             return api_versions_response(request.api_version, (), error_code=ErrorCode.invalid_request)
         body = self._api_versions_bodies.get(request.api_version)
         if body is None:
-            body = api_versions_response(request.api_version, self._advertised, self._features)
+            body = api_versions_response(request.api_version, self._advertised, self._features,
+                                         features_epoch=self._features_epoch)
             self._api_versions_bodies[request.api_version] = body
         return body
 

@@ -21,7 +21,7 @@ from typing import Any
 from kio.static.protocol import ResponsePayload
 
 from ..errors import Errors
-from ..interfaces import TopicPartition, TxnMarker
+from ..interfaces import TopicPartition, TxnMarker, TxnOperation
 from ..partition.types import FetchResult, IsolationLevel, PartitionProducers, ProduceResult
 from ..runtime.completion import Completion
 from .broker import BrokerContext
@@ -40,6 +40,7 @@ class DataHandlers:
     async def produce(self, request: Request) -> ResponsePayload | None:
         body: Any = request.body
         partitions = self.ctx.cluster.partitions
+        operation = TxnOperation.for_produce(request.api_version)  # v12+: Transactions V2 adds the partition
         answers: list[tuple[str, list[tuple[int, Completion[ProduceResult]]]]] = []
         for topic in body.topic_data:
             parts = []
@@ -53,7 +54,7 @@ class DataHandlers:
                     answer = Completion.of(ProduceResult(Errors.INVALID_RECORD, error_message="no records"))
                 else:
                     answer = partitions.produce(topic.name, data.index, bytes(data.records), acks=body.acks,
-                                                transactional_id=body.transactional_id)
+                                                transactional_id=body.transactional_id, operation=operation)
                 parts.append((data.index, answer))
             answers.append((topic.name, parts))
         self.ctx.shared.kick()

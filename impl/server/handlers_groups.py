@@ -17,6 +17,7 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import Any
 
@@ -40,6 +41,12 @@ from .kio_build import AUTHORIZED_OPERATIONS_OMITTED, build, code, item_type, ms
 
 #: the first DescribeGroups version that answers an unknown group with GROUP_ID_NOT_FOUND (KIP-1043)
 _DESCRIBE_GROUPS_NOT_FOUND_VERSION = 6
+
+
+@functools.cache
+def _heartbeat_response(api_version: int, error: str) -> ResponsePayload:
+    """A Heartbeat answer is only its error (and a zero throttle time): one immutable entity per version and error."""
+    return build(response_schema(12, api_version), error_code=code(error))
 
 
 def client_host(request: Request) -> str:
@@ -90,7 +97,7 @@ class GroupHandlers:
                                getattr(body, "group_instance_id", None))
         r = await self.ctx.wait(self.ctx.node.groups.heartbeat(req))
         self.ctx.metrics.count_heartbeat("classic", r.error)
-        return build(response_schema(request.api_key, request.api_version), error_code=code(r.error))
+        return _heartbeat_response(request.api_version, r.error)
 
     async def leave_group(self, request: Request) -> ResponsePayload:
         body: Any = request.body

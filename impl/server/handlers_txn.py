@@ -13,6 +13,7 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from kio.static.protocol import ResponsePayload
@@ -22,6 +23,19 @@ from ..interfaces import TopicPartition
 from .broker import BrokerContext
 from .dispatch import Request
 from .kio_build import build, code, datetime_of_ms, item_type, ms_of, response_schema, timedelta_of_ms
+
+_BATCHED_ADD_PARTITIONS_FROM = 4  # AddPartitionsToTxn v4+: batched transactions, from brokers (KIP-890)
+
+
+def _topic_results(topic_type: type[Any], requested: list[TopicPartition], errors: Mapping[TopicPartition, str]
+                   ) -> tuple[Any, ...]:
+    """Per topic, each requested partition's error (in request order, a partition named twice once)."""
+    partition_type = item_type(topic_type, "results_by_partition")
+    by_topic: dict[str, list[Any]] = {}
+    for tp in dict.fromkeys(requested):
+        by_topic.setdefault(tp.topic, []).append(build(partition_type, partition_index=tp.partition,
+                                                       partition_error_code=code(errors[tp])))
+    return tuple(build(topic_type, name=name, results_by_partition=tuple(parts)) for name, parts in by_topic.items())
 
 
 class TxnHandlers:
@@ -38,6 +52,8 @@ class TxnHandlers:
                      producer_epoch=answer.producer_epoch)
 
     async def add_partitions_to_txn(self, request: Request) -> ResponsePayload:
+        if request.api_version >= _BATCHED_ADD_PARTITIONS_FROM:
+            return await self._add_partitions_batched(request)
         body: Any = request.body
         requested = [TopicPartition(t.name, p) for t in body.v3_and_below_topics for p in t.partitions]
         answer = await self.ctx.wait(self.ctx.node.txn.add_partitions(
@@ -45,13 +61,29 @@ class TxnHandlers:
             requested, request_version=request.api_version))
         schema = response_schema(request.api_key, request.api_version)
         topic_type = item_type(schema, "results_by_topic_v3_and_below")
-        partition_type = item_type(topic_type, "results_by_partition")
-        by_topic: dict[str, list[Any]] = {}
-        for tp in dict.fromkeys(requested):
-            by_topic.setdefault(tp.topic, []).append(build(partition_type, partition_index=tp.partition,
-                                                           partition_error_code=code(answer[tp])))
-        return build(schema, results_by_topic_v3_and_below=tuple(
-            build(topic_type, name=name, results_by_partition=tuple(parts)) for name, parts in by_topic.items()))
+        return build(schema, results_by_topic_v3_and_below=_topic_results(topic_type, requested, answer))
+
+    async def _add_partitions_batched(self, request: Request) -> ResponsePayload:
+        """AddPartitionsToTxn v4+ (KIP-890), what brokers send the coordinator: several transactions, each either
+        verified (`verify_only`: per partition, as handleVerifyPartitionsInTransaction) or added at client version
+        2 (`transactionVersionForAddPartitionsToTxn`: v4+ is a Transactions V2 client's), each answered on its own."""
+        body: Any = request.body
+        txn = self.ctx.node.txn
+        schema = response_schema(request.api_key, request.api_version)
+        result_type = item_type(schema, "results_by_transaction")
+        topic_type = item_type(result_type, "topic_results")
+        results = []
+        for t in body.transactions:
+            requested = [TopicPartition(topic.name, p) for topic in t.topics for p in topic.partitions]
+            if t.verify_only:
+                errors = await self.ctx.wait(txn.verify_partitions(t.transactional_id, t.producer_id,
+                                                                    t.producer_epoch, requested))
+            else:
+                errors = await self.ctx.wait(txn.add_partitions(t.transactional_id, t.producer_id, t.producer_epoch,
+                                                                requested, 2, request_version=request.api_version))
+            results.append(build(result_type, transactional_id=t.transactional_id,
+                                 topic_results=_topic_results(topic_type, requested, errors)))
+        return build(schema, error_code=code(Errors.NONE), results_by_transaction=tuple(results))
 
     async def add_offsets_to_txn(self, request: Request) -> ResponsePayload:
         body: Any = request.body

@@ -54,6 +54,16 @@ class RequestMemory:
             return self._large == 0 or self._large + size <= self.cap_bytes
         return self._small == 0 or self._small + size <= self.small_cap_bytes
 
+    def try_acquire(self, size: int) -> bool:
+        """Hold `size` bytes now if they fit; False: `acquire` must wait for them."""
+        if not self._fits(size):
+            return False
+        if size > SMALL_REQUEST_BYTES:
+            self._large += size
+        else:
+            self._small += size
+        return True
+
     async def acquire(self, size: int) -> None:
         """Wait until `size` bytes of request may be held, then hold them."""
         while not self._fits(size):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import types
 import typing
 from typing import Final
@@ -86,16 +87,27 @@ def error_response(api_key: int, api_version: int, error_code: ErrorCode) -> Res
     return _zero_entity(load_response_schema(api_key, api_version), error_code)
 
 
+@functools.cache
+def _zeros(entity_type: type[object]) -> tuple[frozenset[str], dict[str, object]]:
+    """The field names of `entity_type`, and the zero of each field `zero_entity` sets when not given (the fields
+    without a default, and error codes); every zero is immutable (a number, a string, an empty tuple, a frozen
+    entity), so one dict serves every call."""
+    assert dataclasses.is_dataclass(entity_type)
+    base = _zero_entity(entity_type, ErrorCode.none)
+    names = frozenset(f.name for f in dataclasses.fields(entity_type))
+    set_by_zero = {f.name for f in dataclasses.fields(entity_type)
+                   if (f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                   or f.metadata.get("kafka_type") == "error_code"}
+    return names, {name: getattr(base, name) for name in sorted(set_by_zero)}
+
+
 def zero_entity(entity_type: type[_T], **values: object) -> _T:
     """An instance of a kio entity with `values` set and every other field at its default or zero.
 
     Handy when one handler builds responses for many versions: set what matters, let the rest default.
     """
-    assert dataclasses.is_dataclass(entity_type)
-    names = {f.name for f in dataclasses.fields(entity_type)}
-    unknown = sorted(set(values) - names)
-    if unknown:
+    names, zeros = _zeros(entity_type)  # type: ignore[arg-type]
+    if not names.issuperset(values):
         version = getattr(entity_type, "__version__", "?")
-        raise TypeError(f"{entity_type.__qualname__} v{version} has no field(s) {unknown}")
-    base = _zero_entity(entity_type, ErrorCode.none)
-    return dataclasses.replace(base, **values)
+        raise TypeError(f"{entity_type.__qualname__} v{version} has no field(s) {sorted(set(values) - names)}")
+    return entity_type(**{**zeros, **values})

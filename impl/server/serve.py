@@ -29,17 +29,19 @@ import logging
 import os
 import time
 from collections import Counter as Tally
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 from .._generated.classic_group import State as ClassicGroupState
 from ..cluster import Cluster, ClusterConfig
 from ..runtime.clock import Clock, SystemClock
+from ..runtime.runtime import fsync_pool
 from ..runtime.trace import JsonlSink, ParquetSink, TraceSink
 from ..statemachine import MachineTable
-from .apis import node_registry
+from ..storage.log import FlushTicket
+from .apis import node_registry, served_features
 from .broker import BrokerContext, Endpoint, ServedCluster, wait_for_event
 from .connection import ListenerSettings, ServerOptions, WireServer
 from .dispatch import Dispatcher
@@ -47,7 +49,7 @@ from .frames import DEFAULT_MAX_FRAME_BYTES
 from .metrics import MetricsHttpServer, MetricsTap, ServerMetrics, Snapshot
 from .request_memory import RequestMemory
 
-__all__ = ("KcoordServer", "ServeOptions", "TraceFormat")
+__all__ = ("KcoordServer", "ServeOptions", "TraceFormat", "run_event_loop")
 
 _log = logging.getLogger(__name__)
 TraceFormat = Literal["jsonl", "parquet"]
@@ -95,6 +97,21 @@ class ServeOptions:
             raise ValueError(f"trace format {self.trace_format!r}: expected jsonl or parquet")
 
 
+_T = TypeVar("_T")
+
+
+def run_event_loop(main: Coroutine[Any, Any, _T], loop: str = "default") -> _T:
+    """Run `main` to completion on `kcoord serve`'s event loop (`loop`: "default", "uvloop" or "asyncio")."""
+    if loop not in ("default", "asyncio", "uvloop"):
+        raise ValueError(f"event loop {loop!r}: expected default, uvloop or asyncio")
+    if loop == "uvloop":
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(main)
+    return asyncio.run(main)
+
+
 def _trace_sink(options: ServeOptions) -> TraceSink | None:
     if options.trace_out is None:
         return None
@@ -138,6 +155,9 @@ class KcoordServer:
         self._sink: MetricsTap | None = None
         self._pump_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
+        self._wake_at_ms = 0  # when the sleeping cluster loop wakes by itself (0: it is not sleeping)
+        self._flushing: list[FlushTicket] | None = None  # the group commit whose fsyncs run now (fsync durability)
+        self._flush_waiter: asyncio.Future[list[None]] | None = None
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
         self.request_memory: RequestMemory | None = None
@@ -158,7 +178,8 @@ class KcoordServer:
             cluster.start()
             _log.info("loaded %d coordinator partitions on %d node(s) in %.2fs from %s", len(cluster.owner),
                       options.nodes, time.perf_counter() - started, options.data_dir)
-            self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics, alone=self._alone)
+            self.shared = ServedCluster(cluster, options.cluster_id, self.kick, self.metrics, alone=self._alone,
+                                        nudge=self._nudge)
             await self._listen()
         except BaseException:  # a port in use, a damaged log: close what started (listeners, logs, traces, the
             with contextlib.suppress(Exception):  # lock) before raising the cause
@@ -172,13 +193,18 @@ class KcoordServer:
         options = self.options
         assert self.shared is not None
         advertised = options.advertised_host or options.host
+        features = served_features(options.cluster.txn.server_txn_version)
+        # Kafka's epoch is the metadata offset that finalized the levels; ours only grows across restarts (a client
+        # re-reads the levels only from a higher epoch), so a restart with another transaction.version is seen
+        features_epoch = int(time.time() * 1000)
         memory = self.request_memory = RequestMemory(options.listener.queued_max_request_bytes)  # one for all nodes
         for node_id in range(options.nodes):
             port = options.port + node_id if options.port else 0
             registry = node_registry(BrokerContext(self.shared, node_id))
-            server = WireServer(Dispatcher(registry), ServerOptions(host=options.host, port=port,
-                                                                    max_frame_bytes=options.max_frame_bytes,
-                                                                    settings=options.listener), memory)
+            dispatcher = Dispatcher(registry, features, features_epoch=features_epoch)
+            server = WireServer(dispatcher, ServerOptions(host=options.host, port=port,
+                                                          max_frame_bytes=options.max_frame_bytes,
+                                                          settings=options.listener), memory)
             await server.start()
             self.listeners[node_id] = server
             self.shared.endpoints[node_id] = Endpoint(node_id, advertised, server.address[1])
@@ -196,6 +222,9 @@ class KcoordServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump_task
             self._pump_task = None
+        if self._flush_waiter is not None:  # the fsyncs in flight end before the logs close
+            with contextlib.suppress(Exception):
+                await self._flush_waiter
         if self.metrics_server is not None:
             await self.metrics_server.stop()
             self.metrics_server = None
@@ -249,7 +278,11 @@ class KcoordServer:
     # ------------------------------------------------------------------ the cluster loop
 
     def _alone(self) -> bool:
-        """One request is being answered, by the whole server, and no other is read and waiting."""
+        """One request is being answered, by the whole server, and no other is read and waiting. (Never with
+        `--durability fsync`: its flushes run on threads as soon as the loop turns, so a lone writer waits one loop
+        turn, not a linger, and writers that arrive while its fsync runs share the next.)"""
+        if self._in_background:
+            return False
         servers = self.listeners.values()
         return sum(server.busy_connections() for server in servers) <= 1 and \
             not any(server.has_ready_frames() for server in servers)
@@ -258,37 +291,87 @@ class KcoordServer:
         if self._wake is not None:
             self._wake.set()
 
+    def _nudge(self) -> None:
+        """Wake the cluster loop if it sleeps past the cluster's next deadline (a timer scheduled or a batch opened
+        by a request answered at once); a request that changed nothing due does not cost a loop turn."""
+        if self._wake_at_ms and self.cluster is not None and self.cluster.changed:
+            self.kick()
+
     async def _pump(self) -> None:
         cluster, wake = self.cluster, self._wake
         assert cluster is not None and wake is not None and self.shared is not None
+        in_background = self._in_background
         while True:
             wake.clear()
             work = 0
             try:
-                for _ in range(_POLLS_PER_TURN):
-                    done = cluster.poll()
-                    if done:  # what this turn's handlers and timers wrote goes to disk together, now
-                        done += cluster.flush()
-                    work += done
-                    if done == 0:
-                        break
-                if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
-                    work = cluster.flush()
+                if in_background:
+                    for _ in range(_POLLS_PER_TURN):
+                        done = cluster.poll()
+                        work += done
+                        if done == 0:
+                            break
+                    self._start_flush()  # what this turn's handlers and timers wrote, fsynced on threads
+                else:
+                    for _ in range(_POLLS_PER_TURN):
+                        done = cluster.poll()
+                        if done:  # what this turn's handlers and timers wrote goes to disk together, now
+                            done += cluster.flush()
+                        work += done
+                        if done == 0:
+                            break
+                    if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
+                        work = cluster.flush()
             except Exception:
                 _log.exception("cluster poll failed")  # a coordinator bug; the server keeps answering
             self.shared.progress.notify()
             self._maybe_flush_traces()
             await self._sleep(wake, work)
 
+    @property
+    def _in_background(self) -> bool:
+        """Group commit on threads (`--durability fsync`; see `_start_flush`)."""
+        durability = self.options.cluster.durability
+        return durability is not None and durability.mode == "fsync"
+
+    def _start_flush(self) -> None:
+        """Group commit (`--durability fsync`): unless a flush is in flight, begin one for every log holding
+        appends not yet fsynced and run their fsyncs side by side on the fsync threads while the loop goes on; the
+        writes that arrive meanwhile wait for the next one. When they are done the loop is woken to complete what
+        became durable, and the next flush starts at once if anything is pending."""
+        assert self.cluster is not None
+        if self._flushing is not None:
+            return
+        tickets = self.cluster.begin_flush()
+        if not tickets:
+            return
+        self._flushing = tickets
+        loop = asyncio.get_running_loop()
+        pool = fsync_pool()
+        waiter = self._flush_waiter = asyncio.gather(*(loop.run_in_executor(pool, t.fsync) for t in tickets))
+        waiter.add_done_callback(lambda _: self._flush_done(tickets))
+
+    def _flush_done(self, tickets: list[FlushTicket]) -> None:
+        self._flushing = self._flush_waiter = None
+        if self.cluster is not None:
+            self.cluster.end_flush(tickets)
+        self.kick()
+
     async def _sleep(self, wake: asyncio.Event, work: int) -> None:
         assert self.cluster is not None
         if work:
             await asyncio.sleep(0)
             return
+        self.cluster.changed = False
         deadline = self.cluster.next_deadline_ms()
-        delay_s = _IDLE_SLEEP_MAX_S if deadline is None else (deadline - self.clock.now_ms()) / 1000
+        now_ms = self.clock.now_ms()
+        delay_s = _IDLE_SLEEP_MAX_S if deadline is None else (deadline - now_ms) / 1000
         delay_s = min(max(delay_s, _BUSY_SLEEP_S), _IDLE_SLEEP_MAX_S)
-        await wait_for_event(wake, delay_s)
+        self._wake_at_ms = now_ms + int(delay_s * 1000)
+        try:
+            await wait_for_event(wake, delay_s)
+        finally:
+            self._wake_at_ms = 0
 
     def _maybe_flush_traces(self) -> None:
         now = time.monotonic()

@@ -85,6 +85,8 @@ class CountingSink(TapSink):
     """Counts what passes to `inner` (which may be None: count only): rows per machine, completed transactions
     (CompleteCommit / CompleteAbort) and rebalances (a classic join phase completing, a KIP-848 target assignment)."""
 
+    watches_loads = True  # (every row is counted)
+
     def __init__(self, inner: TraceSink | None) -> None:
         super().__init__(inner)
         self.rows: Counter[str] = Counter()

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._varint import VarintError, read_uvarint, uvarint
-from .declarations import INTEGERS, FieldDecl, Message
+from .declarations import INTEGERS, FieldDecl, Message, load_messages
 
 __all__ = ["Codec", "Encoded", "SchemaError", "shared_codec"]
 
@@ -658,7 +658,5 @@ _SHARED: list[Codec] = []
 def shared_codec() -> Codec:
     """The codec of the bundled declarations (`messages/`), which the record modules bind their classes to."""
     if not _SHARED:
-        from .declarations import load_messages
-
         _SHARED.append(Codec(load_messages()))
     return _SHARED[0]

@@ -4,11 +4,14 @@ A ``PartitionLog`` is a directory named like Kafka's (``__transaction_state-7/``
 ``<20-digit base offset>.log`` of v2 record batches, the same bytes a Kafka broker writes (a Kafka data directory's
 partition folder can be read with ``read_partition_dir``).
 
-Durability contract: ``durable_offset`` is the end offset known to be fsynced; a record at or past it must not be
-acknowledged. ``Durability.per_batch()`` (the default) fsyncs inside every ``append``; ``Durability.group`` leaves
-appends pending until ``flush()``/``flush_if_due(now_ms)`` (group commit). Segments are fsynced before a roll and
-the directory after a segment is created, renamed or deleted, so only the last segment can have a torn tail after
-a crash. An ``append`` that raises leaves no bytes behind.
+Durability contract: ``durable_offset`` is the end offset that may be acknowledged; a record at or past it must not
+be. ``Durability.per_batch()`` (the default) fsyncs inside every ``append``; ``Durability.group`` leaves appends
+pending until ``flush()``/``flush_if_due(now_ms)`` (group commit): with both, ``durable_offset`` is fsynced.
+``Durability.os()`` acknowledges what ``write`` handed to the operating system (Kafka's default: its page cache
+holds it, a process crash keeps it, a power failure may lose it) and fsyncs only at a segment roll and a clean close,
+as Kafka does with ``flush.messages``/``flush.ms`` unset; ``flushed_offset`` is then what is really on disk.
+Segments are fsynced before a roll and the directory after a segment is created, renamed or deleted, so only the last
+segment can have a torn tail after a crash. An ``append`` that raises leaves no bytes behind.
 
 Recovery point (Kafka's ``recovery-point-offset-checkpoint``, kept per partition in the file ``recovery-point``): an
 offset below which every batch is fsynced and was validated — written by this class or checked by a recovery. It is
@@ -61,6 +64,7 @@ __all__ = [
     "AppendInfo",
     "CompactionReport",
     "Durability",
+    "FlushTicket",
     "InjectedFault",
     "LogCorruptedError",
     "LogFailedError",
@@ -96,9 +100,10 @@ class OffsetOutOfRangeError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Durability:
-    """When appended data is fsynced. Build with ``per_batch()`` or ``group(max_delay_ms, max_bytes)``."""
+    """When appended data is fsynced. Build with ``per_batch()``, ``group(max_delay_ms, max_bytes)``, ``os()`` or
+    ``named(mode)`` (`kcoord serve --durability`)."""
 
-    mode: Literal["per_batch", "group"]
+    mode: Literal["per_batch", "group", "fsync", "os"]
     max_delay_ms: int = 0
     max_bytes: int = 0
 
@@ -116,6 +121,36 @@ class Durability:
                              f"got {max_delay_ms} and {max_bytes}")
         return Durability("group", max_delay_ms, max_bytes)
 
+    @staticmethod
+    def fsync() -> Durability:
+        """Group commit without a linger: appends wait for their owner's next ``flush`` (or ``begin_flush`` /
+        ``end_flush``, an fsync on another thread), which every append made before it shares; ``flush_due`` never
+        says one is due. `kcoord serve --durability fsync`: the server flushes as soon as writes are pending and no
+        flush is in flight, so the writes that arrive while an fsync runs share the next one."""
+        return Durability("fsync")
+
+    @staticmethod
+    def os() -> Durability:
+        """An append is acknowledged once ``write`` returned (the page cache holds it); fsynced at a segment roll and
+        a clean close only. Lost on power failure, kept on a process crash."""
+        return Durability("os")
+
+    @staticmethod
+    def named(name: str) -> Durability:
+        """`kcoord serve --durability NAME`: ``fsync`` (acknowledged = on disk; group commit without a linger: the
+        writes that arrive while an fsync is in flight share the next one; ``group`` is an alias kept for old
+        command lines) or ``os`` (acknowledged = in the page cache)."""
+        if name in ("fsync", "group"):
+            return Durability.fsync()
+        if name == "os":
+            return Durability.os()
+        raise ValueError(f"durability {name!r}: expected fsync or os")
+
+    @property
+    def coalesces(self) -> bool:
+        """Appends wait for a flush (or a poll) and may share one batch: group commit and os."""
+        return self.mode != "per_batch"
+
 
 @dataclass(slots=True)
 class AppendInfo:
@@ -125,6 +160,32 @@ class AppendInfo:
     base_offset: int
     last_offset: int
     size_bytes: int
+
+
+class FlushTicket:
+    """A flush begun by ``PartitionLog.begin_flush``: ``fsync()`` it on any thread, then ``end_flush`` it."""
+
+    __slots__ = ("_fd", "_injected", "end_offset", "error", "log", "on_error")
+
+    def __init__(self, log: PartitionLog, fd: int, end_offset: int, injected: bool) -> None:
+        self.log = log
+        self._fd = fd
+        self.end_offset = end_offset
+        self._injected = injected
+        self.error: OSError | None = None
+        #: what the log's owner does when the fsync failed (unload the shard, take the partition offline)
+        self.on_error: Callable[[OSError], None] | None = None
+
+    def fsync(self) -> None:
+        """Fsync the descriptor and close it; an error is kept for ``end_flush``. Releases the GIL while it waits."""
+        try:
+            if self._injected:
+                raise InjectedFault(errno.EIO, "injected fsync failure")
+            os.fsync(self._fd)
+        except OSError as e:
+            self.error = e
+        finally:
+            os.close(self._fd)
 
 
 @dataclass(slots=True)
@@ -154,6 +215,7 @@ class PartitionLog:
         self._clock_ms = clock_ms
         self._fd: int | None = os.open(segments[-1].path, os.O_WRONLY | os.O_APPEND)
         self._durable_offset = segments[-1].next_offset
+        self._flushed_offset = self._durable_offset  # fsynced (below durable_offset only with os durability)
         self._pending_since_ms: int | None = None
         self._pending_bytes = 0
         self._faults = _Faults()
@@ -228,8 +290,14 @@ class PartitionLog:
 
     @property
     def durable_offset(self) -> int:
-        """End offset known fsynced: every record below it survives a crash; none at or past it may be acked."""
+        """End offset that may be acknowledged: fsynced (every record below it survives a crash), or with os
+        durability handed to the operating system (survives a process crash). None at or past it may be acked."""
         return self._durable_offset
+
+    @property
+    def flushed_offset(self) -> int:
+        """End offset known fsynced (what the recovery point may vouch for)."""
+        return self._flushed_offset
 
     @property
     def segment_base_offsets(self) -> tuple[int, ...]:
@@ -238,7 +306,7 @@ class PartitionLog:
     @property
     def next_flush_due_ms(self) -> int | None:
         """When ``flush_if_due`` fires at the latest (group durability with pending appends), else None."""
-        if self._pending_since_ms is None:
+        if self._pending_since_ms is None or self._durability.mode == "fsync":
             return None
         return self._pending_since_ms + self._durability.max_delay_ms
 
@@ -293,8 +361,10 @@ class PartitionLog:
             self._storage_recovered()
         active.note_batch(base_offset, last_offset, position, len(data))
         if self._durability.mode == "per_batch":
-            self._durable_offset = last_offset + 1
+            self._durable_offset = self._flushed_offset = last_offset + 1
             self._checkpoint_if_due()
+        elif self._durability.mode == "os":
+            self._durable_offset = last_offset + 1  # in the page cache: acknowledged, not yet on disk
         else:
             if self._pending_since_ms is None:
                 self._pending_since_ms = self._clock_ms() if waiting_since_ms is None else waiting_since_ms
@@ -324,7 +394,7 @@ class PartitionLog:
     def _roll(self) -> None:
         """Start a new segment at the log end offset; the old one is fsynced first, the directory after."""
         self._fsync_active()
-        self._durable_offset = self.log_end_offset
+        self._durable_offset = self._flushed_offset = self.log_end_offset
         self._pending_since_ms, self._pending_bytes = None, 0
         base = self.log_end_offset
         segment = Segment(base, self.path / segment_name(base), next_offset=base)
@@ -351,16 +421,17 @@ class PartitionLog:
             self._checkpoint_recovery_point()
 
     def _checkpoint_recovery_point(self) -> None:
-        """Record ``durable_offset`` as the recovery point, if it moved. Everything below it was written by this
+        """Record ``flushed_offset`` as the recovery point, if it moved. Everything below it was written by this
         object (encoded with its CRC) or validated by ``open``, and is fsynced. A failed write keeps the old file,
         whose lower offset stays true (the log only grows above it), so an error here changes nothing else."""
-        if self._durable_offset == self._recovery_point:
+        flushed = self._flushed_offset
+        if flushed == self._recovery_point:
             return
         try:
-            atomic_write(self.path / RECOVERY_POINT_FILE, f"{self._durable_offset}\n".encode())
+            atomic_write(self.path / RECOVERY_POINT_FILE, f"{flushed}\n".encode())
         except OSError:
             return
-        self._recovery_point = self._durable_offset
+        self._recovery_point = flushed
 
     # ------------------------------------------------------------------------------------------ durability
 
@@ -372,13 +443,24 @@ class PartitionLog:
         os.fsync(self._fd)
 
     def flush(self) -> None:
-        """Fsync pending appends; afterwards ``durable_offset == log_end_offset``.
+        """Make pending appends durable: fsync them; afterwards ``durable_offset == log_end_offset``. With os
+        durability they are already acknowledged (in the page cache): nothing is done (``sync`` fsyncs them, as a
+        segment roll and ``close`` do).
 
         On ``OSError`` nothing changes: the data stays pending and ``durable_offset`` does not move. (After a real
         fsync error the page cache may have dropped the data; the safe reaction is to close and reopen the log.)
         """
+        if self._durability.mode == "os":
+            self._check_usable()
+            return
+        self.sync()
+
+    def sync(self) -> None:
+        """Fsync what is not on disk yet (whatever the durability); afterwards ``flushed_offset ==
+        log_end_offset``. Errors as ``flush``."""
         self._check_usable()
-        if self._durable_offset == self.log_end_offset:
+        end = self.log_end_offset
+        if self._flushed_offset == end:
             return
         try:
             self._fsync_active()
@@ -387,14 +469,48 @@ class PartitionLog:
             raise
         if self._storage_error is not None:
             self._storage_recovered()
-        self._durable_offset = self.log_end_offset
+        self._durable_offset = self._flushed_offset = end
         self._pending_since_ms, self._pending_bytes = None, 0
         self._checkpoint_if_due()
 
+    def begin_flush(self) -> FlushTicket | None:
+        """The first half of a ``flush`` whose fsync runs elsewhere (a thread, while the owner appends more): what
+        is pending now, as a ticket holding a duplicate of the active segment's descriptor (a segment roll or a
+        close meanwhile does not close it) and the end offset its fsync makes durable; None if nothing is pending.
+        Whoever holds the ticket calls ``ticket.fsync()`` (any thread), then ``end_flush(ticket)`` on the owner's."""
+        self._check_usable()
+        end = self.log_end_offset
+        if self._flushed_offset == end:
+            return None
+        assert self._fd is not None
+        injected = self._faults.flush
+        self._faults.flush = False
+        return FlushTicket(self, os.dup(self._fd), end, injected)
+
+    def end_flush(self, ticket: FlushTicket) -> None:
+        """The second half: what the ticket's fsync covered is durable; its error (if any) is raised here, as
+        ``flush`` raises it, the data above the flushed offset staying pending. A closed log ignores it."""
+        if self._fd is None or self._failure is not None:
+            return
+        if ticket.error is not None:
+            self._storage_failed(ticket.error, "fsync")
+            raise ticket.error
+        if self._storage_error is not None:
+            self._storage_recovered()
+        end = ticket.end_offset
+        if end > self._flushed_offset:
+            self._flushed_offset = end
+            if end > self._durable_offset:
+                self._durable_offset = end
+            if end == self.log_end_offset:
+                self._pending_since_ms, self._pending_bytes = None, 0
+            self._checkpoint_if_due()
+
     def flush_due(self, now_ms: int) -> bool:
-        """Group commit: the oldest pending append is ``max_delay_ms`` old or ``max_bytes`` are pending."""
+        """Group commit: the oldest pending append is ``max_delay_ms`` old or ``max_bytes`` are pending (never with
+        ``Durability.fsync``: its owner flushes)."""
         since = self._pending_since_ms
-        if since is None:
+        if since is None or self._durability.mode == "fsync":
             return False
         return now_ms - since >= self._durability.max_delay_ms or self._pending_bytes >= self._durability.max_bytes
 
@@ -476,11 +592,11 @@ class PartitionLog:
     def compact(self, now_ms: int, *, tombstone_retention_ms: int) -> CompactionReport:
         """Rewrite every segment keeping what ``compaction.py``'s rules keep; offsets are preserved.
 
-        Pending appends are flushed first. Each rewritten segment replaces the old one atomically (write
+        Pending appends are fsynced first. Each rewritten segment replaces the old one atomically (write
         ``.compacting``, fsync, rename, fsync the directory), oldest first, so a crash at any point leaves a valid
         log. Segments left empty are deleted, except the first (it fixes the log start offset) and the last.
         """
-        self.flush()
+        self.sync()
         plan = plan_compaction(self.read(), self.read(), log_end_offset=self.log_end_offset, now_ms=now_ms,
                                tombstone_retention_ms=tombstone_retention_ms)
         tally = CompactionTally()
@@ -545,7 +661,7 @@ class PartitionLog:
         if self._fd is not None:
             os.close(self._fd)
         self._fd = os.open(self._segments[-1].path, os.O_WRONLY | os.O_APPEND)
-        self._durable_offset = self.log_end_offset
+        self._durable_offset = self._flushed_offset = self.log_end_offset
 
     # ------------------------------------------------------------------------------------------ close
 
@@ -561,7 +677,7 @@ class PartitionLog:
             return
         try:
             if self._failure is None:
-                self.flush()
+                self.sync()
                 self._checkpoint_recovery_point()
         finally:
             os.close(self._fd)

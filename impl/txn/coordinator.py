@@ -11,7 +11,11 @@ Front-door answers that are not in the spec, on purpose (the spec models one tra
 request or the node): INVALID_REQUEST for an empty transactional id or a half-given expected producer id/epoch on
 the idempotent path; UNKNOWN_TOPIC_OR_PARTITION/OPERATION_NOT_ATTEMPTED for AddPartitionsToTxn naming an unknown
 topic; COORDINATOR_NOT_AVAILABLE for Describe/List while the coordinator is shut down, and for a client EndTxn while
-more than `marker_backlog_max` transactions wait for markers (kcoord's bound; Kafka's queues are unbounded).
+more than `marker_backlog_max` transactions wait for markers (kcoord's bound; Kafka's queues are unbounded);
+UNSUPPORTED_VERSION for a Transactions V2 request (EndTxn v5+, an AddPartitions of transaction version 2) when the
+server's transaction.version is 0: its TransactionLogValue v0 cannot hold the client's transaction version. Kafka
+4.0.2 answers the same (its log encoder throws UnsupportedVersionException) but leaves the transaction's pending state
+set, so it answers CONCURRENT_TRANSACTIONS until the partition is reloaded; here nothing changes.
 Must not import: `kcoord.model`.
 """
 
@@ -208,6 +212,8 @@ class TransactionCoordinator:
             return Completion.of(unknown)
         if not transactional_id:
             return Completion.of(respond(Errors.INVALID_REQUEST))
+        if txn_version >= 2 and not self._writes_client_version:
+            return Completion.of(respond(Errors.UNSUPPORTED_VERSION))
         names = self._names.get(requested)
         if names is None:
             names = frozenset(str(tp) for tp in requested)
@@ -236,6 +242,11 @@ class TransactionCoordinator:
         return self._submit(transactional_id, plans.add_partitions,
                             (producer_id, producer_epoch, frozenset({offsets}), txn_version), respond, respond)
 
+    @property
+    def _writes_client_version(self) -> bool:
+        """The value version written can carry a client transaction version (TV2 requests need it)."""
+        return self.value_version >= 1
+
     def offsets_partition(self, group_id: str) -> TopicPartition:
         return TopicPartition(OFFSETS_TOPIC, partition_for(group_id, self.config.offsets_num_partitions))
 
@@ -247,12 +258,48 @@ class TransactionCoordinator:
         return self._submit(transactional_id, plans.verify_partition,
                             (producer_id, producer_epoch, str(partition)), _same)
 
+    def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Sequence[TopicPartition]) -> Completion[AddPartitionsResponse]:
+        """Verify-only AddPartitionsToTxn (v4+ with `verify_only`) for several partitions, each answered on its own
+        (Kafka's handleVerifyPartitionsInTransaction)."""
+        requested = tuple(dict.fromkeys(partitions))
+        out: Completion[AddPartitionsResponse] = Completion()
+
+        def forward(done: Completion[list[str]]) -> None:
+            try:
+                out.set(dict(zip(requested, done.result(), strict=True)))
+            except BaseException as e:
+                out.fail(e)
+
+        _gather([self.verify_partition(transactional_id, producer_id, producer_epoch, tp) for tp in requested]
+                ).then(forward)
+        return out
+
+    def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                      partition: TopicPartition) -> Completion[str]:
+        """`TxnVerifier`: a partition leader's AddPartitionsToTxn for a Transactions V2 write (v5, not verify-only;
+        Kafka's `TransactionVersion.transactionVersionForAddPartitionsToTxn` makes it client version 2)."""
+        out: Completion[str] = Completion()
+        added = self.add_partitions(transactional_id, producer_id, producer_epoch, [partition], 2,
+                                    request_version=5)
+
+        def forward(done: Completion[AddPartitionsResponse]) -> None:
+            try:
+                out.set(done.result()[partition])
+            except BaseException as e:
+                out.fail(e)
+
+        added.then(forward)
+        return out
+
     def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int, result: TxnResult,
                 request_version: int) -> Completion[EndTxnResponse]:
         """EndTxn; request version > 4 means a Transactions V2 client (an epoch bump on every EndTxn)."""
         respond = _responder(EndTxnResponse, "EndTxn", request_version)
         if not transactional_id:
             return Completion.of(respond(Errors.INVALID_REQUEST))
+        if request_version > 4 and not self._writes_client_version:
+            return Completion.of(respond(Errors.UNSUPPORTED_VERSION))
         if self.channel.pending_transactions >= self.config.marker_backlog_max:
             return Completion.of(respond(Errors.COORDINATOR_NOT_AVAILABLE))
         return self._submit(transactional_id, plans.end_txn,

@@ -10,7 +10,8 @@ the decision into records and responses. Handlers run on the shard at submit tim
 The two coordinator-initiated fences (InitProducerId on an open transaction, the timeout abort) are one plan each:
 the spec's InitProducerId/TimeoutExpired (→ PrepareEpochFence, a pending-only state) and FenceAbort (→ PrepareAbort)
 are applied together when the single PrepareAbort record is durable; if the append fails, FenceFailed is applied
-instead (the bumped epoch stays in memory, never handed out, and the next fence reuses it).
+instead (with transaction.version < 2 the bumped epoch stays in memory, never handed out, and the next fence reuses
+it; with 2 nothing stays, as in Kafka 4.0.2).
 Must not import: `kcoord.model`.
 """
 
@@ -139,7 +140,8 @@ def _fence_plan(ctx: TxnContext, shard: Shard, fence: Change, pre: Instance, res
                                 f"{decision.to_state} (row {abort.decision.row.index})")
 
     def failed(error: BaseException) -> Plan:
-        _, undo = ctx.decide(shard, fence.key, TxnEvent.FenceFailed, {}, instance=pre, pending=False, record=None)
+        _, undo = ctx.decide(shard, fence.key, TxnEvent.FenceFailed, {"server_txn_version": ctx.server_txn_version},
+                             instance=pre, pending=False, record=None)
         return Plan([undo], response=respond(translate_append_error(append_error_name(error))))
 
     return Plan([fence, abort], [ctx.record(abort.decision.post)], response=respond(decision.error),

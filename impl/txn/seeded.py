@@ -4,7 +4,8 @@ Owns: `context`, the one hook: the handlers' `TxnContext` as given when none of 
 a `SeededTxnContext` whose `decide` deviates from the spec's decision as the bug does. The handlers (`plans.py`) hold
 no trace of the bugs; the trace shows the deviation for the checkers to find.
 
-- KAFKA-9666: FenceFailed keeps the bumped epoch but not `has_failed_epoch_fence` (the next fence bumps again).
+- KAFKA-9666: FenceFailed keeps the bumped epoch but not `has_failed_epoch_fence` (the next fence bumps again), at
+  every transaction version (under 2 the spec keeps nothing: the checker sees the epoch move).
 - fence-without-bump: a fence (InitProducerId or TimeoutExpired into PrepareEpochFence) keeps the producer epoch.
 - endtxn-retry-commits-later: an EndTxnV2 one epoch behind an Ongoing transaction of the same producer id (a late
   retry of the previous EndTxn) is decided as if it carried the current epoch; the trace keeps the epoch it carried.
@@ -66,7 +67,9 @@ class SeededTxnContext(TxnContext):
                 and change.decision.to_state == TxnState.PrepareEpochFence):
             change = _deviate(change, producer_epoch=pre["producer_epoch"])
         if SeededBug.KAFKA_9666 in bugs and event == TxnEvent.FenceFailed:
-            change = _deviate(change, has_failed_epoch_fence=False)
+            kept = pre["has_failed_epoch_fence"] or pre["producer_epoch"] == _MAX_EPOCH
+            change = _deviate(change, producer_epoch=pre["producer_epoch"] + (0 if kept else 1),
+                              last_producer_epoch=-1, has_failed_epoch_fence=False)
         return change.decision, change
 
 

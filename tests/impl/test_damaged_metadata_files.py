@@ -26,6 +26,7 @@ from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.server.serve import ServeOptions
 from kcoord.impl.storage.batch import Record, RecordBatch
 from kcoord.impl.txn.config import TxnConfig
+from tests.logs import kcoord_lines
 
 DAMAGES = {"empty": b"", "binary": b"\xff\xfe\x00\x01", "words": b"seven\n"}
 
@@ -62,7 +63,7 @@ def image(tmp_path: Path) -> Path:
 
 
 def one_error(caplog: pytest.LogCaptureFixture) -> str:
-    (error,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    (error,) = kcoord_lines(caplog, logging.ERROR)
     assert "\n" not in error
     return error
 
@@ -113,7 +114,7 @@ def test_a_damaged_cleaner_checkpoint_is_rebuilt_with_a_warning(image: Path, cap
     with caplog.at_level(logging.WARNING, logger="kcoord"):
         cluster = make(image)
     try:
-        (warning,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        (warning,) = kcoord_lines(caplog, logging.WARNING)
         assert f"{file}: not a log size" in warning and "rebuilt" in warning
         assert not cluster.refused and file.read_text() == "0\n"
     finally:

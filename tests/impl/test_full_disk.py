@@ -21,6 +21,7 @@ from kcoord.impl.runtime.clock import ManualClock
 from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.storage.batch import Record, RecordBatch
 from kcoord.impl.txn.config import TxnConfig
+from tests.logs import kcoord_lines
 
 from .full_disk import Disk, make_disk
 
@@ -120,7 +121,7 @@ def test_a_compaction_that_cannot_write_leaves_the_log_as_it_was(disk: Disk, cap
             log.compact(2, tombstone_retention_ms=0)
         assert [(b.base_offset, len(b.records)) for b in log.read()] == before
         assert not list(log.path.glob("*.compacting")) and log.storage_error is not None
-        (error,) = [r.getMessage() for r in caplog.records if r.name.startswith("kcoord")]
+        (error,) = kcoord_lines(caplog, logging.NOTSET)
         assert error.startswith(f"{log.path}: compaction failed (ENOSPC")
         disk.free()
         log.append([(b"k9", b"after")], timestamp_ms=3)
@@ -148,7 +149,7 @@ def test_a_failed_group_commit_fsync_takes_a_data_partition_offline_without_a_tr
             cluster.poll()
             cluster.flush()
     assert not waiting.done  # never acknowledged
-    (warning,) = [r.getMessage() for r in caplog.records if r.name.startswith("kcoord")]
+    (warning,) = kcoord_lines(caplog, logging.NOTSET)
     assert warning.startswith(f"partition {TOPIC}-0: {part.log.path}: fsync failed ([Errno 5] injected fsync failure)")
     assert cluster.partitions.fetch(TOPIC, 0, 0).error == "KAFKA_STORAGE_ERROR"
     cluster.close()

@@ -27,6 +27,7 @@ from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.storage._files import FileScan, segment_name
 from kcoord.impl.storage.batch import Record, RecordBatch
 from kcoord.impl.txn.config import TxnConfig
+from tests.logs import kcoord_lines
 
 pytestmark = [pytest.mark.adversarial]
 
@@ -123,7 +124,7 @@ def test_media_damage_is_refused_below_the_recovery_point_and_cut_with_a_warning
         cluster = make(image)
     try:
         if refused:
-            (error,) = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+            (error,) = kcoord_lines(caplog, logging.ERROR, exact=True)
             assert str(segment) in error and f"byte {position} (offset {offset})" in error, error
             assert "not started" in error and f"truncate -s {position}" in error, error
             assert segment.read_bytes() == damaged  # nothing was cut
@@ -138,8 +139,8 @@ def test_media_damage_is_refused_below_the_recovery_point_and_cut_with_a_warning
                 assert committed(cluster) == ("NOT_COORDINATOR", -1)  # never the older offsets
                 assert ("group", 0) in cluster.refused
         else:
-            (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-            assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+            (warning,) = kcoord_lines(caplog, logging.WARNING, exact=True)
+            assert not kcoord_lines(caplog, logging.ERROR)
             assert str(segment) in warning and f"cut {len(damaged) - position} bytes at byte {position}" in warning
             assert len(segment.read_bytes()) == position
             if log == "data":

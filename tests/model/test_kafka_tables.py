@@ -66,7 +66,8 @@ def _flip(text: str, old: str, new: str) -> str:
 
 
 @pytest.mark.parametrize(("machine", "old", "new"), [
-    ("Transaction", "from PrepareEpochFence -> PrepareAbort", "from PrepareEpochFence -> PrepareCommit"),
+    ("Transaction", "from PrepareEpochFence -> PrepareAbort when server_txn_version < 2",
+     "from PrepareEpochFence -> PrepareCommit when server_txn_version < 2"),
     ("Transaction", "from Empty, CompleteCommit, CompleteAbort -> Dead",
      "from Empty, Ongoing, CompleteCommit, CompleteAbort -> Dead"),
 ])

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from kcoord.impl.group import GroupConfig
 from kcoord.impl.group.messages import (
     OffsetCommitPartition,
@@ -24,24 +26,32 @@ DAY_MS = 24 * 60 * 60 * 1000
 
 @dataclass
 class FakeVerifier:
-    """The transaction coordinator's verify-only AddPartitionsToTxn, answering from a table (default NONE)."""
+    """The transaction coordinator's verify-only AddPartitionsToTxn (and Transactions V2's add), answering from a
+    table (default NONE); `calls` records (transactional id, producer id, epoch, partition) and `adds` the adds."""
 
     answers: dict[int, str] = field(default_factory=dict)
     calls: list[tuple[str, int, int, TopicPartition]] = field(default_factory=list)
+    adds: list[tuple[str, int, int, TopicPartition]] = field(default_factory=list)
 
     def verify_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                          partition: TopicPartition) -> Completion[str]:
         self.calls.append((transactional_id, producer_id, producer_epoch, partition))
         return Completion.of(self.answers.get(producer_id, "NONE"))
 
+    def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                      partition: TopicPartition) -> Completion[str]:
+        self.adds.append((transactional_id, producer_id, producer_epoch, partition))
+        return Completion.of(self.answers.get(producer_id, "NONE"))
+
 
 def txn_commit(h: Harness, group_id: str, offsets: dict[tuple[str, int], int], *, pid: int = 7, epoch: int = 0,
-               member_id: str = "", generation: int = -1, metadata: str = "") -> dict[tuple[str, int], str]:
+               member_id: str = "", generation: int = -1, metadata: str = "", version: int = 3
+               ) -> dict[tuple[str, int], str]:
     topics: dict[str, list[OffsetCommitPartition]] = {}
     for (topic, partition), offset in offsets.items():
         topics.setdefault(topic, []).append(OffsetCommitPartition(partition, offset, metadata=metadata))
     req = TxnOffsetCommitRequest(f"txn-{pid}", pid, epoch, group_id, tuple((t, tuple(p)) for t, p in topics.items()),
-                                 member_id, generation)
+                                 member_id, generation, api_version=version)
     response = h.c.txn_offset_commit(req).result()
     return {(t, p): e for t, ps in response.topics for p, e in ps}
 
@@ -171,6 +181,34 @@ def test_2_8_txn_commit_is_verified_then_written_transactionally_and_stays_pendi
         {("orders", 0): "UNSTABLE_OFFSET_COMMIT", ("orders", 1): "UNSTABLE_OFFSET_COMMIT"}
     producer = h.shard("g").get("PartitionProducer", ("__consumer_offsets-0", 7))
     assert (producer["state"], producer["producer_epoch"]) == ("Ongoing", 2)
+
+
+def test_2_8_txn_commit_v5_adds_the_offsets_partition_instead_of_verifying(tmp_path: Path) -> None:
+    """Transactions V2 (TxnOffsetCommit v5, KIP-890): the client sends no AddOffsetsToTxn; the group coordinator has
+    the transaction coordinator add `__consumer_offsets-N` (AddPartitionsToTxn v5, not verify-only)."""
+    verifier = FakeVerifier()
+    h = Harness(tmp_path, verifier=verifier)
+    assert txn_commit(h, "g", {("orders", 0): 9}, pid=7, epoch=2, version=5) == {("orders", 0): "NONE"}
+    assert (verifier.adds, verifier.calls) == ([("txn-7", 7, 2, TopicPartition("__consumer_offsets", 0))], [])
+    assert txn_commit(h, "g", {("orders", 0): 10}, pid=7, epoch=2, version=4) == {("orders", 0): "NONE"}
+    assert len(verifier.calls) == 1 and len(verifier.adds) == 1  # v4 verifies
+
+
+@pytest.mark.parametrize(("answer", "version", "expected"), [
+    ("PRODUCER_FENCED", 3, "INVALID_PRODUCER_EPOCH"),  # AddPartitionsToTxnManager's translation
+    ("PRODUCER_FENCED", 5, "INVALID_PRODUCER_EPOCH"),
+    ("TRANSACTION_ABORTABLE", 3, "INVALID_TXN_STATE"),  # a client before v4 does not know TRANSACTION_ABORTABLE
+    ("TRANSACTION_ABORTABLE", 4, "TRANSACTION_ABORTABLE"),
+    ("NETWORK_EXCEPTION", 5, "COORDINATOR_LOAD_IN_PROGRESS"),  # handleOperationException's
+    ("REQUEST_TIMED_OUT", 5, "COORDINATOR_NOT_AVAILABLE"),
+    ("CONCURRENT_TRANSACTIONS", 5, "CONCURRENT_TRANSACTIONS"),
+    ("INVALID_PRODUCER_ID_MAPPING", 5, "INVALID_PRODUCER_ID_MAPPING"),
+])
+def test_2_8_txn_commit_answers_the_coordinators_error_as_kafka(tmp_path: Path, answer: str, version: int,
+                                                                expected: str) -> None:
+    h = Harness(tmp_path, verifier=FakeVerifier(answers={7: answer}))
+    assert txn_commit(h, "g", {("orders", 0): 9}, pid=7, version=version) == {("orders", 0): expected}
+    assert [r for r in h.records() if r[0] != "MARKER"] == []
 
 
 def test_2_8_txn_commit_marker_commit_materialises_and_abort_drops(tmp_path: Path) -> None:

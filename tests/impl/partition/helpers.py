@@ -39,6 +39,7 @@ class FakeVerifier:
     hold: bool = False
     calls: list[tuple[str, int, int, TopicPartition]] = field(default_factory=list)
     held: list[tuple[Completion[str], str]] = field(default_factory=list)
+    add_answers: list[str] = field(default_factory=list)
 
     def add(self, producer_id: int, *tps: TopicPartition) -> None:
         self.added.setdefault(producer_id, set()).update(tps or (TP,))
@@ -50,6 +51,21 @@ class FakeVerifier:
                          partition: TopicPartition) -> Completion[str]:
         self.calls.append((transactional_id, producer_id, producer_epoch, partition))
         answer = self.forced or ("NONE" if partition in self.added.get(producer_id, ()) else "TRANSACTION_ABORTABLE")
+        done: Completion[str] = Completion()
+        if self.hold:
+            self.held.append((done, answer))
+        else:
+            done.set(answer)
+        return done
+
+    def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                      partition: TopicPartition) -> Completion[str]:
+        """Transactions V2's add: the next of `add_answers` (then NONE, or the forced answer); NONE adds the
+        partition to the producer's transaction. Recorded in `calls` with the transactional id prefixed `add:`."""
+        self.calls.append((f"add:{transactional_id}", producer_id, producer_epoch, partition))
+        answer = self.add_answers.pop(0) if self.add_answers else (self.forced or "NONE")
+        if answer == "NONE":
+            self.add(producer_id, partition)
         done: Completion[str] = Completion()
         if self.hold:
             self.held.append((done, answer))

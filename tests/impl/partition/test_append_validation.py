@@ -4,12 +4,16 @@ answered, and what is (or is not) on disk."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kcoord.impl.errors import Errors, IllegalStateError, KafkaError
+from kcoord.impl.interfaces import TxnOperation
+from kcoord.impl.partition import PartitionConfig
 from kcoord.impl.partition.producer_state import NUM_BATCHES_TO_RETAIN
 
-from .helpers import TP, Env, batch, values
+from .helpers import T0_MS, TP, Env, batch, make_env, values
 
 PID = 4000
 
@@ -111,18 +115,72 @@ def test_a_batch_above_the_lowest_sequence_in_verification_waits_for_it(env: Env
     assert env.state(PID)["state"] == "Ongoing"  # type: ignore[index]
 
 
-def test_inconclusive_verification_is_retriable_and_fenced_is_invalid_producer_epoch(env: Env) -> None:
-    for answer, expected in [("NOT_COORDINATOR", "NOT_ENOUGH_REPLICAS"),
-                             ("COORDINATOR_LOAD_IN_PROGRESS", "NOT_ENOUGH_REPLICAS"),
-                             ("CONCURRENT_TRANSACTIONS", "NOT_ENOUGH_REPLICAS"),
-                             ("PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"),
-                             ("INVALID_PRODUCER_ID_MAPPING", "INVALID_TXN_STATE")]:
-        env.verifier.forced = answer
-        result = env.produce(batch(PID, 0, seq=0, txn=True))
-        assert result.error == expected, answer
-        if answer == "PRODUCER_FENCED":  # Kafka 4.0.2 gives no message (seen by the differential fuzzer)
-            assert result.error_message is None
+@pytest.mark.parametrize(("answer", "operation", "expected"), [
+    ("NOT_COORDINATOR", TxnOperation.DEFAULT_ERROR, "NOT_ENOUGH_REPLICAS"),
+    ("COORDINATOR_LOAD_IN_PROGRESS", TxnOperation.DEFAULT_ERROR, "NOT_ENOUGH_REPLICAS"),
+    ("CONCURRENT_TRANSACTIONS", TxnOperation.DEFAULT_ERROR, "NOT_ENOUGH_REPLICAS"),
+    ("CONCURRENT_TRANSACTIONS", TxnOperation.GENERIC_ERROR_SUPPORTED, "NOT_ENOUGH_REPLICAS"),
+    ("PRODUCER_FENCED", TxnOperation.DEFAULT_ERROR, "INVALID_PRODUCER_EPOCH"),
+    ("PRODUCER_FENCED", TxnOperation.ADD_PARTITION, "INVALID_PRODUCER_EPOCH"),
+    # Kafka answers the coordinator's own error: ReplicaManager's postVerificationCallback keeps it
+    ("INVALID_PRODUCER_ID_MAPPING", TxnOperation.DEFAULT_ERROR, "INVALID_PRODUCER_ID_MAPPING"),
+    ("TRANSACTION_ABORTABLE", TxnOperation.GENERIC_ERROR_SUPPORTED, "TRANSACTION_ABORTABLE"),  # Produce v11
+    ("TRANSACTION_ABORTABLE", TxnOperation.ADD_PARTITION, "TRANSACTION_ABORTABLE"),
+    ("UNSUPPORTED_VERSION", TxnOperation.ADD_PARTITION, "UNSUPPORTED_VERSION"),
+])
+def test_the_coordinators_answer_is_translated_as_kafka_and_nothing_is_appended(
+        env: Env, answer: str, operation: TxnOperation, expected: str) -> None:
+    env.verifier.forced = answer
+    result = env.produce(batch(PID, 0, seq=0, txn=True), operation=operation)
+    assert result.error == expected
+    if answer == "PRODUCER_FENCED":  # Kafka 4.0.2 gives no message (seen by the differential fuzzer)
+        assert result.error_message is None
+    if operation is TxnOperation.ADD_PARTITION:  # (CONCURRENT_TRANSACTIONS would be asked again: see below)
+        assert [c[0] for c in env.verifier.calls] == ["add:txn"]
     assert env.on_disk() == [] and env.state(PID) is None
+
+
+def test_transactions_v2_adds_the_partition_even_with_verification_off(tmp_path: Path) -> None:
+    for e in make_env(tmp_path, PartitionConfig(transaction_partition_verification_enable=False)):
+        assert e.produce(batch(PID, 0, seq=0, txn=True), operation=TxnOperation.ADD_PARTITION).error == "NONE"
+        assert e.verifier.calls == [("add:txn", PID, 0, TP)]
+        assert e.produce(batch(PID, 0, seq=1, txn=True), operation=TxnOperation.ADD_PARTITION).error == "NONE"
+        assert len(e.verifier.calls) == 1  # the transaction is open here at this epoch: nothing to add
+
+
+def test_transactions_v2_add_is_asked_again_while_the_coordinator_is_busy(env: Env) -> None:
+    """Kafka's handleProduceAppend: CONCURRENT_TRANSACTIONS (the previous transaction's markers are in flight) is
+    asked again every 20 ms until 100 ms have passed; then the client gets CONCURRENT_TRANSACTIONS."""
+    env.verifier.add_answers = ["CONCURRENT_TRANSACTIONS", "CONCURRENT_TRANSACTIONS"]
+    pending = env.manager.produce(TP.topic, 0, batch(PID, 0, seq=0, txn=True), transactional_id="t1",
+                                  operation=TxnOperation.ADD_PARTITION)
+    assert not pending.done and env.manager.next_deadline_ms() == T0_MS + 20
+    for _ in range(2):
+        env.clock.advance(20)
+        env.manager.poll()
+    assert pending.result().error == "NONE" and len(env.verifier.calls) == 3
+    env.verifier.add_answers = ["CONCURRENT_TRANSACTIONS"] * 10
+    late = env.manager.produce(TP.topic, 0, batch(PID + 1, 0, seq=0, txn=True), transactional_id="t2",
+                               operation=TxnOperation.ADD_PARTITION)
+    for _ in range(6):
+        env.clock.advance(20)
+        env.manager.poll()
+    assert late.result().error == "CONCURRENT_TRANSACTIONS" and len(env.verifier.calls) == 3 + 6
+    assert env.manager.next_deadline_ms() != T0_MS + 140
+
+
+def test_a_v2_marker_at_the_next_transactions_epoch_keeps_its_verification(env: Env) -> None:
+    """UnifiedLog's isV2NextTransactionStarted: a TV2 client writes its next transaction at the bumped epoch while
+    the previous one's marker (which carries that epoch) is still on its way; the marker must not void the add."""
+    env.verifier.add(PID)
+    assert env.produce(batch(PID, 0, seq=0, txn=True), operation=TxnOperation.ADD_PARTITION).error == "NONE"
+    env.verifier.hold = True
+    pending = env.manager.produce(TP.topic, 0, batch(PID, 1, seq=0, txn=True), transactional_id="t1",
+                                  operation=TxnOperation.ADD_PARTITION)
+    assert env.marker(PID, 1, "COMMIT") == {TP: "NONE"}  # the previous transaction's TV2 marker, epoch 0 + 1
+    env.verifier.release()
+    assert pending.result().error == "NONE"
+    assert [(b.is_control, b.producer_epoch) for b in env.on_disk()] == [(False, 0), (True, 1), (False, 1)]
 
 
 def test_a_verification_request_that_failed_is_retriable_but_our_own_bug_is_raised(env: Env) -> None:

@@ -274,3 +274,23 @@ def test_unload_fails_plans_still_in_the_open_batch(tmp_path: Path) -> None:
         done.result()
     assert e.value.name == "NOT_COORDINATOR"
     assert list(rt.load(0).log.read(0)) == []  # nothing was written
+
+
+def test_a_write_a_timer_makes_is_written_and_answered(tmp_path: Path) -> None:
+    # A timer whose callback writes (a session expiry, a regex resolution: `submit_internal`) opens a batch while
+    # the runtime fires timers inside `poll`; that shard must stay among those the next polls write and flush
+    # (it was forgotten, and the write never completed: the group's key stayed pending and its heartbeats waited
+    # forever).
+    clock = ManualClock(1_000)
+    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=0, max_bytes=1 << 20), clock=clock)
+    shard = rt.load(0)
+    rt.poll()
+    made: list[Any] = []
+    shard.schedule("expire", clock.now_ms() + 10, lambda: made.append(submit_init(shard, "t1")))
+    clock.advance(10)
+    rt.poll()
+    assert len(made) == 1
+    for _ in range(3):
+        rt.poll()
+    assert made[0].done and made[0].result()[0] == "NONE"
+    assert not shard.pending("Transaction", ("t1",))

@@ -11,6 +11,8 @@ import pytest
 from kio.schema.api_versions.v0 import ApiVersionsResponse as ApiVersionsResponseV0
 from kio.schema.api_versions.v3 import ApiVersionsRequest as ApiVersionsRequestV3
 from kio.schema.api_versions.v3 import ApiVersionsResponse as ApiVersionsResponseV3
+from kio.schema.api_versions.v4 import ApiVersionsRequest as ApiVersionsRequestV4
+from kio.schema.api_versions.v4 import ApiVersionsResponse as ApiVersionsResponseV4
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4 import HeartbeatRequest as HeartbeatRequestV4
 from kio.schema.heartbeat.v4 import HeartbeatResponse as HeartbeatResponseV4
@@ -89,8 +91,29 @@ def test_api_versions_lists_registered_apis_and_itself() -> None:
     assert correlation_id == 3 and isinstance(body, ApiVersionsResponseV3)
     assert body.error_code == ErrorCode.none
     assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(12, 0, 4), (18, 0, 4)]
-    assert [(f.name, f.min_version, f.max_version) for f in body.supported_features] == [("group.version", 0, 1)]
-    assert [(f.name, f.max_version_level) for f in body.finalized_features] == [("group.version", 1)]
+    # KAFKA-17492: a v3 answer leaves out the supported features whose minimum is 0; the finalized level stays
+    assert body.supported_features == ()
+    assert [(f.name, f.min_version_level, f.max_version_level) for f in body.finalized_features] == \
+        [("group.version", 1, 1)]
+
+
+def test_api_versions_v4_lists_every_feature_and_finalizes_at_one_level() -> None:
+    """As Kafka's createFinalizedFeatureKeys: a finalized feature's min and max level are both its level; a level of
+    0 is not listed as finalized; the epoch is the one given (what a client compares to re-read the levels)."""
+    registry = HandlerRegistry()
+    registry.register(12, Recorder(), ALL_HEARTBEAT_VERSIONS)
+    dispatcher = Dispatcher(registry, features=(Feature("group.version", 0, 1, 1), Feature("transaction.version", 0,
+                                                                                            2, 0)),
+                            features_epoch=77)
+    frame = encode_request(ApiVersionsRequestV4(client_software_name="kcoord-test", client_software_version="1.0"),
+                           correlation_id=4, client_id="c")
+    _, body = reply_body(dispatch(dispatcher, frame), 18, 4)
+    assert isinstance(body, ApiVersionsResponseV4)
+    assert [(f.name, f.min_version, f.max_version) for f in body.supported_features] == \
+        [("group.version", 0, 1), ("transaction.version", 0, 2)]
+    assert [(f.name, f.min_version_level, f.max_version_level) for f in body.finalized_features] == \
+        [("group.version", 1, 1)]
+    assert body.finalized_features_epoch == 77
 
 
 def test_api_versions_newer_than_ours_gets_v0_fallback_bytes() -> None:

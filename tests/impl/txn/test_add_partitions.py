@@ -191,3 +191,22 @@ def test_verify_ignores_the_pending_state(tmp_path: Path) -> None:
     h.coordinator.poll()
     assert h.coordinator.verify_partition(T, 5, 3, B0).result() == "NONE"
     assert states(h.records_since(T, 0))[-1] == "Ongoing"
+
+
+# ---------------------------------------------------------------- Transactions V2: a partition leader's add
+
+
+def test_a_leaders_v2_add_opens_the_transaction_at_client_version_2(h: Harness) -> None:
+    """`add_partition` (the `TxnVerifier` side of Produce v12+ / TxnOffsetCommit v5+): AddPartitionsToTxn v5, not
+    verify-only, which Kafka's transactionVersionForAddPartitionsToTxn makes a client-version-2 add."""
+    h.seed(T, "CompleteCommit", producer_id=5, previous_producer_id=5, producer_epoch=3)
+    mark = h.end_offset(T)
+    assert h.run(h.coordinator.add_partition(T, 5, 3, A0)) == "NONE"
+    (record,) = h.records_since(T, mark)
+    assert record[1] is not None
+    assert (record[1]["state"], record[1]["partitions"], record[1]["client_txn_version"]) == \
+        ("Ongoing", frozenset({"orders-0"}), 2)
+    assert h.run(h.coordinator.add_partition(T, 5, 3, A0)) == "NONE"  # already in: nothing written
+    assert len(h.records_since(T, mark)) == 1
+    assert h.run(h.coordinator.add_partition(T, 5, 2, A1)) == "PRODUCER_FENCED"
+    assert h.run(h.coordinator.add_partition(T, 6, 3, A1)) == "INVALID_PRODUCER_ID_MAPPING"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kcoord.impl.interfaces import TopicPartition
 from kcoord.impl.storage.log import Durability
 from kcoord.impl.txn import TxnConfig
 
@@ -241,3 +242,27 @@ def test_tv1_at_an_exhausted_epoch_does_not_rotate(h: Harness) -> None:
     assert (r.error, r.producer_id, r.producer_epoch) == ("NONE", PID, 32766)
     h.settle()
     assert (h.get(T)["state"], h.get(T)["producer_id"]) == ("CompleteCommit", PID)
+
+
+# ---------------------------------------------------------------- a TV2 request the coordinator cannot write
+
+
+def test_tv2_requests_to_a_tv0_coordinator_are_unsupported_and_change_nothing(tmp_path: Path) -> None:
+    """transaction.version 0 writes TransactionLogValue v0, which cannot hold a client transaction version of 2. Kafka
+    4.0.2 answers EndTxn v5 there UNSUPPORTED_VERSION (its log encoder throws UnsupportedVersionException), but leaves
+    the transaction's pending state set, so every later request is CONCURRENT_TRANSACTIONS until the partition is
+    reloaded (seen on the reference broker with transaction.version downgraded to 0). kcoord answers the same and
+    changes nothing: the transaction stays Ongoing and a TV1 EndTxn still ends it."""
+    h = Harness(tmp_path, config=TxnConfig(server_txn_version=0))
+    try:
+        r = h.init(T)
+        assert set(h.add(T, r.producer_id, r.producer_epoch).values()) == {"NONE"}
+        mark = h.end_offset(T)
+        assert h.end(T, r.producer_id, r.producer_epoch, "COMMIT", V2).error == "UNSUPPORTED_VERSION"
+        added = h.add(T, r.producer_id, r.producer_epoch, [TopicPartition("late", 0)], txn_version=2)
+        assert set(added.values()) == {"UNSUPPORTED_VERSION"}
+        assert h.records_since(T, mark) == []
+        assert h.get(T)["state"] == "Ongoing" and not h.shard(T).pending("Transaction", (T,))
+        assert h.end(T, r.producer_id, r.producer_epoch, "COMMIT", V1).error == "NONE"
+    finally:
+        h.coordinator.shutdown()

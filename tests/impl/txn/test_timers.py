@@ -72,9 +72,11 @@ def test_a_pending_transaction_is_skipped(tmp_path: Path) -> None:
     assert h.coordinator.abort_timed_out(h.shard(T), [(T, PID, E)])[0].result() == "CONCURRENT_TRANSACTIONS"
 
 
-def test_a_concurrent_epoch_bump_makes_the_scanned_abort_fail(h: Harness) -> None:
+def test_a_concurrent_epoch_bump_makes_the_scanned_abort_fail(tmp_path: Path) -> None:
     """Kafka's shouldNotAcceptSmallerEpochDuringTransactionExpiration: between the scan and the abort, a failed
-    fence bumped the epoch in memory; the abort with the scanned epoch is refused and writes nothing."""
+    fence bumped the epoch in memory; the abort with the scanned epoch is refused and writes nothing. Only below
+    transaction.version 2: a failed TV2 fence keeps no epoch (see test_a_failed_timeout_fence_is_remembered)."""
+    h = Harness(tmp_path, config=TxnConfig(server_txn_version=0))
     ongoing(h)
     h.clock.advance(TIMEOUT_MS + 1)
     shard = h.shard(T)
@@ -95,9 +97,15 @@ def test_a_concurrent_epoch_bump_makes_the_scanned_abort_fail(h: Harness) -> Non
     assert answer.result() == "NONE"
     (record,) = h.records_since(T, mark)
     assert record[1] is not None and (record[1]["state"], record[1]["producer_epoch"]) == ("PrepareAbort", E + 1)
+    h.coordinator.shutdown()
 
 
-def test_a_failed_timeout_fence_is_remembered(h: Harness) -> None:
+@pytest.mark.parametrize(("server_tv", "kept_epoch", "remembered"), [(0, E + 1, True), (2, E, False)])
+def test_a_failed_timeout_fence_is_remembered(tmp_path: Path, server_tv: int, kept_epoch: int,
+                                              remembered: bool) -> None:
+    """Below transaction.version 2 the fence's epoch stays in memory (hasFailedEpochFence); Kafka 4.0.2's TV2 fence
+    changes nothing until its abort is written."""
+    h = Harness(tmp_path, config=TxnConfig(server_txn_version=server_tv))
     ongoing(h)
     h.clock.advance(TIMEOUT_MS + 1)
     shard = h.shard(T)
@@ -111,7 +119,9 @@ def test_a_failed_timeout_fence_is_remembered(h: Harness) -> None:
     (answer,) = h.coordinator.abort_timed_out(shard)
     assert answer.result() == "COORDINATOR_NOT_AVAILABLE"
     after = h.get(T)
-    assert (after["state"], after["producer_epoch"], after["has_failed_epoch_fence"]) == ("Ongoing", E + 1, True)
+    assert (after["state"], after["producer_epoch"], after["has_failed_epoch_fence"]) == \
+        ("Ongoing", kept_epoch, remembered)
+    h.coordinator.shutdown()
 
 
 # ---------------------------------------------------------------- §1.12

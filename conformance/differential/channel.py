@@ -69,8 +69,11 @@ class Channel:
         deadline = time.monotonic() + timeout_s
         while self.inflight and not out:
             left = deadline - time.monotonic()
-            readable, _, _ = select.select([self.sock], [], [], max(0.0, left))
-            if not readable:
+            # poll, not select: a long run's process (the served cluster's partition files are in it) passes
+            # select's 1,024-descriptor limit
+            poller = select.poll()
+            poller.register(self.sock, select.POLLIN)
+            if not poller.poll(max(0.0, left) * 1000):
                 break
             try:
                 data = self.sock.recv(1 << 20)

@@ -54,6 +54,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _one("regex-subscription[confluent-kafka]", migration.regex_subscription),
     _one("invalid-regex", migration.invalid_regex),
     _one("migration[kafka-python+confluent-kafka]", migration.migration),
+    _one("converted-member", migration.converted_member),
     *_per_client("transactions", txn.transactions),
     *_per_client("fencing", txn.fencing),
     _one("describe-producers[kafka-python]", txn.describe_producers),

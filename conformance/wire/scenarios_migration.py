@@ -9,7 +9,9 @@ regular expression spans several topics; `members.Member` tracks partitions of o
 from __future__ import annotations
 
 import contextlib
+import struct
 import threading
+import time
 from typing import Any
 
 from .members import require
@@ -270,3 +272,87 @@ def migration(target: Target) -> str:
         raise ScenarioFailed(f"a partition was owned by two members at once: {problems[:3]}")
     return (f"upgraded when the consumer-protocol member joined (classic {split[0]}, consumer {split[1]}), "
             "downgraded when it left")
+
+
+def _subscription(topic: str) -> bytes:
+    """A consumer-protocol Subscription v1 (ConsumerProtocolSubscription): one topic, no user data, nothing owned."""
+    name = topic.encode()
+    return b"".join((struct.pack(">hih", 1, 1, len(name)), name, struct.pack(">ii", -1, 0)))
+
+
+def _assigned_count(assignment: bytes) -> int:
+    """How many partitions a consumer-protocol Assignment (any version) lists."""
+    pos, count = 2, 0
+    (topics,) = struct.unpack_from(">i", assignment, pos)
+    pos += 4
+    for _ in range(max(topics, 0)):
+        (length,) = struct.unpack_from(">h", assignment, pos)
+        pos += 2 + length
+        (partitions,) = struct.unpack_from(">i", assignment, pos)
+        pos += 4 + 4 * max(partitions, 0)
+        count += max(partitions, 0)
+    return count
+
+
+def converted_member(target: Target) -> str:
+    """A consumer-protocol member whose member id joins with JoinGroup becomes a classic-protocol member of its
+    consumer group (JoinGroup answers its epoch as generation; SyncGroup and Heartbeat accept it), and a
+    ConsumerGroupHeartbeat makes it a consumer-protocol member again (Heartbeat no longer knows it).
+
+    What Kafka 4.0.2 does: classicGroupJoinToConsumerGroup finds the member by id with no protocol or epoch check
+    (getOrMaybeSubscribeDynamicConsumerGroupMember with useClassicProtocol) and rebuilds it with
+    ClassicMemberMetadata; consumerGroupHeartbeat rebuilds it with none; SyncGroup and Heartbeat refuse a member
+    without it (throwIfMemberDoesNotUseClassicProtocol: UNKNOWN_MEMBER_ID)."""
+    _require_kip_848(target)
+    import datetime
+
+    from kio.schema.heartbeat.v4.request import HeartbeatRequest
+    from kio.schema.join_group.v6.request import JoinGroupRequest, JoinGroupRequestProtocol
+    from kio.schema.sync_group.v5.request import SyncGroupRequest
+    from kio.schema.types import GroupId
+    from kio.static.primitive import i32Timedelta
+
+    from .looks import coordinator
+    from .raw import RawConnection, consumer_group_heartbeat
+
+    topic, group, member = target.name("conv"), target.name("conv-group"), target.name("conv-m1")
+    target.create_topic(topic, 3)
+    deadline = time.monotonic() + target.timeout_s
+    while True:  # a fresh __consumer_offsets partition may still be loading, or its leader moving
+        address = target.addresses()[coordinator(target, group, 0)]
+        joined = consumer_group_heartbeat(address, group, member, names=(topic,))
+        if joined.error_code not in (14, 15, 16) or time.monotonic() > deadline:  # load, not available, moved
+            break
+        time.sleep(0.2)
+    if joined.error_code != 0 or joined.member_epoch < 1:
+        raise ScenarioFailed(f"the consumer-protocol join: error {joined.error_code}, epoch {joined.member_epoch}")
+    obs = target.observations
+    obs.progress("the consumer-protocol member's epoch", "epoch", joined.member_epoch)
+
+    def classic(body: Any) -> Any:
+        with RawConnection(address) as conn:
+            return conn.request(body)
+
+    join = classic(JoinGroupRequest(
+        group_id=GroupId(group), session_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
+        rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)), member_id=member, group_instance_id=None,
+        protocol_type="consumer", protocols=(JoinGroupRequestProtocol(name="range", metadata=_subscription(topic)),)))
+    obs.exact("JoinGroup with the consumer-protocol member's id: error", int(join.error_code.value))
+    obs.exact("JoinGroup: the generation is the member epoch", int(join.generation_id) == joined.member_epoch)
+    obs.exact("JoinGroup: leader, protocol", (join.leader, join.protocol_name))
+    if int(join.error_code.value) != 0:
+        raise ScenarioFailed(f"JoinGroup with a consumer-protocol member's id: error {join.error_code}")
+    sync = classic(SyncGroupRequest(group_id=GroupId(group), generation_id=join.generation_id, member_id=member,
+                                    group_instance_id=None, protocol_type="consumer", protocol_name="range",
+                                    assignments=()))
+    obs.exact("SyncGroup of the converted member: error", int(sync.error_code.value))
+    obs.exact("SyncGroup: partitions assigned", _assigned_count(sync.assignment) if sync.assignment else -1)
+    heartbeat = HeartbeatRequest(group_id=GroupId(group), generation_id=join.generation_id, member_id=member,
+                                 group_instance_id=None)
+    obs.exact("Heartbeat of the converted member: error", int(classic(heartbeat).error_code.value))
+    back = consumer_group_heartbeat(address, group, member, epoch=int(join.generation_id))
+    obs.exact("a ConsumerGroupHeartbeat at its epoch: error", back.error_code)
+    obs.exact("Heartbeat once it used the consumer protocol again: error", int(classic(heartbeat).error_code.value))
+    consumer_group_heartbeat(address, group, member, epoch=-1)
+    return (f"JoinGroup {join.error_code.name} at generation {join.generation_id}, SyncGroup "
+            f"{sync.error_code.name}, back to the consumer protocol: {back.error_code}")

@@ -91,9 +91,22 @@ class Context:
     new_topics_version: int = 0
     migration: Migration | None = None  # set by the coordinator; None: no conversion (consumer-only tests)
 
+    topics_scanned: int = -1  # how many topics the cluster had when `topic_name` last described them all
+
     def __post_init__(self) -> None:
         if not self.assignors:
             self.assignors = {name: server_assignor(name) for name in self.config.consumer_assignors}
+        self.names.resolve = self.topic_name
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The name of the cluster's topic with this id, None if none has it. Topics are never deleted, so the
+        topics are described again only when there are more of them."""
+        names = tuple(self.topic_names())
+        if len(names) != self.topics_scanned:
+            self.topics_scanned = len(names)
+            for name in names:
+                self.describe(name)
+        return self.names.known(topic_id)
 
     def now_ms(self) -> int:
         return self.clock.now_ms()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..assignors.server import TopicMetadata
@@ -208,24 +208,31 @@ class ConsumerGroupData:
 class PartitionNames:
     """How KIP-848 partitions appear in the spec's `set[partition]` variables: `<topic name>-<partition>`.
 
-    Kafka keys assignments by topic id; names are what a reader of a trace wants. A topic id keeps the first name it
-    was seen with (ids are never reused), so the same partition always has the same string; an id never seen with a
-    name is written as the id itself.
+    Kafka keys assignments by topic id; names are what a reader of a trace wants. A partition's string must depend on
+    its topic id alone, never on what the node happened to learn first: a live node and one that loaded its log hold
+    the same partitions under the same strings. So an id met before its name (a heartbeat's owned partitions name
+    topics by id) is looked up in the cluster (`resolve`: kcoord deletes no topic and an id names one topic for
+    ever); only an id no topic has is written as the id itself (no topic can take it later).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, resolve: Callable[[uuid.UUID], str | None] | None = None) -> None:
+        self.resolve = resolve
         self._names: dict[uuid.UUID, str] = {}
         self._parsed: dict[str, tuple[uuid.UUID, int]] = {}
         self._strings: dict[uuid.UUID, dict[int, str]] = {}  # topic id -> partition -> its string (hot path)
 
     def learn(self, topic_id: uuid.UUID, name: str) -> None:
-        """Name a topic id; the first name wins, and an id already written without a name keeps that form."""
+        """Name a topic id (the cluster's name of it: the same whoever tells it)."""
         self._names.setdefault(topic_id, name)
+
+    def known(self, topic_id: uuid.UUID) -> str | None:
+        return self._names.get(topic_id)
 
     def name(self, topic_id: uuid.UUID) -> str:
         name = self._names.get(topic_id)
         if name is None:
-            name = self._names[topic_id] = str(topic_id)
+            name = self.resolve(topic_id) if self.resolve is not None else None
+            name = self._names[topic_id] = name if name is not None else str(topic_id)
         return name
 
     def partition(self, topic_id: uuid.UUID, partition: int) -> str:

@@ -33,7 +33,7 @@ from .errors import (
     UnknownApiKey,
     UnsupportedVersion,
 )
-from .lengths import LengthError, check_body
+from .lengths import LengthError, check_body, clamp_durations
 from .nullability import null_field
 
 __all__ = (
@@ -186,10 +186,12 @@ def _decode_body(schema: type[RequestPayload], frame: bytes, header_bytes: int,
                  start: HeaderStart) -> tuple[RequestPayload, int]:
     """kio's decoding of the body after the header, its lengths checked first and its nulls after."""
     try:
-        check_body(schema, frame, header_bytes)  # before kio allocates what a length claims (see lengths.py)
+        long_durations = check_body(schema, frame, header_bytes)  # before kio allocates what a length claims
     except LengthError as e:
         message = f"{schema.__name__} v{start.request_api_version} body does not decode: {e}"
         raise _decode_error(MalformedBody, message, start, header_parsed=True) from None
+    if long_durations:  # an int64 duration no timedelta holds, which Kafka takes: the nearest one (lengths.py)
+        frame = clamp_durations(frame, long_durations)
     try:
         # kio readers return (value, bytes consumed), not the end offset.
         body, body_bytes = entity_reader(schema)(frame, header_bytes)

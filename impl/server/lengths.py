@@ -8,7 +8,10 @@ is a sound bound, and after this walk accepts a body, kio never allocates more t
 
 Owns: `check_body(schema, frame, offset)`, a walk of the body driven by kio's schema (field order, `kafka_type`,
 flexible encodings, tagged fields) that reads only lengths and skips content. It raises `LengthError` on the first
-impossible length or overrun; it does not otherwise judge the body (kio's decoding still does that).
+impossible length or overrun; it does not otherwise judge the body (kio's decoding still does that). It also returns
+where an int64 millisecond duration (`timedelta_i64`: OffsetCommit v2-v4's retention time, the only one a served
+request has) lies beyond what kio reads into a timedelta (about ±292,000 years: microseconds in an int64): Kafka
+takes any int64 there, so the codec reads it as the nearest duration that can be held (see `clamp_durations`).
 Schemas without any array skip the walk. Must not import: `kcoord.model`, the dispatcher, the connection layer.
 """
 
@@ -22,13 +25,16 @@ from typing import Any, Final
 
 from .kio_build import class_cache
 
-__all__ = ("LengthError", "check_body")
+__all__ = ("MAX_DURATION_MS", "LengthError", "check_body", "clamp_durations")
 
 _FIXED_BYTES: Final = {"bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8,
                        "uint64": 8, "float64": 8, "uuid": 16, "error_code": 2, "timedelta_i32": 4,
                        "timedelta_i64": 8, "datetime_i64": 8}
 _INT16: Final = struct.Struct(">h")
 _INT32: Final = struct.Struct(">i")
+_INT64: Final = struct.Struct(">q")
+#: the most milliseconds kio's reader turns into a timedelta (it counts microseconds in an int64)
+MAX_DURATION_MS: Final = ((1 << 63) - 1) // 1000
 
 
 class LengthError(ValueError):
@@ -81,18 +87,32 @@ def _has_array(entity_type: type[Any]) -> bool:
     return any(f.is_array or (f.entity is not None and _has_array(f.entity)) for f in (*regular, *tagged.values()))
 
 
-def check_body(schema: type[Any], frame: bytes, offset: int) -> None:
-    """Raise `LengthError` if the body of `schema` at `frame[offset:]` claims an impossible length."""
-    if _has_array(schema):
-        _Walk(frame, len(frame)).entity(schema, offset)
+def check_body(schema: type[Any], frame: bytes, offset: int) -> list[int]:
+    """Raise `LengthError` if the body of `schema` at `frame[offset:]` claims an impossible length; return the
+    positions of the int64 durations too long for a timedelta (usually none)."""
+    if not _has_array(schema):
+        return []
+    walk = _Walk(frame, len(frame))
+    walk.entity(schema, offset)
+    return walk.long_durations
+
+
+def clamp_durations(frame: bytes, positions: list[int]) -> bytes:
+    """`frame` with the int64 durations at `positions` replaced by the nearest one a timedelta holds."""
+    out = bytearray(frame)
+    for pos in positions:
+        value = _INT64.unpack_from(out, pos)[0]
+        _INT64.pack_into(out, pos, MAX_DURATION_MS if value > 0 else -MAX_DURATION_MS)
+    return bytes(out)
 
 
 class _Walk:
-    __slots__ = ("buf", "end")
+    __slots__ = ("buf", "end", "long_durations")
 
     def __init__(self, buf: bytes, end: int) -> None:
         self.buf = buf
         self.end = end
+        self.long_durations: list[int] = []
 
     def need(self, pos: int, size: int) -> int:
         if size < 0 or pos + size > self.end:
@@ -139,6 +159,7 @@ class _Walk:
             if known is not None:
                 inner = _Walk(self.buf, end)
                 inner.field(known, True, pos)
+                self.long_durations += inner.long_durations
             pos = end
         return pos
 
@@ -163,7 +184,10 @@ class _Walk:
         kafka_type = field.kafka_type or ""
         fixed = _FIXED_BYTES.get(kafka_type)
         if fixed is not None:
-            return self.need(pos, fixed)
+            end = self.need(pos, fixed)
+            if kafka_type == "timedelta_i64" and abs(_INT64.unpack_from(self.buf, pos)[0]) > MAX_DURATION_MS:
+                self.long_durations.append(pos)
+            return end
         legacy = _INT16 if kafka_type == "string" else _INT32  # string: int16; bytes and records: int32
         size, pos = self.length(pos, flexible, legacy)
         if size < -1:

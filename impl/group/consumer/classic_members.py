@@ -131,6 +131,8 @@ def _join(t: ConsumerTxn, req: JoinGroupRequest, entity_id: str, member_id: str,
                                                       "pending_revocation")):
         t.current_assignment_record(post)
         t.move_ownership(member_id, pre["held"], post["held"])
+    if d.accepted:  # a consumer-protocol member's id joined: it is a classic-protocol member now
+        t.protocol_changed(entity_id, post)
     group = t.group
     if post["state"] == MemberState.Stable and post["member_epoch"] == group["assignment_epoch"] \
             and member_id in group["unreconciled"]:

@@ -182,6 +182,23 @@ class ConsumerTxn:
             return self.view.left_states.get(member_id, records.MEMBER_STATE_BYTES[MemberState.Stable])
         return records.MEMBER_STATE_BYTES.get(before["state"], 0)
 
+    def protocol_changed(self, member_id: str, post: Mapping[str, Any]) -> None:
+        """The member the last decision kept may have changed protocol (a consumer-protocol member's JoinGroup, a
+        classic-protocol member's ConsumerGroupHeartbeat): the group counts it among its classic-protocol members
+        or no longer, as the member is now (ConsumerGroup.updateMember). A member the request created or took over
+        was counted by MemberJoined or StaticMemberReplaced already."""
+        group = self.group
+        if member_id in group["members"] and (member_id in group["classic_members"]) != post["classic"]:
+            self.decide_group(ConsumerGroupEvent.ProtocolChanged, {"m": member_id, "classic": post["classic"]})
+
+    def instance_adopted(self, member_id: str, pre: Mapping[str, Any], post: Mapping[str, Any]) -> None:
+        """The member the last decision kept took an instance nobody held (an epoch-0 static heartbeat that reached
+        it by its member id: ConsumerGroupMember.Join's adopted rows): the group maps the instance to it."""
+        instance, group = post["instance_id"], self.group
+        if instance and member_id in group["members"] and instance not in group["static_instances"]:
+            self.decide_group(ConsumerGroupEvent.InstanceAdopted,
+                              {"m": member_id, "old_instance": pre["instance_id"], "instance": instance})
+
     def move_ownership(self, member_id: str, before: frozenset[str], after: frozenset[str]) -> None:
         owners = self.data.owners
         for p in before - after:

@@ -173,7 +173,8 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
     if refused is not None:  # refused after all (no early check ran): nothing of the group stage happens
         rejection = t.b.changes[-1]
         _undo(t, checkpoint, before_upgrade)
-        t.b.changes.append(rejection)
+        if before_upgrade is None:  # else decided on the converted group, which is undone with the rest
+            t.b.changes.append(rejection)
         error = refused.error
         t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(error)))
         return
@@ -203,9 +204,10 @@ def _rejected_early(t: ConsumerTxn, entity_id: str, event: str, args: dict[str, 
         return False
     if d.error == Errors.NONE:
         return False
-    if before_upgrade is not None:
+    if before_upgrade is not None:  # decided on the converted group, which is undone: no instance to record it on
         _undo(t, before_upgrade, before_upgrade)
-    t.b.changes.append(Change(t.ctx.tables.member, (t.group_id, entity_id), d, args))
+    else:
+        t.b.changes.append(Change(t.ctx.tables.member, (t.group_id, entity_id), d, args))
     t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(d.error)))
     return True
 
@@ -302,6 +304,9 @@ def _after_member(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, member_id: s
             t.schedule_rebalance(member_id, post["member_epoch"], post["rebalance_timeout_ms"])
         else:
             t.cancel_rebalance(member_id)
+    if d.accepted:  # a classic-protocol member's ConsumerGroupHeartbeat: it uses the consumer protocol now
+        t.protocol_changed(member_id, post)
+        t.instance_adopted(member_id, pre, post)
     group = t.group
     if post["state"] == MemberState.Stable and post["member_epoch"] == group["assignment_epoch"] \
             and member_id in group["unreconciled"]:

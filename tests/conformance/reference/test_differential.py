@@ -58,14 +58,12 @@ def test_fuzz(brokers: tuple[BrokerSide, BrokerSide], capsys: pytest.CaptureFixt
     assert result.totals.programs >= min(examples, 10) and result.totals.answers > 0
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed yet: kcoord answers UNKNOWN_SERVER_ERROR (a precondition of the "
-                   "spec's ConsumerGroupMember.Join: an instance id names the member holding it) where Kafka 4.0's "
-                   "getOrMaybeCreateMember takes the dynamic member as it is and makes it static")
 def test_a_dynamic_member_that_rejoins_with_an_instance_id_becomes_static(
         brokers: tuple[BrokerSide, BrokerSide]) -> None:
     """Found by the fuzzer: a KIP-848 member joins without an instance id, then sends epoch 0 again with one (no
     real client does: group.instance.id is configuration). Kafka 4.0 answers NONE, the member at the group's epoch
-    with its whole assignment."""
+    with its whole assignment (kcoord answered UNKNOWN_SERVER_ERROR before ConsumerGroupMember.Join's adopted rows;
+    tests/impl/group/test_consumer_group.py has the rest)."""
     from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
     from kio.schema.types import GroupId, TopicName
     from kio.static.primitive import i32

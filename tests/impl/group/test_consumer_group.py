@@ -314,3 +314,25 @@ def test_3_8_offset_commit_and_fetch_validation(tmp_path: Path) -> None:
     assert h.fetched("cg", ("orders", 0)) == {("orders", 0): 3}, "admin fetch"
     h.cg("cg", "a", -1)
     assert h.commit("cg", {("orders", 0): 4}).topics[0][1][0][1] == "NONE", "admin commit to an empty group"
+
+
+def test_3_3_4_an_epoch_0_static_join_under_a_dynamic_member_id_makes_it_that_static_member(tmp_path: Path) -> None:
+    """Kafka 4.0.2's getOrMaybeSubscribeStaticConsumerGroupMember finds no member holding the instance and takes the
+    request as a new static member's; group.getOrMaybeCreateMember then returns the existing member of that id: no
+    epoch check (createIfNotExists skips it) and no release check. The member keeps its epoch and assignment, its
+    instance id becomes the request's (a metadata record), and ConsumerGroup.updateMember maps the instance to it.
+    kcoord failed the handler (IllegalStateError: the spec required a static request to reach the instance's
+    holder or a new member)."""
+    h = Harness(tmp_path)
+    first = h.cg("cg", "a", 0)
+    assert first.member_epoch == 1
+    r = h.cg("cg", "a", 0, instance="host-1")
+    assert (r.error, r.member_id, r.member_epoch) == ("NONE", "a", 1)
+    m = h.member("cg", "a")
+    assert m is not None and (m["state"], m["instance_id"], m["member_epoch"]) == ("Stable", "host-1", 1)
+    assert h.consumer_group("cg")["static_instances"] == {"host-1"}
+    assert h.cg("cg", "a", 1, owned=first.assignment, instance="host-1").error == "NONE", "addressed by its instance"
+    assert h.cg("cg", "a2", 0, instance="host-1").error == "UNRELEASED_INSTANCE_ID"
+    before = h.c.snapshot(0)
+    h.c.close()
+    assert Harness(tmp_path).c.snapshot(0) == before

@@ -12,7 +12,7 @@ import pytest
 from kcoord.impl.assignors import Assignment, Subscription, decode_assignment, encode_assignment, encode_subscription
 from kcoord.impl.assignors.classic import TopicPartition
 from kcoord.impl.group import GroupConfig
-from kcoord.impl.group.messages import OffsetCommitPartition, OffsetCommitRequest
+from kcoord.impl.group.messages import ConsumerGroupHeartbeatRequest, OffsetCommitPartition, OffsetCommitRequest
 from kcoord.impl.storage import group_log_schema as schema
 
 from .helpers import T1, Harness, parts
@@ -173,3 +173,85 @@ def test_an_upgrade_during_the_first_join_phase_is_refused(h: Harness) -> None:
     assert h.records_since(mark) == [] and h.group(G)["state"] == "PreparingRebalance"
     h.advance(h.config.initial_rebalance_delay_ms + 100)
     assert parked.result().error == "NONE"
+
+
+def test_a_consumer_member_that_joins_with_joingroup_becomes_a_classic_member_and_back(tmp_path: Path) -> None:
+    """Kafka 4.0.2's classicGroupJoinToConsumerGroup finds the member by id with no protocol check
+    (getOrMaybeSubscribeDynamicConsumerGroupMember(..., useClassicProtocol=true) skips every member check) and rebuilds
+    it with setClassicMemberMetadata: a consumer-protocol member whose id joins with JoinGroup is a classic-protocol
+    member afterwards (SyncGroup and Heartbeat accept it, the group counts it for a downgrade). A ConsumerGroupHeartbeat
+    rebuilds it with setClassicMemberMetadata(null): a consumer-protocol member again. Both are in its metadata
+    record, so a reload finds the same member."""
+    h = Harness(tmp_path)
+    first = h.cg(G, "c1", 0)
+    assert first.member_epoch == 1 and len(parts(first)) == 6
+    mark = h.mark()
+    join = h.join(G, "c1", protocols=protocols(*range(6))).result()
+    assert (join.error, join.member_id, join.generation_id, join.leader) == ("NONE", "c1", 1, "")
+    m = h.member(G, "c1")
+    assert m is not None and (m["state"], m["member_epoch"], m["classic"]) == ("Stable", 1, True)
+    assert h.consumer_group(G)["classic_members"] == {"c1"}
+    (value,) = [v for k, v in h.records_since(mark) if isinstance(k, schema.ConsumerGroupMemberMetadataKey)]
+    assert value.classic_member_metadata is not None and value.classic_member_metadata.session_timeout_ms == 10_000
+    sync = h.sync(G, "c1", 1, protocol_type="consumer", protocol_name="range").result()
+    assert sync.error == "NONE" and len(decode_assignment(sync.assignment).partitions) == 6
+    assert h.hb(G, "c1", 1) == "NONE"
+    before = h.c.snapshot(0)
+    h.c.close()
+    h = Harness(tmp_path)
+    assert h.c.snapshot(0) == before
+    # back to the consumer protocol with a ConsumerGroupHeartbeat
+    r = h.cg(G, "c1", 1, owned=((T1, tuple(range(6))),))
+    assert r.error == "NONE" and r.member_epoch == 1
+    m = h.member(G, "c1")
+    assert m is not None and not m["classic"] and h.consumer_group(G)["classic_members"] == frozenset()
+    assert h.hb(G, "c1", 1) == "UNKNOWN_MEMBER_ID", "Heartbeat is for classic-protocol members only"
+    before = h.c.snapshot(0)
+    h.c.close()
+    assert Harness(tmp_path).c.snapshot(0) == before
+
+
+def test_the_last_consumer_member_leaving_downgrades_a_group_whose_other_member_converted(h: Harness) -> None:
+    """A member converted to the classic protocol by its JoinGroup counts as a classic-protocol member for
+    validateOnlineDowngradeWithFencedMembers: once the other (consumer-protocol) member leaves, the group is a
+    classic group."""
+    h.cg(G, "c1", 0)
+    h.cg(G, "c2", 0)
+    join = h.join(G, "c1", protocols=protocols(*range(6))).result()
+    assert join.error == "NONE" and h.consumer_group(G)["classic_members"] == {"c1"}
+    assert h.cg(G, "c2", -1).error == "NONE"
+    assert h.shard(G).get("ConsumerGroup", (G,)) is None
+    classic = h.group(G)
+    assert (classic["state"], classic["members"]) == ("PreparingRebalance", {"c1"})
+
+
+def test_a_static_classic_member_at_minus_two_rejoins_with_the_consumer_protocol(h: Harness) -> None:
+    """A static classic-protocol member that left with -2 and rejoins under its own member id with an epoch-0
+    ConsumerGroupHeartbeat is replaced by its copy (getOrMaybeSubscribeStaticConsumerGroupMember), rebuilt without
+    ClassicMemberMetadata: a consumer-protocol member, counted once."""
+    h.cg(G, "c1", 0)
+    join = h.join(G, protocols=protocols(), instance="i1").result()
+    assert join.error == "NONE" and h.consumer_group(G)["classic_members"] == {join.member_id}
+    assert h.cg(G, join.member_id, -2, instance="i1").error == "NONE"
+    r = h.cg(G, join.member_id, 0, instance="i1")
+    assert r.error == "NONE", r
+    m = h.member(G, join.member_id)
+    assert m is not None and not m["classic"] and h.consumer_group(G)["classic_members"] == frozenset()
+
+
+def test_a_refused_upgrading_heartbeat_leaves_the_classic_group_as_it_was(h: Harness) -> None:
+    """An epoch-0 ConsumerGroupHeartbeat that would convert a live classic group but is refused (here an invalid
+    regular expression, or the epoch of the classic member's converted copy) writes nothing and leaves the classic
+    group (Kafka's handler throws: no record). kcoord failed the handler: the refusal, decided on the converted
+    group, was recorded after the conversion was undone (IllegalStateError 'decided in Stable but the instance is in
+    Empty')."""
+    (old,) = classic_stable(h)
+    mark = h.mark()
+    # a new member id: the expression is refused; the classic member's own id: its converted copy is at epoch 1, so
+    # an epoch-0 join is FENCED_MEMBER_EPOCH first (throwIfConsumerGroupMemberEpochIsInvalid)
+    for member, error in (("n", "INVALID_REGULAR_EXPRESSION"), (old, "FENCED_MEMBER_EPOCH")):
+        req = ConsumerGroupHeartbeatRequest(G, member, 0, rebalance_timeout_ms=30_000,
+                                            subscribed_topic_regex="(unclosed", topic_partitions=())
+        assert h.c.consumer_group_heartbeat(req).result().error == error
+    assert h.records_since(mark) == [] and h.group(G)["state"] == "Stable"
+    assert h.shard(G).get("ConsumerGroup", (G,)) is None and h.hb(G, old, 1) == "NONE"

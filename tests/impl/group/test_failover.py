@@ -176,3 +176,23 @@ def test_transactional_writes_reload_with_the_timestamps_they_were_applied_with(
     h.c.unload(0)
     other = Harness(tmp_path, verifier=FakeVerifier(), clock=ManualClock(h.clock.now_ms()))
     assert other.c.snapshot(0)["instances"]["PartitionProducer"] == before
+
+
+def test_a_topic_id_seen_before_its_name_names_partitions_as_a_reload_does(tmp_path: Path) -> None:
+    """A KIP-848 partition is held in memory under its topic id (as Kafka keys assignments) and written by topic id;
+    its name is the cluster's name of that id, however the node came to see the id first. Here `orders` reaches the
+    coordinator first as an id in a heartbeat's owned partitions (a client that read the metadata), before any member
+    subscribes to it; the live node used to name its partitions by the id, and the reloaded node (which learns
+    `orders` from the subscription metadata record first) by the name: the same member held other partitions."""
+    h = Harness(tmp_path)
+    assert h.cg("cg", "a", 0, topics=("payments",)).error == "NONE"
+    assert h.cg("cg", "a", 1, owned=((T1, (0,)),)).error == "NONE"  # orders, named by id only
+    h.cg("cg", "b", 0, topics=("orders",))
+    b = h.member("cg", "b")
+    assert b is not None and b["assigned"] == {f"orders-{p}" for p in range(6)}, b
+    before = h.c.snapshot(0)
+    h.c.unload(0)
+    other = Harness(tmp_path, clock=ManualClock(h.clock.now_ms()))
+    after = other.c.snapshot(0)
+    diff = {k for k in before if before[k] != after[k]}
+    assert not diff, pprint.pformat({k: (before[k], after[k]) for k in diff})

@@ -225,3 +225,23 @@ def test_read_frame_ok_and_eof() -> None:
 def test_read_frame_errors(data: bytes, error: type[Exception]) -> None:
     with pytest.raises(error):
         asyncio.run(_read_all(data))
+
+
+def test_an_int64_duration_no_timedelta_holds_is_read_as_the_nearest_one() -> None:
+    """OffsetCommit v2-v4's retention time is an int64 of milliseconds; Kafka takes any value. kio reads it into a
+    timedelta, counting microseconds in an int64 (about ±292,000 years): the codec used to refuse a longer one
+    (MalformedBody, the connection closed; found by test_valid_requests, KCOORD_FUZZ_SEED=72 with 3000 requests). It
+    is read as the longest duration kio reads (an offset kept for ever, as Kafka keeps it)."""
+    from kio.schema.offset_commit.v2.request import OffsetCommitRequest, OffsetCommitRequestTopic
+    from kio.static.primitive import i64Timedelta
+
+    longest = ((1 << 63) - 1) // 1000  # the most milliseconds kio reads into a timedelta
+    request = OffsetCommitRequest(group_id="g", generation_id_or_member_epoch=i32(-1), member_id="",
+                                  retention_time=i64Timedelta.parse(datetime.timedelta(milliseconds=123_456_789)),
+                                  topics=(OffsetCommitRequestTopic(name="t", partitions=()),))
+    frame = encode_request(request, correlation_id=7, client_id="c")
+    for raw, expected in (((1 << 63) - 1, longest), (-(1 << 63), -longest), (5, 5)):
+        patched = frame.replace(struct.pack(">q", 123_456_789), struct.pack(">q", raw))
+        decoded = decode_request(patched)
+        assert decoded.body.retention_time == datetime.timedelta(milliseconds=expected), raw
+        assert decoded.body.topics[0].name == "t" and decoded.trailing_bytes == 0

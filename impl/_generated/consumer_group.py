@@ -1226,6 +1226,7 @@ TRACE_SCHEMA = (
     ('arg_new_regex', 'string'),
     ('arg_new_regex_valid', 'bool'),
     ('arg_now_ms', 'int64'),
+    ('arg_old_instance', 'string'),
     ('arg_old_member', 'string'),
     ('arg_old_regex', 'string'),
     ('arg_old_regex_last', 'bool'),
@@ -1265,7 +1266,7 @@ TRACE_SCHEMA = (
 #: the coded columns of the typed files: column -> its names, in code order
 TRACE_CODES = {
     'kind': ('load', 'reject', 'stay', 'transition'),
-    'event': ('ClassicJoin', 'ConvertedFromClassic', 'Delete', 'Expire', 'ExpireOffset', 'Heartbeat', 'Load', 'MemberJoined', 'MemberReconciled', 'MembersRemoved', 'OffsetCommit', 'OffsetDelete', 'OffsetDeletePartition', 'OffsetFetchPartition', 'RegexesResolved', 'StaticMemberLeft', 'StaticMemberReplaced', 'SubscriptionChanged', 'TargetAssignmentComputed', 'Unload'),
+    'event': ('ClassicJoin', 'ConvertedFromClassic', 'Delete', 'Expire', 'ExpireOffset', 'Heartbeat', 'InstanceAdopted', 'Load', 'MemberJoined', 'MemberReconciled', 'MembersRemoved', 'OffsetCommit', 'OffsetDelete', 'OffsetDeletePartition', 'OffsetFetchPartition', 'ProtocolChanged', 'RegexesResolved', 'StaticMemberLeft', 'StaticMemberReplaced', 'SubscriptionChanged', 'TargetAssignmentComputed', 'Unload'),
     'from_state': ('Assigning', 'Dead', 'Empty', 'Reconciling', 'Stable'),
     'to_state': ('Assigning', 'Dead', 'Empty', 'Reconciling', 'Stable'),
 }

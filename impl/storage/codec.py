@@ -251,14 +251,8 @@ class Codec:
         src.add(1, "at = ''")
         src.add(1, "try:")
         values: dict[str, str] = {}
-        plain = [f for f in fields if version in f.versions and version not in f.tagged]
-        i = 0
-        while i < len(plain):
-            run = []
-            while i < len(plain) and plain[i].type in _FORMAT:
-                run.append(plain[i])
-                i += 1
-            if run:
+        for run in _runs(fields, version):
+            if run[0].type in _FORMAT:
                 fmt = self._constant(struct.Struct(">" + "".join(_FORMAT[f.type] for f in run)))
                 names = [src.fresh("v") for _ in run]
                 src.add(2, f"at = {run[0].name!r}")
@@ -266,8 +260,7 @@ class Codec:
                 src.add(2, f"pos += {sum(_WIDTH[_FORMAT[f.type]] for f in run)}")
                 values.update(zip((f.name for f in run), names, strict=True))
                 continue
-            f = plain[i]
-            i += 1
+            (f,) = run
             src.add(2, f"at = \"{f.name}\"")
             if f.name in spans:
                 values[f.name] = self._span_field(src, path, f, version, flexible, functions, what, 2)
@@ -531,20 +524,13 @@ class Codec:
                 src.add(2, f"if {get[f.name]} != {self._constant(f.default)}: raise SchemaError("
                            f"f'{what}: cannot write {f.name}={{{get[f.name]}!r}}: the field does not exist in this "
                            "version (only its default can be written)')")
-        plain = [f for f in fields if version in f.versions and version not in f.tagged]
-        i = 0
-        while i < len(plain):
-            run = []
-            while i < len(plain) and plain[i].type in _FORMAT:
-                run.append(plain[i])
-                i += 1
-            if run:
+        for run in _runs(fields, version):
+            if run[0].type in _FORMAT:
                 fmt = self._constant(struct.Struct(">" + "".join(_FORMAT[f.type] for f in run)))
                 src.add(2, f"at = {run[0].name!r}")
                 src.add(2, f"out.append({fmt}.pack({', '.join(get[f.name] for f in run)}))")
                 continue
-            f = plain[i]
-            i += 1
+            (f,) = run
             src.add(2, f"at = \"{f.name}\"")
             self._write_field(src, path, f, get[f.name], version, flexible, raw, functions, what, 2)
         if flexible:
@@ -651,6 +637,20 @@ def _loop_start(src: _Source) -> int:
     """Where the tagged-field loop's count is read (defaults go just before it)."""
     return next(i for i, line in enumerate(src.lines) if line.strip() == "at = 'tagged fields'")
 
+
+
+def _runs(fields: tuple[FieldDecl, ...], version: int) -> list[list[FieldDecl]]:
+    """The untagged fields of `version` in order, consecutive fixed-width ones grouped (one struct call reads or
+    writes a group), any other field alone."""
+    out: list[list[FieldDecl]] = []
+    for f in fields:
+        if version not in f.versions or version in f.tagged:
+            continue
+        if f.type in _FORMAT and out and out[-1][0].type in _FORMAT:
+            out[-1].append(f)
+        else:
+            out.append([f])
+    return out
 
 _SHARED: list[Codec] = []
 

@@ -126,7 +126,9 @@ class PartitionDriver:
                                          origin=AppendOrigin.COORDINATOR).result()]
         if name == "Marker":
             m = TxnMarker(int(a["pid"]), int(a["epoch"]), a["result"], int(a.get("coordinator_epoch", 0)), (TP,))
-            return [self.part.write_marker(m).result]
+            appended = self.part.write_marker(m)
+            self.manager.touch(self.part)  # as PartitionManager.write_markers does: its flush and poll look at it
+            return [appended.result]
         if name == "Filler":
             records = [Record(i, self.clock.now_ms(), None, b"other") for i in range(int(a["n"]))]
             done = self.manager.produce(TOPIC, 0, RecordBatch.of(records), acks=1)

@@ -14,33 +14,21 @@ import logging
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kcoord.cmd_serve import _CannotStart, _serve
-from kcoord.impl.cluster import Cluster, ClusterConfig
-from kcoord.impl.group.config import GroupConfig
-from kcoord.impl.runtime.clock import ManualClock
-from kcoord.impl.runtime.completion import Completion
+from kcoord.impl.cluster import Cluster
 from kcoord.impl.server.serve import ServeOptions
 from kcoord.impl.storage.batch import Record, RecordBatch
-from kcoord.impl.txn.config import TxnConfig
+from tests.impl.clusters import run, small_cluster
 from tests.logs import kcoord_lines
 
 DAMAGES = {"empty": b"", "binary": b"\xff\xfe\x00\x01", "words": b"seven\n"}
 
 
-def run(cluster: Cluster, done: Completion[Any]) -> Any:
-    cluster.run_until(lambda: done.done)
-    return done.result()
-
-
 def make(data_dir: Path) -> Cluster:
-    config = ClusterConfig(txn=TxnConfig(num_partitions=1), groups=GroupConfig(num_partitions=1))
-    cluster = Cluster(data_dir, ManualClock(1_000), config=config)
-    cluster.start()
-    return cluster
+    return small_cluster(data_dir)
 
 
 @pytest.fixture()

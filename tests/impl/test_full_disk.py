@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,9 +17,9 @@ from kcoord.impl.group.messages import OffsetCommitPartition, OffsetCommitReques
 from kcoord.impl.interfaces import TopicPartition
 from kcoord.impl.partition import committed_records
 from kcoord.impl.runtime.clock import ManualClock
-from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.storage.batch import Record, RecordBatch
 from kcoord.impl.txn.config import TxnConfig
+from tests.impl.clusters import run, small_cluster
 from tests.logs import kcoord_lines
 
 from .full_disk import Disk, make_disk
@@ -38,18 +37,8 @@ def disk(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
         yield made
 
 
-def run(cluster: Cluster, done: Completion[Any]) -> Any:
-    cluster.run_until(lambda: done.done)
-    return done.result()
-
-
 def make(data_dir: Path) -> Cluster:
-    config = ClusterConfig(txn=TxnConfig(num_partitions=1), groups=GroupConfig(num_partitions=1))
-    cluster = Cluster(data_dir, ManualClock(1_000), config=config)
-    cluster.start()
-    if TOPIC not in cluster.partitions.topic_names():
-        cluster.create_topics([(TOPIC, 1)])
-    return cluster
+    return small_cluster(data_dir, TOPIC)
 
 
 def produce(cluster: Cluster, i: int) -> str:

@@ -13,20 +13,16 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from kcoord.impl.cluster import Cluster, ClusterConfig
-from kcoord.impl.group.config import GroupConfig
+from kcoord.impl.cluster import Cluster
 from kcoord.impl.group.messages import OffsetCommitPartition, OffsetCommitRequest, OffsetFetchRequest
 from kcoord.impl.interfaces import TopicPartition
 from kcoord.impl.partition import committed_records
-from kcoord.impl.runtime.clock import ManualClock
-from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.storage._files import FileScan, segment_name
 from kcoord.impl.storage.batch import Record, RecordBatch
-from kcoord.impl.txn.config import TxnConfig
+from tests.impl.clusters import run, small_cluster
 from tests.logs import kcoord_lines
 
 pytestmark = [pytest.mark.adversarial]
@@ -35,18 +31,8 @@ TOPIC, GROUP = "t", "g"
 PER_RUN = 10  # batches written before the first stop and again before the second
 
 
-def run(cluster: Cluster, done: Completion[Any]) -> Any:
-    cluster.run_until(lambda: done.done)
-    return done.result()
-
-
 def make(data_dir: Path) -> Cluster:
-    config = ClusterConfig(txn=TxnConfig(num_partitions=1), groups=GroupConfig(num_partitions=1))
-    cluster = Cluster(data_dir, ManualClock(1_000), config=config)
-    cluster.start()
-    if TOPIC not in cluster.partitions.topic_names():
-        cluster.create_topics([(TOPIC, 1)])
-    return cluster
+    return small_cluster(data_dir, TOPIC)
 
 
 def write(cluster: Cluster, log: str, i: int) -> None:

@@ -26,7 +26,8 @@ SMALL_INPUT_ROWS = 1_000_000
 def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
                   app_name: str = APP_NAME, driver_memory: str | None = None, rows: int | None = None) -> SparkSession:
     """A SparkSession on `master` (`local[*]`, `spark://…`, `yarn`; None: the one `spark-submit` was given, else
-    `local[*]`); reuses a running one. `rows`: the input's size, when known (it chooses the JIT of a local JVM)."""
+    `local[*]`); reuses a running one. `rows`: the input's size, when known (it chooses the JIT of the JVMs that run
+    the checks: the local driver, or a cluster's executors)."""
     builder = SparkSession.builder.appName(app_name)
     if master is None and not under_spark_submit():
         master = "local[*]"
@@ -37,6 +38,8 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
         builder = (builder.config("spark.pyspark.python", sys.executable)
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.driver.extraJavaOptions", jit_options(rows)))
+    elif master is not None:  # a cluster's executors run the checks: the same JIT (benchmarks/bench_cluster.py)
+        builder = builder.config("spark.executor.extraJavaOptions", jit_options(rows))
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)
     if shuffle_partitions is not None:
@@ -58,12 +61,14 @@ def remote_session(url: str, app_name: str = APP_NAME) -> SparkSession:
 
 
 def jit_options(rows: int | None) -> str:
-    """The local JVM's JIT. The generated code of a machine's checks has methods over HotSpot's 8000-byte limit for
-    JIT compilation; without -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. C2 spends most
-    of a 1M-event check compiling those methods (a JFR recording: ~135 of 146 CPU-s), so a small input runs with C1
-    only (-XX:TieredStopAtLevel=1): 1.6x faster at 300k events, about even at 1M (7,465 against 6,900 events per
-    CPU-s), and on a 10k-row simulator trace 39.5 JVM CPU-s against 58.4 (issue 33); C2's faster code wins on the
-    large traces this job is for."""
+    """The JIT of the JVMs that run the checks (a local driver, a cluster's executors). The generated code of a
+    machine's checks has methods over HotSpot's 8000-byte limit for JIT compilation; without
+    -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. C2 spends most of a 1M-event check
+    compiling those methods (a JFR recording: ~135 of 146 CPU-s), so a small input runs with C1 only
+    (-XX:TieredStopAtLevel=1): 1.6x faster at 300k events, about even at 1M (7,465 against 6,900 events per CPU-s),
+    and on a 10k-row simulator trace 39.5 JVM CPU-s against 58.4 (issue 33); C2's faster code wins on the large
+    traces this job is for. On a standalone cluster at 1M events the executors took 29 CPU-s with these options
+    against 54 with HotSpot's defaults (benchmarks/bench_cluster.py)."""
     if rows is not None and rows <= SMALL_INPUT_ROWS:
         return "-XX:TieredStopAtLevel=1"
     return "-XX:-DontCompileHugeMethods"

@@ -17,7 +17,6 @@ GENERATED = ("impl/_generated", "conformance/generated")
 MAX_LINES = 600
 #: modules over `MAX_LINES` still to split, and their size when listed (a ceiling: remove a module once it is under)
 OVER: dict[str, int] = {
-    "impl/storage/codec.py": 662,
     "impl/storage/log.py": 691,
 }
 

@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_base(folder: Path, rows: int, seed: int) -> Path:
-    from kcoord.conformance.traces.generate import Options, generate, write_parquet
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.writers import write_parquet
     from kcoord.model.loader import bundled_machines
 
     machines = {MACHINE: bundled_machines()[MACHINE]}
@@ -296,8 +297,10 @@ def validate_peer(scratch: Path, seed: int) -> None:
 
     from benchmarks.duckdb_peer import NAMED_CHECKS, count
     from kcoord.conformance.traces.checks import Spec
-    from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_parquet
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.mutations import MUTATIONS
     from kcoord.conformance.traces.pycheck import check_paths
+    from kcoord.conformance.traces.writers import write_parquet
     from kcoord.model.loader import bundled_machines
 
     machine = bundled_machines()[MACHINE]

@@ -180,7 +180,9 @@ def gen_traces(
     import random
 
     from kcoord.conformance.traces.checks import Spec
-    from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.mutations import MUTATIONS
+    from kcoord.conformance.traces.writers import write_jsonl, write_parquet
 
     unknown = [m for m in mutate or [] if m not in MUTATIONS]
     if unknown:
@@ -237,7 +239,9 @@ def demo_stage(out: Console, workdir: Path) -> bool:
     import random
 
     from kcoord.conformance.traces.checks import Spec
-    from kcoord.conformance.traces.generate import Options, drop_row, generate, non_edge_target, write_parquet
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.mutations import drop_row, non_edge_target
+    from kcoord.conformance.traces.writers import write_parquet
     from kcoord.model.loader import bundled_machines
 
     machines = {name: m for name, m in bundled_machines().items() if name in DEMO_MACHINES}

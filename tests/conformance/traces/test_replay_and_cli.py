@@ -14,9 +14,11 @@ from typer.testing import CliRunner
 
 from kcoord.cli import _register, app
 from kcoord.conformance.traces.checks import Spec
-from kcoord.conformance.traces.generate import Options, change_error, generate, write_jsonl
+from kcoord.conformance.traces.generate import Options, generate
+from kcoord.conformance.traces.mutations import change_error
 from kcoord.conformance.traces.output import read_violations
 from kcoord.conformance.traces.replay import Unsupported, render_test
+from kcoord.conformance.traces.writers import write_jsonl
 from kcoord.model.loader import bundled_machines
 
 

@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 
 from kcoord.conformance.traces.checks import Spec
-from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_parquet
+from kcoord.conformance.traces.generate import Options, generate
 from kcoord.conformance.traces.job import Config, run
+from kcoord.conformance.traces.mutations import MUTATIONS
 from kcoord.conformance.traces.output import read_violations
 from kcoord.conformance.traces.standalone import SESSIONS, SPARK_HOME, Cluster, ConnectServer
+from kcoord.conformance.traces.writers import write_parquet
 from kcoord.model.loader import bundled_machines
 
 from .sparklogs import LOG4J2, fallbacks

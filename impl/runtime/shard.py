@@ -393,7 +393,7 @@ class Shard:
             else:
                 instances[key] = post
             exists = True
-        if self.tracer.enabled:
+        if self.tracer.wants(table.name, d.row.kind):
             self._trace(change, exists)
 
     def _trace(self, change: Change, exists: bool) -> None:

@@ -38,7 +38,6 @@ from ..state import ConsumerGroupData, ConsumerMember
 from . import regex as regex_module
 from .group import ConsumerTxn, assignment_tuple, member_metadata_after
 
-
 _NOTHING: frozenset[str] = frozenset()
 
 

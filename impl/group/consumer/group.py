@@ -343,10 +343,12 @@ def member_metadata_after(r_member: ConsumerMember, *, instance_id: str | None, 
                           regex: str | None, client_id: str, client_host: str) -> ConsumerMember:
     """ConsumerGroupMember.Builder's maybeUpdate*: a field the request leaves out keeps its value. The subscribed
     names are a set in Kafka (duplicates collapse), held sorted here as the record writes them. A request that
-    changes nothing gets `r_member` itself back (a steady heartbeat: every field left out, the same client)."""
+    changes nothing gets `r_member` itself back (a steady heartbeat: every field left out, the same client, a member
+    of the consumer protocol already; a classic-protocol member's metadata loses its classic part here)."""
     if (instance_id is None and rack_id is None and rebalance_timeout_ms == -1 and server_assignor is None
             and topics is None and regex is None and client_id == r_member.client_id
-            and client_host == r_member.client_host):
+            and client_host == r_member.client_host and r_member.classic_protocols is None
+            and r_member.classic_session_timeout_ms is None):
         return r_member
     return ConsumerMember(
         member_id=r_member.member_id,

@@ -1,4 +1,5 @@
-"""Starting the SparkSession the trace checker runs on: embedded and local by default, any master on request.
+"""Starting the SparkSession the trace checker runs on: embedded and local by default, any master or a Spark Connect
+server on request.
 
 Owns: the session settings the checker relies on (UI off for local runs, few shuffle partitions for small inputs, the
 local JVM's JIT by input size (`jit_options`), adaptive execution on, broadcast joins for the small spec tables, the
@@ -47,6 +48,13 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
     session.sparkContext.setLogLevel("ERROR")
     tune(session)
     return session
+
+
+def remote_session(url: str, app_name: str = APP_NAME) -> SparkSession:
+    """A Spark Connect session on the server at `url` (`sc://HOST:PORT[/;param=value...]`): the plan is sent to the
+    server, which reads the traces and writes the output, so the paths are the server's. Every setting `tune` makes
+    is a runtime SQL setting, which Spark Connect lets a client set."""
+    return SparkSession.builder.remote(url).appName(app_name).getOrCreate()
 
 
 def jit_options(rows: int | None) -> str:

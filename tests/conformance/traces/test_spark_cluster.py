@@ -1,6 +1,7 @@
 """The checker on a real Spark cluster: a standalone master and two workers started from pyspark's own jars on
 loopback; `kcoord check-traces --master spark://…` and the job module under `spark-submit` give the violations the
-shared local session gives, and no stage's generated code fails or is given up, on the driver or on an executor."""
+shared local session gives, and no stage's generated code fails or is given up, on the driver or on an executor.
+The same for a Spark Connect server (`kcoord check-traces --remote sc://…`)."""
 
 from __future__ import annotations
 
@@ -114,22 +115,96 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
         c.stop()
 
 
+SESSIONS = "org.apache.spark.sql.connect.service.SessionHolder"
+
+
+class ConnectServer:
+    """A Spark Connect server (pyspark's own jars, `local[2]`) listening on loopback, with its own conf folder."""
+
+    def __init__(self, root: Path) -> None:
+        root.mkdir(parents=True)
+        # (the server's sessions logged: the check must have run there)
+        (root / "log4j2.properties").write_text(LOG4J2 + f"logger.sessions.name = {SESSIONS}\n"
+                                                         "logger.sessions.level = info\n")
+        self.port = _free_port()
+        self.url = f"sc://127.0.0.1:{self.port}"
+        self.log = root / "server.log"
+        env = os.environ | {"SPARK_HOME": str(SPARK_HOME), "SPARK_CONF_DIR": str(root), "SPARK_LOCAL_IP": "127.0.0.1"}
+        cmd = [str(SPARK_HOME / "bin" / "spark-submit"), "--class",
+               "org.apache.spark.sql.connect.service.SparkConnectServer", "--master", "local[2]",
+               "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+               "--conf", f"spark.connect.grpc.binding.port={self.port}", "--conf", "spark.ui.enabled=false",
+               "--conf", "spark.sql.shuffle.partitions=2", "spark-internal"]
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+
+    def wait_ready(self, timeout_s: float = 180) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(1)
+        raise AssertionError(f"no Spark Connect server at {self.url}: {self.log.read_text(errors='replace')[-2000:]}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def connect_server(tmp_path: Path) -> Iterator[ConnectServer]:
+    server = ConnectServer(tmp_path / "connect")
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
 def _identities(out: Path) -> dict[Any, str]:
     return {v.identity: v.message for v in read_violations(str(out / "violations"))}
 
 
-def test_a_standalone_cluster_finds_what_local_spark_finds(spark: Any, cluster: Cluster, tmp_path: Path) -> None:
+def _mutated_traces(spark: Any, root: Path, out: Path) -> dict[Any, str]:
+    """Traces of every bundled machine broken by every mutation, written to `root` as Parquet; the violations the
+    shared local session finds in them (written to `out`)."""
     machines = dict(bundled_machines())
     traces, _ = generate(machines, 21, Options(keys=4, rows=80))
     rng = random.Random(21)
     for name in sorted(MUTATIONS):
         traces = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in traces.items()}
-    root = tmp_path / "traces"
     write_parquet(traces, machines, str(root))
-    local = run(Config([str(root)], str(tmp_path / "local"), engine="spark"), machines, spark=spark)
-    expected = _identities(tmp_path / "local")
+    local = run(Config([str(root)], str(out), engine="spark"), machines, spark=spark)
+    expected = _identities(out)
     assert expected and local.exit_code == 1
+    return expected
 
+
+def test_a_spark_connect_server_finds_what_local_spark_finds(spark: Any, connect_server: ConnectServer,
+                                                            tmp_path: Path) -> None:
+    root = tmp_path / "traces"
+    expected = _mutated_traces(spark, root, tmp_path / "local")
+    done = subprocess.run([KCOORD, "check-traces", str(root), "--remote", connect_server.url, "--out",
+                           str(tmp_path / "cli")], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert f"engine: spark (--remote {connect_server.url})" in done.stderr
+    assert _identities(tmp_path / "cli") == expected
+    server_log = connect_server.log.read_text(errors="replace")
+    assert f"INFO {SESSIONS}: Session with" in server_log
+    assert fallbacks(done.stderr + server_log) == []
+
+
+def test_a_standalone_cluster_finds_what_local_spark_finds(spark: Any, cluster: Cluster, tmp_path: Path) -> None:
+    root = tmp_path / "traces"
+    expected = _mutated_traces(spark, root, tmp_path / "local")
     done = subprocess.run([KCOORD, "check-traces", str(root), "--master", cluster.master, "--out",
                            str(tmp_path / "cli")], env=cluster.env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 1, done.stderr[-3000:]

@@ -261,8 +261,8 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequ
 def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
               progress: Progress | None, spark: Any = None,
               pairs: str | None = None) -> tuple[Summary, list[Violation]]:
-    """Every machine in one plan each, run together: one job runs every machine's pass (reading, validating,
-    checking the rows, keeping what the trace properties read), one writes every violation (the row checks, the
+    """Every machine in one plan each: one job per machine runs its pass (reading, validating, checking the rows,
+    keeping what the trace properties read: `MachinePlan.staged`), one writes every violation (the row checks, the
     trace properties and the persisted-step checks of the record pairs in `pairs`, `sparklog`), then the
     witnesses."""
     from kcoord.conformance.traces import sparkprops
@@ -289,7 +289,8 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
     shutil.rmtree(raw_dir, ignore_errors=True)
     try:
         tick("checking")
-        _materialise([p.staged() for p in plans.values()])
+        for plan in plans.values():
+            plan.staged()
         for name, plan in sorted(plans.items()):
             tally = plan.read.tally()
             summary.rows_read[name] = tally.rows
@@ -313,25 +314,19 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
 
 
 def _session(config: Config, spark: Any, sources: Sequence[Source]) -> Any:
+    """The caller's session (tuned for any input: its settings are shared), else the running one or a new local one
+    (tuned for this input's size)."""
     from kcoord.conformance.traces.session import SMALL_INPUT_ROWS, active_session, local_session, tune
 
+    rows = None if spark is not None else estimated_rows(sources, SMALL_INPUT_ROWS + 1)
     try:
-        spark = spark or active_session() or local_session(
-            config.master, shuffle_partitions=config.shuffle_partitions,
-            rows=estimated_rows(sources, SMALL_INPUT_ROWS + 1))
+        spark = spark or active_session() or local_session(config.master, shuffle_partitions=config.shuffle_partitions,
+                                                           rows=rows)
     except Exception as e:  # py4j's error carries the JVM's whole stack: its first line says what failed
         first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
         raise SparkUnavailable(f"cannot start Spark on --master {config.master}: {first.strip()}") from None
-    tune(spark)
+    tune(spark, rows)
     return spark
-
-
-def _materialise(frames: list[Any]) -> None:
-    """Run every machine's pass in one job (the persisted rows are built by the first action reading them)."""
-    from pyspark.sql import functions as F
-
-    if frames:
-        _union([f.select(F.lit(1).alias("_one")) for f in frames]).count()
 
 
 def _union(frames: list[Any]) -> Any:

@@ -314,11 +314,11 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
 
 
 def _session(config: Config, spark: Any, sources: Sequence[Source]) -> Any:
-    """The caller's session (tuned for any input: its settings are shared), else the running one or a new local one
-    (tuned for this input's size)."""
-    from kcoord.conformance.traces.session import SMALL_INPUT_ROWS, active_session, local_session, tune
+    """The caller's session, else the running one or a new local one; tuned for this input's size (`tune`)."""
+    from kcoord.conformance.traces.session import INTERPRETED_ROWS, SMALL_INPUT_ROWS, active_session, local_session, \
+        tune
 
-    rows = None if spark is not None else estimated_rows(sources, SMALL_INPUT_ROWS + 1)
+    rows = estimated_rows(sources, max(SMALL_INPUT_ROWS, INTERPRETED_ROWS) + 1)
     try:
         spark = spark or active_session() or local_session(config.master, shuffle_partitions=config.shuffle_partitions,
                                                            rows=rows)

@@ -315,17 +315,16 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
 
 def _session(config: Config, spark: Any, sources: Sequence[Source]) -> Any:
     """The caller's session, else the running one or a new local one; tuned for this input's size (`tune`)."""
-    from kcoord.conformance.traces.session import INTERPRETED_ROWS, SMALL_INPUT_ROWS, active_session, local_session, \
-        tune
+    from kcoord.conformance.traces import session
 
-    rows = estimated_rows(sources, max(SMALL_INPUT_ROWS, INTERPRETED_ROWS) + 1)
+    rows = estimated_rows(sources, max(session.SMALL_INPUT_ROWS, session.INTERPRETED_ROWS) + 1)
     try:
-        spark = spark or active_session() or local_session(config.master, shuffle_partitions=config.shuffle_partitions,
-                                                           rows=rows)
+        spark = spark or session.active_session() or session.local_session(
+            config.master, shuffle_partitions=config.shuffle_partitions, rows=rows)
     except Exception as e:  # py4j's error carries the JVM's whole stack: its first line says what failed
         first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
         raise SparkUnavailable(f"cannot start Spark on --master {config.master}: {first.strip()}") from None
-    tune(spark, rows)
+    session.tune(spark, rows)
     return spark
 
 

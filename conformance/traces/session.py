@@ -22,8 +22,9 @@ APP_NAME = "kcoord check-traces"
 #: inputs of at most this many rows start their JVM with C1 only (see `local_session`)
 SMALL_INPUT_ROWS = 1_000_000
 
-#: inputs of at most this many rows are checked with Spark's interpreted expressions, no generated code (see `tune`)
-INTERPRETED_ROWS = 200_000
+#: inputs of at most this many rows are checked with Spark's interpreted expressions, no generated code (see `tune`),
+#: in a JVM with the serial collector (see `jit_options`)
+INTERPRETED_ROWS = 50_000
 
 
 def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
@@ -59,7 +60,10 @@ def jit_options(rows: int | None) -> str:
     of a 1M-event check compiling those methods (a JFR recording: ~135 of 146 CPU-s), so a small input runs with C1
     only (-XX:TieredStopAtLevel=1): 1.6x faster at 300k events, about even at 1M (7,465 against 6,900 events per
     CPU-s), and on a 10k-row simulator trace 39.5 JVM CPU-s against 58.4 (issue 33); C2's faster code wins on the
-    large traces this job is for."""
+    large traces this job is for. The smallest inputs (`INTERPRETED_ROWS`) also run with the serial collector: G1's
+    collector threads cost ~1 CPU-s of a 10k-row check that collects little (16.7 against 15.5 JVM CPU-s)."""
+    if rows is not None and rows <= INTERPRETED_ROWS:
+        return "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
     if rows is not None and rows <= SMALL_INPUT_ROWS:
         return "-XX:TieredStopAtLevel=1"
     return "-XX:-DontCompileHugeMethods"
@@ -85,7 +89,9 @@ def tune(session: SparkSession, rows: int | None = None) -> None:
     Generated code: whole-stage code generation on (the row checks are a few large projections; `local_session` lets
     the JIT compile their large generated methods), except for inputs of at most `INTERPRETED_ROWS` rows, which are
     evaluated by Spark's interpreted expressions: generating and compiling (Janino) the code of every machine's
-    projections costs a fixed few CPU-seconds, more than interpreting them over a small input (issue 33)."""
+    projections costs a fixed ~5 CPU-s, more than interpreting them over a small input. Simulator traces through the
+    CLI (issue 33): 10k rows 24.2 CPU-s interpreted against 29.0 generated, 200k rows 41.0 against 33.0; both cost
+    the same near 80k rows."""
     _exclude(session, "spark.sql.optimizer.excludedRules", EXCLUDED_RULES)
     interpreted = rows is not None and rows <= INTERPRETED_ROWS
     session.conf.set("spark.sql.codegen.wholeStage", "false" if interpreted else "true")

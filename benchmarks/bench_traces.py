@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_base(folder: Path, rows: int, seed: int) -> Path:
-    from kcoord.conformance.traces.generate import Options, generate, write_parquet
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.writers import write_parquet
     from kcoord.model.loader import bundled_machines
 
     machines = {MACHINE: bundled_machines()[MACHINE]}
@@ -296,8 +297,10 @@ def validate_peer(scratch: Path, seed: int) -> None:
 
     from benchmarks.duckdb_peer import NAMED_CHECKS, count
     from kcoord.conformance.traces.checks import Spec
-    from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_parquet
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.mutations import MUTATIONS
     from kcoord.conformance.traces.pycheck import check_paths
+    from kcoord.conformance.traces.writers import write_parquet
     from kcoord.model.loader import bundled_machines
 
     machine = bundled_machines()[MACHINE]
@@ -329,7 +332,7 @@ def run_cli(engine: str, path: Path, scratch: Path) -> dict[str, float]:
     log = scratch / f"cli-{engine}.log"
     with log.open("w") as sink, subprocess.Popen([kcoord, "check-traces", str(path), "--engine", engine, "--out",
                                                   str(out)], stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT) as cli:
-        jvm_cpu = _watch_children(cli)
+        jvm_cpu = sum(watch_children(cli))
     wall = time.monotonic() - started
     stderr = log.read_text(errors="replace")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -342,20 +345,23 @@ def run_cli(engine: str, path: Path, scratch: Path) -> dict[str, float]:
             "load_avg": os.getloadavg()[0]}
 
 
-def _watch_children(parent: subprocess.Popen[bytes]) -> float:
+def watch_children(parent: subprocess.Popen[bytes], others: tuple[int, ...] = ()) -> tuple[float, float]:
     """The CPU seconds of `parent`'s child processes (the driver JVM py4j starts: it is not waited for, so no
-    rusage counts it), sampled from /proc until `parent` exits; the last sample of each."""
-    last: dict[int, float] = {}
+    rusage counts it) and of the children of the processes `others` (a standalone worker's executors), sampled from
+    /proc until `parent` exits: (the last sample of each of the first, of each of the second)."""
+    last: dict[int, tuple[bool, float]] = {}
     while parent.poll() is None:
         for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
                 fields = stat.read_text().rsplit(")", 1)[1].split()
-                if int(fields[1]) == parent.pid:
-                    last[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                ppid = int(fields[1])
+                if ppid == parent.pid or ppid in others:
+                    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                    last[int(stat.parent.name)] = (ppid == parent.pid, cpu)
             except (OSError, IndexError, ValueError):  # (a process that ended meanwhile)
                 continue
         time.sleep(0.5)
-    return sum(last.values())
+    return (sum(cpu for own, cpu in last.values() if own), sum(cpu for own, cpu in last.values() if not own))
 
 
 def _cli_record(rows: int, engine: str, measured: list[dict[str, Any]]) -> dict[str, Any]:

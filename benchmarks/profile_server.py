@@ -2,7 +2,7 @@
 workload, each function's own time put in one layer, scaled to the CPU per request measured without the profiler.
 
 Run: ``.venv/bin/python benchmarks/profile_server.py [--workload classic|consumer|txn] [--connections 8]
-[--seconds 4] [--durability os|fsync] [--top 25] [--timer wall|cpu]``.
+[--seconds 4] [--durability os|fsync] [--top 25] [--timer wall|cpu] [--save PROFILE]``.
 
 The server (one node, as in `bench_server.py`) runs in a child process twice: once plain, for the CPU per request
 (user + system from /proc, as `bench_server.py` counts it), once under cProfile (wall-clock timer: a CPU-time timer is
@@ -120,6 +120,7 @@ def main() -> None:
     parser.add_argument("--durability", default="os")
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--save", type=Path, help="keep the profile (pstats format) in this file")
     parser.add_argument("--timer", choices=("wall", "cpu"), default="wall",
                         help="cProfile's clock: wall (cheap; a syscall that lets another process run is charged "
                              "the time it waited) or cpu (this thread's CPU time: a clock_gettime per call, "
@@ -151,6 +152,8 @@ def main() -> None:
         stop.set()
         process.join(60)
         stats = pstats.Stats(stats_file)
+        if args.save:
+            stats.dump_stats(args.save)
     requests = profiled.requests_per_s * args.seconds
     by_layer: dict[str, float] = defaultdict(float)
     by_function: list[tuple[float, str]] = []

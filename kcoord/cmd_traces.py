@@ -28,6 +28,9 @@ def check_traces(
                                                      "(__transaction_state-N, __consumer_offsets-N, or a data "
                                                      "directory holding them).", show_default=False)],
     master: Annotated[str, typer.Option(help="Spark master: local[*], spark://HOST:PORT, yarn.")] = "local[*]",
+    remote: Annotated[str | None, typer.Option(
+        help="A Spark Connect server, sc://HOST:PORT[/;param=value...], instead of a master: the check runs there "
+             "(the paths are read and --out is written by the server: give paths it sees).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write violations (Parquet), quarantine, summary "
                                                                  "and report here.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text, json or junit.")] = "text",
@@ -53,6 +56,7 @@ def check_traces(
     Examples: kcoord check-traces traces/ --out check-out
               kcoord check-traces traces/ --engine python --format junit
               kcoord check-traces /var/lib/kafka/data --master spark://host:7077
+              kcoord check-traces /shared/traces --remote sc://host:15002 --out /shared/check-out
     """
     from kcoord.conformance.traces.job import CannotCheck, Config, run
     from kcoord.conformance.traces.output import FORMATS
@@ -64,13 +68,15 @@ def check_traces(
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         usage_error(f"no such path: {', '.join(missing)}")
+    if remote is not None:
+        _check_remote(remote, master, engine)
     if engine != "python" and master.startswith("spark://"):  # a standalone master: seconds, not a minute of retries
         unreachable = unreachable_servers(host_ports(master, "--master", 7077, scheme="spark://"))
         if unreachable:
             usage_error(f"no Spark master answers at --master {master} ({unreachable})")
     machines = {m.name: m for m in load_or_exit(spec)}
     config = Config([str(p) for p in paths], str(out) if out else None, engine, master, fmt,
-                    max_witnesses=max_witnesses, max_rows_in_memory=max_rows_in_memory)
+                    max_witnesses=max_witnesses, max_rows_in_memory=max_rows_in_memory, remote=remote)
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err_console(),
                   transient=True) as bar:
         task = bar.add_task("starting", total=None)
@@ -88,6 +94,20 @@ def check_traces(
             usage_error(str(e))
     console().print(outcome.report)
     raise typer.Exit(outcome.exit_code)
+
+
+def _check_remote(remote: str, master: str, engine: str) -> None:
+    """--remote: an sc:// address that answers, with no other master and the Spark engine."""
+    if not remote.startswith("sc://"):
+        usage_error(f"--remote {remote!r}: expected sc://HOST:PORT")
+    if master != "local[*]":
+        usage_error("--remote and --master cannot be combined (the Spark Connect server has its own master)")
+    if engine == "python":
+        usage_error("--remote runs the check on Spark: it cannot be combined with --engine python")
+    authority = remote.removeprefix("sc://").partition("/")[0]
+    unreachable = unreachable_servers(host_ports(authority, "--remote", 15002))
+    if unreachable:
+        usage_error(f"no Spark Connect server answers at --remote {remote} ({unreachable})")
 
 
 @app.command("replay")
@@ -160,7 +180,9 @@ def gen_traces(
     import random
 
     from kcoord.conformance.traces.checks import Spec
-    from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.mutations import MUTATIONS
+    from kcoord.conformance.traces.writers import write_jsonl, write_parquet
 
     unknown = [m for m in mutate or [] if m not in MUTATIONS]
     if unknown:
@@ -217,7 +239,9 @@ def demo_stage(out: Console, workdir: Path) -> bool:
     import random
 
     from kcoord.conformance.traces.checks import Spec
-    from kcoord.conformance.traces.generate import Options, drop_row, generate, non_edge_target, write_parquet
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.mutations import drop_row, non_edge_target
+    from kcoord.conformance.traces.writers import write_parquet
     from kcoord.model.loader import bundled_machines
 
     machines = {name: m for name, m in bundled_machines().items() if name in DEMO_MACHINES}

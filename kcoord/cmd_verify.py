@@ -13,8 +13,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcoord.model import ir
-from kcoord.model.verify import Options, Result, VerifierBug, verify_machine
+from kcoord.model.verify import Options, verify_machine
 from kcoord.model.verify_report import RENDERERS, exit_code, render_text
+from kcoord.model.verify_result import Result, VerifierBug
 
 from .cli import EXIT_USAGE, app, console, err_console, usage_error, write_output
 from .specs import SpecFiles, load_or_exit, select

@@ -16,6 +16,8 @@ Owns: the obligations and how each is decided —
   persisted    every record the spec can write lands in the persisted-step relation (`verify_persisted`).
 A failed obligation comes with a minimal concrete counterexample (finite sets, readable strings, small numbers),
 re-evaluated by the Python evaluator; if that evaluator disagrees with z3, it is an internal error, not a report.
+`MachineVerifier` decides the obligations about transitions and reachability itself; deadlock, overlap and totality
+are `verify_states.py`'s, the counterexamples `verify_counterexamples.py`'s, `Result` is `verify_result.py`'s.
 Must not import: lark, pyspark.
 """
 
@@ -25,24 +27,19 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import z3
 
 from . import ir
 from .diagnostics import Span
-from .printer import Execution, Transition
+from .printer import Execution
 from .pyexpr import PythonEvaluator, initial_state
 from .steprel import Relation
-from .z3backend import POOL, Encoder, Frame, finite_sets, frame_values, readable_strings, set_terms, string_terms
-
-Kind = Literal["initiation", "consecution", "bounds", "step", "reachability", "deadlock", "overlap", "totality",
-               "trace", "persisted"]
-Status = Literal["holds", "fails", "unknown", "trace-only"]
-
-
-class VerifierBug(AssertionError):
-    """z3 and the Python evaluator disagree about a counterexample: a bug in a backend, never a user error."""
+from .verify_counterexamples import Counterexamples
+from .verify_result import Kind, Result, VerifierBug
+from .verify_states import StateObligations
+from .z3backend import POOL, Encoder, Frame, finite_sets, frame_values, readable_strings
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,24 +49,6 @@ class Options:
     set_width: int = 3  # at most this many elements per set in a counterexample
     minimize: bool = True
     persisted: bool = True  # also the persisted-step relation's obligations (machines with `persist`)
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    machine: str
-    kind: Kind
-    title: str  # e.g. "invariant open_has_partitions preserved by AddPartitions#15"
-    status: Status
-    span: Span  # the property, row or state the obligation is about
-    related: tuple[Span, ...] = ()
-    elapsed_ms: float = 0.0
-    detail: str = ""  # why it failed / why trace-only / what z3 said
-    counterexample: Execution | None = None
-    severity: Literal["error", "warning"] = "error"
-
-    @property
-    def failed(self) -> bool:
-        return self.status == "fails" and self.severity == "error"
 
 
 @dataclass(slots=True)
@@ -99,14 +78,15 @@ class MachineVerifier:
         self.solver.set("timeout", self.opts.timeout_ms)
         self.solver.add(self.enc.bounds(self.pre))
         self.solver.add(self.invariants)
+        self.cx = Counterexamples(machine, self.enc, self.solver, self.frames, self.py, timeout_ms=self.opts.timeout_ms,
+                                  set_width=self.opts.set_width, minimize=self.opts.minimize)
+        self.states = StateObligations(self.cx, self.pre, self.invariants, self.solver, self._check,
+                                       timeout_ms=self.opts.timeout_ms)
 
     def _event_frame(self, e: ir.Event) -> Frame:
         f = Frame(self.pre.state, self.pre.variables, self.pre.keys)
         self.enc.bind_event(f, e, "")
         return f
-
-    def _event_facts(self, e: ir.Event) -> list[z3.BoolRef]:
-        return self.enc.event_facts(self.frames[e.name], e)
 
     # ------------------------------------------------------------ driver
 
@@ -119,8 +99,8 @@ class MachineVerifier:
                     results += [self.consecution(inv, t) for inv in self.m.invariants]
                     results += [self.step(st, t) for st in self.m.steps if st.applies_to(t)]
         results += self.reachability()
-        results += [self.deadlock(s) for s in self.m.states if not s.final]
-        results += self.overlaps_and_totality()
+        results += [self.states.deadlock(s) for s in self.m.states if not s.final]
+        results += self.states.overlaps_and_totality()
         results += [self.trace_only(p) for p in self.m.traces]
         return results
 
@@ -191,7 +171,7 @@ class MachineVerifier:
         goal = [*self._facts_unless_assumed(t, facts, post, True),
                 z3.Not(self.enc.substitute_post(self.invariant_terms[inv.name], self.pre, post))]
         title = f"invariant {inv.name} preserved by {t.label}"
-        return self._decide("consecution", title, inv.span, (t.span,), goal, lambda: self._transition_cx(
+        return self._decide("consecution", title, inv.span, (t.span,), goal, lambda: self.cx.transition(
             t, event, goal, lambda pre, args, post_state: not self.py.holds(inv.expr, post_state),
             f"invariant {inv.name} is false after the transition"))
 
@@ -216,13 +196,13 @@ class MachineVerifier:
             return not typ.lo <= post[ef.var] <= typ.hi
 
         return self._decide("bounds", f"{t.label} keeps {ef.var} within {typ}", ef.span, (t.span,), goal,
-                            lambda: self._transition_cx(t, event, goal, out_of_range, f"{ef.var} leaves {range_text}"))
+                            lambda: self.cx.transition(t, event, goal, out_of_range, f"{ef.var} leaves {range_text}"))
 
     def step(self, prop: ir.StepProperty, t: ir.Transition) -> Result:
         f, post, facts, event = self._transition_facts(t)
         goal = [*self._facts_unless_assumed(t, facts, post, True), z3.Not(self.enc.expr(prop.expr, f, post))]
         title = f"step {prop.name} holds for {t.label}"
-        return self._decide("step", title, prop.span, (t.span,), goal, lambda: self._transition_cx(
+        return self._decide("step", title, prop.span, (t.span,), goal, lambda: self.cx.transition(
             t, event, goal, lambda pre, args, post_state: not self.py.holds(prop.expr, pre, args, post_state),
             f"step property {prop.name} is false for this transition"))
 
@@ -237,82 +217,6 @@ class MachineVerifier:
         cx = counterexample()
         return Result(self.m.name, kind, title, "fails", span, related, elapsed, detail=cx.notes[-1] if cx.notes
                       else "", counterexample=cx)
-
-    # ------------------------------------------------------------ counterexamples
-
-    def _model(self, goal: list[z3.BoolRef], f: Frame, event: ir.Event | None) -> z3.ModelRef:
-        """A small, readable model of the base assumptions + `goal`.
-
-        Sets get the fewest elements that work (at most `set_width`), strings come from a readable pool, and then,
-        greedily, every integer is pinned to a small value (-2..10) whenever that keeps the goal satisfiable.
-        """
-        solver = z3.Solver(ctx=self.enc.ctx)
-        solver.set("timeout", self.opts.timeout_ms)
-        solver.add(self.solver.assertions())
-        solver.add(goal)
-        solver.add(readable_strings(self.enc, string_terms(self.enc, f, event)))
-        for width in range(0, self.opts.set_width + 1):
-            solver.push()
-            solver.add(finite_sets(self.enc, set_terms(self.enc, f, event), width)[0])
-            if solver.check() == z3.sat:
-                break
-            solver.pop()
-        else:
-            raise VerifierBug("no finite counterexample with small sets; the failure needs sets larger than "
-                              f"{self.opts.set_width} elements")
-        if self.opts.minimize:
-            for term, t in string_terms(self.enc, f, event):  # prefer the first real name, then any real name
-                names = [x for x in POOL.get(str(t), POOL["string"]) if x]
-                for wish in (term == z3.StringVal(names[0], ctx=self.enc.ctx),
-                             term != z3.StringVal("", ctx=self.enc.ctx)):
-                    solver.push()
-                    solver.add(wish)
-                    if solver.check() == z3.sat:
-                        break
-                    solver.pop()
-            for term in self._int_terms(f, event):
-                solver.push()
-                solver.add(term >= -2, term <= 10)
-                if solver.check() != z3.sat:
-                    solver.pop()
-        verdict = solver.check()
-        assert verdict == z3.sat, "a satisfiable goal became unsatisfiable while shrinking its model"
-        return solver.model()
-
-    def _int_terms(self, f: Frame, event: ir.Event | None) -> list[z3.ExprRef]:
-        out = [f.variables[v.name] for v in self.m.variables if isinstance(v.type, ir.IntType)]
-        if event is not None:
-            out += [f.params[p.name] for p in event.params if isinstance(p.type, ir.IntType)]
-        return out
-
-    def _transition_cx(self, t: ir.Transition, event: ir.Event, goal: list[z3.BoolRef],
-                       violated: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], bool],
-                       what: str) -> Execution:
-        f = self.frames[t.event]
-        model = self._model(goal, f, event)
-        pre, args = frame_values(self.enc, model, f, event)
-        self._recheck_pre(pre, args, event, t.assumes)
-        if not self.py.holds(t.guard, pre, args):
-            raise VerifierBug(f"z3 fired {t.label} but its guard is false in the Python evaluator: {pre} {args}")
-        post = self.py.fire(t, pre, args)
-        if not violated(pre, args, post):
-            raise VerifierBug(f"z3 found a counterexample for {t.label} that the Python evaluator does not confirm: "
-                              f"{pre} {args} -> {post}")
-        label = f"row {t.index}, {t.span.path}:{t.span.line}"
-        return Execution([pre, post], [Transition(t.event, args, label)], (what,), self._hidden())
-
-    def _recheck_pre(self, pre: dict[str, Any], args: dict[str, Any], event: ir.Event | None,
-                     assumes: ir.Expr | None = None) -> None:
-        broken = [i.name for i in self.m.invariants if not self.py.holds(i.expr, pre)]
-        if broken:
-            raise VerifierBug(f"z3 picked a pre-state that violates {broken} in the Python evaluator: {pre}")
-        precondition = assumes if assumes is not None else event.requires if event is not None else None
-        if precondition is not None and not self.py.holds(precondition, pre, args):
-            name = event.name if event is not None else "the event"
-            raise VerifierBug(f"z3 picked arguments that violate the precondition of {name}: {args}")
-
-    def _hidden(self) -> frozenset[str]:
-        return frozenset(k.name for k in self.m.keys)
 
     # ------------------------------------------------------------ reachability (bounded model checking)
 
@@ -476,141 +380,6 @@ class MachineVerifier:
         pairs += [(p, z3.Const(f"{p}@{depth}", p.sort())) for p in params]
         return z3.substitute(relation, *pairs)
 
-    # ------------------------------------------------------------ deadlock
-
-    def deadlock(self, st: ir.State) -> Result:
-        """In `st` (under the invariants), for every argument of every event, no transition is enabled?"""
-        enabled = []
-        bound: list[z3.ExprRef] = []
-        for t in self.m.transitions:
-            if st.name not in t.sources:
-                continue
-            event = self.m.event(t.event)
-            f = Frame(self.pre.state, self.pre.variables, self.pre.keys)
-            self.enc.bind_event(f, event, f"#dl{t.index}")
-            assert f.pending is not None
-            bound += [*f.params.values(), f.pending]
-            enabled.append(z3.And(*self.enc.row_facts(f, event, t), self.enc.expr(t.guard, f)))
-        here = self.pre.state == self.enc.state_values[st.name]
-        title = f"state {st.name} is not a deadlock"
-        if not enabled:
-            return self._deadlock_result(st, title, [here], 0.0)
-        goal = [here, z3.ForAll(bound, z3.Not(z3.Or(enabled)))] if bound else [here, z3.Not(z3.Or(enabled))]
-        solver = self.solver
-        verdict, elapsed = self._check(solver, goal)
-        if verdict == z3.unknown:  # quantifier instantiation depends on what the incremental solver learnt before:
-            solver = self._fresh_solver()  # a fresh one decides on its own
-            verdict, more = self._check(solver, goal)
-            elapsed += more
-        if verdict == z3.unsat:
-            return Result(self.m.name, "deadlock", title, "holds", st.span, (), elapsed)
-        if verdict == z3.unknown:
-            return Result(self.m.name, "deadlock", title, "unknown", st.span, (), elapsed,
-                          detail=f"z3: {solver.reason_unknown()}")
-        return self._deadlock_result(st, title, [here], elapsed, quantified=goal)
-
-    def _fresh_solver(self) -> z3.Solver:
-        """A solver holding only the pre-state's bounds and the invariants (nothing learnt from other checks)."""
-        solver = z3.Solver(ctx=self.enc.ctx)
-        solver.set("timeout", self.opts.timeout_ms)
-        solver.add(self.enc.bounds(self.pre))
-        solver.add(self.invariants)
-        return solver
-
-    def _deadlock_result(self, st: ir.State, title: str, here: list[z3.BoolRef], elapsed: float,
-                         quantified: list[z3.BoolRef] | None = None) -> Result:
-        verdict, _ = self._check(self.solver, here)
-        if verdict == z3.unsat:  # the invariants exclude this state altogether: nothing to deadlock
-            return Result(self.m.name, "deadlock", title, "holds", st.span, (), elapsed,
-                          detail="no instance satisfying the invariants is in this state")
-        model = self._model(quantified or here, self.pre, None)
-        state, _ = frame_values(self.enc, model, self.pre)
-        self._recheck_pre(state, {}, None)
-        return Result(self.m.name, "deadlock", title, "fails", st.span, (), elapsed,
-                      detail=f"no transition can fire in {st.name} from this state",
-                      counterexample=Execution([state], (), (f"no transition can fire in {st.name}",),
-                                               self._hidden()))
-
-    # ------------------------------------------------------------ overlap and totality
-
-    def overlaps_and_totality(self) -> list[Result]:
-        results = []
-        for event in self.m.events:
-            f = self.frames[event.name]
-            base = self._event_facts(event)
-            for st in self.m.states:
-                if st.final:
-                    continue
-                rows = self.m.rows_for(st.name, event.name)
-                here = [*base, f.state == self.enc.state_values[st.name]]
-                guards = [self.enc.expr(r.guard, f) for r in rows]
-                results += self._overlaps(event, st, rows, here, guards)
-                if not event.internal:
-                    results.append(self._totality(event, st, rows, here, guards))
-        return results
-
-    def _overlaps(self, event: ir.Event, st: ir.State, rows: tuple[ir.Row, ...], here: list[z3.BoolRef],
-                  guards: list[z3.BoolRef]) -> list[Result]:
-        if len(rows) < 2:
-            return []
-        title = f"{event.name} in {st.name}: at most one row answers"
-        span = self.m.event(event.name).span
-        pairs = [(i, j) for i in range(len(rows)) for j in range(i + 1, len(rows))
-                 if not (_is_choice(rows[i]) and _is_choice(rows[j]))]
-        start = time.perf_counter()
-        verdict, _ = self._check(self.solver, [*here, z3.Or([z3.And(guards[i], guards[j]) for i, j in pairs])]) \
-            if pairs else (z3.unsat, 0.0)
-        if verdict == z3.unsat:
-            return [Result(self.m.name, "overlap", title, "holds", span, (), (time.perf_counter() - start) * 1000)]
-        out = []
-        for i, j in pairs:
-            goal = [*here, guards[i], guards[j]]
-            verdict, elapsed = self._check(self.solver, goal)
-            if verdict == z3.unsat:
-                continue
-            a, b = rows[i], rows[j]
-            if verdict == z3.unknown:
-                out.append(Result(self.m.name, "overlap", title, "unknown", b.span, (a.span,), elapsed))
-                continue
-            out.append(self._overlap_result(event, st, a, b, goal, elapsed))
-        return out
-
-    def _overlap_result(self, event: ir.Event, st: ir.State, a: ir.Row, b: ir.Row, goal: list[z3.BoolRef],
-                        elapsed: float) -> Result:
-        f = self.frames[event.name]
-        model = self._model(goal, f, event)
-        pre, args = frame_values(self.enc, model, f, event)
-        self._recheck_pre(pre, args, event)
-        if not (self.py.holds(a.guard, pre, args) and self.py.holds(b.guard, pre, args)):
-            raise VerifierBug(f"z3 says rows {a.index} and {b.index} overlap; the Python evaluator disagrees")
-        what = _overlap_kind(a, b)
-        note = f"{what}: {_describe(a)} (line {a.span.line}) and {_describe(b)} (line {b.span.line}) both match"
-        return Result(self.m.name, "overlap", f"{event.name} in {st.name}: {what}", "fails", b.span, (a.span,),
-                      elapsed, detail=note, counterexample=Execution(
-                          [pre], (), (f"event {event.name}({_args(args)})", note), self._hidden()))
-
-    def _totality(self, event: ir.Event, st: ir.State, rows: tuple[ir.Row, ...], here: list[z3.BoolRef],
-                  guards: list[z3.BoolRef]) -> Result:
-        severity: Literal["error", "warning"] = "error" if self.m.kind == "coordinator" else "warning"
-        title = f"{event.name} is answered in {st.name}"
-        goal = [*here, z3.Not(z3.Or(guards))] if guards else here
-        verdict, elapsed = self._check(self.solver, goal)
-        span = self.m.event(event.name).span
-        if verdict == z3.unsat:
-            return Result(self.m.name, "totality", title, "holds", span, (), elapsed, severity=severity)
-        if verdict == z3.unknown:
-            return Result(self.m.name, "totality", title, "unknown", span, (), elapsed, severity=severity)
-        f = self.frames[event.name]
-        model = self._model(goal, f, event)
-        pre, args = frame_values(self.enc, model, f, event)
-        self._recheck_pre(pre, args, event)
-        if any(self.py.holds(r.guard, pre, args) for r in rows):
-            raise VerifierBug(f"z3 says no row of {event.name} answers in {st.name}; the Python evaluator finds one")
-        note = f"no row of {event.name} answers in {st.name}" + ("" if rows else " (the event has no row there)")
-        return Result(self.m.name, "totality", title, "fails", span, (), elapsed, detail=note, severity=severity,
-                      counterexample=Execution([pre], (), (f"event {event.name}({_args(args)})", note),
-                                               self._hidden()))
-
     # ------------------------------------------------------------ trace-level properties
 
     def trace_only(self, p: ir.TraceProperty) -> Result:
@@ -635,32 +404,8 @@ def _readable_key(k: ir.Field) -> Any:
     return False if isinstance(k.type, ir.BoolType) else None
 
 
-def _is_choice(row: ir.Row) -> bool:
-    return isinstance(row, ir.Transition) and row.choice
-
-
 def _fingerprint(state: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(sorted((k, tuple(sorted(v)) if isinstance(v, frozenset) else v) for k, v in state.items()))
-
-
-def _describe(row: ir.Row) -> str:
-    if isinstance(row, ir.Transition):
-        return f"{row.event} -> {row.target or 'stay'}"
-    return f"{row.event} with {row.error}"
-
-
-def _overlap_kind(a: ir.Row, b: ir.Row) -> str:
-    if isinstance(a, ir.Transition) and isinstance(b, ir.Transition):
-        return "two transitions can fire (nondeterministic; mark both `choice` if intended)"
-    if isinstance(a, ir.Rejection) and isinstance(b, ir.Rejection):
-        return "two rejections answer"
-    return "both allowed and rejected"
-
-
-def _args(args: dict[str, Any]) -> str:
-    from .printer import render_args
-
-    return render_args(args)
 
 
 def verify_machine(machine: ir.Machine, options: Options | None = None,

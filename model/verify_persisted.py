@@ -21,7 +21,7 @@ from .persisted import path_formula, path_label, writing_paths
 from .printer import Execution, Transition
 from .pyexpr import PythonEvaluator
 from .steprel import Relation
-from .verify import Result, VerifierBug
+from .verify_result import Result, VerifierBug
 from .z3backend import Encoder, finite_sets, frame_values, readable_strings, set_terms, string_terms
 
 

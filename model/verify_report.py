@@ -13,7 +13,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from .printer import render_execution
-from .verify import Result
+from .verify_result import Result
 
 MARK = {"holds": "✓", "fails": "✗", "unknown": "?", "trace-only": "~"}
 

@@ -25,6 +25,11 @@ class DriverSpec:
     max_depth: int = 6  # the path search's depth
     per_state: int = 4  # concrete states kept per combination of control states
     max_runs: int = 6_000  # programs the path search may run (a count, so the output is machine-independent)
+    search_module: str = ""  # kcoord.conformance.drivers.<search_module> holds the search hooks ("": `module`)
+
+    def modules(self) -> tuple[str, ...]:
+        """The driver's own modules under drivers/: the driver's, and the search hooks' when apart."""
+        return (self.module,) if self.search_module in ("", self.module) else (self.module, self.search_module)
 
     def factory(self, **options: Any) -> Callable[[], Any]:
         cls = self.driver_class()
@@ -47,18 +52,20 @@ class DriverSpec:
         return {name: declared_unreachable(machines[name], entries) for name, entries in rows.items()}
 
     def hooks(self) -> Any:
-        return getattr(importlib.import_module(f"kcoord.conformance.drivers.{self.module}"), self.search)()
+        module = self.search_module or self.module
+        return getattr(importlib.import_module(f"kcoord.conformance.drivers.{module}"), self.search)()
 
 
 DRIVERS: Mapping[str, DriverSpec] = {
     "Transaction": DriverSpec("Transaction", "transaction", "TransactionDriver", "TransactionSearch",
                               covers=("Transaction",), observes=("Transaction", "PartitionProducer")),
     "ClassicGroup": DriverSpec("ClassicGroup", "classic_group", "ClassicGroupDriver", "ClassicGroupSearch",
-                               covers=("ClassicGroup",), observes=("ClassicGroup", "PartitionProducer"), max_depth=7),
+                               covers=("ClassicGroup",), observes=("ClassicGroup", "PartitionProducer"), max_depth=7,
+                               search_module="classic_group_search"),
     "ConsumerGroup": DriverSpec("ConsumerGroup", "consumer_group", "ConsumerGroupDriver", "ConsumerGroupSearch",
                                 covers=("ConsumerGroup", "ConsumerGroupMember"),
                                 observes=("ConsumerGroup", "ConsumerGroupMember"), max_depth=4, per_state=2,
-                                max_runs=9_000),
+                                max_runs=9_000, search_module="consumer_group_search"),
 }
 
 

@@ -1,10 +1,12 @@
 """Trace checking: recorded executions of the coordinators checked against the spec, on Spark and in pure Python.
 
 Modules: `checks` (the check names, their meaning, the spec tables both checkers use), `readers` (files → validated
-rows, malformed rows to quarantine), `logs` (coordinator log directories → rows), `pycheck` (the reference checker),
+rows, malformed rows to quarantine), `logs` (coordinator log directories → rows), `pycheck` (the reference checker:
+its per-key checks in `pyrowcheck`, its cross-key properties in `pycrosskey`, its rows held in `pyspill`),
 `sparkcheck` (the same checks compiled to Spark SQL), `witness` (violations rendered through the one printer),
 `output` (violations table, summary, reports), `job` (the Spark job, also runnable with `spark-submit`), `generate`
-(random valid traces and mutations), `replay` (a violation → a failing pytest file), `session` (the SparkSession).
+(random valid traces; `mutations` break them, `writers` write them), `replay` (a violation → a failing pytest file),
+`session` (the SparkSession).
 Must not import: kcoord.cli.
 """
 

@@ -1,11 +1,11 @@
-"""Random valid traces of the spec's machines, mutation operators that break them, and writers.
+"""Random valid traces of the spec's machines (the mutation operators that break them are `mutations.py`'s, the
+writers `writers.py`'s).
 
 Owns: `generate` (random walks over the enabled rows of every machine, many keys interleaved on one clock, random
 arguments drawn from the values at hand, occasional rejections, `load` rows and answers about instances that do not
 exist; deterministic from the seed), the trace-property bookkeeping that keeps the walks valid across keys (`Ledger`:
-monotonic maxima, exclusive holders, `within` deadlines, `before` and `fenced` history), `MUTATIONS` (drop, duplicate,
-swap two rows of a key, corrupt a variable, a target that is not an edge, a wrong error) and `write_jsonl` /
-`write_parquet` (the typed format v2, or v1) in the on-disk layout the readers take.
+monotonic maxima, exclusive holders, `within` deadlines, `before` and `fenced` history), and `scripted` (the rows the
+spec produces for given steps on one instance: tests, examples).
 
 Validity: every emitted row is re-checked by the reference checker's row checks before it is kept (a candidate that
 breaks an invariant or a step is dropped and counted in `Stats.dropped`, which is how a non-inductive spec shows up
@@ -15,17 +15,14 @@ Must not import: pyspark, kcoord.cli.
 
 from __future__ import annotations
 
-import json
-import os
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kcoord.impl.runtime.trace import TypedSchema, typed_table
 from kcoord.model import ir
 from kcoord.model.pyexpr import PythonEvaluator
-from kcoord.model.traceschema import arg_column, codes, footer, v2_columns
+from kcoord.model.traceschema import arg_column
 from kcoord.model.z3backend import POOL
 
 from .checks import ACCEPTED_KINDS, LOAD_EVENT, Spec
@@ -482,178 +479,6 @@ def generate(machines: Mapping[str, ir.Machine], seed: int, options: Options | N
     """Random valid traces of `machines` (rows per machine, in generation order), and what was dropped."""
     g = Generator(machines, seed, options or Options())
     return g.run(), g.stats
-
-
-# ---------------------------------------------------------------- mutations
-
-
-def _sequence(rows: list[Row], rng: random.Random) -> tuple[str, list[int]] | None:
-    """A random key with at least two rows in its sequence, and the indexes of its rows (seq order)."""
-    by_key: dict[str, list[int]] = {}
-    for i, r in enumerate(rows):
-        if r["seq"] >= 0:
-            by_key.setdefault(r["key"], []).append(i)
-    keys = sorted(k for k, ix in by_key.items() if len(ix) >= 2)
-    if not keys:
-        return None
-    key = rng.choice(keys)
-    return key, sorted(by_key[key], key=lambda i: rows[i]["seq"])
-
-
-def drop_row(rows: list[Row], spec: Spec, rng: random.Random) -> list[Row]:
-    picked = _sequence(rows, rng)
-    if picked is None:
-        return rows
-    victim = rng.choice(picked[1])
-    return [r for i, r in enumerate(rows) if i != victim]
-
-
-def duplicate_row(rows: list[Row], spec: Spec, rng: random.Random) -> list[Row]:
-    picked = _sequence(rows, rng)
-    if picked is None:
-        return rows
-    i = rng.choice(picked[1])
-    return [*rows, dict(rows[i])]
-
-
-def swap_rows(rows: list[Row], spec: Spec, rng: random.Random) -> list[Row]:
-    """Two rows of one key trade places (their seq and ts)."""
-    picked = _sequence(rows, rng)
-    if picked is None:
-        return rows
-    i, j = rng.sample(picked[1], 2)
-    out = [dict(r) for r in rows]
-    for f in ("seq", "ts_ms"):
-        out[i][f], out[j][f] = rows[j][f], rows[i][f]
-    return out
-
-
-def corrupt_variable(rows: list[Row], spec: Spec, rng: random.Random) -> list[Row]:
-    picked = _sequence(rows, rng)
-    if picked is None or not spec.machine.variables:
-        return rows
-    i = rng.choice(picked[1])
-    var = rng.choice(spec.machine.variables)
-    out = list(rows)
-    out[i] = dict(rows[i]) | {var.name: _other_value(var.type, rows[i][var.name], rng)}
-    return out
-
-
-def _other_value(t: ir.Type, old: Any, rng: random.Random) -> Any:
-    if isinstance(t, ir.BoolType):
-        return not old
-    if isinstance(t, ir.IntType):
-        return old + 1 if old < t.hi else old - 1
-    if isinstance(t, ir.EnumType):
-        return next((x for x in t.members if x != old), old)
-    if isinstance(t, ir.SetType):
-        return frozenset(old) ^ {"zz-corrupt"} if not isinstance(t.element, ir.EnumType | ir.IntType) \
-            else frozenset()
-    return f"{old}-corrupt"
-
-
-def non_edge_target(rows: list[Row], spec: Spec, rng: random.Random) -> list[Row]:
-    picked = _sequence(rows, rng)
-    if picked is None:
-        return rows
-    i = rng.choice(picked[1])
-    r = rows[i]
-    bad = sorted(s.name for s in spec.machine.states if (r["from_state"], s.name) not in spec.machine.edges
-                 and s.name != r["to_state"])
-    if not bad:
-        return rows
-    out = list(rows)
-    out[i] = dict(r) | {"to_state": rng.choice(bad)}
-    return out
-
-
-def change_error(rows: list[Row], spec: Spec, rng: random.Random) -> list[Row]:
-    """Another error on a decision (a `load` row answers nothing)."""
-    picked = _sequence(rows, rng)
-    decisions = [i for i in picked[1] if rows[i]["kind"] != "load"] if picked else []
-    if not decisions:
-        return rows
-    i = rng.choice(decisions)
-    errors = sorted(({r.error for r in spec.machine.rejections} | {"NONE", "UNKNOWN_SERVER_ERROR"})
-                    - {rows[i]["error"]})
-    out = list(rows)
-    out[i] = dict(rows[i]) | {"error": rng.choice(errors)}
-    return out
-
-
-Mutation = Callable[[list[Row], Spec, random.Random], list[Row]]
-MUTATIONS: dict[str, Mutation] = {
-    "drop_row": drop_row, "duplicate_row": duplicate_row, "swap_rows": swap_rows,
-    "corrupt_variable": corrupt_variable, "non_edge_target": non_edge_target, "change_error": change_error,
-}
-
-
-# ---------------------------------------------------------------- writers
-
-
-def _jsonable(row: Row) -> dict[str, Any]:
-    """Sets as sorted lists of their elements' text (the trace schema's list<string>)."""
-    return {k: sorted(_text(x) for x in v) if isinstance(v, frozenset) else v for k, v in row.items()}
-
-
-def _text(x: Any) -> str:
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    return str(x)
-
-
-def write_jsonl(traces: Mapping[str, list[Row]], root: str, files_per_machine: int = 1) -> None:
-    """`<root>/<Machine>/part-N.jsonl`, rows spread round-robin over the files."""
-    for name, rows in traces.items():
-        folder = os.path.join(root, name)
-        os.makedirs(folder, exist_ok=True)
-        handles = [open(os.path.join(folder, f"part-{i}.jsonl"), "w", encoding="utf-8")  # noqa: SIM115
-                   for i in range(files_per_machine)]
-        try:
-            for i, r in enumerate(rows):
-                handles[i % files_per_machine].write(json.dumps(_jsonable(r)) + "\n")
-        finally:
-            for h in handles:
-                h.close()
-
-
-def write_parquet(traces: Mapping[str, list[Row]], machines: Mapping[str, ir.Machine], root: str,
-                  partition: str | None = None, typed: bool = True) -> None:
-    """`<root>/<Machine>/part-0.parquet` (or under `<partition>/`): the typed format (v2), or v1 (`typed=False`:
-    names as strings, every integer int64, sets as lists of strings; still read, for older files)."""
-    for name, rows in traces.items():
-        folder = os.path.join(root, name, partition) if partition else os.path.join(root, name)
-        os.makedirs(folder, exist_ok=True)
-        write_parquet_file(rows, machines[name], os.path.join(folder, "part-0.parquet"), typed)
-
-
-def write_parquet_file(rows: list[Row], m: ir.Machine, path: str, typed: bool = True) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if typed:
-        table = typed_table(rows, typed_schema(m))
-    else:
-        table = pa.Table.from_pylist([_jsonable(r) for r in rows], schema=arrow_schema(m))
-    pq.write_table(table, path, row_group_size=ROW_GROUP_ROWS)
-
-
-ROW_GROUP_ROWS = 1_000_000  # rows per row group of a Parquet file: large ones read faster
-
-
-def typed_schema(m: ir.Machine) -> TypedSchema:
-    """The typed (v2) file layout of a machine, from the model (also for a spec of one's own)."""
-    return TypedSchema(tuple(v2_columns(m)), codes(m), footer(m))
-
-
-def arrow_schema(m: ir.Machine) -> Any:
-    """`traceschema.arrow_schema` (v1) with every column once (see `readers.columns`)."""
-    import pyarrow as pa
-
-    types = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "bool": pa.bool_(),
-             "list<string>": pa.list_(pa.string())}
-    return pa.schema([pa.field(n, types[t]) for n, t in columns(m)],
-                     metadata={b"kcoord.machine": m.name.encode(), b"kcoord.spec_sha256": m.source_sha256.encode()})
 
 
 # ---------------------------------------------------------------- scripted traces (tests, examples)

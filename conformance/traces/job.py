@@ -82,6 +82,7 @@ class Config:
     max_rows_in_memory: int = MAX_ROWS_IN_MEMORY  # python engine: a machine with more is checked from spill files
     shuffle_partitions: int | None = None
     spec_files: list[str] = field(default_factory=list)
+    remote: str | None = None  # a Spark Connect server (sc://HOST:PORT) instead of a master
 
 
 @dataclass(slots=True)
@@ -116,6 +117,8 @@ def choose_engine(config: Config, sources: Sequence[Source], spark: Any = None) 
         return config.engine, f"--engine {config.engine}"
     if spark is not None or _running_session():
         return "spark", "a Spark session is running"
+    if config.remote is not None:
+        return "spark", f"--remote {config.remote}"
     if config.master is None or not config.master.startswith("local"):
         return "spark", f"--master {config.master or '(from spark-submit)'}"
     rows = estimated_rows(sources, AUTO_PYTHON_ROWS + 1)
@@ -314,16 +317,20 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
 
 
 def _session(config: Config, spark: Any, sources: Sequence[Source]) -> Any:
-    """The caller's session, else the running one or a new local one; tuned for this input's size (`tune`)."""
+    """The caller's session, else a Spark Connect one (`--remote`), the running one or a new local one; tuned for
+    this input's size (`tune`)."""
     from kcoord.conformance.traces import session
 
     rows = estimated_rows(sources, max(session.SMALL_INPUT_ROWS, session.INTERPRETED_ROWS) + 1)
     try:
+        if spark is None and config.remote is not None:
+            spark = session.remote_session(config.remote)
         spark = spark or session.active_session() or session.local_session(
             config.master, shuffle_partitions=config.shuffle_partitions, rows=rows)
     except Exception as e:  # py4j's error carries the JVM's whole stack: its first line says what failed
         first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
-        raise SparkUnavailable(f"cannot start Spark on --master {config.master}: {first.strip()}") from None
+        where = f"--remote {config.remote}" if config.remote is not None else f"--master {config.master}"
+        raise SparkUnavailable(f"cannot start Spark on {where}: {first.strip()}") from None
     session.tune(spark, rows)
     return spark
 

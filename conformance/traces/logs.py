@@ -410,7 +410,7 @@ class _TypedFile:
     ROWS = 262_144
 
     def __init__(self, path: str, m: ir.Machine) -> None:
-        from .generate import typed_schema
+        from .writers import typed_schema
 
         os.makedirs(os.path.dirname(path), exist_ok=True)
         self.path = path

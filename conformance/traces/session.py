@@ -1,4 +1,5 @@
-"""Starting the SparkSession the trace checker runs on: embedded and local by default, any master on request.
+"""Starting the SparkSession the trace checker runs on: embedded and local by default, any master or a Spark Connect
+server on request.
 
 Owns: the session settings the checker relies on (UI off for local runs, few shuffle partitions for small inputs, the
 local JVM's JIT by input size (`jit_options`), generated or interpreted code by input size (`tune`), adaptive
@@ -30,7 +31,8 @@ INTERPRETED_ROWS = 50_000
 def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
                   app_name: str = APP_NAME, driver_memory: str | None = None, rows: int | None = None) -> SparkSession:
     """A SparkSession on `master` (`local[*]`, `spark://…`, `yarn`; None: the one `spark-submit` was given, else
-    `local[*]`); reuses a running one. `rows`: the input's size, when known (it chooses the JIT of a local JVM)."""
+    `local[*]`); reuses a running one. `rows`: the input's size, when known (it chooses the JIT of the JVMs that run
+    the checks: the local driver, or a cluster's executors)."""
     builder = SparkSession.builder.appName(app_name)
     if master is None and not under_spark_submit():
         master = "local[*]"
@@ -41,6 +43,8 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
         builder = (builder.config("spark.pyspark.python", sys.executable)
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.driver.extraJavaOptions", jit_options(rows)))
+    elif master is not None:  # a cluster's executors run the checks: the same JIT (benchmarks/bench_cluster.py)
+        builder = builder.config("spark.executor.extraJavaOptions", jit_options(rows))
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)
     if shuffle_partitions is not None:
@@ -54,14 +58,24 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
     return session
 
 
+def remote_session(url: str, app_name: str = APP_NAME) -> SparkSession:
+    """A Spark Connect session on the server at `url` (`sc://HOST:PORT[/;param=value...]`): the plan is sent to the
+    server, which reads the traces and writes the output, so the paths are the server's. Every setting `tune` makes
+    is a runtime SQL setting, which Spark Connect lets a client set."""
+    return SparkSession.builder.remote(url).appName(app_name).getOrCreate()
+
+
 def jit_options(rows: int | None) -> str:
-    """The local JVM's JIT. The generated code of a machine's checks has methods over HotSpot's 8000-byte limit for
-    JIT compilation; without -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. C2 spends most
-    of a 1M-event check compiling those methods (a JFR recording: ~135 of 146 CPU-s), so a small input runs with C1
-    only (-XX:TieredStopAtLevel=1): 1.6x faster at 300k events, about even at 1M (7,465 against 6,900 events per
-    CPU-s), and on a 10k-row simulator trace 39.5 JVM CPU-s against 58.4 (issue 33); C2's faster code wins on the
-    large traces this job is for. The smallest inputs (`INTERPRETED_ROWS`) also run with the serial collector: G1's
-    collector threads cost ~1 CPU-s of a 10k-row check that collects little (16.7 against 15.5 JVM CPU-s)."""
+    """The JIT of the JVMs that run the checks (a local driver, a cluster's executors). The generated code of a
+    machine's checks has methods over HotSpot's 8000-byte limit for JIT compilation; without
+    -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. C2 spends most of a 1M-event check
+    compiling those methods (a JFR recording: ~135 of 146 CPU-s), so a small input runs with C1 only
+    (-XX:TieredStopAtLevel=1): 1.6x faster at 300k events, about even at 1M (7,465 against 6,900 events per CPU-s),
+    and on a 10k-row simulator trace 39.5 JVM CPU-s against 58.4 (issue 33); C2's faster code wins on the large
+    traces this job is for. On a standalone cluster at 1M events the executors took 29 CPU-s with these options
+    against 54 with HotSpot's defaults (benchmarks/bench_cluster.py). The smallest inputs (`INTERPRETED_ROWS`) also
+    run with the serial collector: G1's collector threads cost ~1 CPU-s of a 10k-row check that collects little
+    (16.7 against 15.5 JVM CPU-s)."""
     if rows is not None and rows <= INTERPRETED_ROWS:
         return "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
     if rows is not None and rows <= SMALL_INPUT_ROWS:

@@ -441,9 +441,12 @@ class MachinePlan:
         return q.fn("to_json", q.Struct(tuple(values)))
 
     def release(self) -> None:
-        """Drop the checkpointed rows now (else they stay on disk until the JVM collects their RDD)."""
+        """Drop the checkpointed rows now (else they stay on disk until the JVM collects their RDD). Over Spark
+        Connect the server drops them when the client lets go of the frame."""
         if self._staged is not None:
-            self._staged._jdf.queryExecution().analyzed().rdd().unpersist(False)  # (the checkpoint's `LogicalRDD`)
+            jdf = getattr(self._staged, "_jdf", None)  # (a classic session's; a Connect frame has none)
+            if jdf is not None:
+                jdf.queryExecution().analyzed().rdd().unpersist(False)  # (the checkpoint's `LogicalRDD`)
             self._staged = None
 
     # ------------------------------------------------------------ the row checks' violations

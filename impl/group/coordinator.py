@@ -394,8 +394,9 @@ class GroupCoordinator:
 # ---------------------------------------------------------------------------------------------- handlers by group type
 
 
-def _group_keys(group_id: str) -> list[tuple[str, tuple[str]]]:
-    return [("ClassicGroup", (group_id,)), ("ConsumerGroup", (group_id,))]
+def _group_keys(group_id: str) -> tuple[tuple[str, tuple[str]], ...]:
+    key = (group_id,)
+    return (("ClassicGroup", key), ("ConsumerGroup", key))
 
 
 def _by_group_type(classic: Callable[..., Plan], consumer: Callable[..., Plan]) -> Callable[..., Plan]:

@@ -104,7 +104,11 @@ class PlanBuilder:
         self.effects.append(effect)
 
     def plan(self, response: Any = None, on_failure: Callable[[BaseException], Plan] | None = None) -> Plan:
-        effects = list(self.effects)
+        """The plan of everything decided, written and scheduled. Its effects move to the plan (the builder keeps
+        none): a handler's transaction object registers effects on its builder and holds the builder, so a builder
+        that kept them would make every request's objects a reference cycle, freed only by the cycle collector
+        (~30 objects per heartbeat, several µs each)."""
+        effects, self.effects = self.effects, []
 
         def after_apply() -> None:
             for effect in effects:

@@ -205,6 +205,9 @@ class ConsumerGroupData:
 # ---------------------------------------------------------------------------------------------- partition names
 
 
+_SETS_KEPT = 65_536  # targets whose partition sets `PartitionNames.target_set` remembers (then it starts again)
+
+
 class PartitionNames:
     """How KIP-848 partitions appear in the spec's `set[partition]` variables: `<topic name>-<partition>`.
 
@@ -220,6 +223,9 @@ class PartitionNames:
         self._names: dict[uuid.UUID, str] = {}
         self._parsed: dict[str, tuple[uuid.UUID, int]] = {}
         self._strings: dict[uuid.UUID, dict[int, str]] = {}  # topic id -> partition -> its string (hot path)
+        # id(assignment) -> (that assignment, its set): `target_set`'s memory (an assignment is never changed in
+        # place, and the entry holds it, so its id is not reused while the entry lives)
+        self._sets: dict[int, tuple[Mapping[uuid.UUID, Iterable[int]], frozenset[str]]] = {}
 
     def learn(self, topic_id: uuid.UUID, name: str) -> None:
         """Name a topic id (the cluster's name of it: the same whoever tells it)."""
@@ -254,6 +260,18 @@ class PartitionNames:
                 out.append(text if text is not None else self.partition(topic_id, p))
                 by_partition = self._strings.get(topic_id)
         return frozenset(out)
+
+    def target_set(self, assignment: Mapping[uuid.UUID, Iterable[int]]) -> frozenset[str]:
+        """`to_set` of an assignment held in a group (a target: never changed in place, replaced when it changes),
+        remembered by identity: a steady member's every heartbeat reads the same target."""
+        entry = self._sets.get(id(assignment))
+        if entry is not None and entry[0] is assignment:
+            return entry[1]
+        if len(self._sets) >= _SETS_KEPT:
+            self._sets.clear()
+        partitions = self.to_set(assignment)
+        self._sets[id(assignment)] = (assignment, partitions)
+        return partitions
 
     def to_assignment(self, partitions: Iterable[str]) -> Assignment:
         out: dict[uuid.UUID, set[int]] = {}

@@ -3,41 +3,24 @@
 Owns `PartitionManager`:
 - topics: `create_topic`, `describe_topics` (Metadata, with auto-creation), discovery of existing partition
   directories (`<topic>-<n>/` holding `partition.metadata`) under `data_dir` on start;
-- `produce` (one partition of a Produce request): the front door (`validation.py`), KIP-890 verification (before a
-  transactional batch of a producer with no open transaction here, the leader creates a verification guard and asks
-  the `TxnVerifier`; the batch is then appended with the guard, and the spec decides with `verification_ok`), the
-  append (`DataPartition.produce`), and the answer once `acks` allows (-1: durable; 0 and 1: appended);
+- `produce` (one partition of a Produce request): the front door (`validation.py`), KIP-890 verification or the
+  Transactions V2 add (`verification.py`: the batch waits for the transaction coordinator, then is appended with the
+  guard, or refused), the append (`DataPartition.produce`), and the answer once `acks` allows (-1: durable; 0 and 1:
+  appended);
 - `fetch`, `list_offsets`, `describe_producers`;
 - `write_txn_markers` (`MarkerTarget`): control batches on the data partitions this node holds; any other partition
   (an unknown topic, or `__consumer_offsets`, which the group coordinator holds: see `BrokerMarkerTarget`) is
   UNKNOWN_TOPIC_OR_PARTITION here;
 - time: `poll` (group commit, durability waits, producer expiration), `next_deadline_ms`, `flush`, `close`.
 
-Transactions V2 (Produce v12+, `TxnOperation.ADD_PARTITION`): instead of verifying, the leader asks the coordinator
-to add the partition (AddPartitionsToTxn v5), even with verification switched off, and while the coordinator answers
-CONCURRENT_TRANSACTIONS (the previous transaction's markers are still being written) asks again every
-`add_partitions_retry_backoff_ms` until `add_partitions_retry_max_ms` have passed, as Kafka's `handleProduceAppend`.
-A verification entry made for an add survives a marker of the same epoch (the previous transaction's TV2 marker carries
-the bumped epoch the next transaction already writes with).
-
-Answers that do not come from the spec (front-door validation, unknown partitions, and the translation of the
-coordinator's answer, all as Kafka 4.0's `ReplicaManager`/`AddPartitionsToTxnManager` do them; none appends):
+Answers that do not come from the spec (front-door validation and unknown partitions, as Kafka 4.0's `ReplicaManager`
+does them; none appends; the translation of the transaction coordinator's answer is `verification.py`'s table):
 
 | situation                                                                      | answer                          |
 |--------------------------------------------------------------------------------|---------------------------------|
 | acks not in {-1, 0, 1}                                                         | INVALID_REQUIRED_ACKS           |
 | unknown topic or partition (Produce never auto-creates)                        | UNKNOWN_TOPIC_OR_PARTITION      |
 | a partition not started: its log is damaged where recovery may not cut it      | KAFKA_STORAGE_ERROR             |
-| a transactional batch without the request's transactional id                   | INVALID_REQUEST                 |
-| inconclusive: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,                      | NOT_ENOUGH_REPLICAS (retriable) |
-|   COORDINATOR_LOAD_IN_PROGRESS, NETWORK_EXCEPTION, REQUEST_TIMED_OUT, no       |                                 |
-|   verifier, and CONCURRENT_TRANSACTIONS except for an add                      |                                 |
-| CONCURRENT_TRANSACTIONS for an add, after the retries                          | CONCURRENT_TRANSACTIONS         |
-| PRODUCER_FENCED                                                                | INVALID_PRODUCER_EPOCH          |
-| TRANSACTION_ABORTABLE to Produce up to v10                                     | the spec, verification_ok=false |
-|                                                                                |   (INVALID_TXN_STATE)           |
-| anything else (TRANSACTION_ABORTABLE from v11, INVALID_PRODUCER_ID_MAPPING,    | that error                      |
-|   UNSUPPORTED_VERSION, ...)                                                    |                                 |
 Must not import: `kcoord.model`.
 """
 
@@ -45,8 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import heapq
-import itertools
 import logging
 import re
 import shutil
@@ -55,7 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from ..errors import Errors, KafkaError
+from ..errors import Errors
 from ..interfaces import MarkerResult, TopicPartition, TxnMarker, TxnOperation, TxnVerifier
 from ..runtime.clock import Clock
 from ..runtime.completion import Completion
@@ -66,7 +47,6 @@ from ..storage.batch import RecordBatch
 from ..storage.log import Durability, FlushTicket, LogCorruptedError, PartitionLog
 from .data_log import PARTITION_METADATA_FILE, create_partition_dir, read_partition_metadata
 from .partition import Appended, DataPartition, Verification
-from .producer_state import VerificationGuard
 from .types import (
     INTERNAL_TOPICS,
     AppendOrigin,
@@ -80,6 +60,7 @@ from .types import (
     TopicMetadata,
 )
 from .validation import Rejected, decode_produce_batch
+from .verification import PendingWrite, Verifications
 
 _log = logging.getLogger(__name__)
 _TOPIC_NAME: Final = re.compile(r"[a-zA-Z0-9._-]+")
@@ -87,10 +68,6 @@ _MAX_TOPIC_NAME_LENGTH: Final = 249
 _DIR_NAME: Final = re.compile(r"(.+)-(\d+)")
 CLUSTER_METADATA_TOPIC: Final = "__cluster_metadata"  # KRaft's metadata log: Kafka refuses to create it
 MAX_RECORDS_PER_USER_OP: Final = 10_000  # Kafka's controller writes at most this many records for one request
-_NOT_ADDED: Final = "Partition was not added to the transaction"  # Kafka's InvalidTxnStateException message
-_RETRIABLE_VERIFICATION: Final = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE,
-                                            Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NETWORK_EXCEPTION,
-                                            Errors.REQUEST_TIMED_OUT})
 
 
 def topic_name_problem(name: str) -> str | None:
@@ -126,8 +103,9 @@ class PartitionManager:
         self.data_dir = Path(data_dir)
         self.clock = clock
         self.tracer = tracer if tracer is not None else Tracer(None)
-        self.verifier = verifier
         self.config = config or PartitionConfig()
+        self.verification = Verifications(clock=clock, config=self.config, verifier=verifier, leader=self.partition,
+                                          answer=self._answer)
         self.durability = durability
         self.node_id = node_id
         self._topic_id_factory = topic_id_factory
@@ -139,11 +117,18 @@ class PartitionManager:
         self._touched: dict[TopicPartition, DataPartition] = {}
         self._expiration_due_ms: int | None = None  # the earliest expiration check of any partition (None: unknown)
         self.offline: dict[TopicPartition, str] = {}  # partitions not started (a damaged log), and why
-        self._retries: list[tuple[int, int, Callable[[], None]]] = []  # (due ms, tie-break, ask again): a heap
-        self._retry_order = itertools.count()
         self._closed = False
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._discover()
+
+    @property
+    def verifier(self) -> TxnVerifier | None:
+        """The transaction coordinator that verifies (or, for Transactions V2, adds) partitions; `verification`'s."""
+        return self.verification.verifier
+
+    @verifier.setter
+    def verifier(self, verifier: TxnVerifier | None) -> None:
+        self.verification.verifier = verifier
 
     # ------------------------------------------------------------------------------------------ topics
 
@@ -345,79 +330,12 @@ class PartitionManager:
             batch = decode_produce_batch(data, origin, max_message_bytes=self.config.max_message_bytes)
             if isinstance(batch, Rejected):
                 out.set(ProduceResult(batch.error, error_message=batch.message))
-            elif self._needs_verification(part, batch, operation):
-                self._verify_then_append(_Write(part, batch, origin, acks, operation, out), transactional_id)
+            elif self.verification.needed(part, batch, operation):
+                self.verification.verify_then_append(PendingWrite(part, batch, origin, acks, operation, out),
+                                                     transactional_id)
             else:
                 self._answer(part, part.produce(batch, origin, Verification()), acks, out)
         return out
-
-    def _needs_verification(self, part: DataPartition, batch: RecordBatch, operation: TxnOperation) -> bool:
-        """KIP-890: a transactional batch of a producer with no transaction open on this partition at its epoch
-        (verified when verification is on; added to the transaction for Transactions V2 in any case)."""
-        return (batch.is_transactional and (self.config.transaction_partition_verification_enable
-                                             or operation is TxnOperation.ADD_PARTITION)
-                and not part.states.has_open_txn(batch.producer_id, batch.producer_epoch))
-
-    def _verify_then_append(self, write: _Write, transactional_id: str | None) -> None:
-        if transactional_id is None:
-            write.out.set(ProduceResult(Errors.INVALID_REQUEST, error_message="a transactional batch needs the "
-                                                                              "request's transactional id"))
-            return
-        batch = write.batch
-        sequence = batch.base_sequence if write.origin is AppendOrigin.CLIENT else -1
-        write.guard = write.part.states.start_verification(batch.producer_id, sequence, batch.producer_epoch,
-                                                           supports_epoch_bump=write.adds)
-        if self.verifier is None:
-            write.out.set(ProduceResult(Errors.NOT_ENOUGH_REPLICAS,
-                                        error_message="no transaction coordinator to verify with"))
-            return
-        self._ask(write, transactional_id, self.clock.now_ms())
-
-    def _ask(self, write: _Write, transactional_id: str, started_ms: int) -> None:
-        """Ask the coordinator to verify (or, for Transactions V2, add) the partition; a V2 add answered
-        CONCURRENT_TRANSACTIONS is asked again after a back-off until the retry time is up."""
-        assert self.verifier is not None
-        batch, tp = write.batch, write.part.tp
-        ask = self.verifier.add_partition if write.adds else self.verifier.verify_partition
-        asked = ask(transactional_id, batch.producer_id, batch.producer_epoch, tp)
-
-        def answered(done: Completion[str]) -> None:
-            try:
-                error = done.result()
-            except KafkaError as e:
-                error = e.name
-            except OSError:  # the coordinator could not be reached
-                error = Errors.NETWORK_EXCEPTION
-            now_ms = self.clock.now_ms()
-            if write.adds and error == Errors.CONCURRENT_TRANSACTIONS and \
-                    now_ms - started_ms < self.config.add_partitions_retry_max_ms:
-                heapq.heappush(self._retries, (now_ms + self.config.add_partitions_retry_backoff_ms,
-                                               next(self._retry_order),
-                                               lambda: self._ask(write, transactional_id, started_ms)))
-                return
-            self._verified(write, error)
-
-        asked.then(answered)
-
-    def _verified(self, write: _Write, error: str) -> None:
-        part, out = write.part, write.out
-        if self.partition(part.tp) is not part:
-            out.set(ProduceResult(Errors.NOT_LEADER_OR_FOLLOWER))
-            return
-        refused = _refusal(error, write.operation)
-        if refused == Errors.NOT_ENOUGH_REPLICAS:
-            message = f"unable to verify the partition has been added to the transaction: {error}"
-            out.set(ProduceResult(refused, error_message=message))
-        elif refused is not None:
-            out.set(ProduceResult(refused))  # Kafka 4.0.2 gives no message
-        else:
-            verification = Verification(write.guard, confirmed=error == Errors.NONE)
-            appended = part.produce(write.batch, write.origin, verification)
-            if not verification.confirmed and appended.result.error == Errors.INVALID_TXN_STATE:
-                # refused before the log, as Kafka's ReplicaManager answers a failed verification
-                appended = Appended(ProduceResult(Errors.INVALID_TXN_STATE, error_message=_NOT_ADDED),
-                                    appended.required_offset)
-            self._answer(part, appended, write.acks, out)
 
     def _answer(self, part: DataPartition, appended: Appended, acks: int, out: Completion[ProduceResult]) -> None:
         """acks=-1 waits until the append (or a duplicate's original) is durable; 0 and 1 answer at once."""
@@ -505,8 +423,7 @@ class PartitionManager:
         if every:
             self._expiration_due_ms = min((p.next_expiration_check_ms for p in self.partitions()), default=None)
         self._settle()
-        while self._retries and self._retries[0][0] <= now_ms:
-            heapq.heappop(self._retries)[2]()
+        self.verification.retry_due(now_ms)
 
     def touch(self, part: DataPartition) -> None:
         """`part` was written (or waits for its durability): `poll` and `flush` look at it until it settles."""
@@ -528,8 +445,9 @@ class PartitionManager:
         deadlines = [p.next_deadline_ms() for p in self._touched.values()]
         if self._expiration_due_ms is not None:
             deadlines.append(self._expiration_due_ms)
-        if self._retries:
-            deadlines.append(self._retries[0][0])
+        retry_ms = self.verification.next_retry_ms()
+        if retry_ms is not None:
+            deadlines.append(retry_ms)
         return min(deadlines) if deadlines else None
 
     def flush(self) -> None:
@@ -585,31 +503,3 @@ class PartitionManager:
         self._open = None
         self._expiration_due_ms = None
 
-
-class _Write:
-    """A transactional batch waiting for the transaction coordinator before it is appended."""
-
-    __slots__ = ("acks", "batch", "guard", "operation", "origin", "out", "part")
-
-    def __init__(self, part: DataPartition, batch: RecordBatch, origin: AppendOrigin, acks: int,
-                 operation: TxnOperation, out: Completion[ProduceResult]) -> None:
-        self.part, self.batch, self.origin, self.acks = part, batch, origin, acks
-        self.operation, self.out = operation, out
-        self.guard: VerificationGuard | None = None
-
-    @property
-    def adds(self) -> bool:
-        return self.operation is TxnOperation.ADD_PARTITION
-
-
-def _refusal(error: str, operation: TxnOperation) -> str | None:
-    """What the leader answers, without appending, for the coordinator's `error` (the module docstring's table);
-    None: append and let the spec decide (NONE, or TRANSACTION_ABORTABLE to a client that does not know it)."""
-    if error == Errors.NONE or (error == Errors.TRANSACTION_ABORTABLE and operation is TxnOperation.DEFAULT_ERROR):
-        return None
-    if error in _RETRIABLE_VERIFICATION or (error == Errors.CONCURRENT_TRANSACTIONS
-                                            and operation is not TxnOperation.ADD_PARTITION):
-        return Errors.NOT_ENOUGH_REPLICAS
-    if error == Errors.PRODUCER_FENCED:
-        return Errors.INVALID_PRODUCER_EPOCH
-    return error

@@ -213,7 +213,21 @@ class Shard:
 
     def _submit_waiting(self, key_tuple: tuple[tuple[str, Key], ...], handler: Callable[[], Plan],
                         out: Completion[Any]) -> None:
-        """`submit` with `when_pending="wait"` (apart: its closures would cost the common path their cells)."""
+        """`submit` with `when_pending="wait"`: at once when no write for the keys is in flight (no closure), else
+        queued behind that write."""
+        pending = self._pending
+        if not pending or not any(pending.get(k, 0) > 0 for k in key_tuple):
+            try:
+                plan = handler()
+            except BaseException as e:
+                out.fail(e)
+                return
+            self._execute(plan, key_tuple, out)
+            return
+        self._wait_for(key_tuple, handler, out)
+
+    def _wait_for(self, key_tuple: tuple[tuple[str, Key], ...], handler: Callable[[], Plan],
+                  out: Completion[Any]) -> None:
         def run() -> None:
             try:
                 plan = handler()
@@ -223,10 +237,7 @@ class Shard:
             self._execute(plan, key_tuple, out)
 
         blocked = [k for k in key_tuple if self._pending.get(k, 0) > 0]
-        if blocked:
-            self._waiting.setdefault(blocked[0], deque()).append(lambda: self._resubmit(key_tuple, run))
-            return
-        run()
+        self._waiting.setdefault(blocked[0], deque()).append(lambda: self._resubmit(key_tuple, run))
 
     def _resubmit(self, keys: tuple[tuple[str, Key], ...], run: Callable[[], None]) -> None:
         blocked = [k for k in keys if self._pending.get(k, 0) > 0]
@@ -393,7 +404,7 @@ class Shard:
             else:
                 instances[key] = post
             exists = True
-        if self.tracer.enabled:
+        if self.tracer.wants(table.name, d.row.kind):
             self._trace(change, exists)
 
     def _trace(self, change: Change, exists: bool) -> None:

@@ -71,6 +71,16 @@ class Tracer:
     def enabled(self) -> bool:
         return self.sink is not None
 
+    def wants(self, machine: str, kind: str) -> bool:
+        """Whether a decision of `machine` of this row kind reaches the sink at all: a caller may skip the work of
+        `decision`'s arguments (its key text, its sequence number) when not. Always, with a trace file."""
+        sink = self.sink
+        if sink is None:
+            return False
+        if isinstance(sink, TapSink) and sink.inner is None:
+            return sink.watches(machine) and (kind != "reject" or sink.watches_rejections)
+        return True
+
     def decision(self, table: MachineTable, decision: Decision, *, key: str, seq: int, ts_ms: int,
                  coordinator_epoch: int, args: Mapping[str, Any], pending: bool) -> None:
         """A row for a transition, stay or rejection (the variables are the post-state; a rejection changes none)."""
@@ -79,7 +89,7 @@ class Tracer:
             return
         if isinstance(sink, TapSink) and sink.inner is None:
             # a tap with no trace file behind it (the server's metrics): it sees what it watches, no row is built
-            if sink.watches(table.name):
+            if sink.watches(table.name) and (decision.row.kind != "reject" or sink.watches_rejections):
                 sink.observe(table.name, {"kind": decision.row.kind, "event": decision.event, "key": key,
                                           "ts_ms": ts_ms, "from_state": decision.from_state,
                                           "to_state": decision.to_state})
@@ -137,9 +147,10 @@ class TapSink:
 
     With no `inner`, the `Tracer` builds no rows for it: `observe` gets, for the machines it `watches` only, a row of
     the columns kind, event, key, ts_ms, from_state and to_state (the rest of a row costs more to build than the whole
-    decision), and no load rows unless `watches_loads`."""
+    decision), no load rows unless `watches_loads`, and no rejections unless `watches_rejections`."""
 
     watches_loads = False
+    watches_rejections = True
 
     def __init__(self, inner: TraceSink | None) -> None:
         self.inner = inner

@@ -139,13 +139,15 @@ def _request_schema(start: HeaderStart) -> type[RequestPayload]:
         raise _decode_error(UnsupportedVersion, message, start) from None
 
 
-def decode_request(frame: bytes) -> DecodedRequest:
-    """Decode one frame payload (no size prefix) into header and body, ignoring trailing bytes.
+def decode_request(frame: bytes, start: HeaderStart | None = None) -> DecodedRequest:
+    """Decode one frame payload (no size prefix) into header and body, ignoring trailing bytes. `start`: the
+    frame's `read_header_start`, when the caller has read it already.
 
     Raises `MalformedHeader`, `UnknownApiKey`, `UnsupportedVersion` or `MalformedBody`; never anything else for
     bad input (kio's native reader raises assorted exception types on garbage, all are caught here).
     """
-    start = read_header_start(frame)
+    if start is None:
+        start = read_header_start(frame)
     if start is None:
         raise MalformedHeader(f"frame of {len(frame)} bytes is shorter than the 8-byte header start")
     schema = _request_schema(start)

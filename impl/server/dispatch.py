@@ -218,7 +218,7 @@ class Dispatcher:
             # Checked before decoding, as Kafka does: the body of a newer version need not decode here.
             return self._encode(start, unsupported_version_fallback(self._advertised))
         try:
-            decoded = decode_request(frame)
+            decoded = decode_request(frame, start)
         except RequestDecodeError as e:
             return self._on_decode_error(e, connection)
         handler = self._registry.lookup(decoded.api_key, decoded.api_version)

@@ -49,8 +49,43 @@ def _heartbeat_response(api_version: int, error: str) -> ResponsePayload:
     return build(response_schema(12, api_version), error_code=code(error))
 
 
+#: ConsumerGroupHeartbeat answers without an assignment (a steady member's every heartbeat gets the same one), by
+#: (version, error, message, member id, member epoch, heartbeat interval); bounded, then started again
+_STEADY_ANSWERS: dict[tuple[int, str, str | None, str | None, int, int], ResponsePayload] = {}
+_STEADY_ANSWERS_KEPT = 4096
+
+
 def client_host(request: Request) -> str:
     return f"/{request.connection.client_host}"
+
+
+#: id(request body) -> (the body, client id, client host, version, its translation): a steady member re-sends the
+#: same bytes, which decode to the same immutable body (`codec.decode_request`), so it is translated once
+_TRANSLATED: dict[int, tuple[Any, str | None, str, int, ConsumerGroupHeartbeatRequest]] = {}
+_TRANSLATED_KEPT = 4096
+
+
+def _consumer_heartbeat_request(request: Request) -> ConsumerGroupHeartbeatRequest:
+    body: Any = request.body
+    host = request.connection.client_host
+    known = _TRANSLATED.get(id(body))
+    if known is not None and known[0] is body and known[1] == request.client_id and known[2] == host \
+            and known[3] == request.api_version:
+        return known[4]
+    owned = None if body.topic_partitions is None else tuple(
+        (t.topic_id, tuple(t.partitions)) for t in body.topic_partitions)
+    req = ConsumerGroupHeartbeatRequest(
+        group_id=body.group_id, member_id=body.member_id, member_epoch=body.member_epoch,
+        instance_id=body.instance_id, rack_id=body.rack_id, rebalance_timeout_ms=ms_of(body.rebalance_timeout),
+        subscribed_topic_names=None if body.subscribed_topic_names is None else tuple(body.subscribed_topic_names),
+        subscribed_topic_regex=getattr(body, "subscribed_topic_regex", None), server_assignor=body.server_assignor,
+        topic_partitions=owned, client_id=request.client_id or "", client_host=client_host(request),
+        api_version=request.api_version)
+    if len(_TRANSLATED) >= _TRANSLATED_KEPT:
+        _TRANSLATED.clear()
+    # (the entry holds the body: its id is not reused while the entry lives)
+    _TRANSLATED[id(body)] = (body, request.client_id, host, request.api_version, req)
+    return req
 
 
 class GroupHandlers:
@@ -159,18 +194,15 @@ class GroupHandlers:
     # ------------------------------------------------------------------ KIP-848
 
     async def consumer_group_heartbeat(self, request: Request) -> ResponsePayload:
-        body: Any = request.body
-        owned = None if body.topic_partitions is None else tuple(
-            (t.topic_id, tuple(t.partitions)) for t in body.topic_partitions)
-        req = ConsumerGroupHeartbeatRequest(
-            group_id=body.group_id, member_id=body.member_id, member_epoch=body.member_epoch,
-            instance_id=body.instance_id, rack_id=body.rack_id, rebalance_timeout_ms=ms_of(body.rebalance_timeout),
-            subscribed_topic_names=None if body.subscribed_topic_names is None else tuple(body.subscribed_topic_names),
-            subscribed_topic_regex=getattr(body, "subscribed_topic_regex", None), server_assignor=body.server_assignor,
-            topic_partitions=owned, client_id=request.client_id or "", client_host=client_host(request),
-            api_version=request.api_version)
-        r = await self.ctx.wait(self.ctx.node.groups.consumer_group_heartbeat(req))
+        r = await self.ctx.wait(self.ctx.node.groups.consumer_group_heartbeat(_consumer_heartbeat_request(request)))
         self.ctx.metrics.count_heartbeat("consumer", r.error)
+        steady = None
+        if r.assignment is None:
+            steady = (request.api_version, r.error, r.error_message, r.member_id, r.member_epoch,
+                      r.heartbeat_interval_ms)
+            answer = _STEADY_ANSWERS.get(steady)
+            if answer is not None:
+                return answer
         schema = response_schema(request.api_key, request.api_version)
         assignment = None
         if r.assignment is not None:
@@ -178,9 +210,14 @@ class GroupHandlers:
             tp_type = item_type(assignment_type, "topic_partitions")
             assignment = build(assignment_type, topic_partitions=tuple(
                 build(tp_type, topic_id=topic_id, partitions=parts) for topic_id, parts in r.assignment))
-        return build(schema, error_code=code(r.error), error_message=r.error_message, member_id=r.member_id,
-                     member_epoch=r.member_epoch, heartbeat_interval=timedelta_of_ms(r.heartbeat_interval_ms),
-                     assignment=assignment)
+        answer = build(schema, error_code=code(r.error), error_message=r.error_message, member_id=r.member_id,
+                       member_epoch=r.member_epoch, heartbeat_interval=timedelta_of_ms(r.heartbeat_interval_ms),
+                       assignment=assignment)
+        if steady is not None:
+            if len(_STEADY_ANSWERS) >= _STEADY_ANSWERS_KEPT:
+                _STEADY_ANSWERS.clear()
+            _STEADY_ANSWERS[steady] = answer
+        return answer
 
     async def consumer_group_describe(self, request: Request) -> ResponsePayload:
         body: Any = request.body

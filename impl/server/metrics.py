@@ -248,6 +248,8 @@ class ServerMetrics:
 class MetricsTap(TapSink):
     """A `TraceSink` that shows every row to the metrics, then hands it to `inner` (the file sink), if any."""
 
+    watches_rejections = False  # (`observe_row` counts transitions and stays only)
+
     def __init__(self, metrics: ServerMetrics, inner: TraceSink | None) -> None:
         super().__init__(inner)
         self.metrics = metrics

@@ -5,7 +5,8 @@ message generator turns the same JSON into Java classes: Python source is genera
 binding) and compiled — fixed-width fields in a row are packed and unpacked by one `struct`, `[]int32` arrays by one
 `struct` call, compact (flexible) and classic lengths and the tagged-field section are written out for the version —
 so the readers and writers run at the speed of hand-written ones and cannot disagree with the declarations. The source
-of any of them is `Codec.source(...)`, for reading.
+of any of them is `Codec.source(...)`, for reading. The readers' source is made here, the writers' by
+`codec_write.WriterSource`; what both use is `_codegen.py`'s.
 
 Values. A message or struct is read into the class bound to it (`Codec.bind`: a dataclass whose fields are the
 declaration's fields in snake case, in any order; it is checked at bind time) or, unbound or with `raw=True`, into a
@@ -28,13 +29,13 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._codegen import FORMAT, WIDTH, Source, runs
 from ._varint import VarintError, read_uvarint, uvarint
+from .codec_write import WriterSource
 from .declarations import INTEGERS, FieldDecl, Message, load_messages
 
 __all__ = ["Codec", "Encoded", "SchemaError", "shared_codec"]
 
-_FORMAT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "bool": "?"}
-_WIDTH = {"b": 1, "h": 2, "i": 4, "q": 8, "?": 1}
 Reader = Callable[[bytes, int], tuple[Any, int]]
 Writer = Callable[[Any, list[bytes]], None]
 
@@ -70,21 +71,6 @@ def _utf8(data: bytes) -> str:
     return data.decode("utf-8")
 
 
-class _Source:
-    """Lines of one generated function, with fresh local names."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.n = 0
-
-    def fresh(self, stem: str) -> str:
-        self.n += 1
-        return f"{stem}{self.n}"
-
-    def add(self, indent: int, line: str) -> None:
-        self.lines.append("    " * indent + line)
-
-
 class Codec:
     """Readers and writers of a set of message declarations, compiled on first use and cached."""
 
@@ -99,6 +85,7 @@ class Codec:
         self._constant_values: dict[str, Any] = {}  # named values the generated code reads (structs, defaults)
         self._env: dict[str, Any] = {"SchemaError": SchemaError, "_uvarint_at": _uvarint_at, "uvarint": uvarint,
                                      "UUID": uuid.UUID, "_utf8": _utf8, "struct": struct, "Encoded": Encoded}
+        self._write_source = WriterSource(self._bindings, self._constant)
 
     # ------------------------------------------------------------ bindings
 
@@ -162,7 +149,7 @@ class Codec:
             flexible = version in message.flexible
             what = f"{name} v{version}"
             functions: list[str] = []
-            src = _Source()
+            src = Source()
             entry = f"_{kind}_field_{field}_v{version}{'_raw' if raw else ''}"
             if kind == "read":
                 src.add(0, f"def {entry}(buf, pos):")
@@ -177,7 +164,8 @@ class Codec:
                 src.add(0, f"def {entry}(value, out):")
                 src.add(1, f"at = \"{field}\"")
                 src.add(1, "try:")
-                self._write_field(src, (name,), decl, "value", version, flexible, raw, functions, what, 2)
+                self._write_source.write_field(src, (name,), decl, "value", version, flexible, raw, functions, what,
+                                               2)
                 src.add(1, "except (struct.error, TypeError, AttributeError, UnicodeEncodeError) as e:")
                 src.add(2, f"raise SchemaError(f'{what}: cannot write field {{at!r}}: {{e}}') from None")
             functions.append("\n".join(src.lines))
@@ -217,8 +205,8 @@ class Codec:
             entry = self._struct_reader((name,), message.fields, version, flexible, raw, functions,
                                         f"{name} v{version}", spans)
         else:
-            entry = self._struct_writer((name,), message.fields, version, flexible, raw, functions,
-                                        f"{name} v{version}")
+            entry = self._write_source.struct_writer((name,), message.fields, version, flexible, raw, functions,
+                                                     f"{name} v{version}")
         text = "\n\n".join(functions)
         self._sources[(kind, name, version, raw)] = text
         namespace = dict(self._env)
@@ -246,18 +234,18 @@ class Codec:
         fn = "_read_" + "_".join(path).replace(".", "_") + f"_v{version}{'_raw' if raw else ''}"
         if any(f.startswith(f"def {fn}(") for f in functions):
             return fn
-        src = _Source()
+        src = Source()
         src.add(0, f"def {fn}(buf, pos):")
         src.add(1, "at = ''")
         src.add(1, "try:")
         values: dict[str, str] = {}
-        for run in _runs(fields, version):
-            if run[0].type in _FORMAT:
-                fmt = self._constant(struct.Struct(">" + "".join(_FORMAT[f.type] for f in run)))
+        for run in runs(fields, version):
+            if run[0].type in FORMAT:
+                fmt = self._constant(struct.Struct(">" + "".join(FORMAT[f.type] for f in run)))
                 names = [src.fresh("v") for _ in run]
                 src.add(2, f"at = {run[0].name!r}")
                 src.add(2, f"{', '.join(names)}{',' if len(names) == 1 else ''} = {fmt}.unpack_from(buf, pos)")
-                src.add(2, f"pos += {sum(_WIDTH[_FORMAT[f.type]] for f in run)}")
+                src.add(2, f"pos += {sum(WIDTH[FORMAT[f.type]] for f in run)}")
                 values.update(zip((f.name for f in run), names, strict=True))
                 continue
             (f,) = run
@@ -292,7 +280,7 @@ class Codec:
         args = ", ".join(by_snake[d.name] for d in dataclasses.fields(cls))
         return f"{self._constant(cls)}({args})"
 
-    def _read_length(self, src: _Source, flexible: bool, classic: str, indent: int) -> str:
+    def _read_length(self, src: Source, flexible: bool, classic: str, indent: int) -> str:
         n = src.fresh("n")
         if flexible:
             src.add(indent, f"{n} = buf[pos]")
@@ -301,10 +289,10 @@ class Codec:
             src.add(indent, f"{n} -= 1")
         else:
             src.add(indent, f"({n},) = {self._constant(struct.Struct('>' + classic))}.unpack_from(buf, pos)")
-            src.add(indent, f"pos += {_WIDTH[classic]}")
+            src.add(indent, f"pos += {WIDTH[classic]}")
         return n
 
-    def _read_field(self, src: _Source, path: tuple[str, ...], f: FieldDecl, version: int, flexible: bool, raw: bool,
+    def _read_field(self, src: Source, path: tuple[str, ...], f: FieldDecl, version: int, flexible: bool, raw: bool,
                     functions: list[str], what: str, indent: int) -> str:
         out = src.fresh("v")
         nullable = version in f.nullable
@@ -315,10 +303,10 @@ class Codec:
             self._null_check(src, f, nullable, n, out, what, indent)
             element = f.element
             if element in INTEGERS:
-                fmt = _FORMAT[element]
+                fmt = FORMAT[element]
                 src.add(indent, f"if {n} >= 0:")
                 src.add(indent + 1, f"{out} = struct.unpack_from(f'>{{{n}}}{fmt}', buf, pos)")
-                src.add(indent + 1, f"pos += {_WIDTH[fmt]} * {n}")
+                src.add(indent + 1, f"pos += {WIDTH[fmt]} * {n}")
             else:
                 item = self._item_reader(path, f, version, flexible, raw, functions, what)
                 src.add(indent, f"if {n} >= 0:")
@@ -345,10 +333,10 @@ class Codec:
             src.add(indent, f"{out} = UUID(bytes=bytes(buf[pos:pos + 16]))")
             src.add(indent, "pos += 16")
             return out
-        if f.type in _FORMAT:
-            fmt = self._constant(struct.Struct(">" + _FORMAT[f.type]))
+        if f.type in FORMAT:
+            fmt = self._constant(struct.Struct(">" + FORMAT[f.type]))
             src.add(indent, f"({out},) = {fmt}.unpack_from(buf, pos)")
-            src.add(indent, f"pos += {_WIDTH[_FORMAT[f.type]]}")
+            src.add(indent, f"pos += {WIDTH[FORMAT[f.type]]}")
             return out
         # a struct: a nullable one starts with a presence marker (Kafka's generated code: in a flexible version an
         # unsigned varint, 0 for null and 1 for present; before, an int8, -1 for null)
@@ -364,7 +352,7 @@ class Codec:
             src.add(indent, f"{out}, pos = {item}(buf, pos)")
         return out
 
-    def _span_field(self, src: _Source, path: tuple[str, ...], f: FieldDecl, version: int, flexible: bool,
+    def _span_field(self, src: Source, path: tuple[str, ...], f: FieldDecl, version: int, flexible: bool,
                     functions: list[str], what: str, indent: int) -> str:
         """The field's bytes, as `Encoded` (None for a null), found by skipping over it without decoding."""
         out, start = src.fresh("v"), src.fresh("s")
@@ -373,11 +361,11 @@ class Codec:
         src.add(indent, f"{out} = None if {null} else Encoded(buf[{start}:pos])")
         return out
 
-    def _skip_field(self, src: _Source, path: tuple[str, ...], f: FieldDecl, version: int, flexible: bool,
+    def _skip_field(self, src: Source, path: tuple[str, ...], f: FieldDecl, version: int, flexible: bool,
                     functions: list[str], what: str, indent: int) -> str:
         """Code that moves `pos` past the field; returns an expression true when the field was null."""
-        if f.type in _FORMAT:
-            src.add(indent, f"pos += {_WIDTH[_FORMAT[f.type]]}")
+        if f.type in FORMAT:
+            src.add(indent, f"pos += {WIDTH[FORMAT[f.type]]}")
             return "False"
         if f.type == "uuid":
             src.add(indent, "pos += 16")
@@ -398,14 +386,14 @@ class Codec:
         if not f.is_array:
             src.add(indent, f"pos += max({n}, 0)")
         elif f.element in INTEGERS:
-            src.add(indent, f"pos += {_WIDTH[_FORMAT[f.element]]} * max({n}, 0)")
+            src.add(indent, f"pos += {WIDTH[FORMAT[f.element]]} * max({n}, 0)")
         elif f.element != "string":  # an array of structs: each element skipped inline (no call per element)
             src.add(indent, f"for _ in range({n}):")
             self._skip_struct_body(src, (*path, f.name), f.fields, version, flexible, functions, what, indent + 1)
         else:
             skip = f"_skip_string_{'c' if flexible else 'k'}"
             if not any(x.startswith(f"def {skip}(") for x in functions):
-                s2 = _Source()
+                s2 = Source()
                 s2.add(0, f"def {skip}(buf, pos):")
                 m = self._read_length(s2, flexible, "h", 1)
                 s2.add(1, f"return pos + max({m}, 0)")
@@ -420,14 +408,14 @@ class Codec:
         fn = "_skip_" + "_".join(path).replace(".", "_") + f"_v{version}"
         if any(x.startswith(f"def {fn}(") for x in functions):
             return fn
-        src = _Source()
+        src = Source()
         src.add(0, f"def {fn}(buf, pos):")
         self._skip_struct_body(src, path, fields, version, flexible, functions, what, 1)
         src.add(1, "return pos")
         functions.append("\n".join(src.lines))
         return fn
 
-    def _skip_struct_body(self, src: _Source, path: tuple[str, ...], fields: tuple[FieldDecl, ...], version: int,
+    def _skip_struct_body(self, src: Source, path: tuple[str, ...], fields: tuple[FieldDecl, ...], version: int,
                           flexible: bool, functions: list[str], what: str, indent: int) -> None:
         for f in fields:
             if version in f.versions and version not in f.tagged:
@@ -442,7 +430,7 @@ class Codec:
             src.add(indent + 2, "pos += size")
         src.add(indent, "if pos > len(buf): raise SchemaError(" f"f'{what}: a value ends past the buffer')")
 
-    def _null_check(self, src: _Source, f: FieldDecl, nullable: bool, n: str, out: str, what: str,
+    def _null_check(self, src: Source, f: FieldDecl, nullable: bool, n: str, out: str, what: str,
                     indent: int) -> None:
         if nullable:
             src.add(indent, f"{out} = None")
@@ -455,7 +443,7 @@ class Codec:
         if f.element == "string":
             fn = f"_read_string_{'c' if flexible else 'k'}"
             if not any(x.startswith(f"def {fn}(") for x in functions):
-                src = _Source()
+                src = Source()
                 src.add(0, f"def {fn}(buf, pos):")
                 n = self._read_length(src, flexible, "h", 1)
                 src.add(1, f"if {n} < 0 or pos + {n} > len(buf): raise SchemaError("
@@ -465,7 +453,7 @@ class Codec:
             return fn
         return self._struct_reader((*path, f.name), f.fields, version, flexible, raw, functions, what)
 
-    def _read_tags(self, src: _Source, path: tuple[str, ...], tagged: list[FieldDecl], version: int, raw: bool,
+    def _read_tags(self, src: Source, path: tuple[str, ...], tagged: list[FieldDecl], version: int, raw: bool,
                    functions: list[str], what: str, values: dict[str, str]) -> None:
         src.add(2, "at = 'tagged fields'")
         count = self._read_length(src, True, "i", 2)
@@ -486,12 +474,12 @@ class Codec:
         for i, f in enumerate(tagged):
             src.add(3, f"{'if' if i == 0 else 'elif'} tag == {f.tag}:")
             src.add(4, f"at = \"{f.name}\"")
-            if f.type in _FORMAT:  # fixed width: the size says it all
-                width = _WIDTH[_FORMAT[f.type]]
+            if f.type in FORMAT:  # fixed width: the size says it all
+                width = WIDTH[FORMAT[f.type]]
                 src.add(4, f"if size != {width}: raise SchemaError(f'{what}: tagged field \"{f.name}\" has "
                            f"{{size}} bytes, its value takes {width}')")
                 name = src.fresh("v")
-                src.add(4, f"({name},) = {self._constant(struct.Struct('>' + _FORMAT[f.type]))}.unpack_from(buf, pos)")
+                src.add(4, f"({name},) = {self._constant(struct.Struct('>' + FORMAT[f.type]))}.unpack_from(buf, pos)")
                 values[f.name] = name
                 continue
             src.add(4, "start = pos")  # a value read past `end` is caught just below
@@ -504,153 +492,10 @@ class Codec:
         for f in tagged:
             src.lines.insert(_loop_start(src), f"        {values[f.name]} = {self._constant(f.default)}")
 
-    # ------------------------------------------------------------ writers
-
-    def _struct_writer(self, path: tuple[str, ...], fields: tuple[FieldDecl, ...], version: int, flexible: bool,
-                       raw: bool, functions: list[str], what: str) -> str:
-        fn = "_write_" + "_".join(path).replace(".", "_") + f"_v{version}{'_raw' if raw else ''}"
-        if any(f.startswith(f"def {fn}(") for f in functions):
-            return fn
-        src = _Source()
-        src.add(0, f"def {fn}(o, out):")
-        src.add(1, "at = ''")
-        src.add(1, "try:")
-        cls = None if raw else self._bindings.get(path)
-        get = {f.name: (f"o.{f.snake}" if cls is not None else f"o[{k}]") for k, f in enumerate(fields)}
-        for f in fields:
-            if not f.present(version) or (version in f.tagged and not flexible):
-                if f.ignorable:
-                    continue
-                src.add(2, f"if {get[f.name]} != {self._constant(f.default)}: raise SchemaError("
-                           f"f'{what}: cannot write {f.name}={{{get[f.name]}!r}}: the field does not exist in this "
-                           "version (only its default can be written)')")
-        for run in _runs(fields, version):
-            if run[0].type in _FORMAT:
-                fmt = self._constant(struct.Struct(">" + "".join(_FORMAT[f.type] for f in run)))
-                src.add(2, f"at = {run[0].name!r}")
-                src.add(2, f"out.append({fmt}.pack({', '.join(get[f.name] for f in run)}))")
-                continue
-            (f,) = run
-            src.add(2, f"at = \"{f.name}\"")
-            self._write_field(src, path, f, get[f.name], version, flexible, raw, functions, what, 2)
-        if flexible:
-            tagged = sorted((f for f in fields if version in f.tagged), key=lambda f: f.tag or 0)
-            if not tagged:
-                src.add(2, "out.append(b'\\x00')")
-            else:
-                src.add(2, "tags = []")
-                for f in tagged:
-                    if f.is_struct and not f.is_array:  # Kafka writes a struct unless it is a default-made one
-                        blank = self._constant(self._blank_struct((*path, f.name), f.fields, raw))
-                        src.add(2, f"if {get[f.name]} is None or {get[f.name]} != {blank}:")
-                    else:
-                        src.add(2, f"if {get[f.name]} != {self._constant(f.default)}:")
-                    if f.type in _FORMAT:  # fixed width: tag and size are constants
-                        head = uvarint(f.tag or 0) + uvarint(_WIDTH[_FORMAT[f.type]])
-                        fmt = self._constant(struct.Struct(">" + _FORMAT[f.type]))
-                        src.add(3, f"tags.append({self._constant(head)} + {fmt}.pack({get[f.name]}))")
-                        continue
-                    src.add(3, "part = []")
-                    self._write_field(src, path, f, get[f.name], version, True, raw, functions, what, 3, "part")
-                    src.add(3, "data = b''.join(part)")
-                    src.add(3, f"tags.append(uvarint({f.tag}) + uvarint(len(data)) + data)")
-                src.add(2, "out.append(uvarint(len(tags)))")
-                src.add(2, "out.extend(tags)")
-        src.add(1, "except (struct.error, TypeError, AttributeError, UnicodeEncodeError) as e:")
-        src.add(2, f"raise SchemaError(f'{what}: cannot write field {{at!r}}: {{e}}') from None")
-        functions.append("\n".join(src.lines))
-        return fn
-
-    def _blank_struct(self, path: tuple[str, ...], fields: tuple[FieldDecl, ...], raw: bool) -> Any:
-        """A struct with every field at its default, in the form the writer is given (Kafka's `new X()`)."""
-        cls = None if raw else self._bindings.get(path)
-        if cls is None:
-            return tuple(f.default for f in fields)
-        return cls(**{f.snake: f.default for f in fields})
-
-    def _write_length(self, src: _Source, flexible: bool, classic: str, n: str, indent: int, out: str) -> None:
-        if flexible:
-            src.add(indent, f"{out}.append(uvarint({n} + 1))")
-        else:
-            src.add(indent, f"{out}.append({self._constant(struct.Struct('>' + classic))}.pack({n}))")
-
-    def _write_field(self, src: _Source, path: tuple[str, ...], f: FieldDecl, value: str, version: int,
-                     flexible: bool, raw: bool, functions: list[str], what: str, indent: int,
-                     out: str = "out") -> None:
-        nullable = version in f.nullable
-        v = src.fresh("w")
-        src.add(indent, f"{v} = {value}")
-        if f.type in _FORMAT:
-            src.add(indent, f"{out}.append({self._constant(struct.Struct('>' + _FORMAT[f.type]))}.pack({v}))")
-            return
-        if f.type == "uuid":
-            src.add(indent, f"{out}.append({v}.bytes)")
-            return
-        if f.is_array or f.is_struct:
-            src.add(indent, f"if type({v}) is Encoded: {out}.append({v}.data)")
-            src.add(indent, "else:")
-            indent += 1
-        if not f.is_struct or f.is_array:
-            classic = "h" if f.type == "string" else "i"
-            src.add(indent, f"if {v} is None:")
-            if nullable:
-                self._write_length(src, flexible, classic, "-1", indent + 1, out)
-            else:
-                src.add(indent + 1, f"raise SchemaError('{what}: non-nullable field {f.name} is None')")
-            src.add(indent, "else:")
-            if f.type == "string":
-                src.add(indent + 1, f"{v} = {v}.encode('utf-8')")
-            self._write_length(src, flexible, classic, f"len({v})", indent + 1, out)
-            if not f.is_array:
-                src.add(indent + 1, f"{out}.append({v})")
-            elif f.element in INTEGERS:
-                src.add(indent + 1, f"{out}.append(struct.pack(f'>{{len({v})}}{_FORMAT[f.element]}', *{v}))")
-            else:
-                item = self._item_writer(path, f, version, flexible, raw, functions, what)
-                src.add(indent + 1, f"for x in {v}: {item}(x, {out})")
-            return
-        item = self._struct_writer((*path, f.name), f.fields, version, flexible, raw, functions, what)
-        if nullable:
-            src.add(indent, f"if {v} is None: {out}.append({'b' + repr(chr(0)) if flexible else 'bytes((255,))'})")
-            src.add(indent, "else:")
-            src.add(indent + 1, f"{out}.append(bytes((1,)))")
-            src.add(indent + 1, f"{item}({v}, {out})")
-        else:
-            src.add(indent, f"{item}({v}, {out})")
-
-    def _item_writer(self, path: tuple[str, ...], f: FieldDecl, version: int, flexible: bool, raw: bool,
-                     functions: list[str], what: str) -> str:
-        if f.element == "string":
-            fn = f"_write_string_{'c' if flexible else 'k'}"
-            if not any(x.startswith(f"def {fn}(") for x in functions):
-                src = _Source()
-                src.add(0, f"def {fn}(s, out):")
-                src.add(1, "data = s.encode('utf-8')")
-                self._write_length(src, flexible, "h", "len(data)", 1, "out")
-                src.add(1, "out.append(data)")
-                functions.append("\n".join(src.lines))
-            return fn
-        return self._struct_writer((*path, f.name), f.fields, version, flexible, raw, functions, what)
-
-
-def _loop_start(src: _Source) -> int:
+def _loop_start(src: Source) -> int:
     """Where the tagged-field loop's count is read (defaults go just before it)."""
     return next(i for i, line in enumerate(src.lines) if line.strip() == "at = 'tagged fields'")
 
-
-
-def _runs(fields: tuple[FieldDecl, ...], version: int) -> list[list[FieldDecl]]:
-    """The untagged fields of `version` in order, consecutive fixed-width ones grouped (one struct call reads or
-    writes a group), any other field alone."""
-    out: list[list[FieldDecl]] = []
-    for f in fields:
-        if version not in f.versions or version in f.tagged:
-            continue
-        if f.type in _FORMAT and out and out[-1][0].type in _FORMAT:
-            out[-1].append(f)
-        else:
-            out.append([f])
-    return out
 
 _SHARED: list[Codec] = []
 

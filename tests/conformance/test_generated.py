@@ -15,7 +15,7 @@ import pytest
 
 from kcoord.conformance import generate as gen
 from kcoord.conformance.coverage import COORDINATOR_MACHINES, Universe, declared_unreachable
-from kcoord.conformance.drivers import DRIVERS
+from kcoord.conformance.drivers import DRIVERS, DriverSpec
 from kcoord.conformance.drivers.base import Action
 from kcoord.conformance.gaps import KNOWN_GAPS
 from kcoord.conformance.lockstep import Divergence
@@ -42,6 +42,30 @@ def test_generated_files_are_fresh(name: str) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["inputs_sha256"] == gen.inputs_sha256(spec, bundled_machines()), \
         f"{path.name} was generated from other inputs: run `kcoord conformance-gen {name}` and commit the result"
+
+
+def test_the_fingerprint_covers_each_driver_s_own_modules_and_no_other_driver_s() -> None:
+    """A driver split into modules is fingerprinted whole: its search hooks' module too; another driver's is not."""
+    files = {name: {p.name for p in gen.driver_files(spec)} for name, spec in DRIVERS.items()}
+    shared = set(gen.SHARED_DRIVER_FILES)
+    assert files["ClassicGroup"] == shared | {"classic_group.py", "classic_group_search.py"}
+    assert files["ConsumerGroup"] == shared | {"consumer_group.py", "consumer_group_search.py"}
+    assert files["Transaction"] == shared | {"transaction.py"}
+
+
+def test_the_fingerprint_follows_a_driver_s_imports_within_drivers(tmp_path: Path) -> None:
+    """Every form of import of a drivers/ module, at any depth; nothing outside drivers/, nothing not imported."""
+    sources = {"__init__.py": "", "base.py": "", "partitions.py": "", "unused.py": "",
+               "d.py": "from ..explore import Context\nfrom .helper import x\nfrom .base import Action\n",
+               "helper.py": "from . import deep\nimport json\n",
+               "deep.py": "import kcoord.conformance.drivers.deeper\n",
+               "deeper.py": "from kcoord.conformance.drivers import deepest\nfrom .missing import y\n",
+               "deepest.py": "from kcoord.conformance.drivers.d import z\n"}
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    spec = DriverSpec("X", "d", "XDriver", "XSearch", covers=("X",), observes=("X",))
+    assert [p.name for p in gen.driver_files(spec, tmp_path)] == [
+        *gen.SHARED_DRIVER_FILES, "d.py", "deep.py", "deeper.py", "deepest.py", "helper.py"]
 
 
 @pytest.mark.parametrize("name", sorted(DRIVERS))

@@ -16,8 +16,9 @@ import pytest
 
 from kcoord.model.explicit import explore
 from kcoord.model.loader import bundled_machines, load
-from kcoord.model.verify import Result, verify_machine
+from kcoord.model.verify import verify_machine
 from kcoord.model.verify_report import exit_code, render_json, render_junit, render_sarif, render_text
+from kcoord.model.verify_result import Result
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "verify_fixtures"

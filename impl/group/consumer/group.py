@@ -28,6 +28,7 @@ from ..planning import PlanBuilder, first_row, raise_bugs
 from ..shard_state import GroupShardState
 from ..state import Assignment, ConsumerGroupData, ConsumerMember
 
+_NOTHING: frozenset[str] = frozenset()
 GROUP = "ConsumerGroup"
 MEMBER = "ConsumerGroupMember"
 
@@ -149,14 +150,14 @@ class ConsumerTxn:
         self.b.write(records.target_epoch(self.group_id, d.post["assignment_epoch"]))
 
     def target_of(self, member_id: str) -> frozenset[str]:
-        return self.ctx.names.to_set(self.view.target.get(member_id, {}))
+        target = self.view.target.get(member_id)
+        return self.ctx.names.target_set(target) if target else _NOTHING
 
     def held_in_group(self, member_id: str, target: frozenset[str]) -> frozenset[str]:
         """The partitions with a partition epoch that the member's rows read: its own, and those of its target held
         by anyone (the rows only intersect `held_in_group` with the target; see the report)."""
-        owners = self.view.owners
         own: frozenset[str] = self.member(member_id)["held"]
-        return own | frozenset(p for p in target if p in owners)
+        return own | (self.view.owners.keys() & target)  # (iterates the target, not the group's owners)
 
     # ------------------------------------------------------------ members
 
@@ -341,7 +342,14 @@ def member_metadata_after(r_member: ConsumerMember, *, instance_id: str | None, 
                           rebalance_timeout_ms: int, server_assignor: str | None, topics: tuple[str, ...] | None,
                           regex: str | None, client_id: str, client_host: str) -> ConsumerMember:
     """ConsumerGroupMember.Builder's maybeUpdate*: a field the request leaves out keeps its value. The subscribed
-    names are a set in Kafka (duplicates collapse), held sorted here as the record writes them."""
+    names are a set in Kafka (duplicates collapse), held sorted here as the record writes them. A request that
+    changes nothing gets `r_member` itself back (a steady heartbeat: every field left out, the same client, a member
+    of the consumer protocol already; a classic-protocol member's metadata loses its classic part here)."""
+    if (instance_id is None and rack_id is None and rebalance_timeout_ms == -1 and server_assignor is None
+            and topics is None and regex is None and client_id == r_member.client_id
+            and client_host == r_member.client_host and r_member.classic_protocols is None
+            and r_member.classic_session_timeout_ms is None):
+        return r_member
     return ConsumerMember(
         member_id=r_member.member_id,
         instance_id=instance_id if instance_id is not None else r_member.instance_id,

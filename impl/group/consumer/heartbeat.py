@@ -38,6 +38,8 @@ from ..state import ConsumerGroupData, ConsumerMember
 from . import regex as regex_module
 from .group import ConsumerTxn, assignment_tuple, member_metadata_after
 
+_NOTHING: frozenset[str] = frozenset()
+
 
 class _NeedsTarget(Exception):
     """The member's decision reads the target: the group stage must run first (not a rejection by a check)."""
@@ -59,7 +61,7 @@ def consumer_heartbeat(ctx: Context, shard: Shard, state: GroupShardState, r: Co
                and t.b.enabled(ctx.tables.classic, (r.group_id,), ClassicGroupEvent.UpgradeToConsumerGroup,
                                {"online_upgrade": online}))
     foreign = classic is not None and classic["exists"] and not upgrade
-    owned = ctx.names.to_set(dict(r.topic_partitions or ()))
+    owned = ctx.names.to_set(dict(r.topic_partitions)) if r.topic_partitions else _NOTHING
     gate = t.decide_group(ConsumerGroupEvent.Heartbeat, _gate_args(ctx, t, r, foreign, owned))
     if gate.error != Errors.NONE:
         t.then(lambda: settle(out, ConsumerGroupHeartbeatResponse(gate.error)))
@@ -131,7 +133,7 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         base, instance_id=r.instance_id, rack_id=r.rack_id, rebalance_timeout_ms=r.rebalance_timeout_ms,
         server_assignor=r.server_assignor, topics=r.subscribed_topic_names, regex=r.subscribed_topic_regex,
         client_id=r.client_id, client_host=r.client_host)
-    metadata_changed = updated != base or entity["state"] == MemberState.Absent
+    metadata_changed = (updated is not base and updated != base) or entity["state"] == MemberState.Absent
     if r.member_epoch == 0:
         event = MemberEvent.Join
         args: dict[str, Any] = {"sender": member_id, "instance": r.instance_id or "",
@@ -224,13 +226,12 @@ def group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: Cons
     old_regex, new_regex = ("" if new else base.regex), updated.regex
     regex_changed = old_regex != new_regex
     old_last = bool(old_regex) and counts.get(old_regex, 0) == 1
-    data = t.data
-    if metadata_changed:
-        data.members[member_id] = updated
+    if metadata_changed:  # (`t.data` copies the group's data for this request: only when it changes)
+        t.data.members[member_id] = updated
         t.b.write(records.member_metadata(t.group_id, updated))
     if regex_changed and old_last:
         t.b.write(records.regular_expression_tombstone(t.group_id, old_regex))
-        data.resolved.pop(old_regex, None)
+        t.data.resolved.pop(old_regex, None)
     group = t.group
     bump = (group["group_epoch"] == 0 or names_changed
             or (regex_changed and new_regex != "" and new_regex in group["resolved"])

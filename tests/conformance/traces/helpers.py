@@ -105,7 +105,7 @@ def write_mixed(traces: dict[str, list[dict[str, Any]]], machines: dict[str, ir.
     as strings) and the typed format (v2), so one run reads all three and the union of their rows."""
     import json
 
-    from kcoord.conformance.traces.generate import _jsonable, write_parquet_file
+    from kcoord.conformance.traces.writers import _jsonable, write_parquet_file
 
     for name, rows in traces.items():
         folder = root / name

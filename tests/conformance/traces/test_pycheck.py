@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 from kcoord.conformance.traces.checks import Spec
-from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
+from kcoord.conformance.traces.generate import Options, generate
+from kcoord.conformance.traces.mutations import MUTATIONS
 from kcoord.conformance.traces.pycheck import Options as PyOptions
 from kcoord.conformance.traces.pycheck import Result, check_paths
+from kcoord.conformance.traces.writers import write_jsonl, write_parquet
 from kcoord.model import ir
 from kcoord.model.loader import bundled_machines
 

@@ -14,9 +14,11 @@ from typer.testing import CliRunner
 
 from kcoord.cli import _register, app
 from kcoord.conformance.traces.checks import Spec
-from kcoord.conformance.traces.generate import Options, change_error, generate, write_jsonl
+from kcoord.conformance.traces.generate import Options, generate
+from kcoord.conformance.traces.mutations import change_error
 from kcoord.conformance.traces.output import read_violations
 from kcoord.conformance.traces.replay import Unsupported, render_test
+from kcoord.conformance.traces.writers import write_jsonl
 from kcoord.model.loader import bundled_machines
 
 
@@ -251,3 +253,25 @@ def test_a_coordinator_log_of_garbage_from_byte_0_is_exit_2_not_a_clean_run(tmp_
     beside = _violations(tmp_path)
     mixed = runner.invoke(app, ["check-traces", str(beside), str(tmp_path / "data"), "--engine", "python"])
     assert mixed.exit_code == 1 and "5000 bytes at the end of" in " ".join(mixed.output.split()), mixed.output
+
+
+def test_a_spark_connect_server_that_cannot_be_used_is_said_in_one_line(tmp_path: Path) -> None:
+    """--remote: an address that is not sc://, one nobody listens on, and --remote with another master or the
+    Python engine are usage errors found before any session starts (test_spark_cluster runs a real server)."""
+    import socket
+
+    _register()
+    traces = _violations(tmp_path)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cases = {(f"sc://127.0.0.1:{port}",): f"no Spark Connect server answers at --remote sc://127.0.0.1:{port} "
+                                          f"(127.0.0.1:{port}: Connection refused)",
+             ("http://127.0.0.1:15002",): "--remote 'http://127.0.0.1:15002': expected sc://HOST:PORT",
+             ("sc://:15002",): "expected HOST[:PORT]",
+             ("sc://127.0.0.1", "--engine", "python"): "cannot be combined with --engine python",
+             ("sc://127.0.0.1", "--master", "local[2]"): "--remote and --master cannot be combined"}
+    for args, said in cases.items():
+        refused = CliRunner().invoke(app, ["check-traces", str(traces), "--remote", *args])
+        assert refused.exit_code == 2, (args, refused.output)
+        assert said in " ".join(refused.output.split()), (args, refused.output)

@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 
 from kcoord.conformance.traces import session
 from kcoord.conformance.traces.checks import Spec
-from kcoord.conformance.traces.generate import MUTATIONS, Options, generate, write_jsonl, write_parquet
+from kcoord.conformance.traces.generate import Options, generate
 from kcoord.conformance.traces.job import Config, UnreadableInput, run, unreadable_input
+from kcoord.conformance.traces.mutations import MUTATIONS
 from kcoord.conformance.traces.output import read_violations
+from kcoord.conformance.traces.writers import write_jsonl, write_parquet
 from kcoord.model import ir
 from kcoord.model.loader import bundled_machines
 

@@ -255,3 +255,23 @@ def test_a_refused_upgrading_heartbeat_leaves_the_classic_group_as_it_was(h: Har
         assert h.c.consumer_group_heartbeat(req).result().error == error
     assert h.records_since(mark) == [] and h.group(G)["state"] == "Stable"
     assert h.shard(G).get("ConsumerGroup", (G,)) is None and h.hb(G, old, 1) == "NONE"
+
+
+def test_a_classic_member_back_on_the_consumer_protocol_with_a_bare_heartbeat_from_the_same_client(h: Harness) -> None:
+    """A ConsumerGroupHeartbeat that changes no field of the member (no owned partitions, the same client id and
+    host) still turns a classic-protocol member into a consumer-protocol one: its metadata loses the classic part and
+    is written (the conformance scenario converted-member; the steady-heartbeat shortcut of member_metadata_after must
+    not keep the classic metadata)."""
+    first = h.cg(G, "c1", 0)
+    assert first.member_epoch == 1
+    join = h.join(G, "c1", protocols=protocols(*range(6))).result()
+    assert join.error == "NONE"
+    assert h.consumer_group(G)["classic_members"] == {"c1"}
+    mark = h.mark()
+    r = h.cg(G, "c1", 1, owned=None, client_host="/10.0.0.1")  # the JoinGroup's client id and host
+    assert r.error == "NONE" and r.member_epoch == 1
+    m = h.member(G, "c1")
+    assert m is not None and not m["classic"] and h.consumer_group(G)["classic_members"] == frozenset()
+    (value,) = [v for k, v in h.records_since(mark) if isinstance(k, schema.ConsumerGroupMemberMetadataKey)]
+    assert value.classic_member_metadata is None
+    assert h.hb(G, "c1", 1) == "UNKNOWN_MEMBER_ID", "Heartbeat is for classic-protocol members only"

@@ -114,6 +114,12 @@ def tune(session: SparkSession, rows: int | None = None) -> None:
     # checks' large expressions that set grows past gigabytes of driver heap and minutes of planning (a 10M-event
     # run spent 250 CPU-s there before its first task); the checks filter once, on their own flags, and gain nothing
     session.conf.set("spark.sql.constraintPropagation.enabled", "false")
+    # over Spark Connect the staged rows are a persisted frame (`sparkcheck.MachinePlan.staged`): let adaptive
+    # execution coalesce its shuffle partitions too (by default it leaves a persisted plan at
+    # spark.sql.shuffle.partitions tasks, 200 tiny ones), and store it uncompressed (the rows are read back a few
+    # times and dropped: building the columnar cache's dictionaries and run lengths cost more than they save)
+    session.conf.set("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
+    session.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
     # a checksum of every shuffled row, only used to detect non-deterministic stage retries (none in a check run)
     session.conf.set("spark.sql.shuffle.orderIndependentChecksum.enabled", "false")
     # the rows are counted by an observation on the pass (`sparkread.Read.counted`); when no row is valid, adaptive

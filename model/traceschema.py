@@ -113,11 +113,8 @@ def typed_fields(m: ir.Machine) -> list[tuple[str, ir.Type]]:
     for v in m.variables:
         out.setdefault(v.name, v.type)
     common = {name for name, _ in COMMON}
-    return [(n, t) for n, t in sorted(out.items(), key=lambda kv: _order(m, kv[0])) if n not in common]
-
-
-def _order(m: ir.Machine, name: str) -> int:
-    return [n for n, _ in trace_columns(m)].index(name)
+    order = {n: i for i, (n, _) in enumerate(trace_columns(m))}  # (once: the sort's key reads it per item)
+    return [(n, t) for n, t in sorted(out.items(), key=lambda kv: order[kv[0]]) if n not in common]
 
 
 def codes(m: ir.Machine) -> dict[str, tuple[str, ...]]:

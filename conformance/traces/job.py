@@ -264,8 +264,8 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequ
 def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
               progress: Progress | None, spark: Any = None,
               pairs: str | None = None) -> tuple[Summary, list[Violation]]:
-    """Every machine in one plan each, run together: one job runs every machine's pass (reading, validating,
-    checking the rows, keeping what the trace properties read), one writes every violation (the row checks, the
+    """Every machine in one plan each: one job per machine runs its pass (reading, validating, checking the rows,
+    keeping what the trace properties read: `MachinePlan.staged`), one writes every violation (the row checks, the
     trace properties and the persisted-step checks of the record pairs in `pairs`, `sparklog`), then the
     witnesses."""
     from kcoord.conformance.traces import sparkprops
@@ -292,7 +292,8 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
     shutil.rmtree(raw_dir, ignore_errors=True)
     try:
         tick("checking")
-        _materialise([p.staged() for p in plans.values()])
+        for plan in plans.values():
+            plan.staged()
         for name, plan in sorted(plans.items()):
             tally = plan.read.tally()
             summary.rows_read[name] = tally.rows
@@ -316,34 +317,22 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
 
 
 def _session(config: Config, spark: Any, sources: Sequence[Source]) -> Any:
-    from kcoord.conformance.traces.session import (
-        SMALL_INPUT_ROWS,
-        active_session,
-        local_session,
-        remote_session,
-        tune,
-    )
+    """The caller's session, else a Spark Connect one (`--remote`), the running one or a new local one; tuned for
+    this input's size (`tune`)."""
+    from kcoord.conformance.traces import session
 
+    rows = estimated_rows(sources, max(session.SMALL_INPUT_ROWS, session.INTERPRETED_ROWS) + 1)
     try:
         if spark is None and config.remote is not None:
-            spark = remote_session(config.remote)
-        spark = spark or active_session() or local_session(
-            config.master, shuffle_partitions=config.shuffle_partitions,
-            rows=estimated_rows(sources, SMALL_INPUT_ROWS + 1))
+            spark = session.remote_session(config.remote)
+        spark = spark or session.active_session() or session.local_session(
+            config.master, shuffle_partitions=config.shuffle_partitions, rows=rows)
     except Exception as e:  # py4j's error carries the JVM's whole stack: its first line says what failed
         first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
         where = f"--remote {config.remote}" if config.remote is not None else f"--master {config.master}"
         raise SparkUnavailable(f"cannot start Spark on {where}: {first.strip()}") from None
-    tune(spark)
+    session.tune(spark, rows)
     return spark
-
-
-def _materialise(frames: list[Any]) -> None:
-    """Run every machine's pass in one job (the persisted rows are built by the first action reading them)."""
-    from pyspark.sql import functions as F
-
-    if frames:
-        _union([f.select(F.lit(1).alias("_one")) for f in frames]).count()
 
 
 def _union(frames: list[Any]) -> Any:

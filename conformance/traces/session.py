@@ -2,9 +2,10 @@
 server on request.
 
 Owns: the session settings the checker relies on (UI off for local runs, few shuffle partitions for small inputs, the
-local JVM's JIT by input size (`jit_options`), adaptive execution on, broadcast joins for the small spec tables, the
-driver's log level). It reads no argv and one environment variable, the one `spark-submit` sets for the driver it
-starts (so that the master is then the one given to `spark-submit`); the CLI passes the master in.
+local JVM's JIT by input size (`jit_options`), generated or interpreted code by input size (`tune`), adaptive
+execution on, broadcast joins for the small spec tables, the driver's log level). It reads no argv and one environment
+variable, the one `spark-submit` sets for the driver it starts (so that the master is then the one given to
+`spark-submit`); the CLI passes the master in.
 Must not import: kcoord.cli.
 """
 
@@ -21,6 +22,10 @@ APP_NAME = "kcoord check-traces"
 
 #: inputs of at most this many rows start their JVM with C1 only (see `local_session`)
 SMALL_INPUT_ROWS = 1_000_000
+
+#: inputs of at most this many rows are checked with Spark's interpreted expressions, no generated code (see `tune`),
+#: in a JVM with the serial collector (see `jit_options`)
+INTERPRETED_ROWS = 50_000
 
 
 def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
@@ -68,7 +73,11 @@ def jit_options(rows: int | None) -> str:
     (-XX:TieredStopAtLevel=1): 1.6x faster at 300k events, about even at 1M (7,465 against 6,900 events per CPU-s),
     and on a 10k-row simulator trace 39.5 JVM CPU-s against 58.4 (issue 33); C2's faster code wins on the large
     traces this job is for. On a standalone cluster at 1M events the executors took 29 CPU-s with these options
-    against 54 with HotSpot's defaults (benchmarks/bench_cluster.py)."""
+    against 54 with HotSpot's defaults (benchmarks/bench_cluster.py). The smallest inputs (`INTERPRETED_ROWS`) also
+    run with the serial collector: G1's collector threads cost ~1 CPU-s of a 10k-row check that collects little
+    (16.7 against 15.5 JVM CPU-s)."""
+    if rows is not None and rows <= INTERPRETED_ROWS:
+        return "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
     if rows is not None and rows <= SMALL_INPUT_ROWS:
         return "-XX:TieredStopAtLevel=1"
     return "-XX:-DontCompileHugeMethods"
@@ -86,29 +95,36 @@ EXCLUDED_RULES = ("org.apache.spark.sql.catalyst.optimizer.CollapseProject",
 AQE_EXCLUDED_RULES = ("org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation",)
 
 
-def tune(session: SparkSession) -> None:
-    """Runtime settings the checker needs on any session (also one `spark-submit` started): whole-stage code
-    generation on (the row checks are a few large projections; `local_session` lets the JIT compile their large
-    generated methods), no alias inlining (the large expressions are computed once and read several times), and
-    adaptive coalescing of the persisted window pass's partitions, no compression of the persisted rows and no
-    per-row shuffle checksums."""
+def tune(session: SparkSession, rows: int | None = None) -> None:
+    """Runtime settings the checker needs on any session (also one `spark-submit` started): generated code by the
+    input's size (`rows`, when known), no alias inlining (the large expressions are computed once and read several
+    times), no per-row shuffle checksums.
+
+    Generated code: whole-stage code generation on (the row checks are a few large projections; `local_session` lets
+    the JIT compile their large generated methods), except for inputs of at most `INTERPRETED_ROWS` rows, which are
+    evaluated by Spark's interpreted expressions: generating and compiling (Janino) the code of every machine's
+    projections costs a fixed ~5 CPU-s, more than interpreting them over a small input. Simulator traces through the
+    CLI (issue 33): 10k rows 24.2 CPU-s interpreted against 29.0 generated, 200k rows 41.0 against 33.0; both cost
+    the same near 80k rows."""
     _exclude(session, "spark.sql.optimizer.excludedRules", EXCLUDED_RULES)
-    session.conf.set("spark.sql.codegen.wholeStage", "true")
+    interpreted = rows is not None and rows <= INTERPRETED_ROWS
+    session.conf.set("spark.sql.codegen.wholeStage", "false" if interpreted else "true")
+    session.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN" if interpreted else "FALLBACK")
     # the optimiser infers, through every projection, the constraints a filter implies on the columns: over the
     # checks' large expressions that set grows past gigabytes of driver heap and minutes of planning (a 10M-event
     # run spent 250 CPU-s there before its first task); the checks filter once, on their own flags, and gain nothing
     session.conf.set("spark.sql.constraintPropagation.enabled", "false")
-    # the window pass is persisted (`sparkcheck.MachinePlan.checked`): let adaptive execution coalesce its shuffle
-    # partitions too (by default it leaves a persisted plan at spark.sql.shuffle.partitions tasks, 200 tiny ones)
+    # over Spark Connect the staged rows are a persisted frame (`sparkcheck.MachinePlan.staged`): let adaptive
+    # execution coalesce its shuffle partitions too (by default it leaves a persisted plan at
+    # spark.sql.shuffle.partitions tasks, 200 tiny ones), and store it uncompressed (the rows are read back a few
+    # times and dropped: building the columnar cache's dictionaries and run lengths cost more than they save)
     session.conf.set("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
-    # the persisted rows are read back a few times and dropped: building the columnar cache's dictionaries and run
-    # lengths (a hash map lookup per value) cost more than it saves (about a quarter of the window pass)
     session.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
     # a checksum of every shuffled row, only used to detect non-deterministic stage retries (none in a check run)
     session.conf.set("spark.sql.shuffle.orderIndependentChecksum.enabled", "false")
-    # the rows are counted by an observation on the pass that persists them (`sparkread.Read.counted`); when no row
-    # is valid, adaptive execution replaces that pass by an empty relation, the observation's operator leaves the
-    # final plan and Spark never fills in its result (`Observation.get` fails: SPARK-54620)
+    # the rows are counted by an observation on the pass (`sparkread.Read.counted`); when no row is valid, adaptive
+    # execution replaces that pass by an empty relation, the observation's operator leaves the final plan and Spark
+    # never fills in its result (`Observation.get` fails: SPARK-54620)
     _exclude(session, "spark.sql.adaptive.optimizer.excludedRules", AQE_EXCLUDED_RULES)
 
 

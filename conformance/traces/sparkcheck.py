@@ -24,7 +24,8 @@ The plan of a machine is one pass over its rows, doing each expensive thing once
    fail (`_steps_*`), the values the trace properties read; the row narrows to what the rest reads. Then one bit
    per row check (`flags`).
 4. `staged`: the rows the violations and the trace properties read — a row with a flag, or one a trace property
-   of this or another machine needs (`Needs`) — with only those columns, persisted on local disk. Messages, names
+   of this or another machine needs (`Needs`) — with only those columns, checkpointed on local disk (persisted,
+   over Spark Connect). Messages, names
    and trace properties are computed from these few rows afterwards (`row_violations`, `sparkprops`).
 Must not import: kcoord.cli.
 """
@@ -408,12 +409,22 @@ class MachinePlan:
                      any_bit("_steps", len(self.m.steps)))
 
     def staged(self) -> DataFrame:
-        """The pass (built once): the rows with a violation or that a trace property reads, persisted on disk."""
+        """The pass (run at the first call, in a job of its own): the rows with a violation or that a trace property
+        reads, checkpointed on local disk. A checkpoint, not a persisted frame: what reads these rows afterwards
+        (the row violations, every trace property, the union of them all) is planned over a leaf that holds them
+        (`LogicalRDD`), not over the pass's plan with the spec's large expressions — Spark analyses a frame's whole
+        plan again for each frame built on it, and deduplicates every copy of it in a union (on a 10k-row
+        simulator trace that was about half of the run's CPU; benchmarks/RESULTS.md, issue 33)."""
         if self._staged is None:
             df = self.flags(self.checks(self.pre(self.windowed(self.local(self.read.counted)))))
             # (the filter reads `_boundary`, so that the optimiser keeps it: see BOUNDARY)
             df = df.where(q.sql(q.or_(self.violated(), *self.needs.rows, q.IsNull(q.col("_boundary"), negated=True))))
-            self._staged = df.selectExpr(*self.staged_columns(df.columns)).persist(StorageLevel.DISK_ONLY)
+            df = df.selectExpr(*self.staged_columns(df.columns))
+            if _classic(df):  # (the checkpoint's job runs the pass, and fills in the read's observation: `Read.tally`)
+                self._staged = df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+            else:  # Spark Connect reports no observation from a checkpoint's job: persisted, and counted to run it
+                self._staged = df.persist(StorageLevel.DISK_ONLY)
+                self._staged.count()
         return self._staged
 
     def staged_columns(self, present: list[str]) -> list[str]:
@@ -434,8 +445,12 @@ class MachinePlan:
         return q.fn("to_json", q.Struct(tuple(values)))
 
     def release(self) -> None:
+        """Drop the staged rows now (a checkpoint would stay on disk until the JVM collects its RDD)."""
         if self._staged is not None:
-            self._staged.unpersist()
+            if _classic(self._staged):
+                self._staged._jdf.queryExecution().analyzed().rdd().unpersist(False)  # (the checkpoint's `LogicalRDD`)
+            else:
+                self._staged.unpersist()
             self._staged = None
 
     # ------------------------------------------------------------ the row checks' violations
@@ -515,6 +530,11 @@ class MachinePlan:
             (q.in_(check, ["invariant", "step"]), prop_at), (q.eq(check, q.lit("discontinuity")), machine),
             (q.IsNull(row_at, negated=True), row_at),
             (q.eq(check, q.lit("illegal_transition")), q.coalesce(event_loc, machine))], machine))).alias("location")
+
+
+def _classic(df: DataFrame) -> bool:
+    """A frame of a classic session (in this process's JVM), not of Spark Connect's client."""
+    return hasattr(df, "_jdf")
 
 
 def _spaced(names: q.Expr) -> q.Expr:

@@ -27,6 +27,7 @@ from kcoord.model.traceschema import column_type
 
 from .checks import Spec, location
 from .logcheck import STEP_CHECK
+from .sparkcheck import BOUNDARY
 
 _BIG = 10**9  # fails * _BIG + clause index orders (fewest false atoms, then relation order)
 #: the record pairs' columns: the previous record in `prev_<v>` and `source`, the next one in `next_<v>`, `target`
@@ -91,13 +92,12 @@ def _machine_violations(pairs: Any, spec: Spec, relation: Relation) -> Any:
 
     m = spec.machine
     compiler = SparkCompiler(PAIR)
-    codes, explained, messages = [], [], []
+    codes, messages = [], []
     for i, c in enumerate(relation.clauses):
         applies = _applies(relation, c)
         held = [compiler.holds(a) for a in c.atoms]
         fails = _fails(held)
         codes.append(q.when(applies, q.binary("+", q.binary("*", q.Cast(fails, q.BIGINT), q.lit(_BIG)), q.lit(i))))
-        explained.append(q.and_(applies, q.eq(fails, q.lit(0))))
         messages.append((q.lit(i), _message(spec, c, held)))
     code = q.fn("least", *codes) if len(codes) > 1 else codes[0] if codes else q.null(q.BIGINT)
     unknown = q.IsNull(q.col("code"))
@@ -111,10 +111,25 @@ def _machine_violations(pairs: Any, spec: Spec, relation: Relation) -> Any:
     head = q.concat(what, " at ", q.col("name"), " (ts ", q.text(q.col("ts_ms")), ") ", q.col("after"), " (",
                     q.col("source"), ")", " is not a step of the spec")
     tail = q.case([(unknown, none_message)], q.case(messages, subject=closest))
-    df = pairs.where(q.sql(q.not_(q.or_(*explained)))).selectExpr("*", q.sql(q.Aliased(code, "code")))
+    # Both projections that evaluate the relation (the code of the closest clause, then the location and message of
+    # the pairs left) are kept out of whole-stage code generation, as `sparkcheck.BOUNDARY` keeps the row checks:
+    # compiled on their own, Spark splits their code into methods under the JVM's 64 KB limit, where one stage's
+    # method did not compile ("Code grows beyond 64 KB", a relation the size of Transaction's). A pair's seq is its
+    # record's number in the folder (never negative), so neither boundary's branch is ever taken.
+    df = pairs.selectExpr("*", q.sql(q.Aliased(code, "code")), BOUNDARY)
+    # a pair is explained when a clause of its states has no false atom, i.e. its least code is a clause's index
+    df = df.where(q.sql(q.or_(q.IsNull(q.col("code")), q.binary(">=", q.col("code"), q.lit(_BIG)),
+                              q.IsNull(q.col("_boundary"), negated=True))))
     df = df.selectExpr("*", q.sql(q.Aliased(q.Cast(q.binary("%", q.col("code"), q.lit(_BIG)), q.INT), "closest")),
                        q.sql(q.Aliased(q.Cast(q.binary("DIV", q.col("code"), q.lit(_BIG)), q.INT), "fails")))
     return df.select(
         F.lit(m.name).alias("machine"), "key", F.lit(STEP_CHECK).alias("check"), "name", "seq", "seq_from",
-        F.col("seq").alias("seq_to"), F.expr(q.sql(where)).alias("location"),
+        F.col("seq").alias("seq_to"), F.expr(q.sql(_outside_codegen(where))).alias("location"),
         F.expr(q.sql(q.concat(head, tail))).alias("message"), F.lit(-1).alias("pos"), "row_json")
+
+
+def _outside_codegen(e: q.Expr) -> q.Expr:
+    """`e` (a string), in a form whole-stage code generation cannot take, so that the projection it is in is compiled
+    on its own (`sparkcheck.BOUNDARY`; a pair's seq is never negative: the value is always `e`'s)."""
+    return q.when(q.binary("<", q.col("seq"), q.lit(-1)),
+                  q.fn("java_method", q.lit("java.lang.String"), q.lit("valueOf"), q.col("seq")), e)

@@ -16,9 +16,12 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.util import calc_crc32c
 
+from kcoord.conformance.traces import session
 from kcoord.conformance.traces.job import Config, run
 from kcoord.conformance.traces.output import read_violations
 from kcoord.model.loader import bundled_machines
+
+from .sparklogs import fallbacks, watch
 
 EMPTY, ONGOING, PREPARE_COMMIT, COMPLETE_COMMIT = 0, 1, 2, 4
 T0 = 1_700_000_000_000
@@ -204,15 +207,21 @@ def test_transactional_offsets_from_a_fenced_epoch_are_caught(tmp_path: Path, ma
 
 
 @pytest.mark.slow
-def test_both_engines_report_the_same_violations(spark: Any, tmp_path: Path, machines: dict[str, Any]) -> None:
-    """Every hand-built log at once (one partition folder each, under one broker folder), on both engines."""
+def test_both_engines_report_the_same_violations(spark: Any, tmp_path: Path, machines: dict[str, Any],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every hand-built log at once (one partition folder each, under one broker folder), on both engines; Spark
+    with generated code (as for a large input), every stage of it compiled (the log-dir plan: the record pairs'
+    persisted-step checks beside the row checks of the converted rows)."""
+    monkeypatch.setattr(session, "INTERPRETED_ROWS", -1)
     root = tmp_path / "logs"
     for n, case in enumerate(sorted(CASES)):
         write_log(root, f"__transaction_state-{n}", CASES[case][0])
     write_log(root, "__consumer_offsets-0", consumer_group_log(shared=True))
     write_log(root, "__consumer_offsets-1", offsets_log(stale_epoch=True))
     python = _check(root, tmp_path / "py", "python", machines)
-    on_spark = _check(root, tmp_path / "spark", "spark", machines, spark)
+    with watch(spark) as logged:
+        on_spark = _check(root, tmp_path / "spark", "spark", machines, spark)
+    assert fallbacks("\n".join(logged)) == []
     assert _found(tmp_path / "py") == _found(tmp_path / "spark")
     assert python.summary.violations == on_spark.summary.violations
     assert sum(python.summary.violations.get("Transaction", {}).values()) >= len(CASES) - 1

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from kcoord.conformance.traces import session
 from kcoord.conformance.traces.checks import Spec
 from kcoord.conformance.traces.generate import Options, generate
 from kcoord.conformance.traces.job import Config, UnreadableInput, run, unreadable_input
@@ -58,8 +59,13 @@ def _count(violations: list[Any], identity: Any) -> int:
 # mutation kind applied in turn (derandomized, hypothesis starts from its simplest case: seed 0, sorted order); each
 # machine's rows in the three formats at once (JSON Lines, v1 Parquet, typed v2 Parquet)
 @given(seed=st.integers(0, 10_000), mutations=st.permutations(sorted(MUTATIONS)))
+@pytest.mark.parametrize("code", ["generated", "interpreted"])
 def test_spark_and_python_report_the_same_violations(spark: Any, tmp_path_factory: pytest.TempPathFactory,
-                                                      seed: int, mutations: list[str]) -> None:
+                                                      monkeypatch: pytest.MonkeyPatch, code: str, seed: int,
+                                                      mutations: list[str]) -> None:
+    """Both ways Spark evaluates the checks (`session.tune` chooses by the input's size): generated code, and
+    its interpreted expressions."""
+    monkeypatch.setattr(session, "INTERPRETED_ROWS", -1 if code == "generated" else 10**9)
     ms = machines()
     traces, _ = generate(ms, seed, Options(keys=4, rows=60))
     rng = random.Random(seed)
@@ -70,6 +76,8 @@ def test_spark_and_python_report_the_same_violations(spark: Any, tmp_path_factor
     with watch(spark) as logged:
         py, sp, a, b = both(spark, root, ms)
     assert fallbacks("\n".join(logged)) == []  # every stage's generated code compiled, none given up
+    generated = sum("Code generated in" in line for line in logged)  # (Janino's compilations, as Spark logs them)
+    assert generated > 100 if code == "generated" else generated < 10, generated
     assert set(a) == set(b)
     assert a, "the mutations broke nothing"
     assert {k: v.message for k, v in a.items()} == {k: v.message for k, v in b.items()}
@@ -296,6 +304,9 @@ def test_the_checker_s_rule_exclusions_keep_the_session_s_own(spark: Any) -> Non
 def test_the_codegen_watch_sees_a_fallback(spark: Any) -> None:
     """The watch the differential test relies on can fail: a whole-stage method over a 100-byte limit is given up,
     and Spark's report of it is caught."""
+    from kcoord.conformance.traces.session import tune
+
+    tune(spark)  # generated code, as a run of a large input (an earlier test's small one leaves it interpreted)
     limit = spark.conf.get("spark.sql.codegen.hugeMethodLimit")
     try:
         spark.conf.set("spark.sql.codegen.hugeMethodLimit", "100")

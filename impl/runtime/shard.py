@@ -217,24 +217,24 @@ class Shard:
         queued behind that write."""
         pending = self._pending
         if not pending or not any(pending.get(k, 0) > 0 for k in key_tuple):
-            try:
-                plan = handler()
-            except BaseException as e:
-                out.fail(e)
-                return
-            self._execute(plan, key_tuple, out)
+            self._run(key_tuple, handler, out)
             return
         self._wait_for(key_tuple, handler, out)
+
+    def _run(self, key_tuple: tuple[tuple[str, Key], ...], handler: Callable[[], Plan],
+             out: Completion[Any]) -> None:
+        """Plan (a handler that raises fails `out`) and execute."""
+        try:
+            plan = handler()
+        except BaseException as e:
+            out.fail(e)
+            return
+        self._execute(plan, key_tuple, out)
 
     def _wait_for(self, key_tuple: tuple[tuple[str, Key], ...], handler: Callable[[], Plan],
                   out: Completion[Any]) -> None:
         def run() -> None:
-            try:
-                plan = handler()
-            except BaseException as e:
-                out.fail(e)
-                return
-            self._execute(plan, key_tuple, out)
+            self._run(key_tuple, handler, out)
 
         blocked = [k for k in key_tuple if self._pending.get(k, 0) > 0]
         self._waiting.setdefault(blocked[0], deque()).append(lambda: self._resubmit(key_tuple, run))

@@ -279,21 +279,24 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
     tick = _ticker(progress, 5)
     tick("reading")
     quarantine_dir = os.path.join(out, "quarantine")
-    plans: dict[str, MachinePlan] = {}
     for name in folders:
-        mine = [s for s in sources if s.machine == name]
         if name not in machines:
-            _count_quarantine(read_unknown(spark, name, mine), quarantine_dir, summary)
-            continue
-        plans[name] = MachinePlan(spark, Spec.of(machines[name]), read_machine(spark, machines[name], mine))
+            _count_quarantine(read_unknown(spark, name, [s for s in sources if s.machine == name]), quarantine_dir,
+                              summary)
+    known = [name for name in folders if name in machines]
+
+    def plan_of(name: str) -> MachinePlan:
+        mine = [s for s in sources if s.machine == name]
+        return MachinePlan(spark, Spec.of(machines[name]), read_machine(spark, machines[name], mine))
+
+    plans: dict[str, MachinePlan] = dict(zip(known, _side_by_side(plan_of, known), strict=True))
     for name, need in sparkprops.needs(plans).items():
         plans[name].needs = need
     raw_dir = os.path.join(out, "violations_raw")
     shutil.rmtree(raw_dir, ignore_errors=True)
     try:
         tick("checking")
-        for plan in plans.values():
-            plan.staged()
+        _side_by_side(lambda plan: plan.staged(), list(plans.values()))
         for name, plan in sorted(plans.items()):
             tally = plan.read.tally()
             summary.rows_read[name] = tally.rows
@@ -314,6 +317,18 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
     if not config.out:
         shutil.rmtree(out, ignore_errors=True)
     return summary, shown
+
+
+def _side_by_side(work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    """`work` on each item, on as many driver threads as the machine has cores (results in order): the machines'
+    plans are analysed, and their passes submitted, side by side (Catalyst's analysis of a machine's checks runs on
+    the calling thread and is most of a small input's time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if len(items) < 2:
+        return [work(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
+        return list(pool.map(work, items))
 
 
 def _session(config: Config, spark: Any, sources: Sequence[Source]) -> Any:

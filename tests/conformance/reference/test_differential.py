@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,8 +71,7 @@ def test_a_dynamic_member_that_rejoins_with_an_instance_id_becomes_static(
 
     from kcoord.conformance.differential.actors import _ms
 
-    answers = []
-    for side in brokers:
+    def run(side: BrokerSide) -> tuple[int, int, int]:
         topic = f"dyn-static-{random.randrange(1 << 30)}"
         side.create_topics([topic], 2)
         group = f"{topic}-g"
@@ -83,7 +83,25 @@ def test_a_dynamic_member_that_rejoins_with_an_instance_id_becomes_static(
                     instance_id=instance, rack_id=None, rebalance_timeout=_ms(6000),
                     subscribed_topic_names=(TopicName(topic),), subscribed_topic_regex=None, server_assignor=None,
                     topic_partitions=()))
+                if int(answer.error_code) != 0:
+                    break
         finally:
             channel.close()
-        answers.append((int(answer.error_code), int(answer.member_epoch)))
-    assert answers[0] == answers[1] == (0, 1), answers
+        assigned = answer.assignment.topic_partitions if answer.assignment is not None else ()
+        return int(answer.error_code), int(answer.member_epoch), sum(len(t.partitions) for t in assigned)
+
+    answers = []
+    for side in brokers:
+        for _attempt in range(40):  # a coordinator still loading (a fresh cluster) answers 14/15/16: a new group
+            answer = run(side)
+            if answer[0] not in (14, 15, 16):
+                break
+            time.sleep(0.5)
+        answers.append(answer)
+    kcoord, kafka = answers
+    # Both: NONE, the member at the group's epoch with both partitions. The group's epoch is 1 on kcoord; on Kafka it
+    # is 1 or, now and then, 2 (a fresh-clone CI run saw 2): its group coordinator's metadata image of the topic just
+    # made can change between the two heartbeats, and a changed subscription metadata bumps the group's epoch — a
+    # timing of Kafka's, not a rule about the instance id.
+    assert kcoord == (0, 1, 2), answers
+    assert kafka[0] == 0 and kafka[1] in (1, 2) and kafka[2] == 2, answers

@@ -154,6 +154,50 @@ def with_previous(df: Any) -> Any:
     return df.select("*", F.lag(prev, 1).over(Window.partitionBy("key").orderBy("seq")).alias("prev"))
 
 
+#: `--stages`: the full check's pass cut after each of its stages (`MachinePlan.pass_stages`, the real plan's own
+#: frames), each prefix forced by a noop write of all its columns in a fresh process, cumulative; "read" is the
+#: reader's raw scan (`sparkread._read`: the typed files' columns, codes remapped), "staged" the whole pass with its
+#: checkpoint (`MachinePlan.staged`), then the full check (engine "spark": + violations, witnesses, final table)
+STAGES = {"read": "read: the typed files' columns (the reader's scan)",
+          "validated": "+ validation (the reason column, its filter, the typed row)",
+          "observed": "+ observation (counting rows, malformed rows, latest ts)",
+          "local": "+ row-local checks on the map side (table, spec row, error, invariants)",
+          "windowed": "+ shuffle, sort and window (lags, row number)",
+          "pre": "+ pre-state (fresh, pre_known, pre_*, pos)",
+          "checks": "+ checks (conditions, effects, frame, steps) and flags",
+          "filtered": "+ filter to the staged rows and their columns (the pass, forced by a noop write)",
+          "staged": "the pass as the check runs it (its local checkpoint)"}
+
+
+def stage_action(spark: Any, path: str, stage: str) -> float:
+    """The check's pass cut after `stage` (see STAGES), built as `job.run_spark` builds it and run once: the rows."""
+    from kcoord.conformance.traces import session, sparkprops
+    from kcoord.conformance.traces.checks import Spec
+    from kcoord.conformance.traces.readers import discover
+    from kcoord.conformance.traces.sparkcheck import MachinePlan
+    from kcoord.conformance.traces.sparkread import _read, read_machine, typed_columns
+    from kcoord.model.loader import bundled_machines
+
+    machine = bundled_machines()[MACHINE]
+    sources = discover([path], {MACHINE: machine}, [])
+    rows = sum(pq_rows(Path(s.path)) for s in sources)
+    session.tune(spark, rows)  # (as `job._session` does for the check: generated code at these sizes)
+    plan = MachinePlan(spark, Spec.of(machine), read_machine(spark, machine, sources))
+    plan.needs = sparkprops.needs({MACHINE: plan})[MACHINE]
+    if stage == "staged":
+        plan.staged()
+        plan.release()
+        return float(plan.read.tally().rows)
+    if stage == "read":
+        frames = [_read(spark, machine, g) for g in plan.read.groups]
+        df = frames[0] if len(frames) == 1 else frames[0].unionByName(*frames[1:])
+        df = df.select(*(n for n, _ in typed_columns(machine)))
+    else:
+        df = dict(plan.pass_stages())[stage]
+    df.write.format("noop").mode("overwrite").save()  # every column of every row, then dropped
+    return float(rows)
+
+
 def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, float]:
     """One measurement; `scope` "one": the Transaction machine's traces, "all": every bundled machine's."""
     from kcoord.conformance.traces.job import Config, run
@@ -162,7 +206,7 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     machines = dict(bundled_machines()) if scope == "all" else {MACHINE: bundled_machines()[MACHINE]}
     result: dict[str, float] = {}
     spark = None
-    if engine in ("spark", *FLOORS):
+    if engine in ("spark", "spark-twice", *FLOORS) or engine.startswith("stage:"):
         from kcoord.conformance.traces.session import local_session
 
         started = time.monotonic()
@@ -176,6 +220,7 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         plan = clustered._jdf.queryExecution().executedPlan().toString()
         assert "Exchange" not in plan and "Sort [" not in plan, f"the clustered copy is shuffled or sorted:\n{plan}"
     cpu = _cpu_s(jvm_pid)
+    threads = _thread_cpu_s(jvm_pid) if jvm_pid is not None else {}
     started = time.monotonic()
     if engine == "duckdb":
         from benchmarks.duckdb_peer import count
@@ -183,14 +228,27 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         found = count(machines[MACHINE], os.path.join(path, MACHINE, "*.parquet"), threads=os.cpu_count())
         result["rows"] = float(sum(pq_rows(f) for f in Path(path, MACHINE).glob("*.parquet")))
         result["violations"] = float(sum(found.values()))
+    elif engine.startswith("stage:"):
+        result["rows"] = stage_action(spark, path, engine.removeprefix("stage:"))
+        result["violations"] = 0.0
     elif engine in FLOORS:
         assert spark is not None
-        df = clustered if clustered is not None else spark.read.parquet(os.path.join(path, MACHINE))
-        if engine == "spark-sort":
-            df = df.repartition("key").sortWithinPartitions("key", "seq")
-        df.write.format("noop").mode("overwrite").save()  # every column of every row, then dropped
-        result["rows"] = float(sum(pq_rows(f) for f in Path(path, MACHINE).glob("*.parquet")))
+        folders = [MACHINE] if scope == "one" else sorted(p.name for p in Path(path).iterdir() if p.is_dir())
+        for folder in folders:  # ("all": each machine's files, one job each: their columns differ)
+            df = clustered if clustered is not None else spark.read.parquet(os.path.join(path, folder))
+            if engine == "spark-sort":
+                df = df.repartition("key").sortWithinPartitions("key", "seq")
+            df.write.format("noop").mode("overwrite").save()  # every column of every row, then dropped
+        result["rows"] = float(sum(pq_rows(f) for d in folders for f in Path(path, d).glob("*.parquet")))
         result["violations"] = 0.0
+    elif engine == "spark-twice":  # the same check twice in one session: the second's cost is a warm session's
+        config = Config([path], out, engine="spark", max_witnesses=10)
+        run(config, machines, spark=spark)
+        result["first_cpu_s"] = _cpu_s(jvm_pid) - cpu
+        cpu, started = _cpu_s(jvm_pid), time.monotonic()
+        outcome = run(config, machines, spark=spark)
+        result["rows"] = float(sum(outcome.summary.rows_read.values()))
+        result["violations"] = float(outcome.summary.violations_total)
     else:
         outcome = run(Config([path], out, engine=engine, max_witnesses=10), machines, spark=spark)
         result["rows"] = float(sum(outcome.summary.rows_read.values()))
@@ -198,6 +256,8 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         result["spilled"] = float(sum(outcome.summary.spilled.values()))  # buckets, when the Python checker spilled
     result["check_s"] = time.monotonic() - started
     result["cpu_s"] = _cpu_s(jvm_pid) - cpu  # the checking's CPU seconds (JVM, or this process): robust under load
+    if jvm_pid is not None:
+        result |= {f"threads:{k}": v - threads.get(k, 0.0) for k, v in _thread_cpu_s(jvm_pid).items()}
     result["load_avg"] = os.getloadavg()[0]
     result["python_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if spark is not None:
@@ -221,6 +281,29 @@ def _cpu_s(pid: int | None) -> float:
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+#: JVM threads by their name's start (Linux keeps 15 characters of it): where a run's CPU goes
+THREAD_KINDS = (("C2 Compi", "JIT C2"), ("C1 Compi", "JIT C1"), ("Executor task", "tasks"), ("GC ", "GC"),
+                ("G1 ", "GC"), ("VM Thread", "GC"), ("Thread-", "driver (py4j)"), ("py4j", "driver (py4j)"))
+
+
+def _thread_cpu_s(pid: int) -> dict[str, float]:
+    """CPU seconds so far of process `pid`'s live threads, by kind (`THREAD_KINDS`, else "other"); "ended": the
+    process's CPU not in a live thread (threads that ended: short-lived compiler and task threads)."""
+    out: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            head, tail = (task / "stat").read_text().rsplit(")", 1)
+            fields = tail.split()
+        except OSError:
+            continue
+        name = head.split("(", 1)[1]
+        kind = next((k for prefix, k in THREAD_KINDS if name.startswith(prefix)), "other")
+        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    out["ended"] = _cpu_s(pid) - sum(out.values())
+    return out
 
 
 def _peak_rss_mb(pid: int) -> float:
@@ -289,6 +372,38 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
             say(cli_row(record))
         shutil.rmtree(data, ignore_errors=True)
     return {"machine": MACHINE, "cores": os.cpu_count(), "spark_runs": runs, "results": results, "cli": cli}
+
+
+def bench_stages(size: int, runs: int, scratch: Path, base_rows: int = 20_000, seed: int = 1,
+                 engines: tuple[str, ...] = (*(f"stage:{s}" for s in STAGES), "spark")) -> list[dict[str, Any]]:
+    """The full check's pass cut after each stage (`STAGES`), then the full check, at `size` events: `runs` fresh
+    processes each, alternating (stage 1, 2, ..., full, stage 1, ...), so that each stage sees the same load."""
+    data = scratch / f"data-{size}"
+    if not data.is_dir():
+        tile(make_base(scratch / "base", base_rows, seed), data, size)
+    measured: dict[str, list[dict[str, float]]] = {e: [] for e in engines}
+    for _ in range(runs):
+        for engine in engines:
+            measured[engine].append(run_child(engine, data, scratch))
+            print(engine, json.dumps(measured[engine][-1]), file=sys.stderr, flush=True)
+    return [_record(size, e, m) | {"runs_cpu_s": [r["cpu_s"] for r in m]} for e, m in measured.items()]
+
+
+STAGE_HEADER = ["| stage (cumulative) | CPU s (median) | runs, CPU s | CPU-µs/event | over the previous | "
+                "check s | load avg |", "|---|---:|---|---:|---:|---:|---:|"]
+
+
+def stage_rows(records: list[dict[str, Any]]) -> list[str]:
+    out, previous = [], None
+    for r in records:
+        per_event = r["cpu_s"] * 1e6 / r["rows"]
+        name = STAGES.get(r["engine"].removeprefix("stage:"), "the full check")
+        more = f"{per_event - previous:+.2f}" if previous is not None else ""
+        runs = ", ".join(f"{c:.1f}" for c in r["runs_cpu_s"])
+        out.append(f"| {name} | {r['cpu_s']:.1f} | {runs} | {per_event:.2f} | {more} | {r['check_s']:.1f} | "
+                   f"{r['load_avg']:.1f} |")
+        previous = per_event
+    return out
 
 
 def validate_peer(scratch: Path, seed: int) -> None:
@@ -439,10 +554,21 @@ def main() -> None:
     parser.add_argument("--cli-sim", type=float, default=1e4, help="then `kcoord check-traces` with --engine spark, "
                         "auto and python on this many rows of one simulation, wall time incl. start-up (0: skip)")
     parser.add_argument("--no-duckdb", action="store_true", help="skip the DuckDB peer")
+    parser.add_argument("--stages", type=float, default=0, help="only the per-stage split of the full check at "
+                        "this many events: the pass cut after each stage, then the full check (see STAGES)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(*args.child)))
+        return
+    if args.stages:
+        scratch = Path(args.scratch) if args.scratch else Path(tempfile.mkdtemp(prefix="bench-traces-"))
+        records = bench_stages(int(args.stages), args.runs, scratch, args.base, args.seed)
+        if args.json:
+            Path(args.json).write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
+        print(f"\nThe full check's pass by stage, {int(args.stages):,} {MACHINE} events (median of {args.runs} "
+              f"fresh processes, JVM CPU):\n")
+        print("\n".join([*STAGE_HEADER, *stage_rows(records)]))
         return
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     figures = bench(sizes, args.runs, args.python_max, args.base, args.seed,

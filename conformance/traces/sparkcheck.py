@@ -416,16 +416,27 @@ class MachinePlan:
         plan again for each frame built on it, and deduplicates every copy of it in a union (on a 10k-row
         simulator trace that was about half of the run's CPU; benchmarks/RESULTS.md, issue 33)."""
         if self._staged is None:
-            df = self.flags(self.checks(self.pre(self.windowed(self.local(self.read.counted)))))
-            # (the filter reads `_boundary`, so that the optimiser keeps it: see BOUNDARY)
-            df = df.where(q.sql(q.or_(self.violated(), *self.needs.rows, q.IsNull(q.col("_boundary"), negated=True))))
-            df = df.selectExpr(*self.staged_columns(df.columns))
+            df = self.pass_stages()[-1][1]
             if _classic(df):  # (the checkpoint's job runs the pass, and fills in the read's observation: `Read.tally`)
                 self._staged = df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
             else:  # Spark Connect reports no observation from a checkpoint's job: persisted, and counted to run it
                 self._staged = df.persist(StorageLevel.DISK_ONLY)
                 self._staged.count()
         return self._staged
+
+    def pass_stages(self) -> list[tuple[str, DataFrame]]:
+        """The pass's plan after each of its stages, in order (the last is the pass `staged` runs): the validated rows
+        (`read`), counted, the map side's row-local checks (`local`), the exchange and window, the pre-state, the
+        checks and their flags, the filter to the staged rows. `benchmarks/bench_traces.py --stages` runs each prefix
+        on its own to split the pass's cost by stage."""
+        out = [("validated", self.read.valid), ("observed", self.read.counted)]
+        for name, step in (("local", self.local), ("windowed", self.windowed), ("pre", self.pre),
+                           ("checks", lambda df: self.flags(self.checks(df)))):
+            out.append((name, step(out[-1][1])))
+        # (the filter reads `_boundary`, so that the optimiser keeps it: see BOUNDARY)
+        df = out[-1][1].where(q.sql(q.or_(self.violated(), *self.needs.rows,
+                                          q.IsNull(q.col("_boundary"), negated=True))))
+        return [*out, ("filtered", df.selectExpr(*self.staged_columns(df.columns)))]
 
     def staged_columns(self, present: list[str]) -> list[str]:
         drop = {"_legal", "_sr_ok", "_boundary"}

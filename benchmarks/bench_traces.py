@@ -206,11 +206,19 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     machines = dict(bundled_machines()) if scope == "all" else {MACHINE: bundled_machines()[MACHINE]}
     result: dict[str, float] = {}
     spark = None
-    if engine in ("spark", "spark-twice", *FLOORS) or engine.startswith("stage:"):
-        from kcoord.conformance.traces.session import local_session
+    if engine in ("spark", "spark-c1", "spark-c2", "spark-twice", *FLOORS) or engine.startswith("stage:"):
+        from kcoord.conformance.traces.session import SMALL_INPUT_ROWS, local_session
 
         started = time.monotonic()
-        spark = local_session("local[*]", driver_memory="8g")
+        rows: int | None = None  # (the large inputs' JIT, as `session.jit_options` chooses it above 1M rows)
+        if engine == "spark-c1":  # the small inputs' JIT (C1 only) whatever the size
+            rows = SMALL_INPUT_ROWS
+        if engine in ("spark", "spark-twice"):  # the JIT the CLI chooses for this input's size
+            from kcoord.conformance.traces.job import estimated_rows
+            from kcoord.conformance.traces.readers import discover
+
+            rows = estimated_rows(discover([path], machines, [out]), 10**12)
+        spark = local_session("local[*]", driver_memory="8g", rows=rows)
         spark.range(1).count()
         result["startup_s"] = time.monotonic() - started
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()) if spark else None  # type: ignore[union-attr]
@@ -249,8 +257,9 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         outcome = run(config, machines, spark=spark)
         result["rows"] = float(sum(outcome.summary.rows_read.values()))
         result["violations"] = float(outcome.summary.violations_total)
-    else:
-        outcome = run(Config([path], out, engine=engine, max_witnesses=10), machines, spark=spark)
+    else:  # ("spark-c1", "spark-c2": the check with the small or the large inputs' JIT whatever the size)
+        outcome = run(Config([path], out, engine=engine.split("-")[0], max_witnesses=10), machines,
+                      spark=spark)
         result["rows"] = float(sum(outcome.summary.rows_read.values()))
         result["violations"] = float(outcome.summary.violations_total)
         result["spilled"] = float(sum(outcome.summary.spilled.values()))  # buckets, when the Python checker spilled
@@ -327,7 +336,9 @@ def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dic
 
 def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: int = 20_000, seed: int = 1,
           scratch: Path | None = None, log: bool = True, floors: bool = True, sim: int = 0,
-          checks: bool = True, duckdb: bool = True, cli_sim: int = 0) -> dict[str, Any]:
+          checks: bool = True, duckdb: bool = True, cli_sim: int = 0, sim_dir: Path | None = None,
+          sim_engines: tuple[str, ...] = ("spark", "python"),
+          only: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Measure both engines (and the floors, and DuckDB) at each size, then on `sim` simulator rows and `cli_sim`
     ones through the CLI (0: not); returns the figures (one record per size and engine)."""
     scratch = scratch or Path(tempfile.mkdtemp(prefix="bench-traces-"))
@@ -340,7 +351,8 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
         validate_peer(scratch, seed)
     say(f"base traces: {base_rows} rows in {time.monotonic() - started:.1f} s")
     results: list[dict[str, Any]] = []
-    engines = (*(FLOORS if floors else ()), *(("spark", "python") if checks else ()), *(("duckdb",) if duckdb else ()))
+    engines = only or (*(FLOORS if floors else ()), *(("spark", "python") if checks else ()),
+                       *(("duckdb",) if duckdb else ()))
     for size in sizes:
         data = scratch / f"data-{size}"
         shutil.rmtree(data, ignore_errors=True)
@@ -354,14 +366,15 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
             results.append(record)
             say(table_row(record))
         shutil.rmtree(data, ignore_errors=True)
-    if sim:
-        data = make_sim(scratch / "sim", sim, seed)
-        for engine in ("spark", "python"):
+    if sim or sim_dir:
+        data = sim_dir or make_sim(scratch / "sim", sim, seed)
+        for engine in sim_engines:
             measured = [run_child(engine, data, scratch, "all") for _ in range(runs if engine != "python" else 1)]
             record = _record(int(measured[0]["rows"]), engine, measured) | {"traces": "simulator"}
             results.append(record)
             say(table_row(record))
-        shutil.rmtree(data, ignore_errors=True)
+        if sim_dir is None:
+            shutil.rmtree(data, ignore_errors=True)
     cli = []
     if cli_sim:
         data = make_sim(scratch / "cli-sim", cli_sim, seed)
@@ -554,6 +567,11 @@ def main() -> None:
     parser.add_argument("--cli-sim", type=float, default=1e4, help="then `kcoord check-traces` with --engine spark, "
                         "auto and python on this many rows of one simulation, wall time incl. start-up (0: skip)")
     parser.add_argument("--no-duckdb", action="store_true", help="skip the DuckDB peer")
+    parser.add_argument("--sim-dir", default=None, help="an existing `kcoord simulate --format parquet` folder to "
+                        "check instead of simulating --sim rows (kept)")
+    parser.add_argument("--sim-engines", default="spark,python", help="what runs on the simulator traces (also "
+                        "spark-read: the read floor of every machine's files)")
+    parser.add_argument("--engines", default=None, help="only these, at --sizes (e.g. spark or spark,spark-c2)")
     parser.add_argument("--stages", type=float, default=0, help="only the per-stage split of the full check at "
                         "this many events: the pass cut after each stage, then the full check (see STAGES)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -570,11 +588,14 @@ def main() -> None:
               f"fresh processes, JVM CPU):\n")
         print("\n".join([*STAGE_HEADER, *stage_rows(records)]))
         return
-    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    sizes = [int(float(s)) for s in args.sizes.split(",") if float(s or 0)]  # ("0": only the simulator's traces)
     figures = bench(sizes, args.runs, args.python_max, args.base, args.seed,
                     Path(args.scratch) if args.scratch else None, floors=not args.no_floors,
                     sim=0 if args.floors_only else int(args.sim), checks=not args.floors_only,
-                    duckdb=not args.no_duckdb, cli_sim=0 if args.floors_only else int(float(args.cli_sim)))
+                    duckdb=not args.no_duckdb, cli_sim=0 if args.floors_only else int(float(args.cli_sim)),
+                    sim_dir=Path(args.sim_dir) if args.sim_dir else None,
+                    sim_engines=tuple(args.sim_engines.split(",")),
+                    only=tuple(args.engines.split(",")) if args.engines else None)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(f"\nTrace checking, {MACHINE} traces, {figures['cores']} cores (median of {args.runs} Spark runs; "

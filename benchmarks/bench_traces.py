@@ -399,7 +399,7 @@ def bench_stages(size: int, runs: int, scratch: Path, base_rows: int = 20_000, s
         for engine in engines:
             measured[engine].append(run_child(engine, data, scratch))
             print(engine, json.dumps(measured[engine][-1]), file=sys.stderr, flush=True)
-    return [_record(size, e, m) | {"runs_cpu_s": [r["cpu_s"] for r in m]} for e, m in measured.items()]
+    return [_record(size, e, m) for e, m in measured.items()]
 
 
 STAGE_HEADER = ["| stage (cumulative) | CPU s (median) | runs, CPU s | CPU-µs/event | over the previous | "
@@ -517,7 +517,10 @@ def _record(size: int, engine: str, measured: list[dict[str, float]]) -> dict[st
             "python_peak_mb": max(r["python_peak_mb"] for r in measured),
             "violations": int(measured[0]["violations"]), "rows": int(measured[0]["rows"]),
             "spilled": int(measured[0].get("spilled", 0)), "cpu_s": statistics.median(r["cpu_s"] for r in measured),
-            "load_avg": statistics.median(r["load_avg"] for r in measured)}
+            "load_avg": statistics.median(r["load_avg"] for r in measured),
+            "runs_cpu_s": [r["cpu_s"] for r in measured],  # and the medians of the threads' CPU, the first check's
+            **{k: statistics.median(r.get(k, 0.0) for r in measured) for k in measured[0]
+               if k.startswith("threads:") or k == "first_cpu_s"}}
 
 
 HEADER = ["| events | engine | check s (median) | events/s | CPU s | CPU-µs/event | Spark start-up s | "

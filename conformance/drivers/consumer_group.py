@@ -19,6 +19,9 @@ SyncGroup's assignment its spec assignment). `Concurrent(first, then)`: two hear
 first's write is in flight (as two clients' requests in one batch): what the first scheduled after its write (a
 regular expression's resolution) runs after the second, e.g. on a group its leave left Assigning. `ClassicJoin` (no
 arguments) is a classic group's first JoinGroup for the id of no consumer group (parked in its join phase).
+The migration: `Migrate` (a program's first step: group.consumer.migration.policy bidirectional instead of
+disabled) and `ClassicGroupStable(members)` (a live classic group made through the classic API), see
+`consumer_group_migration`.
 Internal events happen the way they happen in the broker: `SessionTimeout` / `RebalanceTimeout` advance the clock
 to the earliest such timer of the group; `ExpireOffsets` advances past offsets.retention.ms to the expiration job
 (ExpireOffset, Expire); `Reload` unloads and loads `__consumer_offsets` (Unload, then the load path);
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from kcoord.impl.assignors import Subscription, decode_assignment, encode_subscription
 from kcoord.impl.cluster import ClusterConfig
@@ -67,6 +70,7 @@ from kcoord.impl.txn.config import TxnConfig
 
 from ..reference_model import Fired
 from .base import HELD_DURABILITY, Action, ClusterDriver, Key, Outcome, Values
+from .consumer_group_migration import enable_migration, stable_classic_group
 
 GROUP = "g1"
 TOPICS = (("orders", 3), ("payments", 2))
@@ -97,8 +101,6 @@ _UNRELEASED_AT_GROUP = ("ConsumerGroup's throwIfInstanceIdIsUnreleased answers a
 _REBALANCE_TIMER = ("a member's rebalance timer is cancelled whenever it leaves UnrevokedPartitions, replaced "
                     "whenever its epoch changes there, and cancelled with the member: it fires only for a member in "
                     "UnrevokedPartitions at the timer's epoch")
-_NO_MIGRATION = ("the driver runs with group.consumer.migration.policy disabled (`group_config`): no classic group "
-                 "is converted into a consumer group, nor back")
 _AFTER_TARGET = ("ProtocolChanged and InstanceAdopted follow the member's row, and a heartbeat or JoinGroup that finds "
                  "the group Assigning computes its target assignment (TargetAssignmentComputed) before that row, so "
                  "the group is Reconciling or Stable by then")
@@ -107,9 +109,6 @@ _AT_MINUS_TWO = ("a member at -2 (StaticLeft) has member epoch -2, below every g
 #: rows the implementation never takes in these states (see `coverage.declared_unreachable`)
 UNREACHABLE = {
     "ConsumerGroup": (
-        (30, "ConvertedFromClassic", "Stable", ("Empty",), _NO_MIGRATION),
-        (44, "MembersRemoved", "Dead", ("Assigning", "Reconciling", "Stable"), _NO_MIGRATION),
-        (41, "StaticMemberReplaced", "Dead", ("Assigning", "Reconciling", "Stable"), _NO_MIGRATION),
         (29, "MemberJoined", "Reconciling", ("Empty",),
          "an Empty consumer group is new (group epoch 0: MemberJoined bumps it) or was emptied by MembersRemoved, "
          "which bumps the group epoch past the target's, and no target is computed without members"),
@@ -138,7 +137,6 @@ UNREACHABLE = {
         (66, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
     ),
     "ConsumerGroupMember": (
-        (40, "ConvertedFromClassic", "Stable", ("Absent",), _NO_MIGRATION),
         (6, "Join", "UnreleasedPartitions", ("UnrevokedPartitions",),
          "a member enters UnrevokedPartitions only by a reconciliation that sets its previous epoch to its member "
          "epoch (at least 1), so an epoch-0 join is never tolerated there"),
@@ -163,8 +161,8 @@ UNREACHABLE = {
 
 
 def group_config() -> GroupConfig:
-    """group.consumer.migration.policy disabled: a classic group holding the id stays another type's (the
-    conversions are the migration tests' and the wire scenario's)."""
+    """group.consumer.migration.policy disabled: a classic group holding the id stays another type's, unless a
+    program starts with `Migrate` (policy bidirectional: the upgrade and the downgrade, `consumer_group_migration`)."""
     return GroupConfig(num_partitions=1, consumer_max_size=MAX_SIZE, consumer_session_timeout_ms=SESSION_MS,
                        consumer_migration_policy="disabled",
                        offsets_retention_ms=20_000, offsets_retention_check_interval_ms=10_000)
@@ -183,6 +181,9 @@ class ConsumerGroupDriver(ClusterDriver):
     machines = MACHINES
     main = "ConsumerGroup"
     unreachable = UNREACHABLE
+    #: a consumer group converted back to a classic group (Dead) drops its members' instances (Kafka drops the group
+    #: object with them; the spec's members have no event for it): the lockstep forgets them with the group
+    dropped_with: ClassVar[Mapping[str, str]] = {"ConsumerGroupMember": "ConsumerGroup"}
 
     def __init__(self, *, workdir: Path | None = None) -> None:
         config = ClusterConfig(nodes=1, txn=TxnConfig(num_partitions=1, offsets_num_partitions=1),
@@ -248,6 +249,10 @@ class ConsumerGroupDriver(ClusterDriver):
             self._log_mark = self.shard.log.log_end_offset
         elif name == "EndTxn":
             self._end_txn()
+        elif name == "Migrate":
+            enable_migration(self)
+        elif name == "ClassicGroupStable":
+            stable_classic_group(self, GROUP, int(a.get("members", 2)), REBALANCE_MS)
         elif name == "ClassicJoin":
             req = JoinGroupRequest(GROUP, "", None, "consumer", (("range", b"\x00"),), 10_000, REBALANCE_MS,
                                    api_version=3)
@@ -447,8 +452,8 @@ class ConsumerGroupDriver(ClusterDriver):
         if got != want:
             return [f"answered {got}, the spec answers {want}"]
         member = [f for f in ours if f.machine == "ConsumerGroupMember"]
-        if want != "NONE" or not member:
-            return []
+        if want != "NONE" or not member or any(f.to_state == "Dead" for f in ours):
+            return []  # refused, or no member decided, or converted to a classic group (whose rows answer the join)
         post = member[-1].post
         if action.name == "JoinGroup" and response.generation_id != post["member_epoch"]:
             return [f"answered generation {response.generation_id}, the spec's member epoch is {post['member_epoch']}"]

@@ -84,6 +84,10 @@ def _regex(m: str, regex: str, **fields: Any) -> Action:
 _STABLE_K: tuple[Step, ...] = (("join", "a"), ("cjoin", "k"), ("ack-all", "a"), ("ack", "a"), ("cjoin", "k"))
 _TWO_STABLE: tuple[Step, ...] = (("join", "a"), ("join", "b"), ("ack-all", "a"), ("ack", "a"), ("ack", "b"))
 _REGEX_A: Mapping[str, Any] = {"regex": "o.*"}
+_PAYMENTS: Mapping[str, Any] = {"topics": ["payments"]}
+#: a classic group of one member (client-1: the classic coordinator's generated id, owning orders) under the
+#: bidirectional migration policy
+_UPGRADED: tuple[Step, ...] = (Action("Migrate"), Action("ClassicGroupStable", {"members": 1}))
 
 CLASSIC_PROGRAMS: tuple[tuple[Step, ...], ...] = (
     # a classic member k in each state, probed (ClassicSync, ClassicHeartbeat, OffsetFetch), then a group bump
@@ -136,6 +140,15 @@ CLASSIC_PROGRAMS: tuple[tuple[Step, ...], ...] = (
     (*_TWO_STABLE, ("leave", "b"), ("ack", "a", {"regex": "zz.*"})),
     (("join", "a"), ("join", "b"), ("ack", "a", {"regex": "zz.*"})),
     (("join", "a", {"rebalance_timeout": SESSION_MS}), ("ack", "a", {"regex": "zz.*"})),
+    # the migration (`Migrate`: policy bidirectional): a live classic group upgraded by a member's heartbeat
+    # (ConvertedFromClassic), converted back when its last consumer-protocol member leaves (MembersRemoved -> Dead) or
+    # is taken over by a JoinGroup without a member id (StaticMemberReplaced -> Dead), in Reconciling, Stable, Assigning
+    (*_UPGRADED, ("join", "a"), ("leave", "a")),
+    (*_UPGRADED, ("join", "a", _PAYMENTS), ("cjoin", "client-1"), ("leave", "a")),
+    (*_UPGRADED, ("join", "a", _PAYMENTS), ("join", "b", _PAYMENTS), ("leave", "b"), ("leave", "a")),
+    (*_UPGRADED, ("join", "s"), _join("", instance="i1")),
+    (*_UPGRADED, ("join", "s", _PAYMENTS), ("cjoin", "client-1"), _join("", instance="i1")),
+    (*_UPGRADED, ("join", "s", _PAYMENTS), ("join", "b", _PAYMENTS), ("leave", "b"), _join("", instance="i1")),
     # a resolution that finds the group Assigning: another member's leave was handled while the write of the
     # heartbeat that scheduled it was in flight (a bump when the topics changed, none when it matches nothing)
     (*_TWO_STABLE, ("race", "a", {"regex": "o.*", "leaver": "b"})),

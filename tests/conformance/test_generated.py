@@ -50,7 +50,7 @@ def test_the_fingerprint_covers_each_driver_s_own_modules_and_no_other_driver_s(
     shared = set(gen.SHARED_DRIVER_FILES)
     assert files["ClassicGroup"] == shared | {"classic_group.py", "classic_group_search.py"}
     assert files["ConsumerGroup"] == shared | {"consumer_group.py", "consumer_group_search.py",
-                                               "consumer_group_classic.py"}
+                                               "consumer_group_classic.py", "consumer_group_migration.py"}
     assert files["Transaction"] == shared | {"transaction.py"}
 
 

@@ -90,8 +90,8 @@ _PAYMENTS: Mapping[str, Any] = {"topics": ["payments"]}
 _UPGRADED: tuple[Step, ...] = (Action("Migrate"), Action("ClassicGroupStable", {"members": 1}))
 
 CLASSIC_PROGRAMS: tuple[tuple[Step, ...], ...] = (
-    # a classic member k in each state, probed (ClassicSync, ClassicHeartbeat, OffsetFetch), then a group bump
-    # and the probes again: UnreleasedPartitions (12), Stable (13), UnrevokedPartitions, Unknown
+    # a classic member k probed (ClassicSync, ClassicHeartbeat, OffsetFetch), then a group bump and the probes
+    # again: UnreleasedPartitions (12), Stable (13), Unknown (a classic member revoking is the take-over's, below)
     (("join", "a"), ("cjoin", "k"), *_probes("k"), ("join", "b"), *_probes("k"), ("cleave", "k")),
     (("join", "a", {"topics": ["payments"]}), ("cjoin", "k"), *_probes("k"), ("join", "b"), *_probes("k")),
     (*_STABLE_K, *_probes("k"), ("join", "b"), *_probes("k"), ("cjoin-all", "k"), *_probes("k")),
@@ -131,7 +131,7 @@ CLASSIC_PROGRAMS: tuple[tuple[Step, ...], ...] = (
     (*_TWO_STABLE, ("leave", "b"), heartbeat("a", 0, instance="i1")),
     # regular expressions: a new member with only a new one joins without a bump (Empty, Assigning, Stable), is
     # resolved (a bump when its topics changed, none when it matches nothing); a refused one (join, change)
-    (("join", "a"), ("leave", "a"), _regex("x", "(") , _regex("x", "o.*")),
+    (("join", "a"), ("leave", "a"), _regex("x", "("), _regex("x", "o.*")),
     (*_TWO_STABLE, ("leave", "b"), _regex("x", "("), _regex("x", "zz.*"), _regex("c", "o.*")),
     (("join", "a"), _regex("x", "("), _regex("x", "zz.*"), ("ack", "a", {"regex": "("}), ("ack", "a", _REGEX_A)),
     (("join", "a"), ("join", "b"), _regex("x", "("), _regex("x", "zz.*"), ("ack", "a", {"regex": "("}),

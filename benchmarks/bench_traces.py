@@ -1,7 +1,9 @@
 """Trace checking throughput: Spark and the Python reference checker on the same Parquet traces.
 
     .venv/bin/python -m benchmarks.bench_traces [--sizes 1e6,1e7,5e7] [--runs 3] [--python-max 5e7] [--json F]
-        [--no-floors | --floors-only] [--sim 1e6] [--cli-sim 1e4] [--no-duckdb]
+        [--no-floors | --floors-only] [--sim 1e6 | --sim-dir DIR] [--sim-engines spark-read,spark,python]
+        [--cli-sim 1e4] [--no-duckdb] [--engines spark,spark-c1,spark-c2,spark-twice]
+    .venv/bin/python -m benchmarks.bench_traces --stages 1e7 [--runs 3]   # the full check's cost by stage
 
 Data: random valid traces of the Transaction machine (the largest guards and effects with a cross-key `monotonic`
 and a `within` property), generated once in Python (`--base` rows), then tiled with pyarrow to each size: every tile

@@ -6,7 +6,8 @@ Owns: `Lockstep.step(action)` and what it checks after every action —
      must agree on the row, its kind, the answer, the target state and every variable;
   2. every invariant holds after every accepted row, every step property on every transition, and the chosen row's
      precondition held (the implementation passed legal arguments);
-  3. afterwards, every instance the implementation holds equals the reference's (missing on both sides alike);
+  3. afterwards, every instance the implementation holds equals the reference's (missing on both sides alike; the
+     driver's `forgotten` states and `dropped_with` owners say which instances the implementation drops);
   4. the driver's own checks: the answers the client got, the records written to the coordinator log, and that
      the trace carries the request's own arguments.
 A disagreement raises `Divergence`, whose message is the test as a program in the spec's event names, then the
@@ -87,6 +88,7 @@ class Lockstep:
         self.driver = driver
         self.refs = {name: refs[name] for name in driver.machines}
         self._forgotten: Mapping[str, frozenset[str]] = getattr(driver, "forgotten", {})
+        self._dropped_with: Mapping[str, str] = getattr(driver, "dropped_with", {})
         for ref in self.refs.values():
             ref.reset()
         self.observation = observation if observation is not None else Observation()
@@ -145,7 +147,21 @@ class Lockstep:
         if fired.accepted and fired.to_state in self._forgotten.get(m.name, ()):
             ref.forget(key)
             self._last_row.pop((m.name, key), None)
+        if fired.accepted and m.state(fired.to_state).final:
+            self._drop_owned(m.name, key)
         return fired
+
+    def _drop_owned(self, owner: str, key: Key) -> None:
+        """The instances the driver says are dropped with an instance of `owner` that reached a final state (its
+        `dropped_with`: machine -> owner machine; an instance is owned when the owner's key prefixes its own)."""
+        for name, of in self._dropped_with.items():
+            ref = self.refs.get(name)
+            if of != owner or ref is None:
+                continue
+            for k in ref.instance_keys():
+                if tuple(k[:len(key)]) == tuple(key):
+                    ref.forget(k)
+                    self._last_row.pop((name, k), None)
 
     def _row_problems(self, ref: ReferenceMachine, fired: Fired, row: TraceRow) -> list[str]:
         m = ref.ir

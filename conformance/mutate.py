@@ -24,7 +24,9 @@ listed apart and left out of the score: a mutant that only makes a row never mat
 is one the generated universe excludes with a stated reason (the implementation drops the instance there, the state
 is pending-only, a driver's `unreachable` entry, ...; see the coverage report), changes no run: `decide` takes the
 first matching row, and that row never matches in a reachable situation. A row left out for any other reason (a
-coverage gap) keeps its mutants in the score.
+coverage gap) keeps its mutants in the score. A few survivors are equivalent for a reason these rules cannot see (a
+guard the reachable states always satisfy): `EQUIVALENT_SURVIVORS` names them with the reason, and they are left out
+of the score only when they survive.
 Must not import: kcoord.cli.
 """
 
@@ -57,6 +59,24 @@ SURVIVOR_NOTES = {
     "endtxn-retry-commits-later": "needs a stale-epoch EndTxnV2 after the next TV2 transaction opened (three steps "
                                   "past the first visit of every item; caught by the trace checkers' seeded-bug "
                                   "tests)",
+}
+
+_TIMER_EPOCH = ("the implementation cancels a member's rebalance timer whenever it leaves UnrevokedPartitions and "
+                "replaces it whenever its epoch changes there (the driver's `unreachable` reason for row 65), so "
+                "RebalanceTimeout fires only in UnrevokedPartitions at the member's own epoch, where row 64 matches "
+                "first either way")
+#: table mutants that survive and that no execution of the implementation can tell from the original, for a reason
+#: the rules of `equivalent` cannot see (a guard the states the implementation reaches always satisfy): shown as
+#: equivalent, and left out of the score, only when they survive (a killed one is killed)
+EQUIVALENT_SURVIVORS = {
+    "ConsumerGroup:guard-true:row28:MemberJoined: `not bump and group_epoch > assignment_epoch` -> true":
+        "row 28 answers only Empty and Assigning; in Assigning group_epoch > assignment_epoch holds (invariant "
+        "derived_state), and an Empty group with group_epoch == assignment_epoch is never reached by the "
+        "implementation (the driver's `unreachable` reason for row 29 in Empty), so the guard is true wherever "
+        "row 27 (the bump) does not match first",
+    "ConsumerGroupMember:guard-true:row64:RebalanceTimeout: `member_epoch == epoch` -> true": _TIMER_EPOCH,
+    "ConsumerGroupMember:guard-negate:row65:RebalanceTimeout: "
+    "not (`not (state == UnrevokedPartitions and member_epoch == epoch)`)": _TIMER_EPOCH,
 }
 
 
@@ -314,7 +334,7 @@ def equivalent(mutant: Mutant, excluded: Mapping[Item, str]) -> str | None:
     row = next((r for r in table.rows if r.index == mutant.row), None)
     if row is None:
         return None
-    kind = "transition" if row.kind == "transition" else "rejection"
+    kind = "rejection" if row.kind == "reject" else "transition"  # a `stay` row's items are transitions too
     states = [mutant.detail.rsplit(" not from ", 1)[1]] if mutant.kind == "edge-drop" else list(row.sources)
     reasons = [excluded.get((kind, mutant.machine, mutant.row, s)) for s in states]
     if not states or any(r is None for r in reasons):
@@ -360,7 +380,9 @@ def run_mutation(mutants: Sequence[Mutant], cases: Sequence[SuiteCase] | None = 
                             first=_touches(mutant, fires))
         verdict = Verdict(mutant, bool(run.failures), run.failures[0][0].id if run.failures else "", run.ran,
                           seconds=time.perf_counter() - t0)
-        if not verdict.killed:
+        if not verdict.killed and mutant.name in EQUIVALENT_SURVIVORS:
+            verdict.reason, verdict.equivalent = f"equivalent: {EQUIVALENT_SURVIVORS[mutant.name]}", True
+        elif not verdict.killed:
             verdict.reason = SURVIVOR_NOTES.get(mutant.detail, "not distinguished by any generated case")
         result.verdicts.append(verdict)
         if progress is not None:

@@ -96,4 +96,5 @@ def run_case(machine: str, case: Mapping[str, Any], session: Session, **options:
 REQUEST_ACTIONS = frozenset({
     "InitProducerId", "AddPartitions", "VerifyPartition", "EndTxnV1", "EndTxnV2", "Describe",
     "JoinNewDynamicMember", "JoinNewStaticMember", "JoinKnownMember", "SyncGroup", "Heartbeat", "LeaveGroupMember",
-    "OffsetCommit", "OffsetFetch", "OffsetDelete", "DeleteGroup", "Delete"})
+    "OffsetCommit", "OffsetFetch", "OffsetDelete", "DeleteGroup", "Delete", "JoinGroup", "ClassicHeartbeat",
+    "LeaveGroup"})

@@ -1,5 +1,5 @@
 """Driver for the KIP-848 machines ConsumerGroup and ConsumerGroupMember: spec events → `GroupCoordinator`'s
-ConsumerGroupHeartbeat, DeleteGroups and offset APIs.
+ConsumerGroupHeartbeat, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, DeleteGroups and offset APIs.
 
 One group (`g1`) on a one-node `Cluster` with group.consumer.max.size 3 (so GROUP_MAX_SIZE_REACHED is reachable),
 topics `orders` (3 partitions) and `payments` (2), dynamic members `a`, `b`, `c` (their own member ids) and the
@@ -10,6 +10,18 @@ static instance `i1` (member ids `s` and, for a replacement, `r`). Actions are t
 - `Delete`, `OffsetCommit(member, epoch, api_version)`, `TxnOffsetCommit(member, epoch)` (in a transaction of the
   driver's producer, opened on demand, left open until `EndTxn`; both for partition 0 of `orders` unless the action
   names another `topic`), `OffsetFetch(member, epoch, require_stable)`, `OffsetDelete(topic)`.
+The classic protocol, for classic-protocol members of the consumer group (KIP-848 migration): `JoinGroup(member,
+owned, topics, instance, session_timeout, protocol_type, protocol, api_version)` (JoinGroup v9 with a consumer-protocol
+subscription of `topics`, default orders, owning `owned`; member "" for none), `SyncGroup(member, generation,
+instance, protocol)`, `ClassicHeartbeat(member, generation, instance)`, `LeaveGroup(member, instance)`; their answers
+are checked like a heartbeat's (the first error of the rows fired; JoinGroup's generation is the member's spec epoch,
+SyncGroup's assignment its spec assignment). `Concurrent(first, then)`: two heartbeats, the second handled while the
+first's write is in flight (as two clients' requests in one batch): what the first scheduled after its write (a
+regular expression's resolution) runs after the second, e.g. on a group its leave left Assigning. `ClassicJoin` (no
+arguments) is a classic group's first JoinGroup for the id of no consumer group (parked in its join phase).
+The migration: `Migrate` (a program's first step: group.consumer.migration.policy bidirectional instead of
+disabled) and `ClassicGroupStable(members)` (a live classic group made through the classic API), see
+`consumer_group_migration`.
 Internal events happen the way they happen in the broker: `SessionTimeout` / `RebalanceTimeout` advance the clock
 to the earliest such timer of the group; `ExpireOffsets` advances past offsets.retention.ms to the expiration job
 (ExpireOffset, Expire); `Reload` unloads and loads `__consumer_offsets` (Unload, then the load path);
@@ -31,19 +43,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from kcoord.impl.assignors import Subscription, decode_assignment, encode_subscription
 from kcoord.impl.cluster import ClusterConfig
 from kcoord.impl.group.config import GroupConfig
 from kcoord.impl.group.consumer.group import rebalance_key, session_key
 from kcoord.impl.group.coordinator import EXPIRATION_KEY
 from kcoord.impl.group.messages import (
     ConsumerGroupHeartbeatRequest,
+    HeartbeatRequest,
     JoinGroupRequest,
+    LeaveGroupRequest,
+    MemberIdentity,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetDeleteRequest,
     OffsetFetchRequest,
+    SyncGroupRequest,
     TxnOffsetCommitRequest,
 )
 from kcoord.impl.runtime.completion import Completion
@@ -53,6 +70,7 @@ from kcoord.impl.txn.config import TxnConfig
 
 from ..reference_model import Fired
 from .base import HELD_DURABILITY, Action, ClusterDriver, Key, Outcome, Values
+from .consumer_group_migration import enable_migration, stable_classic_group
 
 GROUP = "g1"
 TOPICS = (("orders", 3), ("payments", 2))
@@ -64,7 +82,9 @@ MACHINES = ("ConsumerGroup", "ConsumerGroupMember")
 DYNAMIC = ("a", "b", "c")
 STATIC = (("s", "i1"), ("r", "i1"))
 UNKNOWN_STATE_BYTE = 99  # not a MemberState id of this version: MemberState.fromValue gives UNKNOWN
-REQUESTS = ("Heartbeat", "Delete", "OffsetCommit", "TxnOffsetCommit", "OffsetFetch", "OffsetDelete")
+CLASSIC_REQUESTS = ("JoinGroup", "SyncGroup", "ClassicHeartbeat", "LeaveGroup")
+REQUESTS = ("Heartbeat", "Delete", "OffsetCommit", "TxnOffsetCommit", "OffsetFetch", "OffsetDelete", *CLASSIC_REQUESTS)
+CLASSIC_SESSION_MS = 10_000
 _LIVE = ("Stable", "StaticLeft", "Unknown", "UnreleasedPartitions", "UnrevokedPartitions")
 _ASKED_OF_CLASSIC = ("the coordinator asks the ConsumerGroup machine only about an id a consumer group holds "
                      "(offsets.is_consumer_group; a deleted one is forgotten): requests for any other id are "
@@ -81,21 +101,30 @@ _UNRELEASED_AT_GROUP = ("ConsumerGroup's throwIfInstanceIdIsUnreleased answers a
 _REBALANCE_TIMER = ("a member's rebalance timer is cancelled whenever it leaves UnrevokedPartitions, replaced "
                     "whenever its epoch changes there, and cancelled with the member: it fires only for a member in "
                     "UnrevokedPartitions at the timer's epoch")
-_NO_MIGRATION = ("the driver runs with group.consumer.migration.policy disabled (`group_config`): no classic group "
-                 "is converted into a consumer group, nor back")
+_AFTER_TARGET = ("ProtocolChanged and InstanceAdopted follow the member's row, and a heartbeat or JoinGroup that finds "
+                 "the group Assigning computes its target assignment (TargetAssignmentComputed) before that row, so "
+                 "the group is Reconciling or Stable by then")
+_AT_MINUS_TWO = ("a member at -2 (StaticLeft) has member epoch -2, below every group epoch (at least 1 once the group "
+                 "has a member), so SyncGroup and Heartbeat at its generation always find a rebalance in progress")
 #: rows the implementation never takes in these states (see `coverage.declared_unreachable`)
 UNREACHABLE = {
     "ConsumerGroup": (
-        (30, "ConvertedFromClassic", "Stable", ("Empty",), _NO_MIGRATION),
-        (44, "MembersRemoved", "Dead", ("Assigning", "Reconciling", "Stable"), _NO_MIGRATION),
+        (29, "MemberJoined", "Reconciling", ("Empty",),
+         "an Empty consumer group is new (group epoch 0: MemberJoined bumps it) or was emptied by MembersRemoved, "
+         "which bumps the group epoch past the target's, and no target is computed without members"),
+        (31, "SubscriptionChanged", "INVALID_REGULAR_EXPRESSION", ("Empty",),
+         "SubscriptionChanged is decided for a member of the group (or the one that just replaced a static member), "
+         "so the group has a member and is not Empty"),
+        (35, "RegexesResolved", None, ("Empty",),
+         "a resolution's result is decided only when some member still subscribes to one of its expressions "
+         "(regex.regexes_resolved), and an Empty group has no members"),
+        (69, "ProtocolChanged", None, ("Assigning",), _AFTER_TARGET),
+        (70, "InstanceAdopted", None, ("Assigning",), _AFTER_TARGET),
         (43, "StaticMemberReplaced", "Reconciling", ("Stable",),
          "a member at -2 stays unreconciled (StaticMemberLeft adds it; it never reaches the target epoch), so a "
          "group with a left static instance is never Stable"),
         (1, "Heartbeat", "INVALID_REQUEST", ("Assigning", "Reconciling", "Stable"),
          "every heartbeat for the group id \"\" is rejected INVALID_REQUEST, so that group never has a member"),
-        (15, "Heartbeat", "GROUP_MAX_SIZE_REACHED", ("Assigning",),
-         "a heartbeat that bumps the group epoch computes the target in the same step, so the group is Assigning "
-         "only after a removal, which leaves it below group.consumer.max.size"),
         (18, "Heartbeat", "UNRELEASED_INSTANCE_ID", ("Empty",),
          "an Empty group has no members, and a member's removal drops its instance from static_instances"),
         (47, "Delete", "GROUP_ID_NOT_FOUND", ("Empty",), _ASKED_OF_CLASSIC),
@@ -108,7 +137,6 @@ UNREACHABLE = {
         (66, "OffsetDeletePartition", "GROUP_SUBSCRIBED_TO_TOPIC", ("Empty",), _NO_MEMBERS_NO_SUBSCRIPTIONS),
     ),
     "ConsumerGroupMember": (
-        (40, "ConvertedFromClassic", "Stable", ("Absent",), _NO_MIGRATION),
         (6, "Join", "UnreleasedPartitions", ("UnrevokedPartitions",),
          "a member enters UnrevokedPartitions only by a reconciliation that sets its previous epoch to its member "
          "epoch (at least 1), so an epoch-0 join is never tolerated there"),
@@ -124,6 +152,8 @@ UNREACHABLE = {
         (34, "Leave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
         (38, "StaticLeave", "UNKNOWN_MEMBER_ID", ("Absent",), _GROUP_CHECKS_FIRST),
         (65, "RebalanceTimeout", "NONE", ("Absent", *_LIVE), _REBALANCE_TIMER),
+        (48, "ClassicSync", "NONE", ("StaticLeft",), _AT_MINUS_TWO),
+        (55, "ClassicHeartbeat", "NONE", ("StaticLeft",), _AT_MINUS_TWO),
         (73, "OffsetFetch", "NONE", _LIVE,
          "an admin fetch names no member: it is asked of the member id \"\", which no member has"),
     ),
@@ -131,8 +161,8 @@ UNREACHABLE = {
 
 
 def group_config() -> GroupConfig:
-    """group.consumer.migration.policy disabled: a classic group holding the id stays another type's (the
-    conversions are the migration tests' and the wire scenario's)."""
+    """group.consumer.migration.policy disabled: a classic group holding the id stays another type's, unless a
+    program starts with `Migrate` (policy bidirectional: the upgrade and the downgrade, `consumer_group_migration`)."""
     return GroupConfig(num_partitions=1, consumer_max_size=MAX_SIZE, consumer_session_timeout_ms=SESSION_MS,
                        consumer_migration_policy="disabled",
                        offsets_retention_ms=20_000, offsets_retention_check_interval_ms=10_000)
@@ -151,6 +181,9 @@ class ConsumerGroupDriver(ClusterDriver):
     machines = MACHINES
     main = "ConsumerGroup"
     unreachable = UNREACHABLE
+    #: a consumer group converted back to a classic group (Dead) drops its members' instances (Kafka drops the group
+    #: object with them; the spec's members have no event for it): the lockstep forgets them with the group
+    dropped_with: ClassVar[Mapping[str, str]] = {"ConsumerGroupMember": "ConsumerGroup"}
 
     def __init__(self, *, workdir: Path | None = None) -> None:
         config = ClusterConfig(nodes=1, txn=TxnConfig(num_partitions=1, offsets_num_partitions=1),
@@ -200,6 +233,11 @@ class ConsumerGroupDriver(ClusterDriver):
         name, a = action.name, action.args
         if name in REQUESTS:
             return [self.wait(self._submit(action))]
+        if name == "Concurrent":
+            first = self._submit(Action.from_json(a["first"]))  # appended, not yet durable, when `then` is handled
+            then = self._submit(Action.from_json(a["then"]))
+            self.settle()
+            return [first.result(), then.result()]
         if name in ("SessionTimeout", "RebalanceTimeout"):
             self._tick(name)
         elif name == "ExpireOffsets":
@@ -211,6 +249,10 @@ class ConsumerGroupDriver(ClusterDriver):
             self._log_mark = self.shard.log.log_end_offset
         elif name == "EndTxn":
             self._end_txn()
+        elif name == "Migrate":
+            enable_migration(self)
+        elif name == "ClassicGroupStable":
+            stable_classic_group(self, GROUP, int(a.get("members", 2)), REBALANCE_MS)
         elif name == "ClassicJoin":
             req = JoinGroupRequest(GROUP, "", None, "consumer", (("range", b"\x00"),), 10_000, REBALANCE_MS,
                                    api_version=3)
@@ -222,6 +264,8 @@ class ConsumerGroupDriver(ClusterDriver):
 
     def _submit(self, action: Action) -> Completion[Any]:
         a, g = action.args, self.groups
+        if action.name in CLASSIC_REQUESTS:
+            return self._submit_classic(action)
         if action.name == "Heartbeat":
             return g.consumer_group_heartbeat(ConsumerGroupHeartbeatRequest(
                 a.get("group", GROUP), str(a["member"]), int(a["epoch"]), instance_id=a.get("instance"),
@@ -249,6 +293,25 @@ class ConsumerGroupDriver(ClusterDriver):
         if action.name == "OffsetDelete":
             return g.offset_delete(OffsetDeleteRequest(GROUP, ((str(a["topic"]), (0,)),)))
         raise ValueError(f"{action.name} is not a request")
+
+    def _submit_classic(self, action: Action) -> Completion[Any]:
+        """A classic-protocol request (JoinGroup v9 with a consumer-protocol subscription of `topics` owning `owned`,
+        SyncGroup, Heartbeat, LeaveGroup of one member) for the consumer group."""
+        a, g = action.args, self.groups
+        member, instance = str(a.get("member", "")), a.get("instance")
+        if action.name == "JoinGroup":
+            owned = [(t, int(p)) for t, _, p in (str(n).rpartition("-") for n in a.get("owned", []))]
+            metadata = encode_subscription(Subscription.of(tuple(a.get("topics", ["orders"])), owned_partitions=owned))
+            return g.join_group(JoinGroupRequest(
+                GROUP, member, instance, str(a.get("protocol_type", "consumer")),
+                ((str(a.get("protocol", "range")), metadata),), int(a.get("session_timeout", CLASSIC_SESSION_MS)),
+                REBALANCE_MS, api_version=int(a.get("api_version", 9))))
+        if action.name == "SyncGroup":
+            return g.sync_group(SyncGroupRequest(GROUP, member, int(a["generation"]), instance, "consumer",
+                                                 str(a.get("protocol", "range"))))
+        if action.name == "ClassicHeartbeat":
+            return g.heartbeat(HeartbeatRequest(GROUP, member, int(a["generation"]), instance))
+        return g.leave_group(LeaveGroupRequest(GROUP, (MemberIdentity(member, instance),)))
 
     def _deadlines(self, kind: str) -> list[int]:
         timers = self.shard.timers
@@ -307,13 +370,30 @@ class ConsumerGroupDriver(ClusterDriver):
 
     def check(self, action: Action, fired: Sequence[Fired], outcome: Outcome) -> list[str]:
         problems: list[str] = []
-        if action.name in REQUESTS and outcome.responses:
+        if action.name == "Concurrent":
+            problems += self._concurrent_problems(action, fired, outcome)
+        elif action.name in REQUESTS and outcome.responses:
             problems += [f"{action.render()}: {p}" for p in self._answer_problems(action, fired,
                                                                                   outcome.responses[0])]
         problems += self._record_problems(action, fired)
         return problems
 
+    def _concurrent_problems(self, action: Action, fired: Sequence[Fired], outcome: Outcome) -> list[str]:
+        """Each of the two heartbeats' answers, against the rows from its own gate (ConsumerGroup's Heartbeat row) up
+        to the next one."""
+        gates = [i for i, f in enumerate(fired) if f.machine == "ConsumerGroup" and f.event == "Heartbeat"]
+        if len(gates) != 2:
+            return [f"{action.render()}: {len(gates)} heartbeats were decided, not 2"]
+        problems = []
+        parts = (fired[:gates[1]], fired[gates[1]:])
+        for key, rows, response in zip(("first", "then"), parts, outcome.responses, strict=True):
+            request = Action.from_json(action.args[key])
+            problems += [f"{request.render()}: {p}" for p in self._answer_problems(request, rows, response)]
+        return problems
+
     def _answer_problems(self, action: Action, fired: Sequence[Fired], response: Any) -> list[str]:
+        if action.name in CLASSIC_REQUESTS:
+            return self._classic_answer(action, fired, response)
         event = {"Heartbeat": "Heartbeat", "Delete": "Delete", "OffsetDelete": "OffsetDelete"}.get(action.name)
         if event is not None and not any(f.machine == "ConsumerGroup" and f.event == event for f in fired):
             return []  # another machine decided (no consumer group holds the id: the classic group's rows answer)
@@ -360,6 +440,29 @@ class ConsumerGroupDriver(ClusterDriver):
                 problems.append(f"answered assignment {sorted(names)}, the spec's is {sorted(post['assigned'])}")
         return problems
 
+    def _classic_answer(self, action: Action, fired: Sequence[Fired], response: Any) -> list[str]:
+        """A classic request's answer: the first error of the rows it fired (a LeaveGroup's in its member's entry),
+        and for NONE the member's spec epoch as the JoinGroup's generation, its spec assignment in SyncGroup's."""
+        ours = [f for f in fired if f.machine in MACHINES]
+        if not ours:
+            return []  # no consumer group holds the id: a classic group's rows answered
+        errors = [f.answer for f in ours if f.answer != "NONE" and not f.accepted]
+        want = errors[0] if errors else "NONE"
+        got = response.members[0][1] if action.name == "LeaveGroup" else response.error
+        if got != want:
+            return [f"answered {got}, the spec answers {want}"]
+        member = [f for f in ours if f.machine == "ConsumerGroupMember"]
+        if want != "NONE" or not member or any(f.to_state == "Dead" for f in ours):
+            return []  # refused, or no member decided, or converted to a classic group (whose rows answer the join)
+        post = member[-1].post
+        if action.name == "JoinGroup" and response.generation_id != post["member_epoch"]:
+            return [f"answered generation {response.generation_id}, the spec's member epoch is {post['member_epoch']}"]
+        if action.name == "SyncGroup":
+            names = {f"{tp.topic}-{tp.partition}" for tp in decode_assignment(response.assignment).partitions}
+            if names != set(post["assigned"]):
+                return [f"synced assignment {sorted(names)}, the spec's is {sorted(post['assigned'])}"]
+        return []
+
     def _topic_name(self, topic_id: Any) -> str:
         for name, tid in self._ids.items():
             if tid == topic_id:
@@ -380,7 +483,7 @@ class ConsumerGroupDriver(ClusterDriver):
         return out
 
     def _record_problems(self, action: Action, fired: Sequence[Fired]) -> list[str]:
-        if action.name not in REQUESTS:
+        if action.name not in (*REQUESTS, "Concurrent"):
             return []
         written = [(k, v) for k, v in self._written() if getattr(k, "group_id", getattr(k, "group", None)) == GROUP]
         ours = [f for f in fired if f.machine in MACHINES]

@@ -4,7 +4,7 @@ Owns `ConsumerGroupSearch` (a fixed alphabet of requests per member, built from 
 requests for the group's request-validation rows), the programs in abstract steps (`Step`: `("join", "a")`,
 `("ack", "a")`, ..., resolved against the spec state the previous steps left), the seed programs (`SEEDS`: deep group
 structures at depth 0) and the targeted programs (`PROGRAMS`: the items the breadth-first search's budget does not
-reach).
+reach; then `consumer_group_classic.CLASSIC_PROGRAMS`: classic-protocol members, regular expressions).
 Must not import: kcoord.cli.
 """
 
@@ -19,9 +19,8 @@ from ..argsolver import Avoid
 from ..explore import Context
 from .base import Action
 from .consumer_group import DYNAMIC, GROUP, MAX_SIZE, REBALANCE_MS, SESSION_MS, STATIC, heartbeat
+from .consumer_group_classic import CLASSIC_PROGRAMS, CLASSIC_STEPS, Step, classic_step, race_step
 
-#: a program step: an action, or (kind, member) or (kind, member, fields), resolved by `_concrete`
-Step = Action | tuple[str, str] | tuple[str, str, Mapping[str, Any]]
 #: seed programs in abstract steps (resolved against the spec state by `ConsumerGroupSearch.seeds`): deep group
 #: structures the breadth-first search would need many steps to reach
 SEEDS: tuple[tuple[Step, ...], ...] = (
@@ -46,6 +45,8 @@ def _concrete(step: Step, view: Mapping[str, Any]) -> Action:
     if isinstance(step, Action):
         return step
     kind, m = step[0], step[1]
+    if kind == "race":
+        return race_step(m, view, step[2] if len(step) > 2 else {})
     action = _step_action(kind, m, view)
     return Action(action.name, {**action.args, **step[2]}) if len(step) > 2 else action
 
@@ -71,6 +72,8 @@ def _step_action(kind: str, m: str, view: Mapping[str, Any]) -> Action:
         return Action("Heartbeat", {"member": m, "epoch": -1, **static})
     if kind == "txn":
         return Action("TxnOffsetCommit", {"member": m, "epoch": epoch, "topic": "payments"})
+    if kind in CLASSIC_STEPS:
+        return classic_step(kind, m, view, static)
     raise ValueError(f"unknown seed step {kind!r}")
 
 
@@ -170,7 +173,7 @@ class ConsumerGroupSearch:
 
     def programs(self, factory: Any, refs: Mapping[str, Any]) -> list[tuple[Action, ...]]:
         """`PROGRAMS` (targeted programs for the items the search's budget does not reach), resolved like seeds."""
-        return [_resolve(factory, refs, program) for program in PROGRAMS]
+        return [_resolve(factory, refs, program) for program in (*PROGRAMS, *CLASSIC_PROGRAMS)]
 
     def candidates(self, ctx: Context) -> list[Action]:
         group = ctx.view("ConsumerGroup", (GROUP,))

@@ -49,7 +49,8 @@ def test_the_fingerprint_covers_each_driver_s_own_modules_and_no_other_driver_s(
     files = {name: {p.name for p in gen.driver_files(spec)} for name, spec in DRIVERS.items()}
     shared = set(gen.SHARED_DRIVER_FILES)
     assert files["ClassicGroup"] == shared | {"classic_group.py", "classic_group_search.py"}
-    assert files["ConsumerGroup"] == shared | {"consumer_group.py", "consumer_group_search.py"}
+    assert files["ConsumerGroup"] == shared | {"consumer_group.py", "consumer_group_search.py",
+                                               "consumer_group_classic.py", "consumer_group_migration.py"}
     assert files["Transaction"] == shared | {"transaction.py"}
 
 
@@ -185,3 +186,28 @@ def test_mutants_of_rows_the_universe_excludes_are_equivalent_and_left_out_of_th
     report = mut.render_report(result)
     assert "1/1 killed (100.0%)" in report and "## Equivalent mutants (1, not in the score)" in report
     assert "## Survivors (0)" in report
+
+
+def test_a_stay_row_s_excluded_items_make_its_mutants_equivalent() -> None:
+    """A `stay` row (variables change, the state does not) is a transition item of the universe: its edge-drop of a
+    source state the driver declares unreachable is equivalent, as a moving transition's is."""
+    from kcoord.conformance import mutate as mut
+    from kcoord.conformance.pytest_plugin import load_universes
+
+    excluded = {i: why for u in load_universes().values() for i, why in u.excluded.items()}
+    mutants = {m.name: m for m in mut.table_mutants("ConsumerGroup", ["edge-drop"])}
+    dropped = mutants["ConsumerGroup:edge-drop:row69:ProtocolChanged not from Assigning"]
+    why = mut.equivalent(dropped, excluded)
+    assert why is not None and "Assigning: implementation: ProtocolChanged and InstanceAdopted follow" in why
+    kept = mutants["ConsumerGroup:edge-drop:row69:ProtocolChanged not from Stable"]
+    assert mut.equivalent(kept, excluded) is None
+
+
+def test_every_listed_equivalent_survivor_is_a_mutant_of_today_s_tables() -> None:
+    """`EQUIVALENT_SURVIVORS` names mutants by their guard's text: a spec change that renumbers or rewrites the row
+    must not leave an entry that excuses nothing (or something else)."""
+    from kcoord.conformance import mutate as mut
+
+    names = {m.name for machine in mut.MODULES if machine != "PartitionProducer"
+             for m in mut.table_mutants(machine, list(mut.KINDS))}
+    assert mut.EQUIVALENT_SURVIVORS and set(mut.EQUIVALENT_SURVIVORS) <= names

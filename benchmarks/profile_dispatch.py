@@ -1,8 +1,8 @@
 """A `kcoord serve` node's CPU per request without the sockets: `Dispatcher.dispatch` called in process on the frames
 `bench_clients.py` sends, and where that CPU goes (cProfile, cumulative, by function).
 
-Run: ``.venv/bin/python benchmarks/profile_dispatch.py [--workload consumer|classic] [--groups 8] [--requests 20000]
-[--runs 5] [--profile] [--top 30]``.
+Run: ``.venv/bin/python benchmarks/profile_dispatch.py [--workload consumer|classic|txn] [--groups 8]
+[--requests 20000] [--runs 5] [--durability os|fsync] [--profile] [--top 30]``.
 
 A `KcoordServer` (os durability, Kafka 4.0's defaults except `group.initial.rebalance.delay.ms=0`, as
 `bench_server.py` runs it) starts in this process; `--groups` groups of one member each are set up through its
@@ -11,6 +11,15 @@ dispatched in turn `--requests` times, synchronously: a heartbeat that changes n
 and one that would wait is an error here. The figure is CPU µs (process_time) per dispatched request: decode,
 handler, coordinator, encode, metrics — everything `bench_server.py` measures except the socket calls and the event
 loop. The answers' error codes are checked.
+
+`--workload txn`: `--groups` transactional producers (`bench_clients.txn`'s transaction: AddPartitionsToTxn of 2
+partitions, a transactional Produce to both, AddOffsetsToTxn, TxnOffsetCommit, EndTxn commit) run side by side as
+tasks on the server's own loop, each awaiting its answers (an EndTxn waits for its log write and markers, as over a
+socket), until `--requests` transactions are committed; every request frame is built before the clock starts. The
+figure is CPU µs per committed transaction of this process (`--durability fsync`: with its fsync threads) minus the
+client's own checking of the answers and the AddPartitionsToTxn retries (CONCURRENT_TRANSACTIONS while the
+previous transaction's markers complete: in process the next transaction starts at once; over sockets there are
+almost none), each timed apart.
 """
 
 from __future__ import annotations
@@ -28,15 +37,21 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_clients import TOPIC, _ms
+from bench_clients import CONCURRENT_TRANSACTIONS, INPUT_TOPIC, PARTITIONS, TOPIC, _init_producer, _ms, _produce_request
+from kio.schema.add_offsets_to_txn.v3 import AddOffsetsToTxnRequest
+from kio.schema.add_partitions_to_txn.v3 import AddPartitionsToTxnRequest
+from kio.schema.add_partitions_to_txn.v3.request import AddPartitionsToTxnTopic
 from kio.schema.consumer_group_heartbeat.v0 import ConsumerGroupHeartbeatRequest
+from kio.schema.end_txn.v3 import EndTxnRequest
 from kio.schema.heartbeat.v4 import HeartbeatRequest
 from kio.schema.join_group.v5 import JoinGroupRequest
 from kio.schema.join_group.v5.request import JoinGroupRequestProtocol
 from kio.schema.sync_group.v3 import SyncGroupRequest
 from kio.schema.sync_group.v3.request import SyncGroupRequestAssignment
-from kio.schema.types import GroupId, TopicName
-from kio.static.primitive import i32
+from kio.schema.txn_offset_commit.v3 import TxnOffsetCommitRequest
+from kio.schema.txn_offset_commit.v3.request import TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic
+from kio.schema.types import GroupId, ProducerId, TopicName, TransactionalId
+from kio.static.primitive import i16, i32, i64
 
 from kcoord.impl.server.codec import decode_response, encode_request
 from kcoord.impl.server.dispatch import ConnectionInfo, Dispatcher, Reply
@@ -49,15 +64,26 @@ class Node:
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.dispatcher = dispatcher
         self.correlation_id = 0
+        self.busy = 0  # requests in progress: the server's `busy_connections`, as this node's producers have them
 
     def frame(self, body: Any) -> bytes:
         self.correlation_id += 1
         return encode_request(body, correlation_id=self.correlation_id, client_id="kcoord-bench")
 
-    async def request(self, body: Any) -> Any:
-        outcome = await self.dispatcher.dispatch(self.frame(body), INFO)
+    async def raw(self, frame: bytes) -> bytes:
+        self.busy += 1
+        try:
+            outcome = await self.dispatcher.dispatch(frame, INFO)
+        finally:
+            self.busy -= 1
         assert isinstance(outcome, Reply), outcome
-        return decode_response(body.__api_key__, body.__version__, outcome.payload)[1]
+        return outcome.payload
+
+    async def send(self, frame: bytes, api_key: int, version: int) -> Any:
+        return decode_response(api_key, version, await self.raw(frame))[1]
+
+    async def request(self, body: Any) -> Any:
+        return await self.send(self.frame(body), body.__api_key__, body.__version__)
 
 
 async def _setup_consumer(node: Node, group: str) -> bytes:
@@ -119,6 +145,95 @@ def run(frames: list[bytes], dispatcher: Dispatcher, requests: int) -> float:
     return 1e6 * (time.process_time() - start) / requests
 
 
+class TxnDriver:
+    """`bench_clients.txn`'s transaction, in process: the frames built ahead, the answers checked (timed apart)."""
+
+    def __init__(self, node: Node, producers: list[Any]) -> None:
+        self.node = node
+        self.producers = producers
+        self.fixed = [self._fixed_frames(p) for p in producers]
+        self.client_s = 0.0
+        self.retry_s = 0.0
+        self.retries = 0
+        self.done = [0] * len(producers)
+
+    def _fixed_frames(self, p: Any) -> tuple[bytes, bytes, bytes]:
+        tid, pid, epoch = TransactionalId(p.txn_id), ProducerId(p.pid), i16(p.epoch)
+        return (self.node.frame(AddPartitionsToTxnRequest(
+                    v3_and_below_transactional_id=tid, v3_and_below_producer_id=pid, v3_and_below_producer_epoch=epoch,
+                    v3_and_below_topics=(AddPartitionsToTxnTopic(name=TopicName(TOPIC), partitions=tuple(
+                        i32(x) for x in p.partitions)),))),
+                self.node.frame(AddOffsetsToTxnRequest(transactional_id=tid, producer_id=pid, producer_epoch=epoch,
+                                                       group_id=GroupId(p.group))),
+                self.node.frame(EndTxnRequest(transactional_id=tid, producer_id=pid, producer_epoch=epoch,
+                                              committed=True)))
+
+    def frames(self, i: int, count: int) -> list[tuple[bytes, bytes]]:
+        """The next `count` transactions' Produce and TxnOffsetCommit frames of producer `i`."""
+        p = self.producers[i]
+        out = []
+        for n in range(self.done[i], self.done[i] + count):
+            commit = TxnOffsetCommitRequest(
+                transactional_id=TransactionalId(p.txn_id), group_id=GroupId(p.group), producer_id=ProducerId(p.pid),
+                producer_epoch=i16(p.epoch), generation_id=i32(-1), member_id="", group_instance_id=None,
+                topics=(TxnOffsetCommitRequestTopic(name=TopicName(INPUT_TOPIC), partitions=(
+                    TxnOffsetCommitRequestPartition(partition_index=i32(i % PARTITIONS), committed_offset=i64(n + 1),
+                                                    committed_leader_epoch=i32(-1), committed_metadata=""),)),))
+            out.append((self.node.frame(_produce_request(p)), self.node.frame(commit)))
+        return out
+
+    def _check(self, payload: bytes, api_key: int, version: int) -> int:
+        start = time.process_time()
+        body = decode_response(api_key, version, payload)[1]
+        if api_key == 24:
+            codes = {r.partition_error_code.value for t in body.results_by_topic_v3_and_below
+                     for r in t.results_by_partition}
+        elif api_key == 0:
+            codes = {part.error_code.value for r in body.responses for part in r.partition_responses}
+        elif api_key == 28:
+            codes = {part.error_code.value for t in body.topics for part in t.partitions}
+        else:
+            codes = {body.error_code.value}
+        self.client_s += time.process_time() - start
+        if codes - {0, CONCURRENT_TRANSACTIONS}:
+            raise RuntimeError(f"api key {api_key} answered {codes}")
+        return max(codes)
+
+    async def _one(self, i: int, frames: list[tuple[bytes, bytes]]) -> None:
+        add, add_offsets, end = self.fixed[i]
+        raw = self.node.raw
+        for produce, offsets in frames:
+            while True:
+                start = time.process_time()
+                answer = await raw(add)
+                if not self._check(answer, 24, 3):
+                    break
+                # a retry: answered at once (the coordinator's CONCURRENT_TRANSACTIONS, nothing awaited), so its CPU
+                # is this span alone; left out, as over sockets (where a client's round trip lets the markers
+                # finish) there are almost none
+                self.retry_s += time.process_time() - start
+                self.retries += 1
+                await asyncio.sleep(0.001)
+            self._check(await raw(produce), 0, 8)
+            self._check(await raw(add_offsets), 25, 3)
+            self._check(await raw(offsets), 28, 3)
+            self._check(await raw(end), 26, 3)
+            self.done[i] += 1
+
+    async def run(self, transactions: int) -> float:
+        """CPU µs per committed transaction over `transactions` (split among the producers), the client's part out."""
+        per = max(1, transactions // len(self.producers))
+        batches = [self.frames(i, per) for i in range(len(self.producers))]
+        self.client_s = self.retry_s = 0.0
+        start = time.process_time()
+        await asyncio.gather(*(self._one(i, frames) for i, frames in enumerate(batches)))
+        return 1e6 * (time.process_time() - start - self.client_s - self.retry_s) / (per * len(self.producers))
+
+
+async def _txn_driver(node: Node, producers: int) -> TxnDriver:
+    return TxnDriver(node, [await _init_producer(node, f"bench-txn-{i}", i) for i in range(producers)])  # type: ignore[arg-type]
+
+
 async def main_async(args: argparse.Namespace) -> None:
     from bench_clients import create_topics
     from bench_server import serve_kcoord  # noqa: F401 (same configuration, built here in process)
@@ -131,36 +246,75 @@ async def main_async(args: argparse.Namespace) -> None:
 
     with tempfile.TemporaryDirectory(prefix="kcoord-profile-dispatch-") as tmp:
         server = KcoordServer(ServeOptions(data_dir=Path(tmp), port=0, cluster=ClusterConfig(
-            groups=GroupConfig(initial_rebalance_delay_ms=0), durability=Durability.named("os"))))
+            groups=GroupConfig(initial_rebalance_delay_ms=0), durability=Durability.named(args.durability))))
         await server.start()
         tune_gc()
         try:
             await create_topics(server.bootstrap)
             node = Node(server.listeners[0].dispatcher)
-            setup = _setup_consumer if args.workload == "consumer" else _setup_classic
-            frames = [await setup(node, f"bench-{args.workload}-{i}") for i in range(args.groups)]
-            run(frames, node.dispatcher, 1000)  # warm up
-            figures = [run(frames, node.dispatcher, args.requests) for _ in range(args.runs)]
-            print(f"{args.workload}: {statistics.median(figures):.1f} CPU µs per dispatched request, best "
-                  f"{min(figures):.1f} (median of {args.runs}: {', '.join(f'{f:.1f}' for f in figures)})")
-            if args.profile:
-                profile = cProfile.Profile()
-                profile.enable()
-                run(frames, node.dispatcher, args.requests)
-                profile.disable()
-                stats = pstats.Stats(profile)
-                if args.save:
-                    stats.dump_stats(args.save)
-                stats.sort_stats("cumulative").print_stats(args.top)
+            assert server.shared is not None
+            if not server.shared.alone():  # (fsync durability: never alone)
+                pass
+            elif args.workload == "txn":  # a request is alone when no other producer's is in progress, as over sockets
+                server.shared.alone = lambda: node.busy <= 1
+            if args.workload == "txn":
+                await _measure_txn(node, args)
+            else:
+                await _measure_heartbeats(node, args)
         finally:
             await server.stop()
 
 
+async def _measure_heartbeats(node: Node, args: argparse.Namespace) -> None:
+    setup = _setup_consumer if args.workload == "consumer" else _setup_classic
+    frames = [await setup(node, f"bench-{args.workload}-{i}") for i in range(args.groups)]
+    run(frames, node.dispatcher, 1000)  # warm up
+    figures = [run(frames, node.dispatcher, args.requests) for _ in range(args.runs)]
+    _report(args, figures, "dispatched request")
+    if args.profile:
+        _profile(args, lambda: run(frames, node.dispatcher, args.requests))
+
+
+async def _measure_txn(node: Node, args: argparse.Namespace) -> None:
+    driver = await _txn_driver(node, args.groups)
+    await driver.run(args.groups * 20)  # warm up
+    figures = [await driver.run(args.requests) for _ in range(args.runs)]
+    _report(args, figures, f"committed transaction ({driver.retries} retries left out)")
+    if args.profile:
+        profile = cProfile.Profile()
+        profile.enable()
+        await driver.run(args.requests)
+        profile.disable()
+        _print_profile(args, profile)
+
+
+def _report(args: argparse.Namespace, figures: list[float], what: str) -> None:
+    print(f"{args.workload}: {statistics.median(figures):.1f} CPU µs per {what}, best "
+          f"{min(figures):.1f} (median of {args.runs}: {', '.join(f'{f:.1f}' for f in figures)})")
+
+
+def _profile(args: argparse.Namespace, work: Any) -> None:
+    profile = cProfile.Profile()
+    profile.enable()
+    work()
+    profile.disable()
+    _print_profile(args, profile)
+
+
+def _print_profile(args: argparse.Namespace, profile: cProfile.Profile) -> None:
+    stats = pstats.Stats(profile)
+    if args.save:
+        stats.dump_stats(args.save)
+    stats.sort_stats(args.sort).print_stats(args.top)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workload", choices=("consumer", "classic"), default="consumer")
-    parser.add_argument("--groups", type=int, default=8)
-    parser.add_argument("--requests", type=int, default=20_000)
+    parser.add_argument("--workload", choices=("consumer", "classic", "txn"), default="consumer")
+    parser.add_argument("--durability", choices=("os", "fsync"), default="os")
+    parser.add_argument("--sort", default="cumulative", help="pstats sort key of --profile's listing")
+    parser.add_argument("--groups", type=int, default=8, help="groups (heartbeats) or producers (txn)")
+    parser.add_argument("--requests", type=int, default=20_000, help="requests (heartbeats) or transactions (txn)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--save", type=Path, help="keep the profile (pstats format) in this file")

@@ -22,37 +22,30 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import replace
 from pathlib import Path
 from uuid import UUID
 
 from ..storage._files import DamagedFileError, SyncLater, atomic_write, fsync_dir, quoted_content
-from ..storage.batch import Record, RecordBatch, encode_batch
+from ..storage.batch import RecordBatch, encode_batch, moved
 from ..storage.log import AppendInfo, PartitionLog
 
 PARTITION_METADATA_FILE = "partition.metadata"
 LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
 
 
-def rebased(batch: RecordBatch, base_offset: int, partition_leader_epoch: int) -> RecordBatch:
-    """`batch` moved to `base_offset` (records keep their deltas) and stamped with the leader epoch."""
-    shift = base_offset - batch.base_offset
-    records = tuple(Record(r.offset + shift, r.timestamp_ms, r.key, r.value, r.headers) for r in batch.records)
-    return replace(batch, base_offset=base_offset, records=records, partition_leader_epoch=partition_leader_epoch)
-
-
 class DataLog(PartitionLog):
     """A `PartitionLog` that appends whole batches (see the module docstring)."""
 
-    def append_batch(self, batch: RecordBatch, *, partition_leader_epoch: int) -> tuple[AppendInfo, RecordBatch]:
-        """Append `batch` at the log end offset; returns the append info and the batch as written.
+    def append_batch(self, batch: RecordBatch, *, partition_leader_epoch: int) -> AppendInfo:
+        """Append `batch` at the log end offset, stamped with `partition_leader_epoch` (its records keep their
+        offset deltas: the batch as written is `batch` moved to `info.base_offset`).
 
         Durability, rolling and failure behave as in `PartitionLog.append`: with per-batch durability the batch is
         fsynced before this returns; on `OSError` nothing of it remains and the offsets are unchanged.
         """
-        written = rebased(batch, self.log_end_offset, partition_leader_epoch)
-        info = self.append_encoded(encode_batch(written), written.base_offset, written.last_offset)
-        return info, written
+        base_offset = self.log_end_offset
+        return self.append_encoded(moved(encode_batch(batch), base_offset, partition_leader_epoch), base_offset,
+                                   base_offset + batch.last_offset_delta)
 
 
 

@@ -195,12 +195,12 @@ class DataPartition:
             self.states.reject(producer_id, decision, args)
             return Appended(ProduceResult(decision.error, log_start_offset=self.log_start_offset))
         try:
-            info, written = self.log.append_batch(batch, partition_leader_epoch=self.leader_epoch)
+            info = self.log.append_batch(batch, partition_leader_epoch=self.leader_epoch)
         except OSError as e:
             return Appended(ProduceResult(Errors.KAFKA_STORAGE_ERROR, error_message=str(e)))
         assert info.base_offset == args["first_offset"], "the batch went elsewhere than the spec was told"
-        meta = BatchMetadata(written.base_sequence, last_sequence_of(written), written.base_offset,
-                             written.last_offset, written.max_timestamp_ms) if cache else None
+        meta = BatchMetadata(batch.base_sequence, last_sequence_of(batch), info.base_offset, info.last_offset,
+                             batch.max_timestamp_ms) if cache else None
         self.states.apply(producer_id, decision, args, batch=meta, transactional_batch=batch.is_transactional)
         self._advance()
         return Appended(ProduceResult(Errors.NONE, info.base_offset, -1, self.log_start_offset), info.last_offset + 1)
@@ -208,7 +208,7 @@ class DataPartition:
     def _append(self, batch: RecordBatch) -> Appended:
         """A batch without a producer id: no producer state to check."""
         try:
-            info, _ = self.log.append_batch(batch, partition_leader_epoch=self.leader_epoch)
+            info = self.log.append_batch(batch, partition_leader_epoch=self.leader_epoch)
         except OSError as e:
             return Appended(ProduceResult(Errors.KAFKA_STORAGE_ERROR, error_message=str(e)))
         self._advance()
@@ -230,7 +230,7 @@ class DataPartition:
         control = RecordBatch.of([Record(0, now_ms, key, value)], is_transactional=True, is_control=True,
                                  producer_id=producer_id, producer_epoch=marker.producer_epoch)
         try:
-            info, _ = self.log.append_batch(control, partition_leader_epoch=self.leader_epoch)
+            info = self.log.append_batch(control, partition_leader_epoch=self.leader_epoch)
         except OSError as e:
             return Appended(ProduceResult(Errors.KAFKA_STORAGE_ERROR, error_message=str(e)))
         self.states.apply(producer_id, decision, args, marker_offset=info.base_offset, transactional_batch=True,

@@ -24,7 +24,7 @@ from ..group.messages import (
 )
 from .broker import BrokerContext
 from .dispatch import Request
-from .kio_build import build, code, item_type, ms_of, response_schema
+from .kio_build import BodyMemo, build, code, item_type, ms_of, response_schema
 
 _OFFSET_FETCH_BATCHED_FROM = 8
 
@@ -50,6 +50,7 @@ def _committed(topics: PartitionErrors) -> int:
 class OffsetHandlers:
     def __init__(self, ctx: BrokerContext) -> None:
         self.ctx = ctx
+        self._bodies = BodyMemo()  # TxnOffsetCommit answers, built once each
 
     async def offset_commit(self, request: Request) -> ResponsePayload:
         body: Any = request.body
@@ -72,8 +73,12 @@ class OffsetHandlers:
             group_instance_id=getattr(body, "group_instance_id", None), api_version=request.api_version)
         r = await self.ctx.wait(self.ctx.node.groups.txn_offset_commit(req))
         self.ctx.metrics.count_offset_commits("transactional", _committed(r.topics))
+        key = (request.api_key, request.api_version, r.topics)
+        built = self._bodies.get(key)
+        if built is not None:
+            return built  # type: ignore[no-any-return]
         schema = response_schema(request.api_key, request.api_version)
-        return build(schema, topics=_partition_errors(schema, r.topics))
+        return self._bodies.put(key, build(schema, topics=_partition_errors(schema, r.topics)))
 
     async def offset_delete(self, request: Request) -> ResponsePayload:
         body: Any = request.body

@@ -22,7 +22,7 @@ from ..errors import Errors
 from ..interfaces import TopicPartition
 from .broker import BrokerContext
 from .dispatch import Request
-from .kio_build import build, code, datetime_of_ms, item_type, ms_of, response_schema, timedelta_of_ms
+from .kio_build import BodyMemo, build, code, datetime_of_ms, item_type, ms_of, response_schema, timedelta_of_ms
 
 _BATCHED_ADD_PARTITIONS_FROM = 4  # AddPartitionsToTxn v4+: batched transactions, from brokers (KIP-890)
 
@@ -41,6 +41,7 @@ def _topic_results(topic_type: type[Any], requested: list[TopicPartition], error
 class TxnHandlers:
     def __init__(self, ctx: BrokerContext) -> None:
         self.ctx = ctx
+        self._bodies = BodyMemo()  # AddPartitionsToTxn (v3-), AddOffsetsToTxn and EndTxn answers, built once each
 
     async def init_producer_id(self, request: Request) -> ResponsePayload:
         body: Any = request.body
@@ -59,9 +60,14 @@ class TxnHandlers:
         answer = await self.ctx.wait(self.ctx.node.txn.add_partitions(
             body.v3_and_below_transactional_id, body.v3_and_below_producer_id, body.v3_and_below_producer_epoch,
             requested, request_version=request.api_version))
+        key = (request.api_key, request.api_version, *requested, *(answer[tp] for tp in requested))
+        built = self._bodies.get(key)
+        if built is not None:
+            return built  # type: ignore[no-any-return]
         schema = response_schema(request.api_key, request.api_version)
         topic_type = item_type(schema, "results_by_topic_v3_and_below")
-        return build(schema, results_by_topic_v3_and_below=_topic_results(topic_type, requested, answer))
+        return self._bodies.put(key, build(schema, results_by_topic_v3_and_below=_topic_results(topic_type, requested,
+                                                                                                answer)))
 
     async def _add_partitions_batched(self, request: Request) -> ResponsePayload:
         """AddPartitionsToTxn v4+ (KIP-890), what brokers send the coordinator: several transactions, each either
@@ -90,15 +96,25 @@ class TxnHandlers:
         error = await self.ctx.wait(self.ctx.node.txn.add_offsets(
             body.transactional_id, body.producer_id, body.producer_epoch, body.group_id,
             request_version=request.api_version))
-        return build(response_schema(request.api_key, request.api_version), error_code=code(error))
+        key = (request.api_key, request.api_version, error)
+        built = self._bodies.get(key)
+        if built is not None:
+            return built  # type: ignore[no-any-return]
+        return self._bodies.put(key, build(response_schema(request.api_key, request.api_version),
+                                           error_code=code(error)))
 
     async def end_txn(self, request: Request) -> ResponsePayload:
         body: Any = request.body
         answer = await self.ctx.wait(self.ctx.node.txn.end_txn(
             body.transactional_id, body.producer_id, body.producer_epoch, "COMMIT" if body.committed else "ABORT",
             request.api_version))
-        return build(response_schema(request.api_key, request.api_version), error_code=code(answer.error),
-                     producer_id=answer.producer_id, producer_epoch=answer.producer_epoch)
+        key = (request.api_key, request.api_version, answer.error, answer.producer_id, answer.producer_epoch)
+        built = self._bodies.get(key)
+        if built is not None:
+            return built  # type: ignore[no-any-return]
+        return self._bodies.put(key, build(response_schema(request.api_key, request.api_version),
+                                           error_code=code(answer.error), producer_id=answer.producer_id,
+                                           producer_epoch=answer.producer_epoch))
 
     async def describe_transactions(self, request: Request) -> ResponsePayload:
         body: Any = request.body

@@ -212,7 +212,7 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         from kcoord.conformance.traces.session import SMALL_INPUT_ROWS, local_session
 
         started = time.monotonic()
-        rows: int | None = None  # (the large inputs' JIT, as `session.jit_options` chooses it above 1M rows)
+        rows: int | None = None  # (the large inputs' JIT, as `session.jit_options` chooses it above `SMALL_INPUT_ROWS`)
         if engine == "spark-c1":  # the small inputs' JIT (C1 only) whatever the size
             rows = SMALL_INPUT_ROWS
         if engine in ("spark", "spark-twice"):  # the JIT the CLI chooses for this input's size

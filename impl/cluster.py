@@ -123,7 +123,6 @@ class Cluster:
         self.changed = False
         self.load_listener: LoadListener | None = None
         self.refused: dict[tuple[CoordinatorKind, int], str] = {}  # coordinator partitions whose load was refused
-        self._partition_of: dict[tuple[CoordinatorKind, str], int] = {}  # see coordinator_partition
 
     # ------------------------------------------------------------ lifecycle
 
@@ -199,16 +198,8 @@ class Cluster:
     # ------------------------------------------------------------ ownership and failover
 
     def coordinator_partition(self, kind: CoordinatorKind, key: str) -> int:
-        """The coordinator partition of `key` (Java's string hash, in Python: remembered, bounded, as every
-        transactional Produce asks it once per partition to verify)."""
-        partition = self._partition_of.get((kind, key))
-        if partition is None:
-            n = self.config.txn.num_partitions if kind == "transaction" else self.config.groups.num_partitions
-            partition = partition_for(key, n)
-            if len(self._partition_of) >= 100_000:
-                self._partition_of.clear()
-            self._partition_of[(kind, key)] = partition
-        return partition
+        n = self.config.txn.num_partitions if kind == "transaction" else self.config.groups.num_partitions
+        return partition_for(key, n)
 
     def node_for_coordinator(self, kind: CoordinatorKind, key: str) -> Node:
         """The node FindCoordinator names for `key` (the owner of its partition)."""

@@ -97,8 +97,6 @@ def flush_together(logs: list[PartitionLog]) -> None:
     list(_fsync_pool.map(flush, logs))
 
 
-_PARTITIONS_KEPT = 100_000  # keys whose partition `CoordinatorRuntime.partition_for` remembers (then it starts again)
-
 
 @dataclass(slots=True)
 class _Loading:
@@ -118,7 +116,6 @@ class CoordinatorRuntime:
         self.clock = clock
         self.tracer = tracer or Tracer(node=node_id)
         self.num_partitions = num_partitions
-        self._partitions: dict[str, int] = {}  # key -> partition_for(key), for the last keys asked about
         self.durability = durability or Durability.per_batch()
         self.node_id = node_id
         self.segment_bytes = segment_bytes
@@ -139,12 +136,7 @@ class CoordinatorRuntime:
     # ------------------------------------------------------------ routing
 
     def partition_for(self, key: str) -> int:
-        partition = self._partitions.get(key)
-        if partition is None:  # (Java's string hash in Python: worth remembering for the keys that come back)
-            if len(self._partitions) >= _PARTITIONS_KEPT:
-                self._partitions.clear()
-            partition = self._partitions[key] = partition_for(key, self.num_partitions)
-        return partition
+        return partition_for(key, self.num_partitions)
 
     def shard_for(self, key: str) -> Shard:
         """The active shard owning `key`, or the Kafka error a request for it gets."""

@@ -73,12 +73,9 @@ class OffsetHandlers:
             group_instance_id=getattr(body, "group_instance_id", None), api_version=request.api_version)
         r = await self.ctx.wait(self.ctx.node.groups.txn_offset_commit(req))
         self.ctx.metrics.count_offset_commits("transactional", _committed(r.topics))
-        key = (request.api_key, request.api_version, r.topics)
-        built = self._bodies.get(key)
-        if built is not None:
-            return built  # type: ignore[no-any-return]
         schema = response_schema(request.api_key, request.api_version)
-        return self._bodies.put(key, build(schema, topics=_partition_errors(schema, r.topics)))
+        return self._bodies.body((request.api_key, request.api_version, r.topics),
+                                 lambda: build(schema, topics=_partition_errors(schema, r.topics)))
 
     async def offset_delete(self, request: Request) -> ResponsePayload:
         body: Any = request.body

@@ -60,14 +60,11 @@ class TxnHandlers:
         answer = await self.ctx.wait(self.ctx.node.txn.add_partitions(
             body.v3_and_below_transactional_id, body.v3_and_below_producer_id, body.v3_and_below_producer_epoch,
             requested, request_version=request.api_version))
-        key = (request.api_key, request.api_version, *requested, *(answer[tp] for tp in requested))
-        built = self._bodies.get(key)
-        if built is not None:
-            return built  # type: ignore[no-any-return]
         schema = response_schema(request.api_key, request.api_version)
-        topic_type = item_type(schema, "results_by_topic_v3_and_below")
-        return self._bodies.put(key, build(schema, results_by_topic_v3_and_below=_topic_results(topic_type, requested,
-                                                                                                answer)))
+        return self._bodies.body(
+            (request.api_key, request.api_version, *requested, *(answer[tp] for tp in requested)),
+            lambda: build(schema, results_by_topic_v3_and_below=_topic_results(
+                item_type(schema, "results_by_topic_v3_and_below"), requested, answer)))
 
     async def _add_partitions_batched(self, request: Request) -> ResponsePayload:
         """AddPartitionsToTxn v4+ (KIP-890), what brokers send the coordinator: several transactions, each either
@@ -96,25 +93,19 @@ class TxnHandlers:
         error = await self.ctx.wait(self.ctx.node.txn.add_offsets(
             body.transactional_id, body.producer_id, body.producer_epoch, body.group_id,
             request_version=request.api_version))
-        key = (request.api_key, request.api_version, error)
-        built = self._bodies.get(key)
-        if built is not None:
-            return built  # type: ignore[no-any-return]
-        return self._bodies.put(key, build(response_schema(request.api_key, request.api_version),
-                                           error_code=code(error)))
+        return self._bodies.body((request.api_key, request.api_version, error),
+                                 lambda: build(response_schema(request.api_key, request.api_version),
+                                               error_code=code(error)))
 
     async def end_txn(self, request: Request) -> ResponsePayload:
         body: Any = request.body
         answer = await self.ctx.wait(self.ctx.node.txn.end_txn(
             body.transactional_id, body.producer_id, body.producer_epoch, "COMMIT" if body.committed else "ABORT",
             request.api_version))
-        key = (request.api_key, request.api_version, answer.error, answer.producer_id, answer.producer_epoch)
-        built = self._bodies.get(key)
-        if built is not None:
-            return built  # type: ignore[no-any-return]
-        return self._bodies.put(key, build(response_schema(request.api_key, request.api_version),
-                                           error_code=code(answer.error), producer_id=answer.producer_id,
-                                           producer_epoch=answer.producer_epoch))
+        return self._bodies.body(
+            (request.api_key, request.api_version, answer.error, answer.producer_id, answer.producer_epoch),
+            lambda: build(response_schema(request.api_key, request.api_version), error_code=code(answer.error),
+                          producer_id=answer.producer_id, producer_epoch=answer.producer_epoch))
 
     async def describe_transactions(self, request: Request) -> ResponsePayload:
         body: Any = request.body

@@ -119,14 +119,13 @@ class BodyMemo:
         self._bodies: dict[Hashable, Any] = {}
         self._max = max_bodies
 
-    def get(self, key: Hashable) -> Any:
-        """The body built for `key`, or None."""
-        return self._bodies.get(key)
-
-    def put(self, key: Hashable, body: _T) -> _T:
-        if len(self._bodies) >= self._max:
-            self._bodies.clear()
-        self._bodies[key] = body
+    def body(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        """The body built for `key`, made by `make` the first time."""
+        body: _T | None = self._bodies.get(key)
+        if body is None:
+            if len(self._bodies) >= self._max:
+                self._bodies.clear()
+            body = self._bodies[key] = make()
         return body
 
 

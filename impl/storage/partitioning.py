@@ -7,6 +7,7 @@ per-call allocation beyond one ``encode``. Must not import ``kcoord.model``.
 
 from __future__ import annotations
 
+import functools
 import sys
 
 __all__ = ["DEFAULT_NUM_PARTITIONS", "java_string_hash", "kafka_abs", "partition_for"]
@@ -42,8 +43,11 @@ def kafka_abs(n: int) -> int:
     return 0 if n == _INT32_MIN else abs(n)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def partition_for(key: str, num_partitions: int = DEFAULT_NUM_PARTITIONS) -> int:
-    """The coordinator-log partition that owns ``key`` (a group id or a transactional id)."""
+    """The coordinator-log partition that owns ``key`` (a group id or a transactional id). Remembered for the last
+    65,536 keys: Java's string hash in Python costs a microsecond or more, and every request of a group or a
+    transaction (a transactional Produce once per partition it verifies) asks it again."""
     if num_partitions <= 0:
         raise ValueError(f"num_partitions must be positive, got {num_partitions}")
     return kafka_abs(java_string_hash(key)) % num_partitions

@@ -78,7 +78,6 @@ class TransactionCoordinator:
         self.topic_exists = topic_exists or (lambda topic: True)
         self.active = True
         self.value_version = value_version_for(self.config.server_txn_version)
-        self._partitions: dict[str, int] = {}  # transactional id -> partition (a bounded memo of the hash)
         self._names: dict[tuple[TopicPartition, ...], frozenset[str]] = {}  # AddPartitionsToTxn's sets, as names
         self.codec = RecordCodec(self.value_version)
         self.runtime = CoordinatorRuntime(
@@ -165,12 +164,7 @@ class TransactionCoordinator:
         """Route to the owning shard (or answer its routing error) and run `handler(ctx, shard, transactional_id,
         *args)` there; `finish` post-processes the plan's answer (e.g. the old-client downgrade). No closures: the
         front door runs for every request."""
-        partition = self._partitions.get(transactional_id)
-        if partition is None:
-            partition = self.runtime.partition_for(transactional_id)
-            if len(self._partitions) >= 100_000:
-                self._partitions.clear()
-            self._partitions[transactional_id] = partition
+        partition = self.runtime.partition_for(transactional_id)
         try:
             shard = self.runtime.shard(partition)
         except KafkaError as e:

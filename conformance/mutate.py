@@ -62,8 +62,8 @@ SURVIVOR_NOTES = {
 }
 
 _TIMER_EPOCH = ("the implementation cancels a member's rebalance timer whenever it leaves UnrevokedPartitions and "
-                "replaces it whenever its epoch changes there (the driver's `unreachable` reason for row 65), so "
-                "RebalanceTimeout fires only in UnrevokedPartitions at the member's own epoch, where row 64 matches "
+                "replaces it whenever its epoch changes there (the driver's `unreachable` reason for row 66), so "
+                "RebalanceTimeout fires only in UnrevokedPartitions at the member's own epoch, where row 65 matches "
                 "first either way")
 #: table mutants that survive and that no execution of the implementation can tell from the original, for a reason
 #: the rules of `equivalent` cannot see (a guard the states the implementation reaches always satisfy): shown as
@@ -74,8 +74,8 @@ EQUIVALENT_SURVIVORS = {
         "derived_state), and an Empty group with group_epoch == assignment_epoch is never reached by the "
         "implementation (the driver's `unreachable` reason for row 29 in Empty), so the guard is true wherever "
         "row 27 (the bump) does not match first",
-    "ConsumerGroupMember:guard-true:row64:RebalanceTimeout: `member_epoch == epoch` -> true": _TIMER_EPOCH,
-    "ConsumerGroupMember:guard-negate:row65:RebalanceTimeout: "
+    "ConsumerGroupMember:guard-true:row65:RebalanceTimeout: `member_epoch == epoch` -> true": _TIMER_EPOCH,
+    "ConsumerGroupMember:guard-negate:row66:RebalanceTimeout: "
     "not (`not (state == UnrevokedPartitions and member_epoch == epoch)`)": _TIMER_EPOCH,
 }
 

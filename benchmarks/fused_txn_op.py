@@ -20,10 +20,11 @@ after the same record check). No `Decision`, `Change`, args dict or row loop unl
 `FusedCoordinator.__init__` asserts that the table's rows are the ones written out here (a spec change fails it).
 
 Run: ``.venv/bin/python benchmarks/fused_txn_op.py [--check] [--runs 5] [--ids 500] [--rounds 3] [--steps]
-[--cachegrind]``. ``--check``: the differential check (answers, trace rows, instances, log bytes, two coordinators
-fed the same script of ~600 operations with rejections). Default: CPU µs per operation (process_time), generic and
-fused alternating, medians. ``--steps``: today's path step by step (timeit, µs). ``--cachegrind``: instructions per
-operation under valgrind (two op counts after the same set-up, the difference divided by the ops between them).
+[--cachegrind [--kind write|reject]]``. ``--check``: the differential check (answers, trace rows, instances, log
+bytes; two coordinators fed the same script of 600 turns with rejections). Default: CPU µs per operation
+(process_time), generic and fused alternating, medians. ``--steps``: today's path step by step (timeit, CPU µs).
+``--cachegrind``: instructions per operation under valgrind (two round counts after the same set-up, the difference
+divided by the ops between them; ~1 minute per variant).
 """
 
 from __future__ import annotations
@@ -367,12 +368,17 @@ def measure(runs: int, n: int, rounds: int) -> None:
 
 
 def steps() -> None:
-    """Today's path for one row-19 AddPartitions, step by step (timeit, µs per call, median of 5 repeats)."""
+    """Today's path for one row-19 AddPartitions, step by step, then the whole operation on each path (timeit, CPU µs
+    per call, median of 5 repeats of 2,000). Every whole operation starts from the same Ongoing instance (holding
+    bench-0) and adds bench-1: row 19 each time, the same record size."""
     with tempfile.TemporaryDirectory() as d:
-        c = make(Path(d), SystemClock(), MetricsTap(ServerMetrics(), None), False)
-        producers = prepare(c, 1)
-        tid, (pid, epoch) = next(iter(producers.items()))
+        made = {name: make(Path(d) / name, SystemClock(), MetricsTap(ServerMetrics(), None), fused, check)
+                for name, fused, check in VARIANTS}
+        c = made["generic"]
+        producers = {name: prepare(coordinator, 1) for name, coordinator in made.items()}
+        tid, (pid, epoch) = next(iter(producers["generic"].items()))
         key = (tid,)
+        bases = {name: _shard_of(coordinator, tid).instances[MACHINE][key] for name, coordinator in made.items()}
         shard = c.runtime.shard(c.runtime.partition_for(tid))
         parts = frozenset({"bench-1"})
         plan = plans.add_partitions(c.ctx, shard, tid, pid, epoch, parts, 0)
@@ -392,25 +398,58 @@ def steps() -> None:
             ("Shard.apply (checks, install, trace to the metrics tap)", lambda: shard.apply(change)),
             ("PartitionLog.append (one record, one batch, os)",
              lambda: shard.log.append([record], timestamp_ms=1, partition_leader_epoch=shard.coordinator_epoch)),
-            ("front door + everything (add_partitions + poll: one op)", lambda: _one_op(c, tid, pid, epoch)),
         ]
+        for name, coordinator in made.items():
+            cases.append((f"one whole op, {name} (add_partitions + poll)",
+                          functools.partial(_one_op, coordinator, tid, pid, epoch, bases[name])))
         for name, fn in cases:
             values = [t / 2_000 * 1e6 for t in timeit.repeat(fn, number=2_000, repeat=5, timer=time.process_time)]
             print(f"{statistics.median(values):7.2f} µs  {name}")
-        c.shutdown()
+        for name, coordinator in made.items():
+            request, turn = _split(coordinator, tid, pid, epoch, bases[name])
+            print(f"{name}: the request (front door -> open batch) {request:.2f} µs, its loop turn (poll: append, "
+                  f"durable, check, apply, answer) {turn:.2f} µs (process_time, median of 5 x 2,000)")
+        for coordinator in made.values():
+            coordinator.shutdown()
 
 
-_COUNTER = [0]
+def _split(c: TransactionCoordinator, tid: str, pid: int, epoch: int, base: dict[str, Any]) -> tuple[float, float]:
+    """The whole op's two halves, timed apart (CPU time per call: each adds a clock read)."""
+    instances = _shard_of(c, tid).instances[MACHINE]
+    requests, turns = [], []
+    for _ in range(5):
+        request = turn = 0
+        for _ in range(2_000):
+            instances[(tid,)] = base
+            t0 = time.process_time_ns()
+            c.add_partitions(tid, pid, epoch, _BENCH_1, request_version=3)
+            t1 = time.process_time_ns()
+            c.poll()
+            turn += time.process_time_ns() - t1
+            request += t1 - t0
+        requests.append(request / 2_000 / 1e3)
+        turns.append(turn / 2_000 / 1e3)
+    return statistics.median(requests), statistics.median(turns)
 
 
-def _one_op(c: TransactionCoordinator, tid: str, pid: int, epoch: int) -> None:
-    _COUNTER[0] += 1  # a new partition each time: row 19 every call (the set grows; it is the generic path's cost)
-    c.add_partitions(tid, pid, epoch, [TopicPartition("bench", 1000 + _COUNTER[0] % 3)], request_version=3)
+_BENCH_1 = [TopicPartition("bench", 1)]
+
+
+def _shard_of(c: TransactionCoordinator, tid: str) -> Shard:
+    return c.runtime.shard(c.runtime.partition_for(tid))
+
+
+def _one_op(c: TransactionCoordinator, tid: str, pid: int, epoch: int, base: dict[str, Any]) -> None:
+    """Row 19 from the same Ongoing instance each time (`base`, holding bench-0, put back first)."""
+    _shard_of(c, tid).instances[MACHINE][(tid,)] = base
+    done = c.add_partitions(tid, pid, epoch, _BENCH_1, request_version=3)
     c.poll()
+    assert done.done and done.result() == {_BENCH_1[0]: Errors.NONE}, done.result()
 
 
-def cachegrind(n: int, rounds_small: int, rounds_large: int) -> None:
-    """Instructions per write op: each variant run under valgrind for two round counts after the same set-up."""
+def cachegrind(n: int, rounds_small: int, rounds_large: int, kind: str) -> None:
+    """Instructions per op (`kind`: write or reject): each variant run under valgrind for two round counts after the
+    same set-up, the difference divided by the ops between them."""
     script = Path(__file__).resolve()
     for name, _, _ in VARIANTS:
         counts = []
@@ -419,19 +458,20 @@ def cachegrind(n: int, rounds_small: int, rounds_large: int) -> None:
                 out = Path(d) / "cg.out"
                 result = subprocess.run(
                     ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
-                     sys.executable, str(script), "--one", name, "--ids", str(n), "--rounds", str(rounds)],
+                     sys.executable, str(script), "--one", name, "--kind", kind, "--ids", str(n), "--rounds",
+                     str(rounds)],
                     capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"}, check=True)
                 found = re.search(r"I\s+refs:\s+([\d,]+)", result.stderr)
                 assert found is not None, result.stderr[-2000:]
                 counts.append(int(found.group(1).replace(",", "")))
-        per_op = (counts[1] - counts[0]) / (n * (rounds_large - rounds_small))
-        print(f"{name:24} {per_op:10,.0f} instructions per write op")
+        per_op = (counts[1] - counts[0]) / (n * (rounds_large - rounds_small) * (1 if kind == "write" else 2))
+        print(f"{name:24} {per_op:10,.0f} instructions per {kind} op")
 
 
-def one(name: str, n: int, rounds: int) -> None:
-    """(under valgrind) set up, then `rounds` write rounds of `name`."""
+def one(name: str, n: int, rounds: int, kind: str) -> None:
+    """(under valgrind) set up, then `rounds` rounds of `kind` ops of variant `name`."""
     _, fused, check = next(v for v in VARIANTS if v[0] == name)
-    cpu_per_op(fused, check, n, rounds, "write")
+    cpu_per_op(fused, check, n, rounds, kind)
 
 
 def main() -> None:
@@ -440,18 +480,19 @@ def main() -> None:
     parser.add_argument("--steps", action="store_true")
     parser.add_argument("--cachegrind", action="store_true")
     parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--kind", choices=("write", "reject"), default="write", help="--cachegrind's operations")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--ids", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args()
     if options.one:
-        one(options.one, options.ids, options.rounds)
+        one(options.one, options.ids, options.rounds, options.kind)
     elif options.check:
         print(differential())
     elif options.steps:
         steps()
     elif options.cachegrind:
-        cachegrind(options.ids, 1, options.rounds)
+        cachegrind(options.ids, 1, options.rounds, options.kind)
     else:
         measure(options.runs, options.ids, options.rounds)
 

@@ -52,7 +52,7 @@ from kcoord.impl.runtime.shard import MAX_OPEN_RECORDS, Plan, Shard, _InFlight
 from kcoord.impl.runtime.trace import MemorySink, TapSink, Tracer, TraceSink
 from kcoord.impl.server.metrics import MetricsTap, ServerMetrics
 from kcoord.impl.statemachine import Decision
-from kcoord.impl.storage.log import Durability
+from kcoord.impl.storage.durability import Durability
 from kcoord.impl.storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
 from kcoord.impl.txn import TransactionCoordinator, TxnConfig, plans
 from kcoord.impl.txn.coordinator import _Answer

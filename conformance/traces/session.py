@@ -78,11 +78,12 @@ def jit_options(rows: int | None) -> str:
     standalone cluster at 1M events the executors took 29 CPU-s with these options against 54 with HotSpot's
     defaults (benchmarks/bench_cluster.py). The smallest inputs (`INTERPRETED_ROWS`) also run with the serial
     collector: G1's collector threads cost ~1 CPU-s of a 10k-row check that collects little (16.7 against 15.5 JVM
-    CPU-s)."""
+    CPU-s). C1 compiles huge methods too: the map side's method of a machine with a large table (its `IN` a
+    `switch`: `sparkcheck.packed`) passes 8000 bytes, and interpreted it cost a third of a 1M-event check's tasks."""
     if rows is not None and rows <= INTERPRETED_ROWS:
         return "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
     if rows is not None and rows <= SMALL_INPUT_ROWS:
-        return "-XX:TieredStopAtLevel=1"
+        return "-XX:TieredStopAtLevel=1 -XX:-DontCompileHugeMethods"
     return "-XX:-DontCompileHugeMethods"
 
 

@@ -9,8 +9,8 @@ The plan of a machine is one pass over its rows, doing each expensive thing once
 
 1. Map side, in the scan's generated code (`local`): the rows are validated (`sparkread`, whose observation also
    counts them), and every check that reads one row only is computed there, as a few booleans and one bit mask:
-   the table (`_legal`: the row's (from_state, event, to_state, row, kind) as one number, looked up in a hash set),
-   the spec row's event and kind, its error, and every invariant (`_inv_*`).
+   the table (`_legal`: the row's (from_state, event, to_state, row, kind) as one INT of bit fields, `packed`,
+   looked up in a `switch`), the spec row's event and kind, its error, and every invariant (`_inv_*`).
 2. One exchange and one window operator (`windowed`): the rows partitioned by key (rows with a negative seq in
    partitions of their own) and ordered by seq; per row one `lag` per column the checks compare with the previous
    row (its state, seq, coordinator epoch and every variable), its position, and, only for a machine with an

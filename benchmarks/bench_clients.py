@@ -152,6 +152,7 @@ class Start:
         self.barrier = barrier
         self.cpu = cpu
         self.cpu_start = 0.0
+        self.client_cpu_start = 0.0
         self.waiting = connections
         self.seconds = seconds
         self.go = asyncio.Event()
@@ -165,6 +166,7 @@ class Start:
             if self.barrier is not None:
                 await asyncio.get_running_loop().run_in_executor(None, self.barrier.wait)
             self.cpu_start = self.cpu()
+            self.client_cpu_start = time.process_time()
             self.started = time.perf_counter()
             self.deadline = self.started + self.seconds
             self.go.set()
@@ -179,6 +181,7 @@ class Counts:
     requests: int = 0
     elapsed_s: float = 0.0
     server_cpu_s: float = 0.0  # the server's CPU time from this process's start to its last answer
+    client_cpu_s: float = 0.0  # this client process's own CPU time (all its threads) over the same span
     errors: list[str] = field(default_factory=list)
 
 
@@ -356,6 +359,7 @@ async def measure(bootstrap: str, workload: str, connections: int, tag: str, sec
         counts.done = sum(await asyncio.gather(*jobs))
         counts.elapsed_s = time.perf_counter() - start.started
         counts.server_cpu_s = cpu() - start.cpu_start
+        counts.client_cpu_s = time.process_time() - start.client_cpu_start
         counts.requests = sum(c.requests for c in conns)
         return counts
     finally:

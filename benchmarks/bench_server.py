@@ -2,14 +2,18 @@
 KIP-848 heartbeats, and committed transactions with offsets, per second and per CPU-second of the server.
 
 Run: ``.venv/bin/python benchmarks/bench_server.py [--quick] [--seconds S] [--runs N] [--workloads classic,consumer,txn]
-[--connections 8] [--durability os,fsync] [--targets kcoord,kafka] [--client-processes 2] [--json PATH]``.
+[--connections 8] [--durability os,fsync] [--targets kcoord,kafka[,kcoord2]] [--client-processes 2] [--json PATH]``.
 
 For each durability mode, one `kcoord serve` node (`KcoordServer` in its own process; Kafka 4.0's defaults except
 `group.initial.rebalance.delay.ms=0`) and one Apache Kafka 4.0.2 node (`ReferenceKafka`, KRaft, combined
 broker+controller; Kafka's defaults for `os`, and `log.flush.interval.messages=1` — an fsync per append — for
 `fsync`) run at once. The clients are `bench_clients.py`'s raw-frame clients (one request in flight per connection,
-every answer's error code checked), in `--client-processes` processes of their own. The runs alternate between the
-two servers (kcoord, Kafka, kcoord, ...), so both see the same machine load; the tables give medians.
+every answer's error code checked), in `--client-processes` processes of their own, whose CPU is measured too: the
+machine ceiling, cores ÷ (server + clients CPU per unit), is the most any server design could get through these
+clients on this machine at today's CPU costs. `--targets ...,kcoord2` adds two kcoord nodes in two processes that
+share nothing, the client processes split between them: the bound of serving one broker per process. The runs
+alternate between the two servers (kcoord, Kafka, kcoord, ...), so both see the same machine load; the tables give
+medians.
 
 Reported per workload: the rate (heartbeats or transactions per second, wall clock), the server process's CPU time
 (user + system of all its threads, from /proc: for kcoord the Python process with its fsync threads, for Kafka the
@@ -87,6 +91,23 @@ class Server:
     bootstrap: str
     pid: int
     stop: Callable[[], None]
+    others: tuple[Server, ...] = ()  # more independent nodes of this target (`kcoord2`), the connections split
+
+    def nodes(self) -> list[tuple[str, int]]:
+        """(bootstrap, pid) of every node of this target."""
+        return [(self.bootstrap, self.pid)] + [(o.bootstrap, o.pid) for o in self.others]
+
+    def stop_all(self) -> None:
+        for server in (self, *self.others):
+            server.stop()
+
+
+def start_kcoord_pair(data_dir: Path, durability: str, loop: str = "default") -> Server:
+    """Two `kcoord serve` nodes in two processes that share nothing: the most a design serving one broker per
+    process could give on this machine (no marker or verification traffic between them, which a real split has)."""
+    first = start_kcoord(data_dir / "a", durability, loop)
+    second = start_kcoord(data_dir / "b", durability, loop)
+    return Server("kcoord2", first.bootstrap, first.pid, first.stop, (second,))
 
 
 def start_kcoord(data_dir: Path, durability: str, loop: str = "default") -> Server:
@@ -113,10 +134,16 @@ def start_kafka(data_dir: Path, durability: str) -> Server:
     return Server("kafka", kafka.bootstrap, kafka.processes[0].pid, kafka.stop)
 
 
-def _client(bootstrap: str, pid: int, workload: str, connections: int, first: int, tag: str, seconds: float,
+#: target name -> how its nodes start (data dir, durability, kcoord's event loop)
+STARTERS: dict[str, Callable[[Path, str, str], Server]] = {
+    "kcoord": start_kcoord, "kcoord2": start_kcoord_pair,
+    "kafka": lambda data_dir, durability, _: start_kafka(data_dir, durability)}
+
+
+def _client(bootstrap: str, pids: list[int], workload: str, connections: int, first: int, tag: str, seconds: float,
             barrier: Any, out: multiprocessing.Queue[Counts]) -> None:
     out.put(asyncio.run(measure(bootstrap, workload, connections, tag, seconds, first_index=first, barrier=barrier,
-                                cpu=lambda: cpu_s(pid))))
+                                cpu=lambda: sum(cpu_s(pid) for pid in pids))))
 
 
 @dataclass(frozen=True)
@@ -126,6 +153,12 @@ class Sample:
     cpu_us_per_request: float
     cpu_us_per_unit: float
     retries: int
+    client_cpu_us_per_unit: float = 0.0  # the client processes' own CPU per unit of work, summed over them
+
+    def ceiling(self, cores: int) -> float:
+        """Units per second this machine could do at most if its `cores` ran only this server and these clients
+        at these CPU costs: the bound a design that spreads the server over more threads or processes meets."""
+        return cores * 1e6 / max(self.cpu_us_per_unit + self.client_cpu_us_per_unit, 1e-9)
 
 
 def sample(server: Server, workload: str, connections: int, processes: int, tag: str, seconds: float) -> Sample:
@@ -135,9 +168,13 @@ def sample(server: Server, workload: str, connections: int, processes: int, tag:
     out: multiprocessing.Queue[Counts] = multiprocessing.Queue()
     shares = [connections // processes + (i < connections % processes) for i in range(processes)]
     firsts = [sum(shares[:i]) for i in range(processes)]
-    clients = [multiprocessing.Process(target=_client, args=(server.bootstrap, server.pid, workload, n, first, tag,
+    nodes = server.nodes()
+    if processes < len(nodes):
+        raise SystemExit(f"{server.name} has {len(nodes)} nodes: needs --client-processes >= {len(nodes)}")
+    pids = [pid for _, pid in nodes]
+    clients = [multiprocessing.Process(target=_client, args=(nodes[i % len(nodes)][0], pids, workload, n, first, tag,
                                                               seconds, barrier, out))
-               for n, first in zip(shares, firsts, strict=True)]
+               for i, (n, first) in enumerate(zip(shares, firsts, strict=True))]
     for c in clients:
         c.start()
     results = [out.get(timeout=600) for _ in clients]
@@ -149,8 +186,9 @@ def sample(server: Server, workload: str, connections: int, processes: int, tag:
     done = sum(r.done for r in results)
     requests = sum(r.requests for r in results)
     elapsed = statistics.mean(r.elapsed_s for r in results)
+    client_cpu = sum(r.client_cpu_s for r in results)
     return Sample(done / elapsed, requests / elapsed, 1e6 * cpu / max(requests, 1), 1e6 * cpu / max(done, 1),
-                  sum(r.retries for r in results))
+                  sum(r.retries for r in results), 1e6 * client_cpu / max(done, 1))
 
 
 Results = dict[tuple[str, str, int, str], list[Sample]]  # (durability, workload, connections, target) -> runs
@@ -163,14 +201,19 @@ def _median(samples: list[Sample], attribute: str) -> float:
 def table(results: Results, runs: int, seconds: float) -> str:
     lines = ["| durability | workload | connections | kcoord /s | Kafka /s | kcoord/Kafka (wall) "
              "| kcoord CPU µs/request | Kafka CPU µs/request | kcoord per CPU-s | Kafka per CPU-s "
-             "| kcoord/Kafka (per CPU-s) | retries kcoord / Kafka |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| kcoord/Kafka (per CPU-s) | retries kcoord / Kafka | clients CPU µs/unit kcoord / Kafka "
+             "| machine ceiling /s kcoord / Kafka |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    cores = os.cpu_count() or 1
     keys = sorted({k[:3] for k in results}, key=lambda k: (DURABILITY.index(k[0]), WORKLOADS.index(k[1]), k[2]))
     for durability, workload, n in keys:
         k, j = results.get((durability, workload, n, "kcoord")), results.get((durability, workload, n, "kafka"))
 
         def cell(samples: list[Sample] | None, attribute: str, fmt: str = ",.0f") -> str:
             return format(_median(samples, attribute), fmt) if samples else "-"
+
+        def ceiling(samples: list[Sample] | None) -> str:
+            return f"{statistics.median(s.ceiling(cores) for s in samples):,.0f}" if samples else "-"
 
         def per_cpu(samples: list[Sample] | None) -> float | None:
             return 1e6 / _median(samples, "cpu_us_per_unit") if samples else None
@@ -181,8 +224,26 @@ def table(results: Results, runs: int, seconds: float) -> str:
         lines.append(f"| {durability} | {workload} ({UNIT[workload]}) | {n} | {cell(k, 'per_s')} | "
                      f"{cell(j, 'per_s')} | {ratio} | {cell(k, 'cpu_us_per_request')} | "
                      f"{cell(j, 'cpu_us_per_request')} | "
-                     f"{kp or 0:,.0f} | {jp or 0:,.0f} | {cpu_ratio} | {cell(k, 'retries')} / {cell(j, 'retries')} |")
-    return "\n".join(lines) + f"\n\n(median of {runs} runs of {seconds:g} s each, the targets alternating)"
+                     f"{kp or 0:,.0f} | {jp or 0:,.0f} | {cpu_ratio} | {cell(k, 'retries')} / {cell(j, 'retries')} | "
+                     f"{cell(k, 'client_cpu_us_per_unit')} / {cell(j, 'client_cpu_us_per_unit')} | "
+                     f"{ceiling(k)} / {ceiling(j)} |")
+    return "\n".join(lines) + (f"\n\n(median of {runs} runs of {seconds:g} s each, the targets alternating; the "
+                               f"machine ceiling is {cores} cores ÷ (server + clients CPU per unit), median over the "
+                               "runs)")
+
+
+def pair_table(results: Results) -> str:
+    """The `kcoord2` rows (two independent nodes) beside one node's, when both ran."""
+    cores = os.cpu_count() or 1
+    lines = ["| durability | workload | connections | nodes | /s | server CPU µs/unit (all nodes) "
+             "| clients CPU µs/unit | machine ceiling /s |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for (durability, workload, n, target), samples in sorted(results.items()):
+        if target.startswith("kcoord"):
+            lines.append(f"| {durability} | {workload} | {n} | {2 if target == 'kcoord2' else 1} | "
+                         f"{_median(samples, 'per_s'):,.0f} | {_median(samples, 'cpu_us_per_unit'):,.0f} | "
+                         f"{_median(samples, 'client_cpu_us_per_unit'):,.0f} | "
+                         f"{statistics.median(x.ceiling(cores) for x in samples):,.0f} |")
+    return "\n".join(lines)
 
 
 def _phase(durability: str, targets: list[str], workloads: list[str], connections: list[int], args: Any,
@@ -191,9 +252,9 @@ def _phase(durability: str, targets: list[str], workloads: list[str], connection
     try:
         for target in targets:
             data_dir = tmp / f"{target}-{durability}"
-            servers[target] = (start_kcoord(data_dir, durability, args.loop) if target == "kcoord"
-                               else start_kafka(data_dir, durability))
-            asyncio.run(create_topics(servers[target].bootstrap))
+            servers[target] = STARTERS[target](data_dir, durability, args.loop)
+            for bootstrap, _ in servers[target].nodes():
+                asyncio.run(create_topics(bootstrap))
         run = 0
         for workload in workloads:
             if durability == "fsync" and workload != "txn" and "os" in args.durability:
@@ -208,10 +269,11 @@ def _phase(durability: str, targets: list[str], workloads: list[str], connection
                         results.setdefault((durability, workload, n, target), []).append(s)
                         print(f"{durability} {workload} x{n} {target}: {s.per_s:,.0f}/s, "
                               f"{s.cpu_us_per_request:,.0f} CPU µs/request, {s.cpu_us_per_unit:,.0f} CPU µs/unit, "
-                              f"{s.retries} retries, load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+                              f"{s.client_cpu_us_per_unit:,.0f} clients' CPU µs/unit, {s.retries} retries, "
+                              f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     finally:
         for server in servers.values():
-            server.stop()
+            server.stop_all()
 
 
 def main() -> None:
@@ -222,7 +284,9 @@ def main() -> None:
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--connections", default="8")
     parser.add_argument("--durability", default=",".join(DURABILITY))
-    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--targets", default=",".join(TARGETS),
+                        help="kcoord, kafka, and kcoord2: two kcoord nodes in two processes sharing nothing, the "
+                             "client processes split between them (the bound of one process per broker)")
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--loop", default="default", help="kcoord's event loop: default (kcoord serve's) or asyncio")
     parser.add_argument("--json", type=Path)
@@ -239,9 +303,11 @@ def main() -> None:
         for durability in args.durability:
             _phase(durability, targets, workloads, connections, args, Path(tmp), results)
     print(table(results, args.runs, args.seconds))
+    if "kcoord2" in targets:
+        print("\n" + pair_table(results))
     load = os.getloadavg()
     print(f"\nload average {load_start:.2f} at the start, {load[0]:.2f} at the end, on {os.cpu_count()} cpus; one node "
-          f"each; {args.client_processes} client processes")
+          f"each (kcoord2: two); {args.client_processes} client processes")
     if args.json:
         args.json.write_text(json.dumps({"/".join(map(str, k)): [s.__dict__ for s in ss] for k, ss in results.items()}
                                         | {"loadavg_1m": [load_start, load[0]]}, indent=1) + "\n")

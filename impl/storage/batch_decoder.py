@@ -259,22 +259,23 @@ class BatchDecoder:
                 if plain:  # each record: length, attributes, timestamp delta, offset delta, key, value, headers
                     body = buf[pos + crc_start:end]  # a copy of a small batch beats a memoryview, and its positions
                     # are small ints (no allocation per step of the parse); below the recovery point an
-                    # in-order batch is trusted, anything else is checked as `located` checks it (CRC, then order)
-                    if base_offset < next_offset or base_offset + last_offset_delta >= trusted:
-                        if crc_of(body) != crc:
-                            break
-                        if base_offset < next_offset:
-                            self._stop = out_of_order(base + pos, base_offset, next_offset)
-                            return
-                    size = length + log_overhead - crc_start  # len(body)
-                    try:
-                        if count == 1:  # the common case (fsync per batch)
-                            one(body, records_start, size, base_offset, latest)
-                        else:  # several records (group commit): stored only once the whole batch parsed
-                            many(body, records_start, size, count, base_offset, latest)
-                            extra += count - 1  # (`batches` counts the batch's first record below)
-                    except (NotPlain, Malformed, IndexError, VarintError, UnicodeDecodeError):
-                        plain = False  # nothing was stored: the careful path decodes it, or says why it is bad
+                    # in-order batch is trusted, anything else is checked as `located` checks it (CRC, records, then
+                    # order)
+                    if (base_offset < next_offset or base_offset + last_offset_delta >= trusted) and \
+                            crc_of(body) != crc:
+                        break
+                    if base_offset < next_offset:  # refused below, once decoded as `located` decodes it (so a
+                        plain = False  # batch also malformed is called malformed, as the careful load calls it)
+                    else:
+                        size = length + log_overhead - crc_start  # len(body)
+                        try:
+                            if count == 1:  # the common case (fsync per batch)
+                                one(body, records_start, size, base_offset, latest)
+                            else:  # several records (group commit): stored only once the whole batch parsed
+                                many(body, records_start, size, count, base_offset, latest)
+                                extra += count - 1  # (`batches` counts the batch's first record below)
+                        except (NotPlain, Malformed, IndexError, VarintError, UnicodeDecodeError):
+                            plain = False  # nothing was stored: the careful path decodes it, or says why it is bad
                 whole: tuple[int, int, RecordBatch] | None = None
                 if not plain:  # the careful path decodes this batch, or sets `stop` to why it cannot
                     whole = next(self.located(pos), None)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Final, Literal
+from typing import Final
 
 from ._files import FileScan, SyncLater, WriteNotDone, atomic_write, fsync_dir, segment_name
 from .batch import (
@@ -49,6 +49,7 @@ from .batch import (
     encode_new_batch,
 )
 from .compaction import CompactionPlan, CompactionReport, CompactionTally, compact_batch, plan_compaction
+from .durability import Durability, FlushTicket, InjectedFault, LogFailedError, PendingFaults
 from .recovery import (
     RECOVERY_POINT_FILE,
     LogCorruptedError,
@@ -86,70 +87,8 @@ def partition_dir_name(topic: str, partition: int) -> str:
     return f"{topic}-{partition}"
 
 
-class LogFailedError(OSError):
-    """An I/O error left the log in a state it could not repair in place; close it and reopen to recover."""
-
-
-class InjectedFault(OSError):
-    """A failure injected by ``fail_next_append``/``fail_next_flush`` (tests and the simulator)."""
-
-
 class OffsetOutOfRangeError(ValueError):
     """A read below the log start offset or past the log end offset."""
-
-
-@dataclass(frozen=True, slots=True)
-class Durability:
-    """When appended data is fsynced. Build with ``per_batch()``, ``group(max_delay_ms, max_bytes)``, ``os()`` or
-    ``named(mode)`` (`kcoord serve --durability`)."""
-
-    mode: Literal["per_batch", "group", "fsync", "os"]
-    max_delay_ms: int = 0
-    max_bytes: int = 0
-
-    @staticmethod
-    def per_batch() -> Durability:
-        """Every append is fsynced before ``append`` returns."""
-        return Durability("per_batch")
-
-    @staticmethod
-    def group(max_delay_ms: int, max_bytes: int) -> Durability:
-        """Group commit: a flush is due once the oldest unflushed append is ``max_delay_ms`` old or
-        ``max_bytes`` are pending; the owner calls ``flush_if_due(now_ms)``."""
-        if max_delay_ms < 0 or max_bytes <= 0:
-            raise ValueError(f"group durability needs max_delay_ms >= 0 and max_bytes > 0, "
-                             f"got {max_delay_ms} and {max_bytes}")
-        return Durability("group", max_delay_ms, max_bytes)
-
-    @staticmethod
-    def fsync() -> Durability:
-        """Group commit without a linger: appends wait for their owner's next ``flush`` (or ``begin_flush`` /
-        ``end_flush``, an fsync on another thread), which every append made before it shares; ``flush_due`` never
-        says one is due. `kcoord serve --durability fsync`: the server flushes as soon as writes are pending and no
-        flush is in flight, so the writes that arrive while an fsync runs share the next one."""
-        return Durability("fsync")
-
-    @staticmethod
-    def os() -> Durability:
-        """An append is acknowledged once ``write`` returned (the page cache holds it); fsynced at a segment roll and
-        a clean close only. Lost on power failure, kept on a process crash."""
-        return Durability("os")
-
-    @staticmethod
-    def named(name: str) -> Durability:
-        """`kcoord serve --durability NAME`: ``fsync`` (acknowledged = on disk; group commit without a linger: the
-        writes that arrive while an fsync is in flight share the next one; ``group`` is an alias kept for old
-        command lines) or ``os`` (acknowledged = in the page cache)."""
-        if name in ("fsync", "group"):
-            return Durability.fsync()
-        if name == "os":
-            return Durability.os()
-        raise ValueError(f"durability {name!r}: expected fsync or os")
-
-    @property
-    def coalesces(self) -> bool:
-        """Appends wait for a flush (or a poll) and may share one batch: group commit and os."""
-        return self.mode != "per_batch"
 
 
 @dataclass(slots=True)
@@ -160,40 +99,6 @@ class AppendInfo:
     base_offset: int
     last_offset: int
     size_bytes: int
-
-
-class FlushTicket:
-    """A flush begun by ``PartitionLog.begin_flush``: ``fsync()`` it on any thread, then ``end_flush`` it."""
-
-    __slots__ = ("_fd", "_injected", "end_offset", "error", "log", "on_error")
-
-    def __init__(self, log: PartitionLog, fd: int, end_offset: int, injected: bool) -> None:
-        self.log = log
-        self._fd = fd
-        self.end_offset = end_offset
-        self._injected = injected
-        self.error: OSError | None = None
-        #: what the log's owner does when the fsync failed (unload the shard, take the partition offline)
-        self.on_error: Callable[[OSError], None] | None = None
-
-    def fsync(self) -> None:
-        """Fsync the descriptor and close it; an error is kept for ``end_flush``. Releases the GIL while it waits."""
-        try:
-            if self._injected:
-                raise InjectedFault(errno.EIO, "injected fsync failure")
-            os.fsync(self._fd)
-        except OSError as e:
-            self.error = e
-        finally:
-            os.close(self._fd)
-
-
-@dataclass(slots=True)
-class _Faults:
-    """Injected failures (tests and the simulator): each fires once, raising ``OSError(EIO)``."""
-
-    append_written_bytes: int | None = None  # fail the next append after writing this many of its bytes
-    flush: bool = False
 
 
 def _wall_clock_ms() -> int:
@@ -218,7 +123,7 @@ class PartitionLog:
         self._flushed_offset = self._durable_offset  # fsynced (below durable_offset only with os durability)
         self._pending_since_ms: int | None = None
         self._pending_bytes = 0
-        self._faults = _Faults()
+        self._faults = PendingFaults()
         self._failure: str | None = None
         self._checkpointed_ms = clock_ms()
         self._storage_error: OSError | None = None

@@ -206,4 +206,7 @@ def test_fsync_group_commit_shares_fsyncs_between_producers(tmp_path: Path, monk
     assert alone >= 3  # a lone writer's writes were fsynced: AddPartitions, the record, PrepareCommit, markers...
     assert alone_shared >= 2  # its record and its marker, each fsynced before it was answered
     assert alone_s < per_producer * alone * 0.02 + per_producer * 1.0  # no wait for company, only its fsyncs
-    assert crowd_shared < 1  # concurrent writers to one log shared its fsyncs
+    # concurrent writers to one log shared its fsyncs: without sharing each transaction pays at least its record's
+    # and its marker's (>= 2, as alone); with it, 0.7-0.9 on an idle machine, 1.04 once at load 10 (the eight
+    # producers share the test's interpreter, so a starved machine sends less at once)
+    assert crowd_shared < 1.5

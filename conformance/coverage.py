@@ -109,7 +109,7 @@ def excluded_items(m: ir.Machine, *, forgotten: frozenset[str] = frozenset(),
     the implementation drops the instance (the driver says which), so that no event ever finds one there."""
     out: dict[Item, str] = {}
     pending = {s.name for s in m.states if s.pending}
-    prover = _Prover(m)
+    prover = RowProver(m)
     blank_states = prover.blank_key_states()
     for r in m.rows:
         kind = "transition" if isinstance(r, ir.Transition) else "rejection"
@@ -135,7 +135,7 @@ def excluded_items(m: ir.Machine, *, forgotten: frozenset[str] = frozenset(),
     return out
 
 
-class _Prover(MachineVerifier):
+class RowProver(MachineVerifier):
     """Is a row's guard satisfiable in a state, under the invariants and the row's assumptions?"""
 
     def __init__(self, m: ir.Machine) -> None:
@@ -176,6 +176,21 @@ class _Prover(MachineVerifier):
                 f.keys[name] != z3.StringVal("", ctx=self.enc.ctx)]
         verdict, _ = self._check(self.solver, goal)
         return bool(verdict == z3.unsat)
+
+    def reached_where_changed(self, row: ir.Row, state: str, earlier: Sequence[ir.Row], negated: bool) -> bool:
+        """Can `decide` reach `row` in `state` (no row before it, `earlier` in the runtime's order, matches) where a
+        guard mutant would answer otherwise: anywhere for a negated condition (`negated`), where the row's own
+        condition is false for a condition made true. Under the invariants and the rows' preconditions (an argument
+        a row reads satisfies its event's `requires`)."""
+        event = self.m.event(row.event)
+        f = self.frames[row.event]
+        goal = [*self.enc.row_facts(f, event, row), f.state == self.enc.state_values[state]]
+        for r in earlier:
+            goal += [self.enc.expr(r.assumes, f), z3.Not(self.enc.expr(r.local_guard, f))]
+        if not negated:
+            goal.append(z3.Not(self.enc.expr(row.local_guard, f)))
+        verdict, _ = self._check(self.solver, goal)
+        return bool(verdict != z3.unsat)
 
     def possible(self, row: ir.Row, state: str) -> bool:
         event = self.m.event(row.event)

@@ -26,7 +26,9 @@ is pending-only, a driver's `unreachable` entry, ...; see the coverage report), 
 first matching row, and that row never matches in a reachable situation. A row left out for any other reason (a
 coverage gap) keeps its mutants in the score. A few survivors are equivalent for a reason these rules cannot see (a
 guard the reachable states always satisfy): `EQUIVALENT_SURVIVORS` names them with the reason, and they are left out
-of the score only when they survive.
+of the score only when they survive. A surviving guard-true or guard-negate mutant is also equivalent when z3 proves
+(`shadowed`) that no state the invariants allow reaches its row — no row before it in the runtime's order matching —
+where the mutated condition differs from the row's own: every request then takes the same row either way.
 Must not import: kcoord.cli.
 """
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -41,7 +44,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kcoord.impl.statemachine import MachineTable, Row
+from kcoord.model import ir
+from kcoord.model.loader import bundled_machines
 
+from .coverage import RowProver
 from .lockstep import Item
 from .pytest_plugin import load_universes
 from .runner import Session
@@ -62,8 +68,8 @@ SURVIVOR_NOTES = {
 }
 
 _TIMER_EPOCH = ("the implementation cancels a member's rebalance timer whenever it leaves UnrevokedPartitions and "
-                "replaces it whenever its epoch changes there (the driver's `unreachable` reason for row 65), so "
-                "RebalanceTimeout fires only in UnrevokedPartitions at the member's own epoch, where row 64 matches "
+                "replaces it whenever its epoch changes there (the driver's `unreachable` reason for row 66), so "
+                "RebalanceTimeout fires only in UnrevokedPartitions at the member's own epoch, where row 65 matches "
                 "first either way")
 #: table mutants that survive and that no execution of the implementation can tell from the original, for a reason
 #: the rules of `equivalent` cannot see (a guard the states the implementation reaches always satisfy): shown as
@@ -74,8 +80,8 @@ EQUIVALENT_SURVIVORS = {
         "derived_state), and an Empty group with group_epoch == assignment_epoch is never reached by the "
         "implementation (the driver's `unreachable` reason for row 29 in Empty), so the guard is true wherever "
         "row 27 (the bump) does not match first",
-    "ConsumerGroupMember:guard-true:row64:RebalanceTimeout: `member_epoch == epoch` -> true": _TIMER_EPOCH,
-    "ConsumerGroupMember:guard-negate:row65:RebalanceTimeout: "
+    "ConsumerGroupMember:guard-true:row65:RebalanceTimeout: `member_epoch == epoch` -> true": _TIMER_EPOCH,
+    "ConsumerGroupMember:guard-negate:row66:RebalanceTimeout: "
     "not (`not (state == UnrevokedPartitions and member_epoch == epoch)`)": _TIMER_EPOCH,
 }
 
@@ -343,6 +349,37 @@ def equivalent(mutant: Mutant, excluded: Mapping[Item, str]) -> str | None:
     return f"equivalent: row {mutant.row} can never be taken where the mutant changes it ({shown})"
 
 
+@functools.cache
+def _prover(machine: str) -> tuple[RowProver, dict[int, ir.Row]]:
+    m = bundled_machines()[machine]
+    return RowProver(m), {r.index: r for r in m.rows}
+
+
+def shadowed(mutant: Mutant) -> str | None:
+    """Why a surviving guard-true or guard-negate mutant is equivalent, proved with z3, or None: in no state the
+    invariants allow does `decide` reach the row (no row before it in the runtime's order matches) where the mutated
+    condition differs from the row's own — everywhere for a negation, where the condition is false for `true` — so
+    every request takes the same row with the mutant as without it."""
+    if mutant.row < 0 or mutant.kind not in ("guard-true", "guard-negate"):
+        return None
+    prover, rows = _prover(mutant.machine)
+    row = rows.get(mutant.row)
+    if row is None:
+        return None
+    index = MachineTable.load(MODULES[mutant.machine]).index
+    for state in row.sources:
+        order = [r.index for r in index.get((state, row.event), ())]
+        if row.index not in order:
+            return None
+        earlier = [rows[i] for i in order[:order.index(row.index)]]
+        if prover.reached_where_changed(row, state, earlier, negated=mutant.kind == "guard-negate"):
+            return None
+    where = "anywhere" if mutant.kind == "guard-negate" else "where its condition is false"
+    return (f"equivalent: in no state the invariants of {mutant.machine} allow is row {mutant.row} reached {where} "
+            f"(a row before it matches first in {', '.join(row.sources)}; z3), so every {row.event} takes the same "
+            "row")
+
+
 def _touches(mutant: Mutant, fires: Fires) -> Callable[[SuiteCase], bool]:
     def first(case: SuiteCase) -> bool:
         return any(m == mutant.machine and r == mutant.row for m, r, _ in fires.get(case.id, ()))
@@ -380,7 +417,10 @@ def run_mutation(mutants: Sequence[Mutant], cases: Sequence[SuiteCase] | None = 
                             first=_touches(mutant, fires))
         verdict = Verdict(mutant, bool(run.failures), run.failures[0][0].id if run.failures else "", run.ran,
                           seconds=time.perf_counter() - t0)
-        if not verdict.killed and mutant.name in EQUIVALENT_SURVIVORS:
+        same = None if verdict.killed else shadowed(mutant)
+        if same is not None:
+            verdict.reason, verdict.equivalent = same, True
+        elif not verdict.killed and mutant.name in EQUIVALENT_SURVIVORS:
             verdict.reason, verdict.equivalent = f"equivalent: {EQUIVALENT_SURVIVORS[mutant.name]}", True
         elif not verdict.killed:
             verdict.reason = SURVIVOR_NOTES.get(mutant.detail, "not distinguished by any generated case")

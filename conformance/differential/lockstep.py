@@ -7,7 +7,8 @@ reference, answers awaited together), `Difference`, `ProgramResult` and `Totals`
 answers were compared), and `leaf_differences` (where two normalized answers differ, as paths).
 
 Timing, so that only behaviour is compared: a request neither broker answers within `quick_s` is pending on both
-(a JoinGroup waiting for the other members, a SyncGroup waiting for the leader) and is compared when it completes;
+(a JoinGroup waiting for the other members, a SyncGroup waiting for the leader) and is compared when it completes,
+unless a broker must answer it at once (`Exchange.owed`: waited for up to `slow_s`);
 one that only one broker answered is waited for on the other up to `slow_s` (a slow machine is not a difference),
 then reported as answered against blocked. Retriable coordinator errors (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
 COORDINATOR_LOAD_IN_PROGRESS) and CONCURRENT_TRANSACTIONS (markers still being written after EndTxn) are retried
@@ -82,6 +83,14 @@ class Exchange:
             self.sent += 1
         except ChannelClosed as e:
             self._finish(f"closed: {e}")
+
+    @property
+    def owed(self) -> bool:
+        """Unanswered, though its request is one a broker answers at once (a JoinGroup with neither a member id nor
+        an instance id: MEMBER_ID_REQUIRED): slow, never pending."""
+        request = self.request
+        return (not self.done and type(request).__name__ == "JoinGroupRequest" and not request.member_id
+                and request.group_instance_id is None)
 
     def _finish(self, answer: Any) -> None:
         self.answers.append(answer)
@@ -293,7 +302,8 @@ class Lockstep:
         """Pump every open exchange until each pair is answered on both sides or on neither (pending); compare
         the answered pairs."""
         live = {**pending, **new}
-        quick_until = time.monotonic() + self.timing.quick_s
+        started = time.monotonic()
+        quick_until = started + self.timing.quick_s
         while True:
             for a, b in live.values():
                 a.pump(0.005)
@@ -303,6 +313,10 @@ class Lockstep:
             if any(now - max(a.done_at, b.done_at) > self.timing.slow_s for a, b in lopsided):
                 break
             if not lopsided and (now > quick_until or all(a.done for a, _ in live.values())):
+                # (on a loaded machine an answer due at once may take longer than `quick_s`: waited for up to
+                # `slow_s`, so that the next step does not overtake it on one broker only)
+                if now - started < self.timing.slow_s and any(a.owed or b.owed for a, b in live.values()):
+                    continue
                 break
         found = None
         for key, pair in live.items():

@@ -1,7 +1,8 @@
 """Targeted programs of the ConsumerGroup driver for the KIP-848 migration rows and regular-expression subscriptions:
 classic-protocol members in a consumer group (JoinGroup, SyncGroup, Heartbeat, LeaveGroup; ConsumerGroup.ClassicJoin,
 ConsumerGroupMember's ClassicSync, ClassicHeartbeat and Heartbeat with classic_join), the static take-over by a
-JoinGroup without a member id (Replaced, ClassicTakeOver), the protocol changes and adopted instances
+JoinGroup without a member id (Replaced, ClassicTakeOver) and of a classic-protocol holder by an epoch-0
+ConsumerGroupHeartbeat (Join), the protocol changes and adopted instances
 (ProtocolChanged, InstanceAdopted) and the regular expressions' validation, epoch bumps and resolution
 (MemberJoined, SubscriptionChanged, RegexesResolved).
 
@@ -85,6 +86,7 @@ _STABLE_K: tuple[Step, ...] = (("join", "a"), ("cjoin", "k"), ("ack-all", "a"), 
 _TWO_STABLE: tuple[Step, ...] = (("join", "a"), ("join", "b"), ("ack-all", "a"), ("ack", "a"), ("ack", "b"))
 _REGEX_A: Mapping[str, Any] = {"regex": "o.*"}
 _PAYMENTS: Mapping[str, Any] = {"topics": ["payments"]}
+_BOTH: Mapping[str, Any] = {"topics": ["orders", "payments"]}
 #: a classic group of one member (client-1: the classic coordinator's generated id, owning orders) under the
 #: bidirectional migration policy
 _UPGRADED: tuple[Step, ...] = (Action("Migrate"), Action("ClassicGroupStable", {"members": 1}))
@@ -123,6 +125,16 @@ CLASSIC_PROGRAMS: tuple[tuple[Step, ...], ...] = (
     (("join", "s"), ("static-leave", "s"), _join("", instance="i1")),
     (("join", "s"), Action("ReplayUnknown", {"member": "s"}), _join("", instance="i1", owned=["orders-0"])),
     (("join", "s"), Action("ReplayUnknown", {"member": "s"}), _join("", instance="i1")),
+    # an epoch-0 heartbeat with the instance of a live classic-protocol holder (1, after its take-over) replaces it,
+    # under another member id or its own (Join's classic_holder rows), the holder Stable, revoking, unreleased, Unknown
+    *((*before, heartbeat(m, 0, instance="i1")) for m in ("r", "1") for before in (
+        (("join", "s"), _join("", instance="i1")),
+        (("join", "s"), ("join", "a"), _join("", instance="i1", owned=_ALL)),
+        (("join", "a"), ("join", "s"), _join("", instance="i1")),
+        (("join", "s"), _join("", instance="i1"), Action("ReplayUnknown", {"member": "1"})))),
+    # ... under its own id while it revokes orders for payments, which a holds: UnrevokedPartitions -> Unreleased
+    (("join", "a", _BOTH), ("join", "s"), _join("", instance="i1"), ("ack-all", "a"), ("ack", "a"), ("cjoin", "1"),
+     ("cjoin", "1", _PAYMENTS), heartbeat("1", 0, instance="i1", topics=["payments"])),
     # a classic member back on the consumer protocol (ProtocolChanged) in Reconciling and Assigning
     (("join", "a"), ("cjoin", "k"), ("ack", "k")),
     (*_TWO_STABLE, ("cjoin", "a"), ("leave", "b"), ("ack", "a")),

@@ -114,19 +114,21 @@ class HeartbeatAnswer:
 
 
 def consumer_group_heartbeat(address: tuple[str, int], group: str, member_id: str, *, epoch: int = 0,
-                             names: tuple[str, ...] | None = None, regex: str | None = None) -> HeartbeatAnswer:
+                             names: tuple[str, ...] | None = None, regex: str | None = None,
+                             instance: str | None = None) -> HeartbeatAnswer:
     """One ConsumerGroupHeartbeat v1: with epoch 0 a full join (rebalance timeout, no owned partitions) with the
-    given subscription; otherwise a leave (-1, -2) or a heartbeat without fields."""
+    given subscription; otherwise a leave (-1, -2) or a heartbeat without fields. `instance`: the group.instance.id
+    of a static member."""
     import datetime
 
     from kio.schema.consumer_group_heartbeat.v1 import ConsumerGroupHeartbeatRequest
     from kio.schema.types import GroupId
     from kio.static.primitive import i32
 
-    fields: dict[str, Any] = {"topic_partitions": None}
+    fields: dict[str, Any] = {"topic_partitions": None, "instance_id": instance}
     if epoch == 0:
-        fields = {"rebalance_timeout": datetime.timedelta(seconds=30), "topic_partitions": (),
-                  "subscribed_topic_names": names, "subscribed_topic_regex": regex}
+        fields.update(rebalance_timeout=datetime.timedelta(seconds=30), topic_partitions=(),
+                      subscribed_topic_names=names, subscribed_topic_regex=regex)
     with RawConnection(address) as conn:
         response = conn.request(ConsumerGroupHeartbeatRequest(group_id=GroupId(group), member_id=member_id,
                                                               member_epoch=i32(epoch), **fields))

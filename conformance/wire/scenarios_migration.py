@@ -313,6 +313,40 @@ def _settled_epoch(address: tuple[str, int], group: str, member: str, epoch: int
     return epoch
 
 
+def _first_member(target: Target, group: str, member: str, topic: str) -> tuple[tuple[str, int], int]:
+    """A consumer-protocol member's join (ConsumerGroupHeartbeat, epoch 0, subscribed to `topic`) making the group:
+    its coordinator's address and the member's settled epoch."""
+    from .looks import coordinator
+    from .raw import consumer_group_heartbeat
+
+    deadline = time.monotonic() + target.timeout_s
+    while True:  # a fresh __consumer_offsets partition may still be loading, or its leader moving
+        address = target.addresses()[coordinator(target, group, 0)]
+        joined = consumer_group_heartbeat(address, group, member, names=(topic,))
+        if joined.error_code not in (14, 15, 16) or time.monotonic() > deadline:  # load, not available, moved
+            break
+        time.sleep(0.2)
+    if joined.error_code != 0 or joined.member_epoch < 1:
+        raise ScenarioFailed(f"the consumer-protocol join: error {joined.error_code}, epoch {joined.member_epoch}")
+    target.observations.progress("the consumer-protocol member's epoch", "epoch", joined.member_epoch)
+    return address, _settled_epoch(address, group, member, joined.member_epoch)
+
+
+def _join_group(group: str, topic: str, member: str, instance: str | None = None) -> Any:
+    """A JoinGroup v6 of a consumer (protocol "range", subscribed to `topic`, owning nothing)."""
+    import datetime
+
+    from kio.schema.join_group.v6.request import JoinGroupRequest, JoinGroupRequestProtocol
+    from kio.schema.types import GroupId
+    from kio.static.primitive import i32Timedelta
+
+    return JoinGroupRequest(
+        group_id=GroupId(group), session_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
+        rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)), member_id=member,
+        group_instance_id=instance, protocol_type="consumer",
+        protocols=(JoinGroupRequestProtocol(name="range", metadata=_subscription(topic)),))
+
+
 def converted_member(target: Target) -> str:
     """A consumer-protocol member whose member id joins with JoinGroup becomes a classic-protocol member of its
     consumer group (JoinGroup answers its epoch as generation; SyncGroup and Heartbeat accept it), and a
@@ -323,40 +357,22 @@ def converted_member(target: Target) -> str:
     ClassicMemberMetadata; consumerGroupHeartbeat rebuilds it with none; SyncGroup and Heartbeat refuse a member
     without it (throwIfMemberDoesNotUseClassicProtocol: UNKNOWN_MEMBER_ID)."""
     _require_kip_848(target)
-    import datetime
-
     from kio.schema.heartbeat.v4.request import HeartbeatRequest
-    from kio.schema.join_group.v6.request import JoinGroupRequest, JoinGroupRequestProtocol
     from kio.schema.sync_group.v5.request import SyncGroupRequest
     from kio.schema.types import GroupId
-    from kio.static.primitive import i32Timedelta
 
-    from .looks import coordinator
     from .raw import RawConnection, consumer_group_heartbeat
 
     topic, group, member = target.name("conv"), target.name("conv-group"), target.name("conv-m1")
     target.create_topic(topic, 3)
-    deadline = time.monotonic() + target.timeout_s
-    while True:  # a fresh __consumer_offsets partition may still be loading, or its leader moving
-        address = target.addresses()[coordinator(target, group, 0)]
-        joined = consumer_group_heartbeat(address, group, member, names=(topic,))
-        if joined.error_code not in (14, 15, 16) or time.monotonic() > deadline:  # load, not available, moved
-            break
-        time.sleep(0.2)
-    if joined.error_code != 0 or joined.member_epoch < 1:
-        raise ScenarioFailed(f"the consumer-protocol join: error {joined.error_code}, epoch {joined.member_epoch}")
-    obs = target.observations
-    obs.progress("the consumer-protocol member's epoch", "epoch", joined.member_epoch)
-    epoch = _settled_epoch(address, group, member, joined.member_epoch)
+    address, epoch = _first_member(target, group, member, topic)
 
     def classic(body: Any) -> Any:
         with RawConnection(address) as conn:
             return conn.request(body)
 
-    join = classic(JoinGroupRequest(
-        group_id=GroupId(group), session_timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
-        rebalance_timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)), member_id=member, group_instance_id=None,
-        protocol_type="consumer", protocols=(JoinGroupRequestProtocol(name="range", metadata=_subscription(topic)),)))
+    join = classic(_join_group(group, topic, member))
+    obs = target.observations
     obs.exact("JoinGroup with the consumer-protocol member's id: error", int(join.error_code.value))
     obs.exact("JoinGroup: the generation is the member epoch", int(join.generation_id) == epoch)
     obs.exact("JoinGroup: leader, protocol", (join.leader, join.protocol_name))
@@ -376,3 +392,50 @@ def converted_member(target: Target) -> str:
     consumer_group_heartbeat(address, group, member, epoch=-1)
     return (f"JoinGroup {join.error_code.name} at generation {join.generation_id}, SyncGroup "
             f"{sync.error_code.name}, back to the consumer protocol: {back.error_code}")
+
+
+def classic_holder_taken_over(target: Target) -> str:
+    """An epoch-0 ConsumerGroupHeartbeat with the group.instance.id of a live classic-protocol static member of a
+    consumer group (it joined with JoinGroup and that instance id) takes the instance over under its own member id:
+    no error, and the classic member is fenced (its Heartbeat: FENCED_INSTANCE_ID).
+
+    What Kafka 4.0.2 does: getOrMaybeSubscribeStaticConsumerGroupMember checks throwIfInstanceIdIsUnreleased
+    (UNRELEASED_INSTANCE_ID) only when the holder uses the consumer protocol too; a classic-protocol holder is
+    replaced (replaceMember: its records tombstoned, the new member written at epoch 0 with its assignment)."""
+    _require_kip_848(target)
+    from kio.schema.heartbeat.v4.request import HeartbeatRequest
+    from kio.schema.sync_group.v5.request import SyncGroupRequest
+    from kio.schema.types import GroupId
+
+    from .raw import RawConnection, consumer_group_heartbeat
+
+    topic, group = target.name("cto"), target.name("cto-group")
+    first, taker, instance = target.name("cto-m1"), target.name("cto-m2"), target.name("cto-i1")
+    target.create_topic(topic, 3)
+    address, _ = _first_member(target, group, first, topic)
+
+    def classic(body: Any) -> Any:
+        with RawConnection(address) as conn:
+            return conn.request(body)
+
+    join = classic(_join_group(group, topic, "", instance))
+    obs = target.observations
+    obs.exact("a static JoinGroup without a member id: error", int(join.error_code.value))
+    if int(join.error_code.value) != 0:
+        raise ScenarioFailed(f"the static JoinGroup: error {join.error_code}")
+    sync = classic(SyncGroupRequest(group_id=GroupId(group), generation_id=join.generation_id,
+                                    member_id=join.member_id, group_instance_id=instance, protocol_type="consumer",
+                                    protocol_name="range", assignments=()))
+    obs.exact("SyncGroup of the classic static member: error", int(sync.error_code.value))
+    took = consumer_group_heartbeat(address, group, taker, names=(topic,), instance=instance)
+    obs.exact("ConsumerGroupHeartbeat (epoch 0) with the classic member's instance id: error", took.error_code)
+    if took.error_code != 0:
+        raise ScenarioFailed(f"the take-over of the classic member's instance: error {took.error_code}")
+    obs.progress("the taker's epoch", "epoch", took.member_epoch)
+    fenced = classic(HeartbeatRequest(group_id=GroupId(group), generation_id=join.generation_id,
+                                      member_id=join.member_id, group_instance_id=instance))
+    obs.exact("Heartbeat of the replaced classic member: error", int(fenced.error_code.value))
+    for member in (taker, first):
+        consumer_group_heartbeat(address, group, member, epoch=-1)
+    return (f"taken over: error {took.error_code}, epoch {took.member_epoch}; the classic member's Heartbeat "
+            f"{fenced.error_code.name}")

@@ -275,19 +275,17 @@ def encode_batch(batch: RecordBatch) -> bytes:
                  len(batch.records), b"".join(parts))
 
 
-_BASE_OFFSET_AND_LENGTH = struct.Struct(">qi")
-
-
 def moved(encoded: bytes, base_offset: int, partition_leader_epoch: int) -> bytes:
     """An encoded batch moved to `base_offset` and stamped with `partition_leader_epoch`: the same bytes as encoding
     the batch with those two fields changed (its records hold offset deltas, and the CRC-32C covers neither field:
     it starts at the attributes), as Kafka's leader assigns offsets in place."""
     out = bytearray(encoded)
-    _BASE_OFFSET_AND_LENGTH.pack_into(out, 0, base_offset, _BASE_OFFSET_AND_LENGTH.unpack_from(encoded)[1])
+    _BASE_OFFSET.pack_into(out, 0, base_offset)
     _LEADER_EPOCH.pack_into(out, _LEADER_EPOCH_OFFSET, partition_leader_epoch)
     return bytes(out)
 
 
+_BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 _LEADER_EPOCH_OFFSET = 12
 

@@ -20,7 +20,7 @@ CASES = {c["id"]: c for c in json.loads((GENERATED / "consumer_group.json").read
 
 
 def test_a_sync_that_answers_another_assignment_fails_its_case(monkeypatch: pytest.MonkeyPatch) -> None:
-    case = CASES["rejection-ClassicSync!NONE#48-in-Stable"]
+    case = CASES["rejection-ClassicSync!NONE#49-in-Stable"]
     run_case("ConsumerGroup", case, Session())
     serialized = classic_members._serialized
     monkeypatch.setattr(classic_members, "_serialized",
@@ -30,7 +30,7 @@ def test_a_sync_that_answers_another_assignment_fails_its_case(monkeypatch: pyte
 
 
 def test_a_join_that_answers_another_generation_fails_its_case(monkeypatch: pytest.MonkeyPatch) -> None:
-    case = CASES["transition-Heartbeat#13-in-Absent"]
+    case = CASES["transition-Heartbeat#14-in-Absent"]
     finish = classic_members.finish_join
 
     def off_by_one(t: Any, req: Any, member_id: str, generation: int, out: Any) -> None:

@@ -211,3 +211,19 @@ def test_every_listed_equivalent_survivor_is_a_mutant_of_today_s_tables() -> Non
     names = {m.name for machine in mut.MODULES if machine != "PartitionProducer"
              for m in mut.table_mutants(machine, list(mut.KINDS))}
     assert mut.EQUIVALENT_SURVIVORS and set(mut.EQUIVALENT_SURVIVORS) <= names
+
+
+def test_a_guard_mutant_an_earlier_row_always_shadows_is_proved_equivalent() -> None:
+    """ClassicGroup row 17 (a known static member joining an Empty group: UNKNOWN_SERVER_ERROR) is reached only when
+    every row before it fails, which needs a static member in an Empty group: no state the invariants allow. So its
+    negated condition changes no answer (z3). Row 15 (a new static member joins an Empty group) is reached, and its
+    mutants are not equivalent: the suite kills them."""
+    from kcoord.conformance import mutate as mut
+
+    guards = {m.name: m for m in mut.table_mutants("ClassicGroup", ["guard-negate", "guard-true"])}
+    shadowed = guards['ClassicGroup:guard-negate:row17:JoinNewStaticMember: not (`admit and mapped_member != ""`)']
+    why = mut.shadowed(shadowed)
+    assert why is not None and "row 17" in why and "Empty" in why
+    live = [m for name, m in guards.items() if name.startswith("ClassicGroup:guard-") and ":row15:" in name]
+    assert live and all(mut.shadowed(m) is None for m in live)
+    assert all(mut.shadowed(m) is None for m in mut.table_mutants("ClassicGroup", ["guard-false", "edge-drop"]))

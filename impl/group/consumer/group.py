@@ -166,16 +166,16 @@ class ConsumerTxn:
         names = self.ctx.names
         state = records.MEMBER_STATE_BYTES.get(post["state"], records.MEMBER_STATE_BYTES[MemberState.Stable])
         if post["state"] == MemberState.StaticLeft:
-            state = self._state_byte_before_leave(post["member_id"])
+            state = self.state_byte(post["member_id"])
             self.data.left_states[post["member_id"]] = state
         return self.b.write_for_last(records.current_assignment(
             self.group_id, post["member_id"], epoch=post["member_epoch"], previous_epoch=post["previous_member_epoch"],
             state=state, assigned=names.to_assignment(post["assigned"]),
             pending=names.to_assignment(post["pending_revocation"])))
 
-    def _state_byte_before_leave(self, member_id: str) -> int:
-        """A static leave keeps the MemberState byte Kafka had (only the epoch becomes -2); a member that left
-        already keeps the one it had then."""
+    def state_byte(self, member_id: str) -> int:
+        """The member's MemberState byte as Kafka holds it (what a static leave keeps, only the epoch becoming -2,
+        and what replaceMember's copy carries): a member that left with -2 keeps the one it had then."""
         before = self.shard.get(MEMBER, (self.group_id, member_id))
         if before is None:
             return records.MEMBER_STATE_BYTES[MemberState.Stable]

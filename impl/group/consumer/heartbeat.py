@@ -11,6 +11,7 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -97,7 +98,8 @@ def _gate_args(ctx: Context, t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, f
             "owned": owned, "owned_given": r.topic_partitions is not None,
             "topics_given": r.subscribed_topic_names is not None, "regex_given": r.subscribed_topic_regex is not None,
             "assignor_given": r.server_assignor is not None, "assignor_known": r.server_assignor in ctx.assignors,
-            "foreign_group": foreign, "group_size": len(t.group["members"]), "max_size": ctx.config.consumer_max_size}
+            "foreign_group": foreign, "group_size": len(t.group["members"]), "max_size": ctx.config.consumer_max_size,
+            "holder": t.current.static_member_id(r.instance_id) if r.instance_id is not None else ""}
 
 
 def _delete_empty_classic_group(ctx: Context, t: ConsumerTxn) -> str:
@@ -123,12 +125,13 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
     holder = t.current.static_member_id(r.instance_id)
     entity_id = holder or member_id
     entity = t.member(entity_id)
-    replacing = r.member_epoch == 0 and entity["state"] == MemberState.StaticLeft and bool(r.instance_id)
+    # a static take-over (getOrMaybeSubscribeStaticConsumerGroupMember): of a member at -2, or of a live
+    # classic-protocol holder (Kafka checks throwIfInstanceIdIsUnreleased only when both use the consumer protocol)
+    replacing = r.member_epoch == 0 and bool(holder) and (entity["state"] == MemberState.StaticLeft
+                                                          or bool(entity["classic"]))
     base = t.current.members.get(entity_id) or ConsumerMember(member_id)
-    if replacing:
-        base = ConsumerMember(member_id, base.instance_id, base.rack_id, base.client_id, base.client_host,
-                              base.subscribed_topic_names, base.subscribed_topic_regex, base.server_assignor,
-                              base.rebalance_timeout_ms)
+    if replacing:  # ConsumerGroupMember.Builder(member, memberId): the holder's metadata under the request's id
+        base = dataclasses.replace(base, member_id=member_id)
     updated = member_metadata_after(
         base, instance_id=r.instance_id, rack_id=r.rack_id, rebalance_timeout_ms=r.rebalance_timeout_ms,
         server_assignor=r.server_assignor, topics=r.subscribed_topic_names, regex=r.subscribed_topic_regex,
@@ -168,7 +171,9 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
         if replacing and holder != member_id:
             args["inherited"] = pre_member["assigned"]
             args["metadata_changed"] = True  # a new member id: all of its metadata is new
-        pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["assigned"]}
+        # a take-over's copy (replaceMember) is at epoch 0 and previous epoch 0, holding what the holder held
+        pre = pre_member if not replacing else {**t.member(member_id), "held": pre_member["held"], "member_epoch": 0,
+                                                "previous_member_epoch": 0}
         d = t.decide_member(member_id if replacing else entity_id, event, args)
         refused = d if d.error != Errors.NONE else None
     # a refusal answers the error alone, no member id (Kafka 4.0's GroupCoordinatorService: code and message only)
@@ -260,12 +265,15 @@ def group_stage(t: ConsumerTxn, member_id: str, entity_state: str, updated: Cons
 
 def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: ConsumerMember,
                            args: dict[str, Any]) -> None:
-    """getOrMaybeSubscribeStaticConsumerGroupMember + replaceMember: the member at -2 is replaced by `new_id`
-    (possibly the same id), inheriting its assignment and subscription at epoch 0 (surprise 16). `copied` is the old
-    member's metadata under the new id; what the request changes of it is the group stage's (SubscriptionChanged)."""
+    """getOrMaybeSubscribeStaticConsumerGroupMember + replaceMember: the member at -2, or the live classic-protocol
+    member, holding the instance is replaced by `new_id` (possibly the same id), inheriting its assignment and
+    subscription at epoch 0 (surprise 16): the copy's records carry its MemberState, pending revocations and (for a
+    classic-protocol holder) ClassicMemberMetadata. `copied` is the old member's metadata under the new id; what the
+    request changes of it is the group stage's (SubscriptionChanged)."""
     data = t.data
     old_instance = t.member(old_id)
     old_target = data.target.get(old_id, {})
+    state_byte = t.state_byte(old_id)
     if old_id != new_id:
         target = t.target_of(old_id)
         gone = t.decide_member(old_id, MemberEvent.Join, {
@@ -278,15 +286,17 @@ def _replace_static_member(t: ConsumerTxn, old_id: str, new_id: str, copied: Con
             t.b.write(rec)
         t.move_ownership(old_id, old_instance["held"], frozenset())
         data.target.pop(old_id, None)
+        data.left_states.pop(old_id, None)
+        t.cancel_timers(old_id)  # a classic-protocol holder's join and sync timers (its session timer restarts)
     data.members[new_id] = copied
     data.target[new_id] = old_target
     names = t.ctx.names
     t.b.write(records.member_metadata(t.group_id, copied))
     t.b.write(records.target_member(t.group_id, new_id, old_target))
-    t.b.write(records.current_assignment(t.group_id, new_id, epoch=0, previous_epoch=0,
-                                         state=records.MEMBER_STATE_BYTES[MemberState.Stable],
-                                         assigned=names.to_assignment(old_instance["assigned"]), pending={}))
-    t.move_ownership(new_id, frozenset(), old_instance["assigned"])
+    t.b.write(records.current_assignment(t.group_id, new_id, epoch=0, previous_epoch=0, state=state_byte,
+                                         assigned=names.to_assignment(old_instance["assigned"]),
+                                         pending=names.to_assignment(old_instance["pending_revocation"])))
+    t.move_ownership(new_id, frozenset(), old_instance["held"])
     t.decide_group(ConsumerGroupEvent.StaticMemberReplaced, {
         "old_member": old_id, "new_member": new_id, "instance": copied.instance_id or "", "classic": False,
         "downgrade_allowed": False, "classic_fits": True})  # only a classic take-over may downgrade

@@ -69,6 +69,79 @@ def test_a_static_classic_join_without_member_id_takes_over_a_live_consumer_memb
     assert {f"{tp.topic}-{tp.partition}" for tp in decode_assignment(sync.assignment).partitions} == m["assigned"]
 
 
+def _classic_holder(h: Harness) -> tuple[str, dict[str, Any]]:
+    """A consumer-protocol member c1 and a classic-protocol static member of instance i1 (a classic JoinGroup that
+    took the instance over from a consumer-protocol member), both Stable at the target epoch; (its id, its state)."""
+    h.cg(G, "c1", 0)
+    assert h.cg(G, "s1", 0, instance="i1").error == "NONE"
+    settle(h, ("c1", None), ("s1", "i1"))
+    join = h.join(G, "", instance="i1", protocols=protocols()).result()
+    assert join.error == "NONE", join
+    assert h.sync(G, join.member_id, join.generation_id, instance="i1").result().error == "NONE"
+    classic = h.member(G, join.member_id)
+    assert classic is not None and classic["classic"] and classic["state"] == "Stable" and classic["assigned"]
+    return join.member_id, classic
+
+
+def test_a_consumer_heartbeat_takes_over_the_instance_of_a_live_classic_member(h: Harness) -> None:
+    """Kafka 4.0.2's getOrMaybeSubscribeStaticConsumerGroupMember checks throwIfInstanceIdIsUnreleased only when the
+    holder uses the consumer protocol too: a live classic-protocol holder is replaced (replaceMember) by the epoch-0
+    ConsumerGroupHeartbeat's member id, at epoch 0 with its assignment, as a take-over of a member at -2."""
+    classic_id, classic = _classic_holder(h)
+    epoch = h.consumer_group(G)["group_epoch"]
+    mark = h.mark()
+    r = h.cg(G, "fresh", 0, instance="i1")
+    assert r.error == "NONE", r
+    assert r.member_id == "fresh" and r.member_epoch == epoch
+    assert h.member(G, classic_id) is None, "the classic member is gone"
+    m = h.member(G, "fresh")
+    assert m is not None and not m["classic"] and m["instance_id"] == "i1" and m["state"] == "Stable"
+    assert m["assigned"] == classic["assigned"], "the new member id inherits the assignment"
+    g = h.consumer_group(G)
+    assert g["members"] == {"c1", "fresh"} and g["classic_members"] == set()
+    assert g["static_instances"] == {"i1"} and g["group_epoch"] == epoch, "same subscription: no new group epoch"
+    kinds = record_types(h.records_since(mark))
+    assert kinds == [("ConsumerGroupCurrentMemberAssignment", True), ("ConsumerGroupTargetAssignmentMember", True),
+                     ("ConsumerGroupMemberMetadata", True), ("ConsumerGroupMemberMetadata", False),
+                     ("ConsumerGroupTargetAssignmentMember", False), ("ConsumerGroupCurrentMemberAssignment", False),
+                     ("ConsumerGroupMemberMetadata", False), ("ConsumerGroupCurrentMemberAssignment", False)], \
+        "replaceMember's records, then the member's metadata without its classic part and its reconciliation"
+    written = h.records_since(mark)
+    copy, updated = written[3][1], written[6][1]
+    assert copy.classic_member_metadata is not None, "replaceMember writes the holder's copy, classic part and all"
+    assert updated.classic_member_metadata is None and updated.instance_id == "i1"
+    assert written[5][1].member_epoch == 0 and written[7][1].member_epoch == epoch
+    assert h.hb(G, classic_id, classic["member_epoch"], instance="i1") == "FENCED_INSTANCE_ID", \
+        "the instance is the new member's now"
+    assert h.hb(G, classic_id, classic["member_epoch"]) == "UNKNOWN_MEMBER_ID", "the classic member id is gone"
+
+
+def test_a_consumer_heartbeat_under_a_classic_members_own_id_replaces_it_at_epoch_0(h: Harness) -> None:
+    """The same take-over, the ConsumerGroupHeartbeat naming the classic member's own id: Kafka's replaceMember
+    tombstones the member and writes its copy at epoch 0 under the same id, which then uses the consumer protocol and
+    is reconciled from epoch 0 (previous epoch 0)."""
+    classic_id, classic = _classic_holder(h)
+    epoch = h.consumer_group(G)["group_epoch"]
+    mark = h.mark()
+    r = h.cg(G, classic_id, 0, instance="i1")
+    assert r.error == "NONE", r
+    assert r.member_id == classic_id and r.member_epoch == epoch
+    m = h.member(G, classic_id)
+    assert m is not None and not m["classic"] and m["state"] == "Stable" and m["assigned"] == classic["assigned"]
+    assert m["previous_member_epoch"] == 0, "reconciled from the copy at epoch 0"
+    g = h.consumer_group(G)
+    assert g["members"] == {"c1", classic_id} and g["classic_members"] == set() and g["group_epoch"] == epoch
+    written = h.records_since(mark)
+    assert record_types(written) == [
+        ("ConsumerGroupCurrentMemberAssignment", True), ("ConsumerGroupTargetAssignmentMember", True),
+        ("ConsumerGroupMemberMetadata", True), ("ConsumerGroupMemberMetadata", False),
+        ("ConsumerGroupTargetAssignmentMember", False), ("ConsumerGroupCurrentMemberAssignment", False),
+        ("ConsumerGroupMemberMetadata", False), ("ConsumerGroupCurrentMemberAssignment", False)]
+    assert written[5][1].member_epoch == 0 and written[7][1].member_epoch == epoch
+    assert written[7][1].previous_member_epoch == 0
+    assert h.hb(G, classic_id, classic["member_epoch"], instance="i1") != "NONE", "no longer a classic member"
+
+
 def test_a_static_classic_join_naming_an_unknown_member_id_for_a_free_instance_is_refused(h: Harness) -> None:
     """throwIfStaticMemberIsUnknown: the request names a member id (no createIfNotExists) and no member holds the
     instance id; nothing is created."""

@@ -93,8 +93,10 @@ def parts(*numbers: int) -> frozenset[str]:
 def gate_args(member_id: str, epoch: int, *, instance: str = "", owned: Iterable[str] | None = (),
               topics: Iterable[str] | None = ("t",), rebalance_timeout: int = 30_000, group_size: int = 0,
               max_size: int = 100, foreign_group: bool = False, rack: str | None = None, regex: str | None = None,
-              assignor: str | None = None, group_id: str = GROUP, api_version: int = 1) -> dict[str, Any]:
-    """ConsumerGroup.Heartbeat's arguments for one ConsumerGroupHeartbeat request (`None` = the field is null)."""
+              assignor: str | None = None, group_id: str = GROUP, api_version: int = 1,
+              holder: str = "") -> dict[str, Any]:
+    """ConsumerGroup.Heartbeat's arguments for one ConsumerGroupHeartbeat request (`None` = the field is null;
+    `holder`: the member holding `instance`, "" for none)."""
     return {"member_id": member_id, "epoch": epoch, "api_version": api_version,
             "member_id_blank": not member_id.strip(), "group_id_blank": not group_id.strip(),
             "instance": instance, "instance_given": instance != "", "instance_blank": False,
@@ -102,7 +104,7 @@ def gate_args(member_id: str, epoch: int, *, instance: str = "", owned: Iterable
             "rebalance_timeout": rebalance_timeout, "owned": frozenset(owned or ()), "owned_given": owned is not None,
             "topics_given": topics is not None, "regex_given": regex is not None,
             "assignor_given": assignor is not None, "assignor_known": assignor in (None, "uniform", "range"),
-            "foreign_group": foreign_group, "group_size": group_size, "max_size": max_size}
+            "foreign_group": foreign_group, "group_size": group_size, "max_size": max_size, "holder": holder}
 
 
 def join_args(sender: str, target: Iterable[str], target_epoch: int, *, instance: str = "",
@@ -187,7 +189,10 @@ class Coordinator:
         return post
 
     def _gate(self, member_id: str, epoch: int, instance: str, **request: Any) -> str:
-        args = gate_args(member_id, epoch, instance=instance, group_size=len(self.group["members"]), **request)
+        holder = next((m for m, s in self.members.items() if instance and s["instance_id"] == instance
+                       and m in self.group["members"]), "")
+        args = gate_args(member_id, epoch, instance=instance, group_size=len(self.group["members"]), holder=holder,
+                         **request)
         row, _ = step(self.cg, self.group, "Heartbeat", **args)
         assert isinstance(row, ir.Rejection)
         return row.error
@@ -521,7 +526,7 @@ def test_static_replacement_is_refused_when_the_group_is_full(coordinator: Coord
     c.join("a", instance="host-1")
     c.leave("a", instance="host-1", epoch=-2)
     reject(cg, c.group, "Heartbeat", "GROUP_MAX_SIZE_REACHED",
-           **gate_args("a2", 0, instance="host-1", group_size=1, max_size=1))
+           **gate_args("a2", 0, instance="host-1", group_size=1, max_size=1, holder="a"))
 
 
 def test_timeouts_fence_the_member(coordinator: Coordinator) -> None:

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.bench_traces [--sizes 1e6,1e7,5e7] [--runs 3] [--python-max 5e7] [--json F]
         [--no-floors | --floors-only] [--sim 1e6 | --sim-dir DIR] [--sim-engines spark-read,spark,python]
-        [--cli-sim 1e4] [--no-duckdb] [--engines spark,spark-c1,spark-c2,spark-twice]
+        [--cli-sim 1e4] [--no-duckdb] [--engines spark,spark-c1,spark-c2,spark-twice] [--against REV]
     .venv/bin/python -m benchmarks.bench_traces --stages 1e7 [--runs 3]   # the full check's cost by stage
 
 Data: random valid traces of the Transaction machine (the largest guards and effects with a cross-key `monotonic`
@@ -22,8 +22,11 @@ Then both engines check one simulator run (`--sim` rows of `kcoord simulate` wit
 five machines from the real coordinators, mostly transitions, with the cross-machine properties checked too; and a
 small one (`--cli-sim` rows) is checked by `kcoord check-traces` as a user runs it, in a fresh process, with
 `--engine spark` and `--engine auto` (wall time including the interpreter's and Spark's start-up).
-Every figure is the median of `--runs` fresh processes; CPU seconds are the JVM's (Spark) or the process's (Python,
-DuckDB, with all their threads), so CPU-µs per event is robust to the machine's load (noted per row).
+`--against REV` measures each engine also with commit REV's code (`ENGINE@REV`, a `git archive` of it), in the same
+rounds: before and after side by side.
+Every figure is the median of `--runs` fresh processes (the engines take turns, round after round); CPU seconds are
+the JVM's (Spark) or the process's (Python, DuckDB, with all their threads), so CPU-µs per event is robust to the
+machine's load (noted per row).
 Prints a markdown table; `run(quick)` returns the figures.
 """
 
@@ -326,11 +329,29 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dict[str, float]:
+    """One measurement in a fresh process; `ENGINE@REV`: ENGINE with the code of commit REV (`checkout`)."""
     out = scratch / f"out-{engine}"
     shutil.rmtree(out, ignore_errors=True)
+    engine, _, rev = engine.partition("@")
     cmd = [sys.executable, "-m", "benchmarks.bench_traces", "--child", engine, str(path), str(out), scope]
-    done = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True,
+                          cwd=checkout(rev, scratch) if rev else ROOT)
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def checkout(rev: str, scratch: Path) -> Path:
+    """Commit `rev`'s files (`git archive`) under `scratch`, importable as `kcoord` by a process started there: the
+    package's folders linked into `kcoord/` as pyproject's package-dir maps them (the venv's editable install maps
+    `kcoord` to this checkout, and comes after the working directory on the import path)."""
+    out = scratch / f"rev-{rev}"
+    if not (out / "kcoord").is_dir():
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+        for sub in ("model", "impl", "conformance", "spec"):
+            (out / "kcoord" / sub).symlink_to(Path("..") / sub)
+    return out
 
 
 # ---------------------------------------------------------------- the table
@@ -359,14 +380,17 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
         data = scratch / f"data-{size}"
         shutil.rmtree(data, ignore_errors=True)
         tile(base, data, size)
-        for engine in engines:
-            if engine == "python" and size > python_max:
-                results.append({"events": size, "engine": engine, "skipped": "above python_max"})
-                continue
-            record = _record(size, engine, [run_child(engine, data, scratch)
-                                            for _ in range(runs if engine != "python" else 1)])
-            results.append(record)
-            say(table_row(record))
+        here = [e for e in engines if e != "python" or size <= python_max]
+        results += [{"events": size, "engine": e, "skipped": "above python_max"} for e in engines if e not in here]
+        measured: dict[str, list[dict[str, float]]] = {e: [] for e in here}
+        for round_ in range(runs):  # (rounds of every engine in turn: side by side, each sees the same load)
+            for engine in here:
+                if engine != "python" or round_ == 0:
+                    measured[engine].append(run_child(engine, data, scratch))
+                    say(f"{size:,} {engine}: {measured[engine][-1]['cpu_s']:.1f} CPU s")
+        for engine in here:
+            results.append(_record(size, engine, measured[engine]))
+            say(table_row(results[-1]))
         shutil.rmtree(data, ignore_errors=True)
     if sim or sim_dir:
         data = sim_dir or make_sim(scratch / "sim", sim, seed)
@@ -553,6 +577,13 @@ def run(quick: bool = False) -> dict[str, Any]:
     return bench([1_000_000, 10_000_000, 50_000_000], runs=3, sim=1_000_000, cli_sim=10_000)
 
 
+def _engines(engines: str | None, against: str | None) -> tuple[str, ...] | None:
+    if not against:
+        return tuple(engines.split(",")) if engines else None
+    chosen = engines.split(",") if engines else ["spark"]
+    return tuple(e for engine in chosen for e in (f"{engine}@{against}", engine))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1e6,1e7,5e7")
@@ -577,6 +608,8 @@ def main() -> None:
     parser.add_argument("--sim-engines", default="spark,python", help="what runs on the simulator traces (also "
                         "spark-read: the read floor of every machine's files)")
     parser.add_argument("--engines", default=None, help="only these, at --sizes (e.g. spark or spark,spark-c2)")
+    parser.add_argument("--against", default=None, help="a commit: each engine also with that commit's code "
+                        "(ENGINE@REV), side by side in the same rounds")
     parser.add_argument("--stages", type=float, default=0, help="only the per-stage split of the full check at "
                         "this many events: the pass cut after each stage, then the full check (see STAGES)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -600,7 +633,7 @@ def main() -> None:
                     duckdb=not args.no_duckdb, cli_sim=0 if args.floors_only else int(float(args.cli_sim)),
                     sim_dir=Path(args.sim_dir) if args.sim_dir else None,
                     sim_engines=tuple(args.sim_engines.split(",")),
-                    only=tuple(args.engines.split(",")) if args.engines else None)
+                    only=_engines(args.engines, args.against))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(f"\nTrace checking, {MACHINE} traces, {figures['cores']} cores (median of {args.runs} Spark runs; "

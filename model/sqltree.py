@@ -221,6 +221,11 @@ def binary(op: str, a: Expr, b: Expr) -> Op:
     return Op(op, (a, b))
 
 
+def shift_left(e: Expr, bits: int) -> Expr:
+    """`e << bits` (no overflow check, unlike `*` in ANSI mode)."""
+    return Op("<<", (e, Lit(bits, INT))) if bits else e
+
+
 def eq(a: Expr, b: Expr) -> Op:
     return Op("=", (a, b))
 
@@ -407,8 +412,8 @@ class Dialect:
 
 _OR, _AND, _NOT, _COMPARISON, _UNARY, _ATOM = 1, 2, 3, 4, 10, 11
 _LEVELS = {"OR": _OR, "AND": _AND, "=": _COMPARISON, "<>": _COMPARISON, "<": _COMPARISON, "<=": _COMPARISON,
-           ">": _COMPARISON, ">=": _COMPARISON, "<=>": _COMPARISON, "RLIKE": _COMPARISON, "|": 5, "&": 7, "+": 8,
-           "-": 8, "*": 9, "/": 9, "%": 9, "DIV": 9}
+           ">": _COMPARISON, ">=": _COMPARISON, "<=>": _COMPARISON, "RLIKE": _COMPARISON, "|": 5, "&": 6, "<<": 7,
+           "+": 8, "-": 8, "*": 9, "/": 9, "%": 9, "DIV": 9}
 
 
 def precedence(e: Expr) -> int:
@@ -443,6 +448,8 @@ class DuckDBDialect(Dialect):
     def _op(self, e: Op) -> str:
         if e.op == "<=>":
             return " IS NOT DISTINCT FROM ".join(self.operand(i, _COMPARISON + 1) for i in e.items)
+        if e.op in ("<<", "|", "&"):  # (DuckDB gives these one precedence, left to right: always parenthesised)
+            return f"({Dialect._op(self, e)})"
         return Dialect._op(self, e)
 
 

@@ -21,9 +21,10 @@ APP_NAME = "kcoord check-traces"
 
 
 #: inputs of at most this many rows start their JVM with C1 only (see `jit_options`); measured on both sides
-#: (benchmarks/RESULTS.md, issue 33): C1 cheaper in CPU and wall time at 1M and 2M Transaction events, even in CPU
-#: and slower in wall time at 3M, dearer in both at 10M
-SMALL_INPUT_ROWS = 2_000_000
+#: (benchmarks/RESULTS.md, issue 33): C1 cheaper in CPU and wall time at 1M and 2M Transaction events, dearer in both
+#: at 10M; at 3M even in CPU until the map side's per-row work was cut (fourth session), since then 42.4 against
+#: 53.9 CPU-s with the same wall time
+SMALL_INPUT_ROWS = 3_000_000
 
 #: inputs of at most this many rows are checked with Spark's interpreted expressions, no generated code (see `tune`),
 #: in a JVM with the serial collector (see `jit_options`)
@@ -73,16 +74,17 @@ def jit_options(rows: int | None) -> str:
     -XX:-DontCompileHugeMethods they would run in the bytecode interpreter. C2 spends most of a 1M-event check
     compiling those methods (a JFR recording: ~135 of 146 CPU-s), so a small input runs with C1 only
     (-XX:TieredStopAtLevel=1): 1.6x faster at 300k events, 25.8 against 39.4 JVM CPU-s at 1M, 37.7 against 45.9
-    at 2M (and 22.4 against 24.4 s), on a 10k-row simulator trace 39.5 JVM CPU-s against 58.4 (issue 33); from ~3M
-    events C2's faster code wins (3M: the same CPU, 27.9 against 34.9 s; 10M: 102.7 against 149 CPU-s). On a
+    at 2M (and 22.4 against 24.4 s), on a 10k-row simulator trace 39.5 JVM CPU-s against 58.4 (issue 33), 42.4
+    against 53.9 at 3M (`SMALL_INPUT_ROWS`); at 10M C2's faster code wins (102.7 against 149 CPU-s). On a
     standalone cluster at 1M events the executors took 29 CPU-s with these options against 54 with HotSpot's
     defaults (benchmarks/bench_cluster.py). The smallest inputs (`INTERPRETED_ROWS`) also run with the serial
     collector: G1's collector threads cost ~1 CPU-s of a 10k-row check that collects little (16.7 against 15.5 JVM
-    CPU-s)."""
+    CPU-s). C1 compiles huge methods too: the map side's method of a machine with a large table (its `IN` a
+    `switch`: `sparkcheck.packed`) passes 8000 bytes, and interpreted it took 43 % of a 1M check's task samples."""
     if rows is not None and rows <= INTERPRETED_ROWS:
         return "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
     if rows is not None and rows <= SMALL_INPUT_ROWS:
-        return "-XX:TieredStopAtLevel=1"
+        return "-XX:TieredStopAtLevel=1 -XX:-DontCompileHugeMethods"
     return "-XX:-DontCompileHugeMethods"
 
 

@@ -9,8 +9,8 @@ The plan of a machine is one pass over its rows, doing each expensive thing once
 
 1. Map side, in the scan's generated code (`local`): the rows are validated (`sparkread`, whose observation also
    counts them), and every check that reads one row only is computed there, as a few booleans and one bit mask:
-   the table (`_legal`: the row's (from_state, event, to_state, row, kind) as one number, looked up in a hash set),
-   the spec row's event and kind, its error, and every invariant (`_inv_*`).
+   the table (`_legal`: the row's (from_state, event, to_state, row, kind) as one INT of bit fields, `packed`,
+   looked up in a `switch`), the spec row's event and kind, its error, and every invariant (`_inv_*`).
 2. One exchange and one window operator (`windowed`): the rows partitioned by key (rows with a negative seq in
    partitions of their own) and ordered by seq; per row one `lag` per column the checks compare with the previous
    row (its state, seq, coordinator epoch and every variable), its position, and, only for a machine with an
@@ -65,12 +65,38 @@ POST = Columns(coded=True).on_post()
 
 
 def masks(bits: Sequence[q.Expr]) -> list[q.Expr]:
-    """Conditions as bit masks: bit i of mask i // 62 is set where condition i holds (one bigint per 62)."""
+    """Conditions as bit masks: bit i of mask i // 62 is set where condition i holds (one bigint per 62). The bits
+    are or-ed, not added: an addition is overflow-checked on every row (ANSI mode), a bitwise or is not."""
     out = []
     for start in range(0, len(bits), MASK_BITS):
-        terms = [q.when(b, q.lit(1 << i), q.lit(0)) for i, b in enumerate(bits[start:start + MASK_BITS])]
-        out.append(q.Op("+", tuple(terms)) if len(terms) > 1 else terms[0])
+        out.append(bit_or([q.when(b, q.lit(1 << i), q.lit(0)) for i, b in enumerate(bits[start:start + MASK_BITS])]))
     return out or [q.lit(0)]
+
+
+def bit_or(terms: Sequence[q.Expr]) -> q.Expr:
+    return q.Op("|", tuple(terms)) if len(terms) > 1 else terms[0]
+
+
+def packed(fields: Sequence[tuple[q.Expr, int]]) -> q.Expr:
+    """Small non-negative integers, each below its field's size, as one INT of bit fields (the first field in the
+    highest bits): shifts and ors, no arithmetic (which ANSI mode checks for overflow on every row), and an INT,
+    whose `IN` over many literals Spark compiles to a `switch` (over a BIGINT it boxes each row's value into a
+    hash set's lookup). `packed_number` is the same for constants."""
+    out, shift = [], 0
+    for x, size in reversed(fields):
+        out.append(q.shift_left(q.Cast(x, q.INT), shift))
+        shift += max(1, (size - 1).bit_length())
+    assert shift <= 31, f"{shift} bits do not fit an INT"
+    return bit_or(out[::-1])
+
+
+def packed_number(fields: Sequence[tuple[int, int]]) -> int:
+    out, shift = 0, 0
+    for x, size in reversed(fields):
+        assert 0 <= x < size, (x, size)
+        out |= x << shift
+        shift += max(1, (size - 1).bit_length())
+    return out
 
 
 def has_bit(mask: str, i: int) -> q.Expr:
@@ -155,35 +181,28 @@ class MachinePlan:
             *((m, f"_inv_{i}") for i, m in enumerate(inv))]))
 
     def legal(self) -> q.Expr:
-        """The row's (from_state, event, to_state, row, kind) is in the table: as one number in a set of numbers."""
-        n_rows = len(self.spec.rows) + 1
-        legal = sorted(self.tuple_number(self.state(a), self.event(e), self.state(b), r, self.kind(k))
+        """The row's (from_state, event, to_state, row, kind) is in the table: as one number in a set of numbers
+        (`packed`; the row index shifted by one, so that -1, a row of no spec row, is a field value too)."""
+        events, states, rows = self.widths()
+        legal = sorted(packed_number(list(zip((self.state(a), self.event(e), self.state(b), r + 1, self.kind(k)),
+                                              (states, events, states, rows, 4), strict=True)))
                        for a, e, b, r, k in self.spec.table)
-        row_ok = q.and_(q.binary(">=", q.col("row"), q.lit(-1)), q.binary("<", q.col("row"), q.lit(n_rows - 1)))
-        number = self.tuple_code(q.col("from_state"), q.col("event"), q.col("to_state"), q.col("row"),
-                                 q.col("kind"))
-        return q.and_(row_ok, q.In(number, tuple(q.lit(v) for v in legal)))
+        row_ok = q.and_(q.binary(">=", q.col("row"), q.lit(-1)), q.binary("<", q.col("row"), q.lit(rows - 1)))
+        number = packed([(q.col("from_state"), states), (q.col("event"), events), (q.col("to_state"), states),
+                         (q.binary("+", q.col("row"), q.Lit(1, q.INT)), rows), (q.col("kind"), 4)])
+        return q.and_(row_ok, q.In(number, tuple(q.Lit(v, q.INT) for v in legal)))
 
     def widths(self) -> tuple[int, int, int]:
         return len(codes(self.m)["event"]), len(self.m.states), len(self.spec.rows) + 1
 
-    def tuple_number(self, a: int, e: int, b: int, r: int, k: int) -> int:
-        """(from_state, event, to_state, row, kind) codes as one number (`tuple_code` computes it from a row)."""
-        events, states, rows = self.widths()
-        return (((a * events + e) * states + b) * rows + r + 1) * 4 + k
-
-    def tuple_code(self, a: q.Expr, e: q.Expr, b: q.Expr, r: q.Expr, k: q.Expr) -> q.Expr:
-        out = a
-        for x, width in zip((e, b, r), self.widths(), strict=True):
-            out = q.binary("+", q.binary("*", out, q.lit(width)), x)
-        return q.binary("+", q.binary("*", q.binary("+", out, q.lit(1)), q.lit(4)), k)
-
     def spec_row_ok(self) -> q.Expr:
         """The row's index names a spec row with the row's event and kind."""
-        pairs = [r.index * 10_000 + self.event(r.event) * 4 + self.kind(r.kind) for r in self.spec.rows.values()]
-        number = q.binary("+", q.binary("*", q.Cast(q.col("row"), q.BIGINT), q.lit(10_000)), q.binary(
-            "+", q.binary("*", q.col("event"), q.lit(4)), q.col("kind")))
-        return q.holds(q.In(number, tuple(q.lit(v) for v in sorted(pairs))))
+        events, n_rows = len(codes(self.m)["event"]), len(self.spec.rows)
+        pairs = sorted(packed_number([(r.index, n_rows), (self.event(r.event), events), (self.kind(r.kind), 4)])
+                       for r in self.spec.rows.values())
+        row_ok = q.and_(q.binary(">=", q.col("row"), q.lit(0)), q.binary("<", q.col("row"), q.lit(n_rows)))
+        number = packed([(q.col("row"), n_rows), (q.col("event"), events), (q.col("kind"), 4)])
+        return q.holds(q.and_(row_ok, q.In(number, tuple(q.Lit(v, q.INT) for v in pairs))))
 
     def expected_error(self) -> q.Expr:
         rows = self.spec.rows
@@ -328,8 +347,8 @@ class MachinePlan:
                 bits = {v: c.equal(ef.value, v, self.m.variable(v).type) for ef in t.effects
                         if (v := ef.var) in chunk}
                 if bits:
-                    terms = [q.when(ok, q.lit(0), q.lit(1 << chunk.index(v))) for v, ok in bits.items()]
-                    per_row[t.index] = q.Op("+", tuple(terms)) if len(terms) > 1 else terms[0]
+                    per_row[t.index] = bit_or([q.when(ok, q.lit(0), q.lit(1 << chunk.index(v)))
+                                               for v, ok in bits.items()])
             out.append(by_row(per_row, q.lit(0)))
         return out
 

@@ -129,7 +129,8 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
 
     variants = [good | {"event": "Nope"}, good | {"to_state": "Gone"}, good | {"machine": "Other"},
                 {k: v for k, v in good.items() if k != "generation"},
-                good | {"last_release": "LATER"}, good | {"owned": ["a", None]}, good | {"generation": 2**40},
+                good | {"last_release": "LATER"}, good | {"owned": ["a", None]}, good | {"owned": [None]},
+                good | {"generation": 2**40},
                 good | {"seq": -2}]
     lines = [*BAD_LINES, *(json.dumps({k: sorted(v) if isinstance(v, frozenset) else v for k, v in r.items()})
                            for r in variants)]
@@ -161,7 +162,7 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
     (root / "Unknown" / "b.parquet").write_bytes(b"PAR1 not parquet")
     # (a null argument is not malformed: the runtime records null for an argument it never computed)
     return {"malformed": 6, "unknown": 3, "wrong_machine": 3, "missing": 2, "unknown_member": 1,
-            "null_element": 1, "out_of_range": 2, "bad_file_schema": 1, "unknown_machine": 1, "unreadable_file": 2}
+            "null_element": 2, "out_of_range": 2, "bad_file_schema": 1, "unknown_machine": 1, "unreadable_file": 2}
 
 
 def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) -> None:

@@ -85,6 +85,10 @@ def universe(m: ir.Machine, *, pairs: bool = False, pair_depth: int = 6,
 UnreachableRow = tuple[int, str, str | None, tuple[str, ...], str]
 
 
+class StaleDeclarationError(ValueError):
+    """A driver declares unreachable a row the spec no longer has as declared (renumbered or changed)."""
+
+
 def declared_unreachable(m: ir.Machine, rows: Sequence[UnreachableRow]) -> dict[Item, str]:
     """A driver's `unreachable` rows of `m` as items with their reasons (`implementation: ...`). Each entry names
     its row by index, event and answer (or target) and its states; an entry the spec no longer matches (the rows
@@ -95,7 +99,7 @@ def declared_unreachable(m: ir.Machine, rows: Sequence[UnreachableRow]) -> dict[
         r = by_index.get(index)
         actual = None if r is None else (r.target if isinstance(r, ir.Transition) else r.error)
         if r is None or r.event != event or actual != outcome or not set(states) <= set(r.sources):
-            raise ValueError(f"{m.name}: the driver declares row {index} ({event}, {outcome}, in {states}) "
+            raise StaleDeclarationError(f"{m.name}: the driver declares row {index} ({event}, {outcome}, in {states}) "
                              f"unreachable, but the spec's row {index} is "
                              f"{'missing' if r is None else (r.event, actual, r.sources)}")
         kind = "transition" if isinstance(r, ir.Transition) else "rejection"

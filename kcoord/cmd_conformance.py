@@ -78,6 +78,7 @@ def conformance_gen(
              kcoord conformance-gen --check         (fail when a generated file is stale)
     """
     from kcoord.conformance import generate as gen
+    from kcoord.conformance.coverage import StaleDeclarationError
     from kcoord.conformance.drivers import DRIVERS
 
     names = _drivers(drivers)
@@ -104,7 +105,11 @@ def conformance_gen(
             def show(text: str, status: Status = status, n: str = name) -> None:
                 status.update(f"{n}: {text}")
 
-            generated = gen.generate(DRIVERS[name], progress=show)
+            try:
+                generated = gen.generate(DRIVERS[name], progress=show)
+            except StaleDeclarationError as e:  # a spec change renumbered rows the driver names: say which
+                err_console().print(f"kcoord: {e}; update the driver's `unreachable` list")
+                raise typer.Exit(EXIT_PROBLEMS) from None
         for path in gen.write(generated):
             out.print(f"wrote {path}")
         out.print(f"{name}: {generated.cases} cases; {len(generated.missing)} reachable items without a case; "

@@ -244,3 +244,16 @@ def test_a_spec_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path, args: li
     assert errors[0] == f"{spec}:3:21: error: not UTF-8 text: byte 0xe9: invalid continuation byte " \
                         "(save the file as UTF-8)", result.output
     assert "Traceback" not in result.output and not (tmp_path / "d").exists() and not (tmp_path / "t").exists()
+
+
+def test_conformance_gen_names_a_stale_unreachable_row_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A driver's `unreachable` entry whose row the spec renumbered is a one-line error, not a traceback."""
+    from kcoord.conformance.drivers import DRIVERS
+
+    driver = DRIVERS["ClassicGroup"].driver_class()
+    monkeypatch.setattr(driver, "unreachable", {"ClassicGroup": [(9999, "JoinNewStaticMember", None, ("Empty",),
+                                                                   "a stale entry")]}, raising=False)
+    code, out = run("conformance-gen", "ClassicGroup")
+    assert code == 1
+    assert "kcoord: ClassicGroup: the driver declares row 9999 (JoinNewStaticMember" in out
+    assert "Traceback" not in out and "update the driver's `unreachable` list" in out

@@ -121,6 +121,22 @@ class TxnClient:
     def _close(self) -> None: raise NotImplementedError
 
 
+def _close_kafka_python(producer: Any, timeout_s: float) -> None:
+    """Close a kafka-python producer even when records are still pending for a broker that is gone: its
+    `close(timeout)` flushes first, and a flush that times out raises before the sender thread is force-closed,
+    leaving that thread to retry for the rest of the process (and the producer's `__del__` to fail again)."""
+    import kafka.errors
+
+    try:
+        producer.close(timeout=timeout_s)
+    except kafka.errors.KafkaTimeoutError:
+        sender = getattr(producer, "_sender", None)
+        if sender is not None:
+            sender.force_close()
+            sender.join(timeout_s)
+        producer._closed = True  # what close() sets once done: its __del__ does not try again
+
+
 class KafkaPythonTxn(TxnClient):
     def __init__(self, target: Target, transactional_id: str, input_topic: str | None = None,
                  group: str | None = None) -> None:
@@ -186,7 +202,7 @@ class KafkaPythonTxn(TxnClient):
             if self.consumer is not None:
                 self.consumer.close()
         finally:
-            self.producer.close(timeout=5)
+            _close_kafka_python(self.producer, 5)
 
 
 class ConfluentTxn(TxnClient):

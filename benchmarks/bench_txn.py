@@ -40,7 +40,7 @@ from kcoord.impl.interfaces import MarkerResult, TopicPartition, TxnMarker
 from kcoord.impl.runtime.clock import SystemClock
 from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.runtime.process import restore_gc, tune_gc
-from kcoord.impl.runtime.trace import MemorySink, ParquetSink, Tracer, TraceSink
+from kcoord.impl.runtime.trace import MemorySink, ParquetSink, Tracer, TraceSink, TypedSchema
 from kcoord.impl.statemachine import MachineTable
 from kcoord.impl.storage.log import Durability, PartitionLog, partition_dir_name
 from kcoord.impl.storage.producer_ids import ProducerIdBlockStore, ProducerIdManager, store_requester
@@ -52,25 +52,29 @@ PRODUCERS = 2_000  # concurrent producers in the group-commit runs (40 per __tra
 PARTITIONS = tuple(TopicPartition("bench", p) for p in range(3))
 
 
-class _Broker:
+class AcceptAllBroker:
+    """The one broker of an in-process benchmark: every marker it is sent is written (NONE)."""
+
     node_id = 1
 
     def write_txn_markers(self, markers: list[TxnMarker]) -> Completion[list[MarkerResult]]:
         return Completion.of([dict.fromkeys(m.partitions, "NONE") for m in markers])
 
 
-class _Router:
-    broker = _Broker()
+class OneBrokerRouter:
+    """Every partition is led by the one `AcceptAllBroker`."""
 
-    def leader_of(self, tp: TopicPartition) -> _Broker:
+    broker = AcceptAllBroker()
+
+    def leader_of(self, tp: TopicPartition) -> AcceptAllBroker:
         return self.broker
 
 
 def _coordinator(data_dir: Path, durability: Durability, sink: TraceSink | None = None) -> TransactionCoordinator:
     clock = SystemClock()
     ids = ProducerIdManager(store_requester(ProducerIdBlockStore(data_dir / "pids")), clock_ms=clock.now_ms)
-    coordinator = TransactionCoordinator(data_dir=data_dir / "logs", clock=clock, router=_Router(), producer_ids=ids,
-                                         tracer=Tracer(sink), durability=durability)
+    coordinator = TransactionCoordinator(data_dir=data_dir / "logs", clock=clock, router=OneBrokerRouter(),
+                                         producer_ids=ids, tracer=Tracer(sink), durability=durability)
     coordinator.load_all()
     return coordinator
 
@@ -220,7 +224,7 @@ def bench_load(records: int, batch_records: int, runs: int) -> dict[str, float]:
 def _coordinator_unloaded(data_dir: Path) -> TransactionCoordinator:
     clock = SystemClock()
     ids = ProducerIdManager(store_requester(ProducerIdBlockStore(data_dir / "pids")), clock_ms=clock.now_ms)
-    return TransactionCoordinator(data_dir=data_dir / "logs", clock=clock, router=_Router(), producer_ids=ids,
+    return TransactionCoordinator(data_dir=data_dir / "logs", clock=clock, router=OneBrokerRouter(), producer_ids=ids,
                                   config=TxnConfig(), tracer=Tracer(None))
 
 
@@ -230,7 +234,7 @@ def _coordinator_unloaded(data_dir: Path) -> TransactionCoordinator:
 def _commit_variants(runs: int, scale: int) -> dict[str, tuple[float, float, float]]:
     """Every variant once per run, interleaved, so that load from other processes hits them alike; medians."""
     group = Durability.group(0, 1 << 20)
-    columns = {"Transaction": TX.module.TRACE_COLUMNS}
+    columns = {"Transaction": TypedSchema.of_table(TX)}  # as `kcoord serve --trace-format parquet` writes
     samples: dict[str, list[tuple[float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         variants: dict[str, Callable[[int], tuple[float, float, float]]] = {

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from kcoord.impl.errors import Errors, IllegalStateError, KafkaError
-from kcoord.impl.interfaces import MarkerResult, TopicPartition, TxnMarker
+from kcoord.impl.interfaces import TopicPartition
 from kcoord.impl.runtime.clock import Clock, ManualClock, SystemClock
 from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.runtime.shard import MAX_OPEN_RECORDS, Plan, Shard, _InFlight
@@ -58,6 +58,9 @@ from kcoord.impl.txn import TransactionCoordinator, TxnConfig, plans
 from kcoord.impl.txn.coordinator import _Answer
 from kcoord.impl.txn.records import decode_persisted
 from kcoord.impl.txn.shard_spec import MACHINE
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_txn import OneBrokerRouter  # the same in-process broker as bench_txn's coordinator runs
 
 ONGOING = "Ongoing"
 EVENT = "AddPartitions"
@@ -189,27 +192,14 @@ class FusedCoordinator(TransactionCoordinator):
 # ---------------------------------------------------------------------------------------------- set-up
 
 
-class _Broker:
-    node_id = 1
-
-    def write_txn_markers(self, markers: list[TxnMarker]) -> Completion[list[MarkerResult]]:
-        return Completion.of([dict.fromkeys(m.partitions, "NONE") for m in markers])
-
-
-class _Router:
-    broker = _Broker()
-
-    def leader_of(self, tp: TopicPartition) -> _Broker:
-        return self.broker
-
-
 def make(data_dir: Path, clock: Clock, sink: TraceSink | None, fused: bool | type[FusedCoordinator],
          check_records: bool = True) -> TransactionCoordinator:
     """A coordinator as `kcoord serve --durability os` runs it (os durability; the server's metrics tap); `fused`:
     a `FusedCoordinator` (or the subclass given)."""
     ids = ProducerIdManager(store_requester(ProducerIdBlockStore(data_dir / "pids")), clock_ms=clock.now_ms)
-    kwargs: dict[str, Any] = {"data_dir": data_dir / "logs", "clock": clock, "router": _Router(), "producer_ids": ids,
-                              "config": TxnConfig(), "tracer": Tracer(sink), "durability": Durability.os()}
+    kwargs: dict[str, Any] = {"data_dir": data_dir / "logs", "clock": clock, "router": OneBrokerRouter(),
+                              "producer_ids": ids, "config": TxnConfig(), "tracer": Tracer(sink),
+                              "durability": Durability.os()}
     cls = fused if isinstance(fused, type) else FusedCoordinator
     coordinator = cls(**kwargs, check_records=check_records) if fused else TransactionCoordinator(**kwargs)
     coordinator.load_all()

@@ -75,6 +75,12 @@ class RawConnection:
         self.close()
 
 
+def request_once(address: tuple[str, int], body: Any) -> Any:
+    """`body` sent on a connection of its own (as a client that reconnects per request would); its decoded answer."""
+    with RawConnection(address) as conn:
+        return conn.request(body)
+
+
 def api_versions(address: tuple[str, int]) -> dict[int, tuple[int, int]]:
     """api key -> (min, max) as the broker advertises them (ApiVersions v3)."""
     from kio.schema.api_versions.v3 import ApiVersionsRequest

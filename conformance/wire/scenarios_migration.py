@@ -361,34 +361,31 @@ def converted_member(target: Target) -> str:
     from kio.schema.sync_group.v5.request import SyncGroupRequest
     from kio.schema.types import GroupId
 
-    from .raw import RawConnection, consumer_group_heartbeat
+    from .raw import consumer_group_heartbeat, request_once
 
     topic, group, member = target.name("conv"), target.name("conv-group"), target.name("conv-m1")
     target.create_topic(topic, 3)
     address, epoch = _first_member(target, group, member, topic)
 
-    def classic(body: Any) -> Any:
-        with RawConnection(address) as conn:
-            return conn.request(body)
-
-    join = classic(_join_group(group, topic, member))
+    join = request_once(address, _join_group(group, topic, member))
     obs = target.observations
     obs.exact("JoinGroup with the consumer-protocol member's id: error", int(join.error_code.value))
     obs.exact("JoinGroup: the generation is the member epoch", int(join.generation_id) == epoch)
     obs.exact("JoinGroup: leader, protocol", (join.leader, join.protocol_name))
     if int(join.error_code.value) != 0:
         raise ScenarioFailed(f"JoinGroup with a consumer-protocol member's id: error {join.error_code}")
-    sync = classic(SyncGroupRequest(group_id=GroupId(group), generation_id=join.generation_id, member_id=member,
-                                    group_instance_id=None, protocol_type="consumer", protocol_name="range",
-                                    assignments=()))
+    sync = request_once(address, SyncGroupRequest(
+        group_id=GroupId(group), generation_id=join.generation_id, member_id=member, group_instance_id=None,
+        protocol_type="consumer", protocol_name="range", assignments=()))
     obs.exact("SyncGroup of the converted member: error", int(sync.error_code.value))
     obs.exact("SyncGroup: partitions assigned", _assigned_count(sync.assignment) if sync.assignment else -1)
     heartbeat = HeartbeatRequest(group_id=GroupId(group), generation_id=join.generation_id, member_id=member,
                                  group_instance_id=None)
-    obs.exact("Heartbeat of the converted member: error", int(classic(heartbeat).error_code.value))
+    obs.exact("Heartbeat of the converted member: error", int(request_once(address, heartbeat).error_code.value))
     back = consumer_group_heartbeat(address, group, member, epoch=int(join.generation_id))
     obs.exact("a ConsumerGroupHeartbeat at its epoch: error", back.error_code)
-    obs.exact("Heartbeat once it used the consumer protocol again: error", int(classic(heartbeat).error_code.value))
+    obs.exact("Heartbeat once it used the consumer protocol again: error",
+              int(request_once(address, heartbeat).error_code.value))
     consumer_group_heartbeat(address, group, member, epoch=-1)
     return (f"JoinGroup {join.error_code.name} at generation {join.generation_id}, SyncGroup "
             f"{sync.error_code.name}, back to the consumer protocol: {back.error_code}")
@@ -407,33 +404,29 @@ def classic_holder_taken_over(target: Target) -> str:
     from kio.schema.sync_group.v5.request import SyncGroupRequest
     from kio.schema.types import GroupId
 
-    from .raw import RawConnection, consumer_group_heartbeat
+    from .raw import consumer_group_heartbeat, request_once
 
     topic, group = target.name("cto"), target.name("cto-group")
     first, taker, instance = target.name("cto-m1"), target.name("cto-m2"), target.name("cto-i1")
     target.create_topic(topic, 3)
     address, _ = _first_member(target, group, first, topic)
 
-    def classic(body: Any) -> Any:
-        with RawConnection(address) as conn:
-            return conn.request(body)
-
-    join = classic(_join_group(group, topic, "", instance))
+    join = request_once(address, _join_group(group, topic, "", instance))
     obs = target.observations
     obs.exact("a static JoinGroup without a member id: error", int(join.error_code.value))
     if int(join.error_code.value) != 0:
         raise ScenarioFailed(f"the static JoinGroup: error {join.error_code}")
-    sync = classic(SyncGroupRequest(group_id=GroupId(group), generation_id=join.generation_id,
-                                    member_id=join.member_id, group_instance_id=instance, protocol_type="consumer",
-                                    protocol_name="range", assignments=()))
+    sync = request_once(address, SyncGroupRequest(
+        group_id=GroupId(group), generation_id=join.generation_id, member_id=join.member_id,
+        group_instance_id=instance, protocol_type="consumer", protocol_name="range", assignments=()))
     obs.exact("SyncGroup of the classic static member: error", int(sync.error_code.value))
     took = consumer_group_heartbeat(address, group, taker, names=(topic,), instance=instance)
     obs.exact("ConsumerGroupHeartbeat (epoch 0) with the classic member's instance id: error", took.error_code)
     if took.error_code != 0:
         raise ScenarioFailed(f"the take-over of the classic member's instance: error {took.error_code}")
     obs.progress("the taker's epoch", "epoch", took.member_epoch)
-    fenced = classic(HeartbeatRequest(group_id=GroupId(group), generation_id=join.generation_id,
-                                      member_id=join.member_id, group_instance_id=instance))
+    fenced = request_once(address, HeartbeatRequest(group_id=GroupId(group), generation_id=join.generation_id,
+                                                    member_id=join.member_id, group_instance_id=instance))
     obs.exact("Heartbeat of the replaced classic member: error", int(fenced.error_code.value))
     for member in (taker, first):
         consumer_group_heartbeat(address, group, member, epoch=-1)

@@ -304,7 +304,8 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
                 _count_quarantine(plan.read.quarantine, quarantine_dir, summary)
             summary.not_checked += sparkprops.not_checked(plan, plans)
         tick("properties")
-        found = [df for plan in plans.values() for df in (plan.row_violations(), *sparkprops.violations(plans, plan))]
+        found = [df for plan in plans.values()
+                 for df in ([plan.row_violations()] if plan.flagged() else []) + sparkprops.violations(plans, plan)]
         found += _log_violations(spark, pairs, machines)
         if found:
             _union(found).write.mode("overwrite").parquet(raw_dir)
@@ -424,13 +425,13 @@ def _with_witnesses(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Sp
     import json
 
     from kcoord.conformance.traces.logcheck import STEP_CHECK, witness_text
-    from kcoord.conformance.traces.sparkcheck import witness_rows
+    from kcoord.conformance.traces.sparkread import witness_rows
 
     wanted: dict[str, list[tuple[str, int, int]]] = {}
     for r in records:
         if r["pos"] >= 0 and r["check"] != STEP_CHECK:
             wanted.setdefault(r["machine"], []).append((r["key"], r["pos"] - W.BEFORE - 1, r["pos"] + W.AFTER))
-    fetched = {m: witness_rows(plans[m], spans) for m, spans in wanted.items()}
+    fetched = {m: witness_rows(spark, plans[m].m, plans[m].read, spans) for m, spans in wanted.items()}
     out = []
     for r in records:
         spec = specs[r["machine"]]

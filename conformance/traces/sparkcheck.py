@@ -1,9 +1,9 @@
 """The Spark checker: every check of `checks`, compiled from a machine's IR into Spark SQL (no Python UDFs).
 
 Owns: `MachinePlan` (one machine's typed rows → its staged rows and its row checks' violations) with one method per
-row check, named as in `checks.CHECKS` and in the reference checker `pycheck`, `Needs` (which rows and columns the
-trace properties of every machine read from this one) and `witness_rows` (the rows around chosen violations). The
-trace properties are `sparkprops`.
+row check, named as in `checks.CHECKS` and in the reference checker `pycheck`, and `Needs` (which rows and columns the
+trace properties of every machine read from this one). The trace properties are `sparkprops`; the witnesses' rows
+are read again by key (`sparkread.witness_rows`).
 
 The plan of a machine is one pass over its rows, doing each expensive thing once and only on what needs it:
 
@@ -25,8 +25,9 @@ The plan of a machine is one pass over its rows, doing each expensive thing once
    per row check (`flags`).
 4. `staged`: the rows the violations and the trace properties read — a row with a flag, or one a trace property
    of this or another machine needs (`Needs`) — with only those columns, checkpointed on local disk (persisted,
-   over Spark Connect). Messages, names
-   and trace properties are computed from these few rows afterwards (`row_violations`, `sparkprops`).
+   over Spark Connect); the pass also counts the staged rows with a violation (an observation: `flagged`). Messages,
+   names and trace properties are computed from these few rows afterwards (`sparkprops`, and `row_violations`
+   only where the pass flagged a row: its generated code is the run's largest).
 Must not import: kcoord.cli.
 """
 
@@ -36,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kcoord.model import ir
@@ -45,7 +46,7 @@ from kcoord.model.spark_backend import Columns, SparkCompiler
 from kcoord.model.traceschema import code, codes
 
 from .checks import ACCEPTED_KINDS, Spec, location
-from .sparkread import Read, named_rows, typed_columns
+from .sparkread import Read, typed_columns
 
 VIOLATION_COLUMNS = ("machine", "key", "check", "name", "seq", "seq_from", "seq_to", "location", "message", "pos",
                      "row_json")
@@ -144,6 +145,7 @@ class MachinePlan:
     read: Read
     needs: Needs = field(default_factory=Needs)
     _staged: DataFrame | None = None
+    _flagged: Observation | None = None  # (classic Spark: the staged rows with a violation, counted by the pass)
 
     @property
     def m(self) -> ir.Machine:
@@ -437,6 +439,9 @@ class MachinePlan:
         if self._staged is None:
             df = self.pass_stages()[-1][1]
             if _classic(df):  # (the checkpoint's job runs the pass, and fills in the read's observation: `Read.tally`)
+                if self.read.observations:  # (and counts the flagged rows among the few staged: `flagged`)
+                    self._flagged = Observation()
+                    df = df.observe(self._flagged, F.count(F.when(F.expr(q.sql(self.violated())), 1)).alias("n"))
                 self._staged = df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
             else:  # Spark Connect reports no observation from a checkpoint's job: persisted, and counted to run it
                 self._staged = df.persist(StorageLevel.DISK_ONLY)
@@ -481,9 +486,17 @@ class MachinePlan:
                 self._staged._jdf.queryExecution().analyzed().rdd().unpersist(False)  # (the checkpoint's `LogicalRDD`)
             else:
                 self._staged.unpersist()
-            self._staged = None
+            self._staged, self._flagged = None, None
 
     # ------------------------------------------------------------ the row checks' violations
+
+    def flagged(self) -> bool:
+        """Whether a staged row has a violation (a row check's, an invariant's or a step's), as the pass counted them
+        (runs it if it has not run): else `row_violations` is empty and need not be planned — its generated code is
+        the largest of the run (a struct and a message per check, `found`). Over Spark Connect, or with no file
+        read, always true."""
+        self.staged()
+        return self._flagged is None or int(self._flagged.get["n"]) > 0
 
     def row_violations(self) -> DataFrame:
         """One row per violated row check, invariant and step, with its message, from the staged rows."""
@@ -575,25 +588,3 @@ def _set_columns(m: ir.Machine) -> set[str]:
     out = {f.name for f in (*m.keys, *m.variables) if isinstance(f.type, ir.SetType)}
     return out | {f"arg_{p.name}" for e in m.events for p in e.params if isinstance(p.type, ir.SetType)}
 
-
-# ---------------------------------------------------------------- witnesses
-
-
-def witness_rows(plan: MachinePlan, wanted: list[tuple[str, int, int]]) -> dict[str, dict[int, dict[str, object]]]:
-    """Rows of the key sequences at positions lo..hi for each (key, lo, hi): key → position → row (names as names),
-    read again for these keys only."""
-    if not wanted:
-        return {}
-    spans = plan.spark.createDataFrame(wanted, "w_key string, lo int, hi int")
-    keys = spans.select(F.col("w_key").alias("key")).distinct()
-    rows = named_rows(plan.spark, plan.m, plan.read, keys)
-    order = [F.col("seq"), *[F.col(n) for n, _ in typed_columns(plan.m) if n != "seq"]]
-    df = rows.select("*", (F.row_number().over(Window.partitionBy("key").orderBy(*order)) - 1).alias("pos"))
-    df = df.join(F.broadcast(spans), (F.col("key") == F.col("w_key")) & F.col("pos").between(F.col("lo"),
-                                                                                            F.col("hi")))
-    out: dict[str, dict[int, dict[str, object]]] = {}
-    for r in df.drop("w_key", "lo", "hi").distinct().collect():
-        d = r.asDict(recursive=True)
-        pos = int(d.pop("pos"))
-        out.setdefault(str(d["key"]), {})[pos] = d
-    return out

@@ -4,8 +4,8 @@ same reasons), so the Spark and Python checkers quarantine the same rows.
 Owns: `typed_columns` (the row the Spark checks read: every trace column but `machine`, names as their codes —
 `traceschema.code` — integers as bigint or int, sets as sorted arrays of their element type), `read_machine` (one
 machine folder's files → valid typed rows, the malformed rows with their reason, and a `Tally`), `read_unknown`
-(rows of a folder that is not a loaded machine) and `named_rows` (rows of some keys as the Python checker holds them:
-names, for witnesses).
+(rows of a folder that is not a loaded machine), `named_rows` (rows of some keys as the Python checker holds them:
+names, for witnesses) and `witness_rows` (the rows around chosen violations).
 
 Files are read in groups that share a layout: JSON Lines and v1 Parquet (names as strings) become typed rows
 through one projection (a name → its code; an unknown name → -1, quarantined as `unknown`); typed (v2) Parquet files
@@ -24,7 +24,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -411,3 +411,27 @@ def _not_an_int_in(x: q.Expr, lo: int, hi: int) -> q.Expr:
 
 def _code_range(c: q.Expr, n: int) -> q.Expr:
     return q.and_(q.binary(">=", c, q.lit(0)), q.binary("<", c, q.lit(n)))
+
+
+# ---------------------------------------------------------------- witnesses
+
+
+def witness_rows(spark: SparkSession, m: ir.Machine, read: Read,
+                 wanted: list[tuple[str, int, int]]) -> dict[str, dict[int, dict[str, object]]]:
+    """Rows of the key sequences at positions lo..hi for each (key, lo, hi): key → position → row (names as names),
+    read again for these keys only."""
+    if not wanted:
+        return {}
+    spans = spark.createDataFrame(wanted, "w_key string, lo int, hi int")
+    keys = spans.select(F.col("w_key").alias("key")).distinct()
+    rows = named_rows(spark, m, read, keys)
+    order = [F.col("seq"), *[F.col(n) for n, _ in typed_columns(m) if n != "seq"]]
+    df = rows.select("*", (F.row_number().over(Window.partitionBy("key").orderBy(*order)) - 1).alias("pos"))
+    df = df.join(F.broadcast(spans), (F.col("key") == F.col("w_key")) & F.col("pos").between(F.col("lo"),
+                                                                                            F.col("hi")))
+    out: dict[str, dict[int, dict[str, object]]] = {}
+    for r in df.drop("w_key", "lo", "hi").distinct().collect():
+        d = r.asDict(recursive=True)
+        pos = int(d.pop("pos"))
+        out.setdefault(str(d["key"]), {})[pos] = d
+    return out

@@ -20,6 +20,7 @@ from kcoord.conformance.traces.generate import Options, generate
 from kcoord.conformance.traces.job import Config, UnreadableInput, run, unreadable_input
 from kcoord.conformance.traces.mutations import MUTATIONS
 from kcoord.conformance.traces.output import read_violations
+from kcoord.conformance.traces.sparkcheck import MachinePlan
 from kcoord.conformance.traces.writers import write_jsonl, write_parquet
 from kcoord.model import ir
 from kcoord.model.loader import bundled_machines
@@ -165,11 +166,13 @@ def add_malformed(root: Path, good: dict[str, Any]) -> dict[str, int]:
             "null_element": 2, "out_of_range": 2, "bad_file_schema": 1, "unknown_machine": 1, "unreadable_file": 2}
 
 
-def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) -> None:
+def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """One Spark run: unmutated random traces (Parquet, in a partition folder) give nothing; the hand-made cases of
     test_pycheck beside them (JSON Lines: loads as snapshots, a key starting again after a terminal state, a step of
     one event, the `before` window, loads under `monotonic`) give exactly their violations; malformed rows of every
-    kind are quarantined with the same reasons and never stop the run — the same in both engines."""
+    kind are quarantined with the same reasons and never stop the run — the same in both engines. The row
+    violations are planned only for the machines whose pass flagged a row (`MachinePlan.flagged`)."""
     from .helpers import BOX, acquire, box_rows, lease_rows
     from .test_pycheck import _load, monotonic_loads
 
@@ -202,7 +205,11 @@ def test_clean_traces_and_the_hand_made_cases_agree(spark: Any, tmp_path: Path) 
     # (which row this is follows the generator's random stream, which any change of a bundled spec shifts)
     good = next(r for r in clean["GroupLease"] if r["event"] == "Acquire")
     expected = add_malformed(root, good)
+    planned = []
+    row_violations = MachinePlan.row_violations
+    monkeypatch.setattr(MachinePlan, "row_violations", lambda plan: planned.append(plan.m.name) or row_violations(plan))
     py, sp, a, b = both(spark, root, ms)
+    assert sorted(planned) == ["Box", "GroupLease"]  # (the others' traces are clean)
     assert py.summary.quarantined == sp.summary.quarantined == expected
     assert any((root.parent / "out-spark" / "quarantine").glob("*.json"))
     lines = (root.parent / "out-python" / "quarantine" / "part-python.jsonl").read_text()

@@ -268,11 +268,19 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
     keeping what the trace properties read: `MachinePlan.staged`), one writes every violation (the row checks, the
     trace properties and the persisted-step checks of the record pairs in `pairs`, `sparklog`), then the
     witnesses."""
+    from kcoord.conformance.traces.session import tasks_class_loader
+
+    spark = _session(config, spark, sources)
+    with tasks_class_loader(spark):  # (in the threads of `_side_by_side` too: each whole-stage code compiled once)
+        return _check_on_spark(config, machines, sources, progress, spark, pairs)
+
+
+def _check_on_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
+                    progress: Progress | None, spark: Any, pairs: str | None) -> tuple[Summary, list[Violation]]:
     from kcoord.conformance.traces import sparkprops
     from kcoord.conformance.traces.sparkcheck import MachinePlan
     from kcoord.conformance.traces.sparkread import read_machine, read_unknown
 
-    spark = _session(config, spark, sources)
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
     folders = sorted({s.machine for s in sources})
     summary = Summary("spark")
@@ -289,14 +297,14 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
         mine = [s for s in sources if s.machine == name]
         return MachinePlan(spark, Spec.of(machines[name]), read_machine(spark, machines[name], mine))
 
-    plans: dict[str, MachinePlan] = dict(zip(known, _side_by_side(plan_of, known), strict=True))
+    plans: dict[str, MachinePlan] = dict(zip(known, _side_by_side(plan_of, known, spark), strict=True))
     for name, need in sparkprops.needs(plans).items():
         plans[name].needs = need
     raw_dir = os.path.join(out, "violations_raw")
     shutil.rmtree(raw_dir, ignore_errors=True)
     try:
         tick("checking")
-        _side_by_side(lambda plan: plan.staged(), list(plans.values()))
+        _side_by_side(lambda plan: plan.staged(), list(plans.values()), spark)
         for name, plan in sorted(plans.items()):
             tally = plan.read.tally()
             summary.rows_read[name] = tally.rows
@@ -320,16 +328,23 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
     return summary, shown
 
 
-def _side_by_side(work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-    """`work` on each item, on as many driver threads as the machine has cores (results in order): the machines'
-    plans are analysed, and their passes submitted, side by side (Catalyst's analysis of a machine's checks runs on
-    the calling thread and is most of a small input's time)."""
+def _side_by_side(work: Callable[[Any], Any], items: Sequence[Any], spark: Any) -> list[Any]:
+    """`work` on each item, on as many driver threads as the machine has cores (results in order), each with the
+    tasks' class loader (`session.tasks_class_loader`): the machines' plans are analysed, and their passes
+    submitted, side by side (Catalyst's analysis of a machine's checks runs on the calling thread and is most of a
+    small input's time)."""
     from concurrent.futures import ThreadPoolExecutor
+
+    from kcoord.conformance.traces.session import tasks_class_loader
+
+    def on_thread(item: Any) -> Any:
+        with tasks_class_loader(spark):
+            return work(item)
 
     if len(items) < 2:
         return [work(item) for item in items]
     with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 1)) as pool:
-        return list(pool.map(work, items))
+        return list(pool.map(on_thread, items))
 
 
 def _session(config: Config, spark: Any, sources: Sequence[Source]) -> Any:

@@ -3,7 +3,8 @@ server on request.
 
 Owns: the session settings the checker relies on (UI off for local runs, few shuffle partitions for small inputs, the
 local JVM's JIT by input size (`jit_options`), generated or interpreted code by input size (`tune`), adaptive
-execution on, broadcast joins for the small spec tables, the driver's log level). It reads no argv and one environment
+execution on, broadcast joins for the small spec tables, the driver's log level) and, in a local session, the class
+loader the driver compiles generated code in (`tasks_class_loader`). It reads no argv and one environment
 variable, the one `spark-submit` sets for the driver it starts (so that the master is then the one given to
 `spark-submit`); the CLI passes the master in.
 Must not import: kcoord.cli.
@@ -12,6 +13,9 @@ Must not import: kcoord.cli.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -142,3 +146,42 @@ def _exclude(session: SparkSession, setting: str, rules: tuple[str, ...]) -> Non
 def active_session() -> SparkSession | None:
     """The session `spark-submit` (or a caller) already started, if any."""
     return SparkSession.getActiveSession()
+
+
+@contextmanager
+def tasks_class_loader(spark: SparkSession) -> Iterator[None]:
+    """Inside, the calling thread's JVM peer (pyspark pins one to each Python thread) has the local executor's class
+    loader as its context class loader, the one the tasks run with. Spark compiles each whole-stage code twice
+    otherwise: once on the driver, where it plans the stage (`WholeStageCodegenExec.doExecute` tries the compile, to
+    fall back if it fails), and once in the first task — its compile cache is keyed on the code and the thread's
+    context class loader (`CodeGenerator.compile`), and a local executor's is a child of the driver's. With the
+    tasks' loader the task finds the driver's class: 52 Janino compilations instead of 68 in a 200k-event check,
+    ~0.9 s of compile time (benchmarks/RESULTS.md, issue 33). Only in a local session (a cluster's executors are
+    other JVMs); where the loader cannot be found (Spark's internals), nothing changes."""
+    loader = _executor_class_loader(spark)
+    if loader is None:
+        yield
+        return
+    jvm: Any = spark.sparkContext._jvm
+    thread = jvm.java.lang.Thread.currentThread()
+    before = thread.getContextClassLoader()
+    thread.setContextClassLoader(loader)
+    try:
+        yield
+    finally:
+        thread.setContextClassLoader(before)
+
+
+def _executor_class_loader(spark: SparkSession) -> object | None:
+    """The default class loader of the local executor's tasks: the one it gives its serializer (`Executor`'s
+    constructor), read from the shared `SparkEnv` by reflection (its methods name classes py4j cannot load)."""
+    if not hasattr(spark, "_jsc") or not (spark.sparkContext.master or "").startswith("local"):
+        return None
+    jvm: Any = spark.sparkContext._jvm
+    try:
+        field = jvm.java.lang.Class.forName("org.apache.spark.SparkEnv").getDeclaredField("serializer")
+        field.setAccessible(True)
+        default = field.get(spark.sparkContext._jsc.sc().env()).defaultClassLoader()
+        return default.get() if default.isDefined() else None
+    except Exception:  # (py4j's errors: a Spark without these internals compiles as before)
+        return None

@@ -33,9 +33,9 @@ def fallbacks(text: str) -> list[str]:
 
 
 @contextmanager
-def watch(spark: Any) -> Iterator[list[str]]:
-    """While inside, every message of the codegen loggers (INFO and up) in `spark`'s JVM; the list yielded is
-    filled when the block ends."""
+def watch(spark: Any, level: str = "INFO") -> Iterator[list[str]]:
+    """While inside, every message of the codegen loggers (`level` and up: at DEBUG, the source of every class
+    compiled) in `spark`'s JVM; the list yielded is filled when the block ends."""
     jvm = spark.sparkContext._jvm
     log4j = jvm.org.apache.logging.log4j
     ctx = log4j.LogManager.getContext(False)
@@ -48,8 +48,8 @@ def watch(spark: Any) -> Iterator[list[str]]:
     config.addAppender(appender)
     before = {name: config.getLoggerConfig(name).getLevel() for name in LOGGERS}
     for name in LOGGERS:
-        log4j.core.config.Configurator.setLevel(name, log4j.Level.INFO)
-        config.getLoggerConfig(name).addAppender(appender, log4j.Level.INFO, None)
+        log4j.core.config.Configurator.setLevel(name, getattr(log4j.Level, level))
+        config.getLoggerConfig(name).addAppender(appender, getattr(log4j.Level, level), None)
     ctx.updateLoggers()
     found: list[str] = []
     try:
@@ -61,3 +61,20 @@ def watch(spark: Any) -> Iterator[list[str]]:
         ctx.updateLoggers()
         appender.stop()
         found += [line for line in str(writer.toString()).splitlines() if line.strip()]
+
+
+def compiled(logged: list[str]) -> list[str]:
+    """The sources Janino compiled, in order, from a `watch` at DEBUG (CodeGenerator logs each one it compiles, not
+    one its cache holds)."""
+    out, current = [], None
+    for line in logged:
+        if line.startswith(("DEBUG ", "INFO ", "WARN ", "ERROR ")):
+            if current is not None:
+                out.append("\n".join(current))
+            current = [] if line.startswith("DEBUG org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator:") \
+                else None
+        elif current is not None:
+            current.append(line)
+    if current is not None:
+        out.append("\n".join(current))
+    return [source for source in out if "/* 001 */" in source]

@@ -3,6 +3,7 @@ malformed rows are quarantined the same way by both engines and never stop a run
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import random
@@ -26,7 +27,7 @@ from kcoord.model import ir
 from kcoord.model.loader import bundled_machines
 
 from .helpers import GROUP_LEASE, LEASE_WITH_FENCED, write_mixed
-from .sparklogs import fallbacks, watch
+from .sparklogs import compiled, fallbacks, watch
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -323,3 +324,22 @@ def test_the_codegen_watch_sees_a_fallback(spark: Any) -> None:
     finally:
         spark.conf.set("spark.sql.codegen.hugeMethodLimit", limit)
     assert any("Found too long generated codes" in line for line in fallbacks("\n".join(logged))), logged
+
+
+def test_the_tasks_class_loader_compiles_each_whole_stage_code_once(spark: Any) -> None:
+    """Spark's compile cache is keyed on the code and the thread's context class loader: in a local session the
+    driver (planning the stage) and the task (running it) compile each whole-stage code once each, unless the
+    driver's thread has the tasks' loader (`session.tasks_class_loader`, as `job.run_spark` does)."""
+    from kcoord.conformance.traces.session import tasks_class_loader, tune
+
+    tune(spark)  # generated code, as a run of a large input (an earlier test's small one leaves it interpreted)
+
+    def sources(factor: int, shared: bool) -> list[str]:  # (a literal of its own: no class cached from before)
+        with watch(spark, "DEBUG") as logged, tasks_class_loader(spark) if shared else contextlib.nullcontext():
+            spark.range(0, 100, 1, 2).selectExpr(f"id * {factor} AS x").where("x % 3 = 0").count()
+        return [s for s in compiled(logged) if "GeneratedIteratorForCodegenStage" in s and f"{factor}L" in s]
+
+    salt = random.randrange(10**6, 10**9)
+    apart, shared = sources(salt, False), sources(salt + 1, True)
+    assert len(apart) == 2 and len(set(apart)) == 1, apart  # (Spark 4.3's behaviour: the stage's code twice)
+    assert len(shared) == 1, shared

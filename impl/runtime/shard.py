@@ -404,7 +404,7 @@ class Shard:
             else:
                 instances[key] = post
             exists = True
-        if self.tracer.wants(table.name, d.row.kind):
+        if self.tracer.wants_decision(table.name, d):
             self._trace(change, exists)
 
     def _trace(self, change: Change, exists: bool) -> None:

@@ -63,7 +63,9 @@ class ArgSolver(MachineVerifier):
     """One machine's enabling-argument search (a `MachineVerifier` for its encoder, frames and equality)."""
 
     def __init__(self, machine: ir.Machine, options: Options | None = None) -> None:
-        super().__init__(machine, options or Options(timeout_ms=4_000))
+        # a fixed sort name: z3's models depend on the names, and the cases `kcoord conformance-gen` writes must not
+        # depend on how many encoders the process made before (a `kcoord verify` in the same process)
+        super().__init__(machine, options or Options(timeout_ms=4_000), tag="args")
         self.py = PythonEvaluator()
         self._row_solvers: dict[int, z3.Solver] = {}
 

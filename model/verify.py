@@ -61,10 +61,10 @@ class _Query:
 
 
 class MachineVerifier:
-    def __init__(self, machine: ir.Machine, options: Options | None = None) -> None:
+    def __init__(self, machine: ir.Machine, options: Options | None = None, tag: str | None = None) -> None:
         self.m = machine
         self.opts = options or Options()
-        self.enc = Encoder(machine)
+        self.enc = Encoder(machine, tag=tag)
         self.py = PythonEvaluator()
         self.pre = self.enc.frame("")
         self.frames = {e.name: self._event_frame(e) for e in machine.events}

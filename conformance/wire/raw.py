@@ -117,6 +117,7 @@ class HeartbeatAnswer:
     error_code: int
     member_id: str | None
     member_epoch: int
+    assigned: int | None = None  # how many partitions the answer's assignment lists; None: no assignment in it
 
 
 def consumer_group_heartbeat(address: tuple[str, int], group: str, member_id: str, *, epoch: int = 0,
@@ -138,7 +139,9 @@ def consumer_group_heartbeat(address: tuple[str, int], group: str, member_id: st
     with RawConnection(address) as conn:
         response = conn.request(ConsumerGroupHeartbeatRequest(group_id=GroupId(group), member_id=member_id,
                                                               member_epoch=i32(epoch), **fields))
-    return HeartbeatAnswer(int(response.error_code.value), response.member_id, int(response.member_epoch))
+    assignment = response.assignment
+    assigned = None if assignment is None else sum(len(t.partitions) for t in assignment.topic_partitions)
+    return HeartbeatAnswer(int(response.error_code.value), response.member_id, int(response.member_epoch), assigned)
 
 
 def unknown_api_frame(correlation_id: int) -> bytes:

@@ -56,6 +56,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _one("migration[kafka-python+confluent-kafka]", migration.migration),
     _one("converted-member", migration.converted_member),
     _one("classic-holder-taken-over", migration.classic_holder_taken_over),
+    _one("static-rejoin-other-instance", migration.static_rejoin_other_instance),
     *_per_client("transactions", txn.transactions),
     *_per_client("fencing", txn.fencing),
     _one("describe-producers[kafka-python]", txn.describe_producers),

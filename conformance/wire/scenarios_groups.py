@@ -8,7 +8,6 @@ Must not import: `kcoord.impl`.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections import defaultdict
 
@@ -116,12 +115,15 @@ def _resumed_at(records: list[Record], committed: dict[int, int]) -> None:
 def static_membership(target: Target) -> str:
     """kafka-python members with `group_instance_id`: a member restarted within the session timeout gets its
     partitions back, and the other member sees no rebalance (no revocation, no new assignment)."""
-    client = "kafka-python"
     # The restart must fall within the session timeout: 6 s (the suite's default) was missed by Apache Kafka once,
     # on a machine at load 10, which then rebalanced the other member as it must. A static member's session is
     # usually long; 20 s keeps the scenario about the restart, not about the machine's speed.
-    target = dataclasses.replace(target, tuning=dataclasses.replace(target.tuning, session_timeout_ms=20_000,
-                                                                    request_timeout_ms=30_000))
+    with target.tuned(session_timeout_ms=20_000, request_timeout_ms=30_000) as tuned:
+        return _static_membership(tuned)
+
+
+def _static_membership(target: Target) -> str:
+    client = "kafka-python"
     topic, group = target.name("kp", "static"), target.name("kp", "static-group")
     partitions = set(range(4))
     target.create_topic(topic, len(partitions))

@@ -1,5 +1,6 @@
 """KIP-848 scenarios of Kafka 4.0 beyond topic-name subscriptions: regular-expression subscriptions resolved by the
-broker, and (`migration_*`) classic-protocol members and consumer-protocol members in one group.
+broker, (`migration_*`) classic-protocol members and consumer-protocol members in one group, and a static member's
+instance id changing hands.
 
 Owns the scenario bodies and `TopicMember`, a confluent-kafka member that reports (topic, partition) ownership (a
 regular expression spans several topics; `members.Member` tracks partitions of one topic). Must not import:
@@ -294,7 +295,7 @@ def _assigned_count(assignment: bytes) -> int:
     return count
 
 
-def _settled_epoch(address: tuple[str, int], group: str, member: str, epoch: int) -> int:
+def _settled_epoch(address: tuple[str, int], group: str, member: str, epoch: int, instance: str | None = None) -> int:
     """The member's epoch once two heartbeats in a row keep it: Apache Kafka 4.0.2 may bump a just-joined group's
     epoch when its metadata image of the just-made topic changes (seen in a CI run: JoinGroup answered generation 2
     to a member that had joined at epoch 1); kcoord, with one metadata view, keeps it at once."""
@@ -303,7 +304,7 @@ def _settled_epoch(address: tuple[str, int], group: str, member: str, epoch: int
     steady = 0
     for _ in range(20):
         time.sleep(0.2)
-        beat = consumer_group_heartbeat(address, group, member, epoch=epoch)
+        beat = consumer_group_heartbeat(address, group, member, epoch=epoch, instance=instance)
         if beat.error_code != 0:
             raise ScenarioFailed(f"a heartbeat at epoch {epoch}: error {beat.error_code}")
         steady = steady + 1 if beat.member_epoch == epoch else 0
@@ -313,23 +314,24 @@ def _settled_epoch(address: tuple[str, int], group: str, member: str, epoch: int
     return epoch
 
 
-def _first_member(target: Target, group: str, member: str, topic: str) -> tuple[tuple[str, int], int]:
-    """A consumer-protocol member's join (ConsumerGroupHeartbeat, epoch 0, subscribed to `topic`) making the group:
-    its coordinator's address and the member's settled epoch."""
+def _first_member(target: Target, group: str, member: str, topic: str,
+                  instance: str | None = None) -> tuple[tuple[str, int], int]:
+    """A consumer-protocol member's join (ConsumerGroupHeartbeat, epoch 0, subscribed to `topic`; static with
+    `instance`) making the group: its coordinator's address and the member's settled epoch."""
     from .looks import coordinator
     from .raw import consumer_group_heartbeat
 
     deadline = time.monotonic() + target.timeout_s
     while True:  # a fresh __consumer_offsets partition may still be loading, or its leader moving
         address = target.addresses()[coordinator(target, group, 0)]
-        joined = consumer_group_heartbeat(address, group, member, names=(topic,))
+        joined = consumer_group_heartbeat(address, group, member, names=(topic,), instance=instance)
         if joined.error_code not in (14, 15, 16) or time.monotonic() > deadline:  # load, not available, moved
             break
         time.sleep(0.2)
     if joined.error_code != 0 or joined.member_epoch < 1:
         raise ScenarioFailed(f"the consumer-protocol join: error {joined.error_code}, epoch {joined.member_epoch}")
     target.observations.progress("the consumer-protocol member's epoch", "epoch", joined.member_epoch)
-    return address, _settled_epoch(address, group, member, joined.member_epoch)
+    return address, _settled_epoch(address, group, member, joined.member_epoch, instance)
 
 
 def _join_group(group: str, topic: str, member: str, instance: str | None = None) -> Any:
@@ -432,3 +434,47 @@ def classic_holder_taken_over(target: Target) -> str:
         consumer_group_heartbeat(address, group, member, epoch=-1)
     return (f"taken over: error {took.error_code}, epoch {took.member_epoch}; the classic member's Heartbeat "
             f"{fenced.error_code.name}")
+
+
+def static_rejoin_other_instance(target: Target) -> str:
+    """A static consumer-protocol member that left with epoch -2 and sends epoch 0 again under its own member id with
+    another group.instance.id is kept (no replacement): NONE at the group's epoch, with no partitions, and its target
+    assignment keeps them while no new target is computed.
+
+    What Kafka 4.0.2 does: getOrMaybeSubscribeStaticConsumerGroupMember finds no holder of the new instance, so
+    getOrMaybeCreateMember returns the member at -2 itself (no replaceMember, no tombstones); the heartbeat writes its
+    metadata with the new instance id and reconciles it towards group.targetAssignment(memberId, instanceId), looked
+    up by the new instance id, which no member held yet: EMPTY. The member, at -2 with nothing owned, lands at the
+    assignment epoch (previous epoch -2) with no partitions; a later heartbeat finds it reconciled."""
+    _require_kip_848(target)
+    from .looks import consumer_group
+    from .raw import consumer_group_heartbeat
+
+    topic, group, member = target.name("sro"), target.name("sro-group"), target.name("sro-m1")
+    first, other = target.name("sro-i1"), target.name("sro-i2")
+    target.create_topic(topic, 3)
+    address, epoch = _first_member(target, group, member, topic, first)
+    obs = target.observations
+    left = consumer_group_heartbeat(address, group, member, epoch=-2, instance=first)
+    obs.exact("the static member leaves with -2: error, epoch", (left.error_code, left.member_epoch))
+    back = consumer_group_heartbeat(address, group, member, names=(topic,), instance=other)
+    obs.exact("epoch 0 under its member id with another instance id: error", back.error_code)
+    if back.error_code != 0:
+        raise ScenarioFailed(f"the rejoin with another instance id: error {back.error_code}")
+    obs.exact("the rejoin keeps the member id", back.member_id == member)
+    obs.exact("the rejoin is at the epoch it left at", back.member_epoch == epoch)
+    obs.exact("the rejoin's assignment: partitions", back.assigned)
+    again = consumer_group_heartbeat(address, group, member, epoch=back.member_epoch, instance=other)
+    obs.exact("a heartbeat at that epoch: error, same epoch, assignment",
+              (again.error_code, again.member_epoch == back.member_epoch, again.assigned))
+    described = consumer_group(target, group)
+    (seen,) = described.members
+    obs.exact("ConsumerGroupDescribe: state, group epoch unchanged",
+              (described.group_state, int(described.group_epoch) == epoch))
+    obs.exact("ConsumerGroupDescribe: the member's instance id is the new one", seen.instance_id == other)
+    obs.exact("ConsumerGroupDescribe: the member's partitions, its target's",
+              (sum(len(t.partitions) for t in seen.assignment.topic_partitions),
+               sum(len(t.partitions) for t in seen.target_assignment.topic_partitions)))
+    consumer_group_heartbeat(address, group, member, epoch=-1, instance=other)
+    return (f"kept at epoch {back.member_epoch} with {back.assigned} partitions; its target keeps "
+            f"{sum(len(t.partitions) for t in seen.target_assignment.topic_partitions)}")

@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .observe import Observations
@@ -103,6 +103,19 @@ class Target:
 
     def close(self) -> None:
         self.reset_admin()
+
+    def tuned(self, **changes: int) -> Target:
+        """The same target with other client settings (`Tuning`'s fields) and an admin client of its own, which
+        `close` (or leaving `with target.tuned(...) as t:`) closes. A plain `dataclasses.replace` would share the
+        admin client slot's value at the time of the copy and leave the copy's own admin client open: its IO thread
+        then ran for the rest of the test session."""
+        return replace(self, tuning=replace(self.tuning, **changes), _admin=None, _admin_lock=threading.Lock())
+
+    def __enter__(self) -> Target:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def create_topic(self, name: str, partitions: int, replication_factor: int = 1) -> None:
         from kafka.admin import NewTopic

@@ -194,11 +194,14 @@ class ConsumerTxn:
 
     def instance_adopted(self, member_id: str, pre: Mapping[str, Any], post: Mapping[str, Any]) -> None:
         """The member the last decision kept took an instance nobody held (an epoch-0 static heartbeat that reached
-        it by its member id: ConsumerGroupMember.Join's adopted rows): the group maps the instance to it."""
+        it by its member id: ConsumerGroupMember.Join's adopted rows): the group maps the instance to it. A member
+        at -2 that did so is no longer one that left."""
         instance, group = post["instance_id"], self.group
         if instance and member_id in group["members"] and instance not in group["static_instances"]:
             self.decide_group(ConsumerGroupEvent.InstanceAdopted,
                               {"m": member_id, "old_instance": pre["instance_id"], "instance": instance})
+            if pre["state"] == MemberState.StaticLeft:
+                self.data.left_states.pop(member_id, None)
 
     def move_ownership(self, member_id: str, before: frozenset[str], after: frozenset[str]) -> None:
         owners = self.data.owners

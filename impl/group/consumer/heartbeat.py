@@ -163,9 +163,13 @@ def _heartbeat(t: ConsumerTxn, r: ConsumerGroupHeartbeatRequest, out: Completion
     d: Decision | None = None
     pre: Mapping[str, Any] = pre_member
     if refused is None:
-        if t.group["group_epoch"] > t.group["assignment_epoch"]:
+        computed = t.group["group_epoch"] > t.group["assignment_epoch"]
+        if computed:
             t.compute_target()
-        target = t.target_of(member_id)
+        # group.targetAssignment(memberId, instanceId) looks a static member's target up by its instance id as the
+        # group held it before the request: an instance nobody held has none unless this request computed a target
+        unheld = r.instance_id is not None and not holder and not computed
+        target = _NOTHING if unheld else t.target_of(member_id)
         args.update(target=target, target_epoch=t.group["assignment_epoch"],
                     held_in_group=t.held_in_group(member_id, target))
         if replacing and holder != member_id:

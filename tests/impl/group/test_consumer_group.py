@@ -336,3 +336,71 @@ def test_3_3_4_an_epoch_0_static_join_under_a_dynamic_member_id_makes_it_that_st
     before = h.c.snapshot(0)
     h.c.close()
     assert Harness(tmp_path).c.snapshot(0) == before
+
+
+def test_3_3_4_a_member_at_minus_two_rejoining_under_its_id_with_another_instance_keeps_its_id(tmp_path: Path) -> None:
+    """Apache Kafka 4.0.2 (source, and the wire scenario static-member-takes-another-instance on the real broker):
+    getOrMaybeSubscribeStaticConsumerGroupMember finds no holder of the new instance and
+    getOrMaybeCreateMember returns the member at -2 itself (no replaceMember: no tombstones); its metadata record
+    carries the new instance id. The target it reconciles to is group.targetAssignment(memberId, instanceId), looked
+    up by the new instance id, which nobody held before the request: EMPTY. So the member, STABLE at -2, computes its
+    next assignment with nothing owned and lands STABLE at the assignment epoch, previous epoch -2, with no
+    partitions, while its target assignment keeps them (until a new target is computed). kcoord failed the handler
+    (ConsumerGroup.InstanceAdopted's precondition: the old instance was one left with -2)."""
+    h = Harness(tmp_path)
+    a = h.cg("cg", "a", 0, instance="host-1")
+    assert (a.member_epoch, a.assignment) == (1, ((T1, (0, 1, 2, 3, 4, 5)),))
+    assert h.cg("cg", "a", -2, instance="host-1").member_epoch == -2
+    mark = h.mark()
+    r = h.cg("cg", "a", 0, instance="host-2")
+    assert (r.error, r.member_id, r.member_epoch, r.assignment) == ("NONE", "a", 1, ())
+    written = h.records_since(mark)
+    assert key_types(written) == [(5, False), (8, False)], "the member's metadata, then its reconciliation"
+    metadata, current = written[0][1], written[1][1]
+    assert metadata.instance_id == "host-2"
+    assert (current.member_epoch, current.previous_member_epoch, current.state) == (1, -2, 0)
+    assert (current.assigned_partitions, current.partitions_pending_revocation) == ((), ())
+    m = h.member("cg", "a")
+    assert m is not None
+    assert (m["state"], m["member_epoch"], m["previous_member_epoch"], m["instance_id"], m["assigned"]) == \
+        ("Stable", 1, -2, "host-2", frozenset())
+    g = h.consumer_group("cg")
+    assert (g["state"], g["group_epoch"], g["static_instances"], g["static_left"], g["unreconciled"]) == \
+        ("Stable", 1, {"host-2"}, set(), set())
+    described = h.c.consumer_group_describe(["cg"])[0].members[0]
+    assert (described.assignment, described.target_assignment) == ((), ((T1, (0, 1, 2, 3, 4, 5)),)), "target kept"
+    mark = h.mark()
+    again = h.cg("cg", "a", 1, owned=(), instance="host-2")
+    assert (again.error, again.member_epoch, again.assignment) == ("NONE", 1, None), "reconciled: nothing new"
+    assert h.records_since(mark) == []
+    before = h.c.snapshot(0)
+    h.c.close()
+    assert Harness(tmp_path).c.snapshot(0) == before
+
+
+def test_3_3_4_an_unreconciled_member_adopting_an_instance_reconciles_to_no_target(tmp_path: Path) -> None:
+    """The same lookup for a live member (seen on Apache Kafka 4.0.2: a dynamic member at epoch 1, a second member
+    joined at epoch 2, then the first's epoch-0 heartbeat with an instance id nobody held): no new target is
+    computed, group.targetAssignment(memberId, instanceId) finds nothing under the new instance id, so the member
+    moves to epoch 2 with no partitions (owned [] on a join: nothing to revoke first); its target keeps its share.
+    kcoord reconciled it to its target by member id (it kept 3 partitions)."""
+    h = Harness(tmp_path)
+    a = h.cg("cg", "a", 0)
+    assert (a.member_epoch, a.assignment) == (1, ((T1, (0, 1, 2, 3, 4, 5)),))
+    assert h.cg("cg", "b", 0).member_epoch == 2
+    mark = h.mark()
+    r = h.cg("cg", "a", 0, instance="host-1")
+    assert (r.error, r.member_epoch, r.assignment) == ("NONE", 2, ())
+    assert key_types(h.records_since(mark)) == [(5, False), (8, False)]
+    m = h.member("cg", "a")
+    assert m is not None
+    assert (m["state"], m["member_epoch"], m["previous_member_epoch"], m["assigned"]) == ("Stable", 2, 1, frozenset())
+    described = {d.member_id: d for d in h.c.consumer_group_describe(["cg"])[0].members}
+    assert len(parts_of(described["a"].target_assignment)) == 3, "its target keeps its share"
+    b = h.cg("cg", "b", 2, owned=())
+    assert (b.error, b.member_epoch, len(parts(b))) == ("NONE", 2, 3), "b gets the partitions a released"
+    assert h.consumer_group("cg")["state"] == "Stable"
+
+
+def parts_of(assignment: tuple[tuple[object, tuple[int, ...]], ...]) -> set[tuple[object, int]]:
+    return {(t, p) for t, ps in assignment for p in ps}

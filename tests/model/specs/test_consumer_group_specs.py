@@ -559,6 +559,28 @@ def test_unknown_member_state_is_fenced_until_it_owns_nothing(cm: ir.Machine) ->
         (12, 11, parts(3, 4), frozenset())
 
 
+def test_a_member_at_minus_two_adopting_another_instance_is_reconciled_from_minus_two(cg: ir.Machine,
+                                                                                      cm: ir.Machine) -> None:
+    """Kafka 4.0.2: an epoch-0 heartbeat under the member's own id with an instance nobody holds reaches the member
+    at -2 (getOrMaybeCreateMember, no replaceMember); it is reconciled from epoch -2 towards the target Kafka looks
+    up by the new instance (EMPTY), and the group maps the new instance to it (no longer one that left)."""
+    s = {**initial_state(cm, {"group_id": GROUP, "member_id": "a"}), "state": "StaticLeft", "member_epoch": -2,
+         "previous_member_epoch": 1, "assigned": parts(0, 1, 2), "held": parts(0, 1, 2), "instance_id": "host-1",
+         "rebalance_timeout_ms": 30_000}
+    post = accept(cm, s, "Join", "Stable", **join_args("a", (), 1, instance="host-2", held_in_group=parts(0, 1, 2)))
+    assert (post["member_epoch"], post["previous_member_epoch"], post["assigned"], post["held"],
+            post["instance_id"]) == (1, -2, frozenset(), frozenset(), "host-2")
+    same = accept(cm, s, "Join", "Stable", **join_args("a", parts(0, 1, 2), 1, instance="host-1",
+                                                      held_in_group=parts(0, 1, 2)))
+    assert same["previous_member_epoch"] == 0, "its own instance: the take-over's copy at epoch 0 (replaceMember)"
+    g = {**initial_state(cg, {"group_id": GROUP}), "state": "Reconciling", "group_epoch": 1, "assignment_epoch": 1,
+         "members": frozenset({"a"}), "unreconciled": frozenset({"a"}), "static_instances": frozenset({"host-1"}),
+         "static_left": frozenset({"host-1"})}
+    g = accept(cg, g, "InstanceAdopted", "Reconciling", m="a", old_instance="host-1", instance="host-2")
+    assert (g["static_instances"], g["static_left"]) == (frozenset({"host-2"}), frozenset())
+    assert accept(cg, g, "MemberReconciled", "Stable", m="a")["unreconciled"] == frozenset()
+
+
 def test_unrevoked_member_moves_one_epoch_when_the_target_moves_again(cm: ir.Machine) -> None:
     """CurrentAssignmentBuilderTest.testUnrevokedPartitionsToUnrevokedPartitions: epoch 10 → 11, not 12."""
     s = {**initial_state(cm, {"group_id": GROUP, "member_id": "a"}), "state": "UnrevokedPartitions",

@@ -64,10 +64,13 @@ def serve_kcoord(data_dir: str, durability: str, address_queue: multiprocessing.
     named = getattr(Durability, "named", lambda name: None if name == "fsync" else Durability.group(5, 1 << 20))
     run = getattr(serve, "run_event_loop", lambda main, loop: asyncio.run(main))
 
+    # `kcoord serve` checks no records unless told (`--check-records`); an older kcoord has no such setting
+    unchecked = {"check_records": False} if "check_records" in ClusterConfig.__dataclass_fields__ else {}
+
     async def main() -> None:
         options = ServeOptions(data_dir=Path(data_dir), port=0,
                                cluster=ClusterConfig(groups=GroupConfig(initial_rebalance_delay_ms=0),
-                                                     durability=named(durability)))
+                                                     durability=named(durability), **unchecked))
         server = KcoordServer(options)
         await server.start()
         tune_gc()  # as `kcoord serve` does once started

@@ -245,8 +245,11 @@ async def main_async(args: argparse.Namespace) -> None:
     from kcoord.impl.storage.log import Durability
 
     with tempfile.TemporaryDirectory(prefix="kcoord-profile-dispatch-") as tmp:
+        # as `kcoord serve` runs: no record check unless `--check-records` (an older kcoord has no such setting)
+        checks = {"check_records": args.check_records} if "check_records" in ClusterConfig.__dataclass_fields__ else {}
         server = KcoordServer(ServeOptions(data_dir=Path(tmp), port=0, cluster=ClusterConfig(
-            groups=GroupConfig(initial_rebalance_delay_ms=0), durability=Durability.named(args.durability))))
+            groups=GroupConfig(initial_rebalance_delay_ms=0), durability=Durability.named(args.durability),
+            **checks)))
         await server.start()
         tune_gc()
         try:
@@ -317,6 +320,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20_000, help="requests (heartbeats) or transactions (txn)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--check-records", action="store_true", help="as `kcoord serve --check-records`")
     parser.add_argument("--save", type=Path, help="keep the profile (pstats format) in this file")
     parser.add_argument("--top", type=int, default=30)
     asyncio.run(main_async(parser.parse_args()))

@@ -63,6 +63,10 @@ class ClusterConfig:
     durability: Durability | None = None  # None: fsync every batch (nothing acknowledged before it is on disk)
     cleaning: Cleaning | None = DEFAULT_CLEANING  # None: coordinator logs are never compacted
     seeded_bugs: frozenset[SeededBug] = NO_BUGS  # re-introduced Kafka bugs (kcoord.conformance.bugs); none by default
+    #: every coordinator record written is decoded again and compared with the state it describes before that state
+    #: is installed (`Shard.check_records`): on for every in-process use (tests, simulator, conformance); `kcoord
+    #: serve` turns it off unless `--check-records` (its served tests turn it on)
+    check_records: bool = True
 
 
 class Node:
@@ -76,11 +80,11 @@ class Node:
             data_dir=cluster.data_dir, clock=cluster.clock, router=cluster, node_id=node_id, tracer=tracer,
             producer_ids=ProducerIdManager(store_requester(cluster.block_store), clock_ms=cluster.clock.now_ms),
             config=config.txn, topic_exists=cluster.topic_exists, durability=config.durability,
-            cleaning=config.cleaning, seeded_bugs=config.seeded_bugs)
+            cleaning=config.cleaning, seeded_bugs=config.seeded_bugs, check_records=config.check_records)
         self.groups = GroupCoordinator(
             data_dir=cluster.data_dir, clock=cluster.clock, topics=cluster.describe_for_assignors,
             config=config.groups, tracer=tracer, node_id=node_id, durability=config.durability, verifier=cluster,
-            seeded_bugs=config.seeded_bugs, cleaning=config.cleaning,
+            seeded_bugs=config.seeded_bugs, cleaning=config.cleaning, check_records=config.check_records,
             topic_names=lambda: cluster.partitions.topic_names())
         self.markers = BrokerMarkerTarget(cluster.partitions, {OFFSETS_TOPIC: self.groups})
         self.txn.runtime.on_change = self.groups.runtime.on_change = cluster.note_change

@@ -86,7 +86,8 @@ class GroupCoordinator:
                  durability: Durability | None = None, verifier: TxnVerifier | None = None,
                  materialize_hook: MaterializeHook | None = None, new_uuid: Callable[[], str] | None = None,
                  segment_bytes: int = 100 * 1024 * 1024, cleaning: Cleaning | None = DEFAULT_CLEANING,
-                 seeded_bugs: frozenset[SeededBug] = NO_BUGS, topic_names: TopicLister | None = None) -> None:
+                 seeded_bugs: frozenset[SeededBug] = NO_BUGS, topic_names: TopicLister | None = None,
+                 check_records: bool = True) -> None:
         config = config or GroupConfig()
         self.ctx = Context(config=config, clock=clock, tables=seeded.tables(Tables.load(), seeded_bugs),
                            topics=describer_of(topics), verifier=verifier, materialize_hook=materialize_hook,
@@ -99,7 +100,7 @@ class GroupCoordinator:
         self.runtime = CoordinatorRuntime(topic=OFFSETS_TOPIC, data_dir=data_dir, clock=clock, tracer=tracer,
                                     num_partitions=config.num_partitions, durability=durability, node_id=node_id,
                                     spec_factory=lambda p: GroupShardState(self.ctx, p, self._on_loaded),
-                                    segment_bytes=segment_bytes, cleaning=cleaning)
+                                    segment_bytes=segment_bytes, cleaning=cleaning, check_records=check_records)
 
     # ------------------------------------------------------------ routing, load, the loop
 

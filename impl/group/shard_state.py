@@ -4,7 +4,8 @@ Owns: `GroupShardState`, the runtime's `ShardSpec` for `__consumer_offsets`: the
 groups (`kcoord.impl.group.state`), the offsets (`OffsetStore`), the load path (`replay`, `replay_control`,
 `on_loaded`: every record type 0-8, 16 (a regular expression's resolution) and the transaction markers, §2.10 — a
 GroupMetadata value loads as Stable with members, else Empty) and `check_record`, which cross-checks each record
-written on the live path against the decision it describes.
+written on the live path against the decision it describes (when the shard's `check_records` is on: every in-process
+use; `kcoord serve` with `--check-records`).
 Spec instances are installed on load with `Shard.install`, which installs a snapshot: a log read back may jump between
 states that are no edge of the table (Empty straight to Stable).
 Must not import: `kcoord.model`.

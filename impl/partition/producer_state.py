@@ -250,7 +250,7 @@ class ProducerStateManager:
                                     f"{broken}")
 
     def _trace(self, producer_id: int, decision: Decision, args: Mapping[str, Any]) -> None:
-        if not self.tracer.wants(self.table.name, decision.row.kind):
+        if not self.tracer.wants_decision(self.table.name, decision):
             return
         exists = decision.accepted or producer_id in self._instances
         self.tracer.decision(self.table, decision, key=self.key_text(producer_id),

@@ -109,8 +109,9 @@ class CoordinatorRuntime:
     def __init__(self, *, topic: str, data_dir: Path, spec_factory: Callable[[int], ShardSpec], clock: Clock,
                  tracer: Tracer | None = None, num_partitions: int = 50, durability: Durability | None = None,
                  node_id: int = 0, segment_bytes: int = 100 * 1024 * 1024,
-                 cleaning: Cleaning | None = DEFAULT_CLEANING) -> None:
+                 cleaning: Cleaning | None = DEFAULT_CLEANING, check_records: bool = True) -> None:
         self.topic = topic
+        self.check_records = check_records  # the shards' record check (`Shard.check_records`)
         self.data_dir = data_dir
         self.spec_factory = spec_factory
         self.clock = clock
@@ -162,7 +163,8 @@ class CoordinatorRuntime:
         if partition in self.shards or partition in self.loading:
             raise KafkaError(Errors.NOT_COORDINATOR, f"{self.topic}-{partition} is already owned or loading")
         path = self.data_dir / partition_dir_name(self.topic, partition)
-        shard = Shard(partition, self.spec_factory(partition), clock=self.clock, tracer=self.tracer)
+        shard = Shard(partition, self.spec_factory(partition), clock=self.clock, tracer=self.tracer,
+                      check_records=self.check_records)
         shard.on_write = self._write_started
         shard.timers.on_schedule = self._timer_scheduled
         replay_control = getattr(shard.spec, "replay_control", None)  # optional (ControlReplay)

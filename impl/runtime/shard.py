@@ -5,12 +5,12 @@ Owns:
 - `submit`: run a handler now (`when_pending="answer"`: the handler sees `pending`, Kafka's transaction coordinator
   answers CONCURRENT_TRANSACTIONS) or once no write for its keys is in flight (`"wait"`: the group coordinator),
 - the write path: a handler's `Plan` appends its records; when they are durable its changes are applied in order
-  (the live `replay`: post-states installed, one trace row each, records cross-checked) and the response is
-  released. A failed append applies nothing; the plan's `on_failure` decides the answer. With per-batch durability
-  each plan is its own batch, written and fsynced at once. With group commit the plain plans of one turn of the loop
-  share one batch (Kafka's runtime lingers the same way, `group.coordinator.append.linger.ms`): they wait in the
-  open batch, in flight, until `write_open` (called by the runtime's `poll` and `flush`) appends it; if that append
-  fails, every plan in it gets its failure answer, in order,
+  (the live `replay`: post-states installed, one trace row each, records cross-checked unless `check_records` is
+  off) and the response is released. A failed append applies nothing; the plan's `on_failure` decides the answer.
+  With per-batch durability each plan is its own batch, written and fsynced at once. With group commit the plain
+  plans of one turn of the loop share one batch (Kafka's runtime lingers the same way,
+  `group.coordinator.append.linger.ms`): they wait in the open batch, in flight, until `write_open` (called by the
+  runtime's `poll` and `flush`) appends it; if that append fails, every plan in it gets its failure answer, in order,
 - `apply`: the one place an instance changes — it checks the change against the generated table (the decision's
   pre-state must be the instance's current state; a pending-only state is never stored; a final state removes the
   instance) and emits the trace row,
@@ -145,10 +145,13 @@ def key_text(key: Key) -> str:
 
 
 class Shard:
-    def __init__(self, partition: int, spec: ShardSpec, *, clock: Clock, tracer: Tracer) -> None:
+    def __init__(self, partition: int, spec: ShardSpec, *, clock: Clock, tracer: Tracer,
+                 check_records: bool = True) -> None:
         """A shard replays its log before it has it (recovery feeds the replay); `attach` then gives it the log
-        and the coordinator epoch it writes with."""
+        and the coordinator epoch it writes with. `check_records`: decode every record written on the live path
+        and compare it with its change's post-state (`ShardSpec.check_record`) before applying it."""
         self.partition = partition
+        self.check_records = check_records
         self.log: PartitionLog
         self.spec = spec
         self.clock = clock
@@ -337,14 +340,16 @@ class Shard:
         done = 0
         durable = self.log.durable_offset
         in_flight = self._in_flight
-        check_record, apply = self.spec.check_record, self.apply
+        check_record = self.spec.check_record if self.check_records else None
+        apply = self.apply
         while in_flight and in_flight[0].last_offset < durable:
             item = in_flight.popleft()
             plan = item.plan
             changes = plan.changes
-            for change in changes:
-                if change.record is not None:
-                    check_record(change, plan.records[change.record])
+            if check_record is not None:
+                for change in changes:
+                    if change.record is not None:
+                        check_record(change, plan.records[change.record])
             for change in changes:  # `_apply_plan`, inlined
                 apply(change)
             if plan.after_apply is not None:
@@ -404,7 +409,7 @@ class Shard:
             else:
                 instances[key] = post
             exists = True
-        if self.tracer.wants(table.name, d.row.kind):
+        if self.tracer.wants_decision(table.name, d):
             self._trace(change, exists)
 
     def _trace(self, change: Change, exists: bool) -> None:

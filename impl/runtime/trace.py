@@ -81,6 +81,17 @@ class Tracer:
             return sink.watches(machine) and (kind != "reject" or sink.watches_rejections)
         return True
 
+    def wants_decision(self, machine: str, decision: Decision) -> bool:
+        """`wants`, told the whole decision: a tap with no trace file behind it may want only some of a machine's
+        rows (the server's metrics count only completed transactions and rebalances), and `decision` builds no row
+        and takes no sequence number for the others. Always, with a trace file."""
+        sink = self.sink
+        if sink is None:
+            return False
+        if isinstance(sink, TapSink) and sink.inner is None:
+            return sink.watches_decision(machine, decision)
+        return True
+
     def decision(self, table: MachineTable, decision: Decision, *, key: str, seq: int, ts_ms: int,
                  coordinator_epoch: int, args: Mapping[str, Any], pending: bool) -> None:
         """A row for a transition, stay or rejection (the variables are the post-state; a rejection changes none)."""
@@ -89,7 +100,7 @@ class Tracer:
             return
         if isinstance(sink, TapSink) and sink.inner is None:
             # a tap with no trace file behind it (the server's metrics): it sees what it watches, no row is built
-            if sink.watches(table.name) and (decision.row.kind != "reject" or sink.watches_rejections):
+            if sink.watches_decision(table.name, decision):
                 sink.observe(table.name, {"kind": decision.row.kind, "event": decision.event, "key": key,
                                           "ts_ms": ts_ms, "from_state": decision.from_state,
                                           "to_state": decision.to_state})
@@ -161,6 +172,12 @@ class TapSink:
     def watches(self, machine: str) -> bool:
         """Whether `observe` wants the rows of `machine` (when nothing else does)."""
         return True
+
+    def watches_decision(self, machine: str, decision: Decision) -> bool:
+        """Whether `observe` wants the row of this decision (when nothing else does): by default every row of a
+        machine it `watches`, rejections only if it `watches_rejections`. A narrower override must still want every
+        row its `observe` acts on."""
+        return self.watches(machine) and (decision.row.kind != "reject" or self.watches_rejections)
 
     def write(self, machine: str, row: Row) -> None:
         self.observe(machine, row)

@@ -52,6 +52,7 @@ __all__ = (
 )
 
 API_VERSIONS_KEY: Final = 18
+PRODUCE_KEY: Final = 0
 _HEADER_START: Final = struct.Struct(">hhi")  # request_api_key, request_api_version, correlation_id
 _CORRELATION_ID: Final = struct.Struct(">i")
 
@@ -67,18 +68,20 @@ class HeaderLike(Protocol):
     def correlation_id(self) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HeaderStart:
-    """The fixed first 8 bytes of every request header, readable even when the rest is not."""
+    """The fixed first 8 bytes of every request header, readable even when the rest is not. Treated as immutable;
+    not `frozen`: one is built for every request, and a frozen dataclass's constructor costs ~4× as much."""
 
     request_api_key: int
     request_api_version: int
     correlation_id: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DecodedRequest:
-    """A request that decoded completely. `trailing_bytes` counts ignored bytes after the body."""
+    """A request that decoded completely. `trailing_bytes` counts ignored bytes after the body. Treated as
+    immutable; not `frozen` (one per request, as `HeaderStart`)."""
 
     api_key: int
     api_version: int
@@ -238,12 +241,18 @@ def encode_response(request_header: HeaderLike, response_body: ResponsePayload) 
 #: response bodies encoded once: many answers repeat (a heartbeat's NONE, a commit's per-partition NONEs)
 _BODIES: dict[ResponsePayload, bytes] = {}
 _MAX_BODIES: Final = 4096
+#: api keys whose answers are not looked up there: an accepted Produce's answer carries the batch's new base offset,
+#: so it never repeats, and the look-up would hash the whole body (a Python-level `__hash__` per nested entity) and
+#: store it only to push out answers that do repeat
+_NOT_MEMOISED: Final = frozenset({PRODUCE_KEY})
 
 
 def encode_body(body: ResponsePayload) -> bytes:
     """kio's encoding of a response body, from a bounded cache of the bodies already encoded. kio entities are
     frozen dataclasses, equal when their fields are: a body equal to one encoded before has the same bytes. A body
-    holding something unhashable is encoded every time."""
+    holding something unhashable, or answering an api in `_NOT_MEMOISED`, is encoded every time."""
+    if body.__api_key__ in _NOT_MEMOISED:
+        return _encode_body(body)
     try:
         cached = _BODIES.get(body)
     except TypeError:
@@ -252,14 +261,18 @@ def encode_body(body: ResponsePayload) -> bytes:
         body_hashable = True
     if cached is not None:
         return cached
-    buffer = io.BytesIO()
-    entity_writer(type(body))(buffer, body)
-    encoded = buffer.getvalue()
+    encoded = _encode_body(body)
     if body_hashable:
         if len(_BODIES) >= _MAX_BODIES:
             _BODIES.clear()
         _BODIES[body] = encoded
     return encoded
+
+
+def _encode_body(body: ResponsePayload) -> bytes:
+    buffer = io.BytesIO()
+    entity_writer(type(body))(buffer, body)
+    return buffer.getvalue()
 
 
 def encode_request(body: RequestPayload, *, correlation_id: int, client_id: str | None) -> bytes:

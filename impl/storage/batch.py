@@ -74,7 +74,8 @@ NO_PARTITION_LEADER_EPOCH: Final = -1
 NO_TIMESTAMP: Final = -1
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
-_CRC_OFFSET = 17
+_HEADER_TO_CRC = struct.Struct(">qiibI")  # `_HEADER` up to and with the CRC ...
+_HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")  # ... and after it (what the CRC-32C covers, with the records)
 _ATTRIBUTES_OFFSET = 21
 _MIN_LENGTH = BATCH_OVERHEAD - LOG_OVERHEAD
 
@@ -238,15 +239,13 @@ def _seal(base_offset: int, partition_leader_epoch: int, attributes: int, last_o
           count: int, records: bytes) -> bytes:
     """Prefix ``records`` with the batch header and fill in the CRC-32C."""
     length = BATCH_OVERHEAD - LOG_OVERHEAD + len(records)
-    try:
-        header = bytearray(_HEADER.pack(base_offset, length, partition_leader_epoch, MAGIC, 0, attributes,
-                                        last_offset_delta, base_timestamp, max_timestamp, producer_id,
-                                        producer_epoch, base_sequence, count))
+    try:  # the part the CRC-32C covers first (attributes to the record count), then the part before it
+        tail = _HEADER_AFTER_CRC.pack(attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id,
+                                      producer_epoch, base_sequence, count)
+        return _HEADER_TO_CRC.pack(base_offset, length, partition_leader_epoch, MAGIC,
+                                   crc32c(records, crc32c(tail))) + tail + records
     except struct.error as e:
         raise RecordFormatError(f"batch header field out of range: {e}") from e
-    crc = crc32c(records, crc32c(memoryview(header)[_ATTRIBUTES_OFFSET:]))
-    struct.pack_into(">I", header, _CRC_OFFSET, crc)
-    return bytes(header) + records
 
 
 def encode_batch(batch: RecordBatch) -> bytes:

@@ -69,7 +69,7 @@ class TransactionCoordinator:
                  config: TxnConfig | None = None, topic_exists: Callable[[str], bool] | None = None,
                  tracer: Tracer | None = None, durability: Durability | None = None, node_id: int = 0,
                  segment_bytes: int = 100 * 1024 * 1024, cleaning: Cleaning | None = DEFAULT_CLEANING,
-                 seeded_bugs: frozenset[SeededBug] = NO_BUGS) -> None:
+                 seeded_bugs: frozenset[SeededBug] = NO_BUGS, check_records: bool = True) -> None:
         self.config = config or TxnConfig()
         self.clock = clock
         self.node_id = node_id
@@ -83,7 +83,7 @@ class TransactionCoordinator:
         self.runtime = CoordinatorRuntime(
             topic=TRANSACTION_STATE_TOPIC, data_dir=data_dir, spec_factory=self._spec_for, clock=clock,
             tracer=tracer, num_partitions=self.config.num_partitions, durability=durability, node_id=node_id,
-            segment_bytes=segment_bytes, cleaning=cleaning)
+            segment_bytes=segment_bytes, cleaning=cleaning, check_records=check_records)
         self.channel = MarkerChannel(router=router, clock=clock, config=self.config,
                                      write_completions=self._write_completions, owns=self._owns)
         self.ctx = seeded.context(plans.TxnContext(

@@ -6,8 +6,9 @@ runtime's `LastValueReplay`, and `replay` takes the rest — and `on_loaded` dec
 `shard.install`s them: a partition of 1M records for 10k transactional ids decodes 10k values, not 1M; a load
 installs a snapshot, as the runtime's `install` says, so skipping the superseded values loses nothing),
 `check_record` (on the live path, the record a plan wrote must decode to its change's post-state — the second of
-the two paths that compute the same thing), and the coordinator's part of `on_loaded` (re-send the markers of
-every PrepareCommit/PrepareAbort transaction, start the periodic timeout-abort and expiration tasks).
+the two paths that compute the same thing; the runtime calls it when the shard's `check_records` is on), and the
+coordinator's part of `on_loaded` (re-send the markers of every PrepareCommit/PrepareAbort transaction, start the
+periodic timeout-abort and expiration tasks).
 Must not import: `kcoord.model`.
 """
 

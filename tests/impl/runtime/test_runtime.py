@@ -93,6 +93,16 @@ def test_not_owned_and_loading_errors(tmp_path: Path) -> None:
     assert rt.shard(0).partition == 0
 
 
+def test_a_runtime_without_record_checks_applies_without_checking(tmp_path: Path) -> None:
+    rt = CoordinatorRuntime(topic="__transaction_state", data_dir=tmp_path, spec_factory=lambda p: JsonSpec(),
+                            clock=ManualClock(1_000), tracer=Tracer(None), num_partitions=3, check_records=False)
+    shard = rt.load(0)
+    assert not shard.check_records
+    done = submit_init(shard, "t1")
+    assert done.result()[0] == "NONE" and shard.get("Transaction", ("t1",)) is not None
+    assert shard.spec.checked == 0
+
+
 def test_per_batch_write_is_applied_and_answered_once_durable(tmp_path: Path) -> None:
     sink = MemorySink()
     rt = make_runtime(tmp_path, sink=sink)

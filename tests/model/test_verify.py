@@ -141,3 +141,18 @@ def test_exit_code_rule() -> None:
     assert exit_code([ok, warning]) == 0
     assert exit_code([ok, unknown]) == 3
     assert exit_code([unknown, fail]) == 1
+
+
+def test_a_deadlock_goal_the_incremental_solver_gives_up_on_is_decided_all_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The incremental solver first gets `QUICK_DEADLOCK_MS` for a quantified deadlock goal (after some obligations
+    it spends any time it is given); when it gives up, a fresh solver decides. With 1 ms it gives up on the spot:
+    every deadlock obligation of a real machine still holds, and a deadlocked fixture still fails."""
+    from kcoord.model import verify_states
+
+    monkeypatch.setattr(verify_states, "QUICK_DEADLOCK_MS", 1)
+    deadlocks = [r for r in verify_machine(bundled_machines()["ConsumerGroupMember"]) if r.kind == "deadlock"]
+    assert deadlocks and all(r.status == "holds" for r in deadlocks), [
+        (r.title, r.status, r.detail) for r in deadlocks if r.status != "holds"]
+    failed = [r for r in results_of("deadlock") if r.status == "fails"]
+    assert any(r.kind == "deadlock" and "Waiting is not a deadlock" in r.title for r in failed)

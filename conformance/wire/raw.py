@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -140,8 +141,14 @@ def consumer_group_heartbeat(address: tuple[str, int], group: str, member_id: st
         response = conn.request(ConsumerGroupHeartbeatRequest(group_id=GroupId(group), member_id=member_id,
                                                               member_epoch=i32(epoch), **fields))
     assignment = response.assignment
-    assigned = None if assignment is None else sum(len(t.partitions) for t in assignment.topic_partitions)
+    assigned = None if assignment is None else partition_count(assignment.topic_partitions)
     return HeartbeatAnswer(int(response.error_code.value), response.member_id, int(response.member_epoch), assigned)
+
+
+def partition_count(topic_partitions: Iterable[Any]) -> int:
+    """How many partitions a KIP-848 assignment lists (its `topic_partitions`: a topic id and partition numbers each;
+    the heartbeat's answer and ConsumerGroupDescribe's assignment and target assignment alike)."""
+    return sum(len(t.partitions) for t in topic_partitions)
 
 
 def unknown_api_frame(correlation_id: int) -> bytes:

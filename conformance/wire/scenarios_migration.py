@@ -448,7 +448,7 @@ def static_rejoin_other_instance(target: Target) -> str:
     assignment epoch (previous epoch -2) with no partitions; a later heartbeat finds it reconciled."""
     _require_kip_848(target)
     from .looks import consumer_group
-    from .raw import consumer_group_heartbeat
+    from .raw import consumer_group_heartbeat, partition_count
 
     topic, group, member = target.name("sro"), target.name("sro-group"), target.name("sro-m1")
     first, other = target.name("sro-i1"), target.name("sro-i2")
@@ -473,8 +473,8 @@ def static_rejoin_other_instance(target: Target) -> str:
               (described.group_state, int(described.group_epoch) == epoch))
     obs.exact("ConsumerGroupDescribe: the member's instance id is the new one", seen.instance_id == other)
     obs.exact("ConsumerGroupDescribe: the member's partitions, its target's",
-              (sum(len(t.partitions) for t in seen.assignment.topic_partitions),
-               sum(len(t.partitions) for t in seen.target_assignment.topic_partitions)))
+              (partition_count(seen.assignment.topic_partitions),
+               partition_count(seen.target_assignment.topic_partitions)))
     consumer_group_heartbeat(address, group, member, epoch=-1, instance=other)
     return (f"kept at epoch {back.member_epoch} with {back.assigned} partitions; its target keeps "
-            f"{sum(len(t.partitions) for t in seen.target_assignment.topic_partitions)}")
+            f"{partition_count(seen.target_assignment.topic_partitions)}")

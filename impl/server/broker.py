@@ -14,15 +14,13 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from ..cluster import Cluster, Node
 from ..errors import Errors
 from ..interfaces import TopicPartition
 from ..runtime.completion import Completion
-
-if TYPE_CHECKING:
-    from .metrics import ServerMetrics
+from .metrics import ServerMetrics  # imported, not only for type checking: mypyc reads the annotations' types at import
 
 T = TypeVar("T")
 

@@ -41,9 +41,6 @@ REFUSED: dict[str, str] = {
     "impl/storage/_files.py": _OS_ERROR,  # LogAppendError
     "impl/server/handlers_configs.py": "mypyc 2.4.1 stops with an internal error (AssertionError in visit_star_expr) on"
     " `x in (TOPIC, BROKER, *_NOT_DESCRIBED)`; DescribeConfigs is not on the hot path",
-    "impl/storage/batch.py": "the batch decoder builds Record, RecordBatch and BatchSpan as slot twins and relabels"
-    " them (`obj.__class__ = cls`, _record_loops.unchecked_builder): a native class has no __slots__ and cannot be"
-    " relabelled",
     "impl/server/embedded.py": "mypyc 2.4.1 names the C field of attribute `_thread` `__thread`, a gcc keyword: the C"
     " does not compile; the in-process server thread is not on the hot path",
 }

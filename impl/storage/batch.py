@@ -28,11 +28,22 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from crc32c import crc32c
 
 from ._varint import zigzag_varint
+
+if TYPE_CHECKING:
+    from _typeshed import IdentityFunction
+
+try:  # mypy_extensions comes with mypy (the test extra); kcoord runs without it
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> IdentityFunction:
+        """A no-op: `@mypyc_attr(native_class=False)` only tells mypyc (benchmarks/compile_hot.py, which compiles
+        this module ahead of time) to keep a class a plain Python class."""
+        return lambda cls: cls
 
 __all__ = [
     "BATCH_OVERHEAD",
@@ -120,6 +131,9 @@ class UnsupportedCompressionError(RecordFormatError):
 Header = tuple[str, bytes | None]
 
 
+# a plain class even when compiled: the decoder relabels slot twins (`obj.__class__ = cls`,
+# _record_loops.unchecked_builder), which a native class forbids; the same for RecordBatch and BatchSpan
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class Record:
     """One record with its absolute offset and timestamp; the on-disk deltas are derived from the batch."""
@@ -131,6 +145,7 @@ class Record:
     headers: tuple[Header, ...] = ()
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class RecordBatch:
     """A decoded (or to-be-encoded) v2 batch. ``last_offset_delta`` is explicit because compaction keeps it."""
@@ -380,6 +395,7 @@ class DecodeStop:
     detail: str = ""
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class BatchSpan:
     """A batch that passed the length/magic/CRC checks, located in the buffer, records not yet parsed."""

@@ -286,7 +286,9 @@ class PartitionLog:
             raise InjectedFault(errno.EIO, f"injected append failure after {written} of {len(data)} bytes")
         view = memoryview(data)
         while view:
-            view = view[os.write(self._fd, view):]
+            # not `view[os.write(...):]`: mypyc 2.4.1 evaluates a call in a slice bound twice (compile_hot.py)
+            written = os.write(self._fd, view)
+            view = view[written:]
 
     def _undo_write(self, position: int) -> None:
         """Cut the active segment back to ``position`` after a failed append; if that fails too, the log fails."""

@@ -12,6 +12,10 @@ never in the source tree. An extension module is found before a ``.py`` of the s
 win and every other module (kio, asyncio, the CLI, the model, the generated tables unless listed) stays interpreted.
 ``python -c 'import kcoord.impl.server.codec as m; print(m.__file__)'`` with that PYTHONPATH shows which one ran.
 
+Tests against the compiled modules: pytest puts the repository root (which holds the source ``kcoord/``) first on
+the path, so import ``kcoord`` from the build tree before pytest starts: ``PYTHONPATH=build/hot .venv/bin/python -P
+-c "import sys, kcoord, pytest; sys.exit(pytest.main(sys.argv[1:]))" -q tests/impl/txn``.
+
 Only the given modules are compiled; mypy (the project's own strict configuration) checks everything they import.
 """
 

@@ -165,10 +165,11 @@ def fits(driver_memory: str | None) -> bool:
 def driver_options(archive: Archive, log: Path) -> str:
     """The driver JVM's options that map `archive`: its checksum verified first (a damaged one is refused, not
     mapped), the JVM's CDS messages written to `log` instead of stdout (the CLI's report goes there; read them with
-    `refused`)."""
+    `refused`), and the VM's own output (a JVM that cannot start with an archive says why on stdout, "Error occurred
+    during initialization of VM") on stderr."""
     return " ".join(shlex.quote(o) for o in (
         f"-XX:SharedArchiveFile={archive.jsa}", "-XX:+VerifySharedSpaces", "-Xlog:cds*=off",
-        f"-Xlog:cds=info:file={log}"))
+        f"-Xlog:cds=info:file={log}", "-XX:+DisplayVMOutputToStderr"))
 
 
 def refused(log: Path) -> str | None:

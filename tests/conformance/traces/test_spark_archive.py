@@ -171,3 +171,27 @@ def test_check_traces_reports_the_same_with_the_archive_and_with_a_damaged_one(t
     said = [line for r in runs.values() for line in r.stderr.splitlines() if "class-data archive" in line]
     assert said == [f"Spark's JVM did not use the class-data archive {damaged / archive.jsa.name}: "
                     "Checksum verification failed."]
+
+
+@pytest.mark.slow
+def test_a_driver_jvm_that_does_not_start_with_the_archive_is_started_without_it(tmp_path: Path) -> None:
+    """A fresh process whose driver JVM cannot start with the archive's options (here sharing required, -Xshare:on,
+    of an archive that is not there: the JVM exits at once; Spark's launcher ignores options the JVM does not know,
+    so an unknown one would not do): the session starts again without them, says so in one line, and runs."""
+    _built()
+    code = """
+import logging
+from kcoord.conformance.traces import session, sparkcds
+options = sparkcds.driver_options
+sparkcds.driver_options = lambda archive, log: options(archive, log) + " -Xshare:on -XX:SharedArchiveFile=/nowhere.jsa"
+spark = session.local_session("local[1]", rows=0)
+flags = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+print("rows", spark.range(7).count(), "archive option", any("Xshare" in f for f in flags))
+spark.stop()
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines() == ["rows 7 archive option False"]  # (the JVM's complaint: on stderr)
+    assert "Unable to use shared archive" in done.stderr
+    said = [line for line in done.stderr.splitlines() if "class-data archive" in line]
+    assert len(said) == 1 and said[0].startswith("Spark's JVM did not start with the class-data archive"), said

@@ -116,7 +116,8 @@ def _start(builder: Any, driver_options: str, archive: sparkcds.Archive | None) 
             first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
             LOG.warning("Spark's JVM did not start with the class-data archive %s (%s): starting it without",
                         archive.jsa, first.strip())
-            return _start(builder, driver_options, None)
+            # (the builder keeps its options: the archive's are replaced, even by none)
+            return _start(builder.config("spark.driver.extraJavaOptions", driver_options), driver_options, None)
         why = sparkcds.refused(log)
         if why is not None:
             LOG.warning("Spark's JVM did not use the class-data archive %s: %s", archive.jsa, why)

@@ -427,6 +427,48 @@ def python_counts(root: Path) -> dict[str, int]:
     return out
 
 
+def validate_every_machine(scratch: Path, seed: int) -> list[str]:
+    """`row_pass` in DuckDB (no Spark) against the Python checker on traces of every bundled machine with every
+    mutation (5 rounds of each): one line per machine, its row checks' counts equal or not; raises if any differs.
+    The trace properties (cross-key: not row checks) are listed, not compared."""
+    import random
+
+    import duckdb
+
+    from kcoord.conformance.traces.checks import ROW_CHECKS, Spec
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.mutations import MUTATIONS
+    from kcoord.conformance.traces.pycheck import check_paths
+    from kcoord.conformance.traces.writers import write_parquet
+    from kcoord.model.loader import bundled_machines
+
+    machines = dict(bundled_machines())
+    traces, _ = generate(machines, seed, Options(keys=40, rows=3_000))
+    rng = random.Random(seed)
+    for name in sorted(MUTATIONS):
+        for _ in range(5):
+            traces = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in traces.items()}
+    root = scratch / "every-machine"
+    write_parquet(traces, machines, str(root))
+    python: dict[tuple[str, str], int] = {}
+    for v in check_paths([str(root)], machines).violations:
+        m = machines[v.machine]
+        name = (f"invariant_{[i.name for i in m.invariants].index(v.name)}" if v.check == "invariant" else
+                f"step_{[st.name for st in m.steps].index(v.name)}" if v.check == "step" else v.check)
+        python[v.machine, name] = python.get((v.machine, name), 0) + 1
+    out, con = [], duckdb.connect()
+    for name, m in machines.items():
+        source = f"read_parquet({q.DUCKDB.string(str(root / name / '*.parquet'))})"
+        cur = con.execute(row_pass(m, source))
+        got = {n[0]: int(v) for n, v in zip(cur.description, cur.fetchone(), strict=True) if n[0] != "rows_checked"}
+        want = {n: python.get((name, n), 0) for n in got}
+        others = {c: n for (mm, c), n in python.items() if mm == name and c not in got}
+        assert all(c not in ROW_CHECKS for c in others), others
+        assert got == want, f"{name}: DuckDB {got}, the Python checker {want}"
+        out.append(f"{name}: {sum(want.values())} row-check violations, equal; not row checks: {others or 'none'}")
+    return out
+
+
 def violations(counts: dict[str, int]) -> int:
     return sum(v for k, v in counts.items() if k != "rows_checked")
 
@@ -439,8 +481,12 @@ def main() -> None:
     parser.add_argument("--base", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--scratch", default=None)
+    parser.add_argument("--every-machine", action="store_true", help="only `validate_every_machine`")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.every_machine:
+        print("\n".join(validate_every_machine(Path(tempfile.mkdtemp(prefix="bench-vtasks-")), args.seed)))
+        return
     if args.child:
         print(json.dumps(measure(*args.child)))
         return

@@ -16,6 +16,9 @@ implementation computes cannot be forced); the hooks may add environment steps (
 Every item a step visits (see `Observation`) that no earlier program visited becomes a `Case`: the program up to
 and including that step. The search stops when every wanted item has a case, or at `max_depth`; then the hooks'
 targeted programs (known ways to items the search's budget does not reach) are run, unexpanded.
+`probe_cases` then adds a case per probe item (`("probe", machine, row, state)`, from the driver's `probes`): the
+shortest case program that leaves an instance in `state`, then the action that sends a declared-unreachable row's
+event, whose step must not fire that row there.
 Must not import: kcoord.cli.
 """
 
@@ -270,3 +273,48 @@ def _record(out: Exploration, todo: set[Item], path: tuple[Action, ...], reports
 
 def _expect(fired: Sequence[Fired]) -> tuple[tuple[str, str, int, str, str, str], ...]:
     return tuple((f.machine, f.event, f.row.index, f.from_state, f.to_state, f.answer) for f in fired)
+
+
+def probe_cases(factory: Callable[[], Driver], machines: Mapping[str, ir.Machine], cases: Iterable[Case],
+                probes: Mapping[Item, Action]) -> tuple[dict[Item, Case], list[tuple[tuple[Action, ...], str]]]:
+    """A case per probe item `("probe", machine, row, state)`: the shortest of `cases`' programs (then in item
+    order) that leaves an instance of `machine` in `state`, followed by the probe's action; its step must not fire
+    `row` from `state`. Returns the cases and the failures (no program reaches the state, a divergence, the row
+    fired)."""
+    probe = factory()
+    names = tuple(probe.machines)
+    probe.close()
+    refs = {n: ReferenceMachine(machines[n]) for n in names}
+    bases = sorted(cases, key=lambda c: (len(c.path), repr(c.item)))
+    found: dict[Item, Case] = {}
+    failures: list[tuple[tuple[Action, ...], str]] = []
+    ends: dict[int, _Run] = {}  # id of a base case -> its run (actions hold dicts: not hashable)
+    for item, action in sorted(probes.items(), key=repr):
+        _, machine, row, state = item
+        for base in bases:
+            if not any(f[0] == machine for f in base.expect):
+                continue
+            if id(base) not in ends:
+                ends[id(base)] = run_program(factory, refs, base.path)
+            run = ends[id(base)]
+            if run.failure is None and _in_state(run.refs_state, machine, state):
+                break
+        else:
+            failures.append(((action,), f"{item}: no generated case leaves a {machine} instance in {state}"))
+            continue
+        path = (*base.path, action)
+        probed = run_program(factory, refs, path)
+        if probed.failure is not None:
+            failures.append((path, probed.failure))
+            continue
+        fired = probed.reports[-1].fired
+        if any(f.machine == machine and f.row.index == row and f.from_state == state for f in fired):
+            failures.append((path, f"{item}: row {row}, declared unreachable in {state}, fired there"))
+            continue
+        found[item] = Case(machine, item, path, _expect(fired))
+    return found, failures
+
+
+def _in_state(refs_state: tuple[Any, ...], machine: str, state: str) -> bool:
+    return any(values is not None and dict(values)["state"] == state
+               for name, keys in refs_state if name == machine for _, values in keys)

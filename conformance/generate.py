@@ -1,7 +1,8 @@
 """`kcoord conformance-gen`: the generated conformance tests, `conformance/generated/`.
 
 Owns: for each driver in `DRIVERS`, the coverage universe of the machines it covers (`coverage.universe`, with the
-unreachable items and their reasons), the path search (`explore.explore`) for a case per reachable item, and the two
+unreachable items and their reasons), the path search (`explore.explore`) for a case per reachable item, a probe
+case per declared-unreachable row and state the driver can send the event in (`explore.probe_cases`), and the two
 files written from them — `<name>.json` (the universe and the cases: each a program of actions, the item its last
 step visits and what that step fires, one case per line) and `test_<name>.py` (a parametrised test running every
 case through `runner.run_case`). Both start with the generator's header; the output is byte-identical for identical
@@ -26,7 +27,7 @@ from kcoord.model.loader import bundled_machines
 
 from .coverage import PAIR_MACHINES, Universe, universe
 from .drivers import DRIVERS, DriverSpec
-from .explore import Case, explore
+from .explore import Case, explore, probe_cases
 
 HERE = Path(__file__).resolve().parent
 GENERATED = HERE / "generated"
@@ -118,14 +119,16 @@ def generate(spec: DriverSpec, *, machines: Mapping[str, ir.Machine] | None = No
     wanted = set().union(*(u.wanted() for u in universes.values()))
     found = explore(spec.factory(), spec.hooks(), machines, covered=spec.covers, wanted=wanted,
                     max_depth=spec.max_depth, per_state=spec.per_state, max_runs=spec.max_runs, progress=progress)
-    cases = sorted(found.cases.values(), key=lambda c: _order(c.item))
+    probed, probe_failures = probe_cases(spec.factory(), machines, found.cases.values(), spec.probes(machines))
+    cases = sorted([*found.cases.values(), *probed.values()], key=lambda c: _order(c.item))
     missing = tuple(sorted((i for i in wanted if i not in found.cases), key=_order))
     sha = inputs_sha256(spec, machines)
     specs = ", ".join(machines[n].path for n in sorted(spec.observes))
     header = HEADER.format(specs=specs, sha=sha)
     json_text = _json_text(spec, header, sha, universes, cases, machines)
     test_text = _test_text(spec, header, universes, cases)
-    failures = tuple(f"{' -> '.join(a.render() for a in path)}\n{why}" for path, why in found.failures)
+    failures = tuple(f"{' -> '.join(a.render() for a in path)}\n{why}" for path, why in
+                     [*found.failures, *probe_failures])
     return Generated(file_stem(spec), json_text, test_text, len(cases), missing, failures)
 
 
@@ -142,7 +145,7 @@ def write(generated: Generated, directory: Path = GENERATED) -> list[Path]:
 
 
 def _order(item: Sequence[Any]) -> tuple[Any, ...]:
-    kinds = {"state": 0, "transition": 1, "rejection": 2, "pair": 3}
+    kinds = {"state": 0, "transition": 1, "rejection": 2, "pair": 3, "probe": 4}
     return (kinds[item[0]], *[(0, x) if isinstance(x, int) else (1, str(x)) for x in item[1:]])
 
 
@@ -153,6 +156,8 @@ def case_id(case: Case, m: ir.Machine) -> str:
         return f"state-{item[2]}"
     if item[0] == "pair":
         return f"pair-{rows[item[2]].event}#{item[2]}-then-{rows[item[3]].event}#{item[3]}"
+    if item[0] == "probe":
+        return f"probe-{rows[item[2]].event}-not#{item[2]}-in-{item[3]}"
     row = rows[item[2]]
     answer = "" if isinstance(row, ir.Transition) else f"!{row.error}"
     return f"{item[0]}-{row.event}{answer}#{item[2]}-in-{item[3]}"

@@ -4,7 +4,8 @@ Owns: `Session` (what the cases of one test session share: the reference machine
 their `transitions.Machine` is the expensive part, and the `Observation` every run adds to, for the coverage
 report) and `run_case` — drive the program, let `Lockstep` check every step, then check that the last step visited
 the case's item exactly as the spec decided it (a rejection also changed nothing: the same state and variables,
-no record), so a case cannot pass without covering what it is named after.
+no record), so a case cannot pass without covering what it is named after. A probe case (`("probe", machine, row,
+state)`) checks instead that an instance was in `state` before its last step and that `row` did not fire in it.
 Must not import: kcoord.cli.
 """
 
@@ -46,13 +47,17 @@ def case_item(case: Mapping[str, Any]) -> Item:
 
 
 def run_program(machine: str, actions: Sequence[Action], session: Session, *,
-                after: Callable[[Any], None] | None = None, **options: Any) -> tuple[Lockstep, list[StepReport]]:
-    """Run `actions` with `machine`'s driver in lockstep (every step checked); `after(driver)` runs before the
-    driver is closed."""
+                after: Callable[[Any], None] | None = None, before_last: Callable[[Lockstep], None] | None = None,
+                **options: Any) -> tuple[Lockstep, list[StepReport]]:
+    """Run `actions` with `machine`'s driver in lockstep (every step checked); `before_last(lockstep)` runs before
+    the last action, `after(driver)` before the driver is closed."""
     driver = driver_spec(machine).factory(**options)()
     try:
         lock = Lockstep(driver, session.refs(driver.machines), session.observation)
-        reports = lock.run(actions)
+        reports = lock.run(actions[:-1])
+        if before_last is not None:
+            before_last(lock)
+        reports += lock.run(actions[-1:])
         if after is not None:
             after(driver)
         return lock, reports
@@ -72,12 +77,26 @@ def run_case(machine: str, case: Mapping[str, Any], session: Session, **options:
     actions = [Action.from_json(a) for a in case["path"]]
     session.ran[machine] += 1
     written: list[int | None] = []
-    _, reports = run_program(machine, actions, session, after=lambda d: written.append(records_written(d)),
-                             **options)
-    last = reports[-1]
     item = case_item(case)
+    states: list[str] = []  # a probe's: the states of its machine's instances before the last step
+
+    def before_last(lock: Lockstep) -> None:
+        if item[0] == "probe":
+            ref = lock.refs[item[1]]
+            states.extend(str(ref.view(k)["state"]) for k in ref.instance_keys())
+
+    _, reports = run_program(machine, actions, session, after=lambda d: written.append(records_written(d)),
+                             before_last=before_last, **options)
+    last = reports[-1]
     program = "\n".join(f"  {i}. {a.render()}" for i, a in enumerate(actions, 1))
-    assert item in last.items, f"the last step did not visit {item}; program:\n{program}\nit visited {last.items}"
+    if item[0] == "probe":  # the row declared unreachable in the state does not fire there
+        _, machine_name, row, state = item
+        assert state in states, f"no {machine_name} instance was in {state} before the probe; program:\n{program}"
+        assert not any(f.machine == machine_name and f.row.index == row for f in last.fired), \
+            f"row {row}, declared unreachable in {state}, fired; program:\n{program}"
+    else:
+        assert item in last.items, \
+            f"the last step did not visit {item}; program:\n{program}\nit visited {last.items}"
     seen = [[f.machine, f.event, f.row.index, f.from_state, f.to_state, f.answer] for f in last.fired]
     assert seen == [list(e) for e in case["expect"]], \
         f"the last step fired {seen}, the case expects {case['expect']}; program:\n{program}"

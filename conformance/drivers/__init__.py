@@ -51,6 +51,21 @@ class DriverSpec:
         rows: Mapping[str, Any] = getattr(self.driver_class(), "unreachable", {})
         return {name: declared_unreachable(machines[name], entries) for name, entries in rows.items()}
 
+    def probes(self, machines: Mapping[str, Any]) -> dict[tuple[Any, ...], Any]:
+        """The probe items of the driver's `probes` (machine → declared-unreachable row → the action that sends the
+        row's event): `("probe", machine, row, state)` → action, for every state the row is declared unreachable in.
+        A probed row must be declared unreachable (an error otherwise)."""
+        declared = self.unreachable(machines)
+        out: dict[tuple[Any, ...], Any] = {}
+        for name, rows in getattr(self.driver_class(), "probes", {}).items():
+            for row, action in rows.items():
+                states = sorted(i[3] for i in declared.get(name, {}) if i[2] == row)
+                if not states:
+                    raise ValueError(f"{self.machine}: the driver probes row {row} of {name}, which it does not "
+                                     "declare unreachable")
+                out.update({("probe", name, row, s): action for s in states})
+        return out
+
     def hooks(self) -> Any:
         module = self.search_module or self.module
         return getattr(importlib.import_module(f"kcoord.conformance.drivers.{module}"), self.search)()

@@ -115,6 +115,10 @@ UNREACHABLE = {"ClassicGroup": (
     (126, "AssignmentWriteFailed", "NONE", ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"),
      _WRITE_IN_STEP),
 )}
+#: declared-unreachable rows probed (see `coverage.declared_unreachable`): in each state the row is declared unreachable
+#: in, a generated case sends the action and checks, in lockstep with the spec, that the row does not fire there —
+#: the claim "never taken here" becomes a tested fact (and a mutant that makes the row fire there is killed)
+PROBES = {"ClassicGroup": {138: Action("UpgradeToConsumerGroup"), 139: Action("UpgradeToConsumerGroup")}}
 REQUESTS = ("JoinNewDynamicMember", "JoinNewStaticMember", "JoinKnownMember", "SyncGroup", "Heartbeat",
             "LeaveGroupMember", "OffsetCommit", "TxnOffsetCommit", "OffsetFetch", "OffsetDelete", "DeleteGroup")
 #: rows whose post-state the coordinator writes as the group's GroupMetadata record (or tombstone)
@@ -139,6 +143,7 @@ class ClassicGroupDriver(ClusterDriver):
     main = MACHINE
     forgotten = FORGOTTEN
     unreachable = UNREACHABLE
+    probes = PROBES
 
     def __init__(self, *, workdir: Path | None = None) -> None:
         config = ClusterConfig(nodes=1, txn=TxnConfig(num_partitions=1, offsets_num_partitions=1),

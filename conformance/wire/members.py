@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .ownership import OwnershipLog
+from .raw import api_versions, split_bootstrap
 from .target import Record, ScenarioFailed, ScenarioSkipped, Target, consumed, wait_until
 
 _log = logging.getLogger(__name__)
@@ -330,6 +331,14 @@ def client_available(client: str) -> bool:
 def require(client: str) -> None:
     if not client_available(client):
         raise ScenarioSkipped(f"{client} is not installed")
+
+
+def require_consumer_protocol(target: Target) -> None:
+    """Skips the scenario unless the target's first broker advertises ConsumerGroupHeartbeat (KIP-848)."""
+    from kio.schema.consumer_group_heartbeat.v0 import ConsumerGroupHeartbeatRequest
+
+    if int(ConsumerGroupHeartbeatRequest.__api_key__) not in api_versions(split_bootstrap(target.bootstrap)[0]):
+        raise ScenarioSkipped("the broker does not advertise ConsumerGroupHeartbeat (KIP-848)")
 
 
 class MemberFactory:

@@ -12,12 +12,11 @@ import time
 from collections import defaultdict
 
 from .looks import coordinator, look_classic_group, look_consumer_group
-from .members import Member, MemberFactory, wait_settled
+from .members import Member, MemberFactory, require_consumer_protocol, wait_settled
 from .ownership import OwnershipLog
-from .raw import api_versions, describe_group, split_bootstrap
+from .raw import api_versions, describe_group
 from .target import Record, ScenarioFailed, ScenarioSkipped, Target, wait_until
 
-CONSUMER_GROUP_HEARTBEAT_KEY = 68
 DESCRIBE_GROUPS_KEY = 15
 GROUP_ID_NOT_FOUND = 69
 
@@ -158,9 +157,7 @@ def _static_membership(target: Target) -> str:
 def consumer_protocol(target: Target) -> str:
     """confluent-kafka with group.protocol=consumer (KIP-848): members join, the broker reconciles the assignment
     (revoke before assign), and members leave."""
-    address = split_bootstrap(target.bootstrap)[0]
-    if CONSUMER_GROUP_HEARTBEAT_KEY not in api_versions(address):
-        raise ScenarioSkipped("the broker does not advertise ConsumerGroupHeartbeat (KIP-848)")
+    require_consumer_protocol(target)
     topic, group = target.name("ck", "848"), target.name("ck", "848-group")
     partitions = set(range(4))
     target.create_topic(topic, len(partitions))

@@ -15,11 +15,9 @@ import threading
 import time
 from typing import Any
 
-from .members import require
-from .raw import api_versions, split_bootstrap
-from .target import ScenarioFailed, ScenarioSkipped, Target, wait_until
+from .members import require, require_consumer_protocol
+from .target import ScenarioFailed, Target, wait_until
 
-CONSUMER_GROUP_HEARTBEAT_KEY = 68
 TopicPartition = tuple[str, int]
 
 
@@ -104,8 +102,7 @@ class TopicMember:
 
 def _require_kip_848(target: Target) -> None:
     require("confluent-kafka")
-    if CONSUMER_GROUP_HEARTBEAT_KEY not in api_versions(split_bootstrap(target.bootstrap)[0]):
-        raise ScenarioSkipped("the broker does not advertise ConsumerGroupHeartbeat (KIP-848)")
+    require_consumer_protocol(target)
 
 
 def _wait_split(members: list[TopicMember], partitions: set[TopicPartition], timeout_s: float) -> None:

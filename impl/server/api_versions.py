@@ -39,7 +39,7 @@ __all__ = (
     "unsupported_version_fallback",
 )
 
-API_VERSIONS_KEY: Final = 18
+API_VERSIONS_KEY: Final = int(v0.ApiVersionsRequest.__api_key__)
 _FIRST_FLEXIBLE: Final = 3
 # Kafka's ApiVersionsRequest.isValid: software name and version must match this (KIP-511).
 _SOFTWARE_PATTERN: Final = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")

@@ -25,6 +25,7 @@ from kio.static.constants import EntityType
 from kio.static.primitive import i16, i32
 from kio.static.protocol import RequestHeader, RequestPayload, ResponsePayload
 
+from .api_versions import API_VERSIONS_KEY
 from .errors import (
     IllegalStateError,
     MalformedBody,
@@ -37,7 +38,6 @@ from .lengths import LengthError, check_body, clamp_durations
 from .nullability import null_field
 
 __all__ = (
-    "API_VERSIONS_KEY",
     "DecodedRequest",
     "HeaderStart",
     "RequestHeader",
@@ -51,7 +51,6 @@ __all__ = (
     "read_header_start",
 )
 
-API_VERSIONS_KEY: Final = 18
 PRODUCE_KEY: Final = 0
 _HEADER_START: Final = struct.Struct(">hhi")  # request_api_key, request_api_version, correlation_id
 _CORRELATION_ID: Final = struct.Struct(">i")

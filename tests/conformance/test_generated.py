@@ -121,6 +121,33 @@ def test_a_declared_unreachable_row_the_spec_does_not_match_is_an_error() -> Non
         declared_unreachable(m, [(row.index, "SyncGroup", row.error, row.sources[:1], "why")])
 
 
+@pytest.mark.parametrize("name", sorted(DRIVERS))
+def test_every_probe_has_a_case(name: str) -> None:
+    """A driver's `probes` (declared-unreachable rows whose event it can send) each have a generated case."""
+    probes = DRIVERS[name].probes(bundled_machines())
+    cases = {tuple(c.data["item"]) for c in load_cases(drivers=[name])}
+    assert set(probes) <= cases, sorted(set(probes) - cases, key=repr)
+
+
+def test_a_probe_case_fails_when_the_declared_unreachable_row_fires() -> None:
+    """ClassicGroup's row 138 (UNKNOWN_SERVER_ERROR) is declared unreachable in PreparingRebalance: the driver runs
+    without online upgrades. Its probe case sends UpgradeToConsumerGroup there and passes on the real table; with the
+    row's guard made true the row fires and the case fails (the mutant survived before probes existed)."""
+    (case,) = [c for c in load_cases(drivers=["ClassicGroup"])
+               if c.data["item"] == ["probe", "ClassicGroup", 138, "PreparingRebalance"]]
+    assert run_suite([case]).ok
+    (mutant,) = [m for m in table_mutants("ClassicGroup", ["guard-true"]) if m.row == 138]
+    (verdict,) = run_mutation([mutant], [case]).verdicts
+    assert verdict.killed and verdict.by == case.id, verdict
+
+
+def test_a_probe_of_a_row_not_declared_unreachable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = DRIVERS["ClassicGroup"]
+    monkeypatch.setattr(spec.driver_class(), "probes", {"ClassicGroup": {137: Action("UpgradeToConsumerGroup")}})
+    with pytest.raises(ValueError, match="does not declare unreachable"):
+        spec.probes(bundled_machines())
+
+
 def test_the_suite_runs_in_process_and_passes_unmutated() -> None:
     cases = [c for c in load_cases(drivers=["Transaction"])][:40]
     with patched("transaction", lambda t: None):

@@ -67,9 +67,14 @@ class RawClient:
         self.sock.sendall(data)
 
     def read_frame(self) -> bytes | None:
-        """The next response payload, or None once the server closed the connection."""
+        """The next response payload, or None once the server closed the connection. A server that closes with
+        some of our frames unread (after a frame it cannot answer) makes the kernel reset the connection rather
+        than end it: on loopback the answers sent before arrive first, and the reset counts as closed too."""
         while not self.pending:
-            data = self.sock.recv(65536)
+            try:
+                data = self.sock.recv(65536)
+            except ConnectionResetError:
+                return None
             if not data:
                 return None
             self.pending.extend(self.splitter.feed(data))

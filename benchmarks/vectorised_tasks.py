@@ -1,15 +1,20 @@
 """Spark as the scheduler, DuckDB per task: a measured prototype for issue 33's "flat from 1M" target.
 
-    .venv/bin/python -m benchmarks.vectorised_tasks [--sizes 1e6,1e7] [--runs 3] [--designs spark-sql,tasks]
-        [--unit-rows 250000] [--scratch DIR]
+    .venv/bin/python -m benchmarks.vectorised_tasks [--sizes 1e6,1e7] [--runs 3] [--scratch DIR]
+        [--designs spark-sql,tasks,tasks-all,scan-arrow,tasks-rows,spark-full,warm-tasks,duckdb-three,...]
+    .venv/bin/python -m benchmarks.vectorised_tasks --every-machine [--seed 7]
 
 Owns: `combined` (the illegal-transition, discontinuity and one-invariant checks as one counting query, rendered in
 DuckDB's or Spark's dialect from the Spark checker's own expression trees, as `duckdb_peer.queries` renders them),
-`units` (a trace's row groups cut into work units of whole keys), `tasks_counts` (the design measured: a Spark job
-whose partitions are the units, each task reading its row groups with pyarrow and counting with an in-process DuckDB
-of one thread, through `mapInArrow`), `sql_counts` (the same query as one Spark SQL plan, whole-stage code
-generation, for the side by side) and the benchmark that runs both in fresh processes, alternating.
-Must not import the checker's Spark plan (only its expression trees) and changes nothing in the checker.
+`row_pass` (every row check of the checker's pass as one DuckDB query, `MachinePlan`'s trees stage for stage, in
+`ChecksDialect`), `units` (a trace's row groups cut into work units of whole keys), `tasks_counts` (the design
+measured: a Spark job whose partitions are the units, each task reading its row groups with pyarrow and counting
+with an in-process DuckDB of one thread, through `mapInArrow`; "tasks:ROWS" sets the unit size), `scan_counts`
+(Spark's own scan feeding `mapInArrow`), `sql_counts` (the three checks as one Spark SQL plan, whole-stage code
+generation), `measure_duckdb` (DuckDB alone), and the benchmark that runs the designs in fresh processes,
+alternating, after checking each one's counts against the Python checker's on mutated traces ("warm-DESIGN": the
+Python workers started before the measure). Uses the checker's `MachinePlan` only for its expression trees (no
+session, no frame) and changes nothing in the checker.
 
 The design needs what the issue's moonshot asks of the writer: **traces clustered by key**, every key's rows inside
 one work unit (here: inside one Parquet row group; `bench_traces.tile` writes one row group per tiled copy, and every

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY, output, under_spark_submit
+from kcoord.conformance.traces import MAX_ROWS_IN_MEMORY, output, sparkcds, under_spark_submit
 from kcoord.conformance.traces import witness as W
 from kcoord.conformance.traces.checks import CHECKS, Spec, Violation
 from kcoord.conformance.traces.output import Summary
@@ -83,6 +83,8 @@ class Config:
     shuffle_partitions: int | None = None
     spec_files: list[str] = field(default_factory=list)
     remote: str | None = None  # a Spark Connect server (sc://HOST:PORT) instead of a master
+    #: where a local driver JVM finds its class-data archive (`sparkcds`; None: it starts without one)
+    spark_archive: str | None = field(default_factory=lambda: str(sparkcds.default_folder()))
 
 
 @dataclass(slots=True)
@@ -357,7 +359,8 @@ def _session(config: Config, spark: Any, sources: Sequence[Source]) -> Any:
         if spark is None and config.remote is not None:
             spark = session.remote_session(config.remote)
         spark = spark or session.active_session() or session.local_session(
-            config.master, shuffle_partitions=config.shuffle_partitions, rows=rows)
+            config.master, shuffle_partitions=config.shuffle_partitions, rows=rows,
+            archive_folder=Path(config.spark_archive) if config.spark_archive else None)
     except Exception as e:  # py4j's error carries the JVM's whole stack: its first line says what failed
         first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
         where = f"--remote {config.remote}" if config.remote is not None else f"--master {config.master}"

@@ -4,24 +4,35 @@ server on request.
 Owns: the session settings the checker relies on (UI off for local runs, few shuffle partitions for small inputs, the
 local JVM's JIT by input size (`jit_options`), generated or interpreted code by input size (`tune`), adaptive
 execution on, broadcast joins for the small spec tables, the driver's log level) and, in a local session, the class
-loader the driver compiles generated code in (`tasks_class_loader`). It reads no argv and one environment
-variable, the one `spark-submit` sets for the driver it starts (so that the master is then the one given to
-`spark-submit`); the CLI passes the master in.
+loader the driver compiles generated code in (`tasks_class_loader`); a driver JVM it starts maps the class-data
+archive of `sparkcds` when one was built (`make setup`), else starts as it always did. It reads no argv and one
+environment variable, the one `spark-submit` sets for the driver it starts (so that the master is then the one given
+to `spark-submit`); the CLI passes the master in.
 Must not import: kcoord.cli.
 """
 
 from __future__ import annotations
 
+import logging
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from . import under_spark_submit
+from . import sparkcds, under_spark_submit
 
 APP_NAME = "kcoord check-traces"
+
+#: where `local_session` looks for the driver's class-data archive by default (`sparkcds.default_folder`)
+ARCHIVE_FOLDER = sparkcds.default_folder()
+
+LOG = logging.getLogger(__name__)
 
 
 #: inputs of at most this many rows start their JVM with C1 only (see `jit_options`); measured on both sides
@@ -36,20 +47,24 @@ INTERPRETED_ROWS = 50_000
 
 
 def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
-                  app_name: str = APP_NAME, driver_memory: str | None = None, rows: int | None = None) -> SparkSession:
+                  app_name: str = APP_NAME, driver_memory: str | None = None, rows: int | None = None,
+                  archive_folder: Path | None = ARCHIVE_FOLDER, extra_java_options: str = "") -> SparkSession:
     """A SparkSession on `master` (`local[*]`, `spark://…`, `yarn`; None: the one `spark-submit` was given, else
     `local[*]`); reuses a running one. `rows`: the input's size, when known (it chooses the JIT of the JVMs that run
-    the checks: the local driver, or a cluster's executors)."""
+    the checks: the local driver, or a cluster's executors). A driver JVM it starts maps the class-data archive
+    built in `archive_folder` (None: none) for this JDK and these jars, if there is a whole one (`driver_archive`);
+    `extra_java_options`: more options of that JVM."""
     builder = SparkSession.builder.appName(app_name)
     if master is None and not under_spark_submit():
         master = "local[*]"
     if master is not None:
         builder = builder.master(master)
+    driver_options = extra_java_options
     if master is not None and master.startswith("local"):
         # Python workers (if any are ever started) must be this interpreter (our venv), not `python3` on PATH.
         builder = (builder.config("spark.pyspark.python", sys.executable)
-                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.driver.extraJavaOptions", jit_options(rows)))
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false"))
+        driver_options = f"{jit_options(rows)} {extra_java_options}".strip()
     elif master is not None:  # a cluster's executors run the checks: the same JIT (benchmarks/bench_cluster.py)
         builder = builder.config("spark.executor.extraJavaOptions", jit_options(rows))
     if driver_memory:
@@ -59,10 +74,56 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
     builder = (builder.config("spark.sql.adaptive.enabled", "true")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.autoBroadcastJoinThreshold", str(64 * 1024 * 1024)))
-    session = builder.getOrCreate()
+    starts_jvm = master is not None and SparkContext._gateway is None  # (pyspark keeps its JVM once started)
+    session = _start(builder, driver_options, driver_archive(archive_folder, driver_memory) if starts_jvm else None)
     session.sparkContext.setLogLevel("ERROR")
     tune(session)
     return session
+
+
+def driver_archive(folder: Path | None, driver_memory: str | None = None) -> sparkcds.Archive | None:
+    """The class-data archive a driver JVM started now would map (None: none; why, in the log: at INFO when there is
+    none, at WARNING when it is damaged)."""
+    if folder is None or not sparkcds.fits(driver_memory):
+        return None
+    try:
+        archive = sparkcds.locate(folder)
+    except OSError as e:  # (an unreadable JDK or Spark folder: Spark's own start will say more)
+        LOG.info("Spark starts without a class-data archive: %s", e)
+        return None
+    why = sparkcds.unusable(archive) if archive is not None else "no Java found"
+    if why is None:
+        return archive
+    (LOG.warning if archive is not None and archive.jsa.exists() else LOG.info)(
+        "Spark starts without its class-data archive: %s", why)
+    return None
+
+
+def _start(builder: Any, driver_options: str, archive: sparkcds.Archive | None) -> SparkSession:
+    """`builder.getOrCreate()`, the driver JVM mapping `archive` if there is one; if that JVM says it did not
+    map it (one line in the log, at WARNING), or did not start with it, the session runs without it."""
+    if archive is None:
+        if driver_options:
+            builder = builder.config("spark.driver.extraJavaOptions", driver_options)
+        return builder.getOrCreate()  # type: ignore[no-any-return]
+    folder = Path(tempfile.mkdtemp(prefix="kcoord-spark-cds-"))  # (a file the JVM creates: it would rotate one)
+    log = folder / "cds.log"
+    try:
+        options = f"{driver_options} {sparkcds.driver_options(archive, log)}".strip()
+        try:
+            session: SparkSession = builder.config("spark.driver.extraJavaOptions", options).getOrCreate()
+        except Exception as e:  # (pyspark's "Java gateway process exited": retried without the archive)
+            first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
+            LOG.warning("Spark's JVM did not start with the class-data archive %s (%s): starting it without",
+                        archive.jsa, first.strip())
+            # (the builder keeps its options: the archive's are replaced, even by none)
+            return _start(builder.config("spark.driver.extraJavaOptions", driver_options), driver_options, None)
+        why = sparkcds.refused(log)
+        if why is not None:
+            LOG.warning("Spark's JVM did not use the class-data archive %s: %s", archive.jsa, why)
+        return session
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def remote_session(url: str, app_name: str = APP_NAME) -> SparkSession:

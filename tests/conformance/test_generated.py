@@ -141,6 +141,18 @@ def test_a_probe_case_fails_when_the_declared_unreachable_row_fires() -> None:
     assert verdict.killed and verdict.by == case.id, verdict
 
 
+def test_a_table_mutant_that_survives_its_own_driver_meets_the_other_drivers_cases() -> None:
+    """ClassicGroup's row 141 (a consumer group converted back, Stable) is never taken by the ClassicGroup driver,
+    whose groups are never converted; the ConsumerGroup driver's static take-over converts one, and its case catches
+    the row's negated guard."""
+    classic = [c for c in load_cases(drivers=["ClassicGroup"]) if c.data["item"][0] == "state"]
+    (taker,) = [c for c in load_cases(drivers=["ConsumerGroup"])
+                if c.id == "transition-StaticMemberReplaced#41-in-Reconciling"]
+    (mutant,) = [m for m in table_mutants("ClassicGroup", ["guard-negate"]) if m.row == 141]
+    (verdict,) = run_mutation([mutant], [*classic, taker]).verdicts
+    assert verdict.killed and verdict.by == taker.id and verdict.cases_run == len(classic) + 1, verdict
+
+
 def test_a_probe_of_a_row_not_declared_unreachable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = DRIVERS["ClassicGroup"]
     monkeypatch.setattr(spec.driver_class(), "probes", {"ClassicGroup": {137: Action("UpgradeToConsumerGroup")}})

@@ -445,11 +445,12 @@ def stage_rows(records: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def validate_peer(scratch: Path, seed: int) -> None:
-    """DuckDB's three named checks count what the Python reference checker finds, on traces with every mutation."""
+def mutated_traces(scratch: Path, seed: int) -> tuple[Path, dict[str, int]]:
+    """Transaction traces with every mutation (written under `scratch`/peer) and the Python reference checker's
+    counts of the illegal transitions, the discontinuities and the first invariant's violations in them."""
     import random
 
-    from benchmarks.duckdb_peer import NAMED_CHECKS, count
+    from benchmarks.duckdb_peer import NAMED_CHECKS
     from kcoord.conformance.traces.checks import Spec
     from kcoord.conformance.traces.generate import Options, generate
     from kcoord.conformance.traces.mutations import MUTATIONS
@@ -471,7 +472,16 @@ def validate_peer(scratch: Path, seed: int) -> None:
     for v in check_paths([str(root)], machines).violations:
         if v.check in ("illegal_transition", "discontinuity") or (v.check == "invariant" and v.name == first):
             expected[v.check] += 1
-    got = count(machine, str(root / MACHINE / "*.parquet"))
+    return root, expected
+
+
+def validate_peer(scratch: Path, seed: int) -> None:
+    """DuckDB's three named checks count what the Python reference checker finds, on traces with every mutation."""
+    from benchmarks.duckdb_peer import count
+    from kcoord.model.loader import bundled_machines
+
+    root, expected = mutated_traces(scratch, seed)
+    got = count(bundled_machines()[MACHINE], str(root / MACHINE / "*.parquet"))
     assert got == expected and all(expected.values()), f"DuckDB counts {got}, the Python checker {expected}"
 
 

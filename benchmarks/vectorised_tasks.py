@@ -1,0 +1,526 @@
+"""Spark as the scheduler, DuckDB per task: a measured prototype for issue 33's "flat from 1M" target.
+
+    .venv/bin/python -m benchmarks.vectorised_tasks [--sizes 1e6,1e7] [--runs 3] [--scratch DIR]
+        [--designs spark-sql,tasks,tasks-all,scan-arrow,tasks-rows,spark-full,warm-tasks,duckdb-three,...]
+    .venv/bin/python -m benchmarks.vectorised_tasks --every-machine [--seed 7]
+
+Owns: `combined` (the illegal-transition, discontinuity and one-invariant checks as one counting query, rendered in
+DuckDB's or Spark's dialect from the Spark checker's own expression trees, as `duckdb_peer.queries` renders them),
+`row_pass` (every row check of the checker's pass as one DuckDB query, `MachinePlan`'s trees stage for stage, in
+`ChecksDialect`), `units` (a trace's row groups cut into work units of whole keys), `tasks_counts` (the design
+measured: a Spark job whose partitions are the units, each task reading its row groups with pyarrow and counting
+with an in-process DuckDB of one thread, through `mapInArrow`; "tasks:ROWS" sets the unit size), `scan_counts`
+(Spark's own scan feeding `mapInArrow`), `sql_counts` (the three checks as one Spark SQL plan, whole-stage code
+generation), `measure_duckdb` (DuckDB alone), and the benchmark that runs the designs in fresh processes,
+alternating, after checking each one's counts against the Python checker's on mutated traces ("warm-DESIGN": the
+Python workers started before the measure). Uses the checker's `MachinePlan` only for its expression trees (no
+session, no frame) and changes nothing in the checker.
+
+The design needs what the issue's moonshot asks of the writer: **traces clustered by key**, every key's rows inside
+one work unit (here: inside one Parquet row group; `bench_traces.tile` writes one row group per tiled copy, and every
+copy has keys of its own). A key that crosses units would need its boundary rows joined afterwards; not built here.
+CPU is counted as the issue counts it, start-up excluded (the JVM, the session and `range(1).count()`): the driver
+JVM (/proc), the Python workers Spark starts (the daemon and its forks, reaped ones included: cutime) and the driver's
+own Python process (where it runs code of the check: rendering, listing the units, summing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bench_traces import MACHINE, ROOT, _cpu_s, make_base, mutated_traces, pq_rows, tile
+from kcoord.model import ir
+from kcoord.model import sqltree as q
+
+CHECKS = ("illegal_transition", "discontinuity", "invariant")
+
+
+def combined(m: ir.Machine, source: str, dialect: q.Dialect) -> str:
+    """One query over the relation `source` counting the three checks' violations (one window per key, one
+    aggregate): the conditions are `duckdb_peer`'s (the checker's `legal`, `fresh`, `discontinuity` and the
+    machine's first invariant compiled by `SparkCompiler`), rendered in `dialect`."""
+    from benchmarks.duckdb_peer import _plan
+    from kcoord.conformance.traces.sparkcheck import POST
+    from kcoord.model.spark_backend import SparkCompiler
+
+    plan = _plan(m)
+    broken = q.and_(q.binary(">=", q.col("seq"), q.lit(0)), q.not_(SparkCompiler(POST).holds(m.invariants[0].expr)))
+    windowed = (f"SELECT *, lag(to_state) OVER k AS p_to_state, lag(seq) OVER k AS p_seq, "
+                f"lag(coordinator_epoch) OVER k AS p_coordinator_epoch FROM {source} "
+                f"WINDOW k AS (PARTITION BY key, seq < 0 ORDER BY seq)")
+    fresh = f"SELECT *, {dialect.render(plan.fresh())} AS fresh FROM ({windowed}) w"
+    counts = {"illegal_transition": q.not_(plan.legal()), "discontinuity": q.holds(plan.discontinuity()),
+              "invariant": q.holds(broken)}
+    picked = ", ".join(f"count_if({dialect.render(e)}) AS {name}" for name, e in counts.items())
+    return f"SELECT {picked}, count(*) AS rows_checked FROM ({fresh}) f"
+
+
+class ChecksDialect(q.DuckDBDialect):
+    """`sqltree`'s DuckDB dialect plus the four Spark array functions the checks' trees use and DuckDB lacks (the
+    peer's three checks need none of them): rewritten here, for the measurement; the same four lines would belong
+    in `sqltree.DuckDBDialect`. Sets are arrays without nulls (the reader's validation), so DuckDB's
+    `list_distinct` dropping nulls changes nothing."""
+
+    def _fn(self, e: q.Fn) -> str:
+        args = [self.render(a) for a in e.args]
+        if e.name == "array":
+            return f"list_value({', '.join(args)})"
+        if e.name == "array_union":
+            return f"list_distinct(list_concat({args[0]}, {args[1]}))"
+        if e.name == "array_except":
+            return f"list_filter(list_distinct({args[0]}), lambda _e: NOT list_contains({args[1]}, _e))"
+        if e.name == "array_intersect":
+            return f"list_filter(list_distinct({args[0]}), lambda _e: list_contains({args[1]}, _e))"
+        return q.DuckDBDialect._fn(self, e)
+
+    def _op(self, e: q.Op) -> str:
+        if e.op == "<<":  # (DuckDB refuses to shift a negative number, as a row of no spec row (-1) gets; Spark
+            a, b = (self.render(i) for i in e.items)  # shifts it, and the row check's other conjunct decides)
+            return f"(({a}) * (CAST(1 AS INTEGER) << ({b})))"
+        return q.DuckDBDialect._op(self, e)
+
+    def _lambda(self, e: q.Lambda) -> str:
+        return f"lambda {e.var.name}: {self.render(e.body)}"
+
+
+CHECKS_DIALECT = ChecksDialect(q.DUCKDB.name, quote_char=q.DUCKDB.quote_char, string_escapes=q.DUCKDB.string_escapes,
+                               functions=q.DUCKDB.functions, types=q.DUCKDB.types)
+
+
+def row_pass(m: ir.Machine, source: str) -> str:
+    """Every row check of the Spark checker's pass (`MachinePlan`: the map side's table, spec row, error and
+    invariants, the window's lags, the pre-state, the conditions, effects, frame and steps, the flags) as one DuckDB
+    query over `source`, counting the violations of each row check, each invariant and each step property. The
+    stages are the pass's own expression trees in `sqltree`'s DuckDB dialect, stage for stage as `pass_stages`
+    builds them; only the SELECT/WINDOW plumbing is written here. No validation, no trace properties, no messages:
+    the per-row work of the check on valid rows, which is what a full check's flat part would cost per event."""
+    from kcoord.conformance.traces.sparkcheck import POST, ROW_FLAGS, SparkCompiler, has_bit, masks
+    from kcoord.conformance.traces.sparkread import typed_columns
+
+    d, plan = CHECKS_DIALECT, _plan_of(m)
+    r = d.render
+    post = SparkCompiler(POST)
+    inv = masks([q.not_(post.holds(i.expr)) for i in m.invariants])
+    local = ", ".join([f"{r(plan.legal())} AS _legal", f"{r(plan.spec_row_ok())} AS _sr_ok",
+                       f"{r(plan.error_ok())} AS _err_ok", *(f"{r(x)} AS _inv_{i}" for i, x in enumerate(inv))])
+    lags = dict.fromkeys(["to_state", "seq", "coordinator_epoch", *(v.name for v in m.variables)])
+    order = ", ".join(d.quote(n) for n, _ in typed_columns(m) if n != "seq")
+    windowed = (", ".join([*(f"lag({d.quote(c)}) OVER w AS {d.quote('p_' + c)}" for c in lags),
+                           "row_number() OVER w AS _rn"])
+                + f" WINDOW w AS (PARTITION BY key, seq < 0 ORDER BY seq, {order})")
+    sql = f"SELECT *, {local} FROM {source}"
+    sql = f"SELECT *, {windowed.split(' WINDOW ')[0]} FROM ({sql}) s WINDOW {windowed.split(' WINDOW ')[1]}"
+    for stage in plan_stage_columns(plan):
+        sql = f"SELECT *, {', '.join(r(x) for x in stage)} FROM ({sql}) s"
+    (flags,) = masks([q.holds(getattr(plan, name)()) for name in ROW_FLAGS])
+    counts = [(q.ne(q.binary("&", flags, q.lit(1 << i)), q.lit(0)), name) for i, name in enumerate(ROW_FLAGS)]
+    counts += [(q.and_(q.binary(">=", q.col("seq"), q.lit(0)), has_bit("_inv", i)), f"invariant_{i}")
+               for i in range(len(m.invariants))]
+    counts += [(has_bit("_steps", i), f"step_{i}") for i in range(len(m.steps))]
+    picked = ", ".join(f"count_if({r(e)}) AS {name}" for e, name in counts)
+    return f"SELECT {picked}, count(*) AS rows_checked FROM ({sql}) s"
+
+
+def _plan_of(m: ir.Machine) -> Any:
+    from benchmarks.duckdb_peer import _plan
+
+    return _plan(m)
+
+
+def plan_stage_columns(plan: Any) -> list[list[q.Aliased]]:
+    """The pass's projections after the window (`MachinePlan.pre` and `checks`), as aliased trees, in order."""
+    from kcoord.conformance.traces.sparkcheck import PRE, SparkCompiler, masks
+    from kcoord.model import ir as _ir
+
+    m, s = plan.m, plan.spec
+    p_to = q.col("p_to_state")
+    stages: list[list[q.Aliased]] = []
+    known = q.not_(q.and_(plan.fresh(), q.eq(q.col("kind"), q.lit(plan.kind("load")))))
+    stages.append([q.Aliased(plan.fresh(), "fresh"), q.Aliased(known, "pre_known")])
+
+    def value(fresh_value: q.Expr, previous: q.Expr) -> q.Expr:
+        return q.case([(q.not_(q.col("pre_known")), q.NULL), (q.col("fresh"), fresh_value)], previous)
+
+    c = SparkCompiler(PRE)
+    pre = [q.Aliased(value(q.lit(plan.state(s.initial)), p_to), "pre_state")]
+    pre += [q.Aliased(value(c.tree(_ir.Lit(v.default, v.type)) if v.default is not None else q.NULL,
+                            q.col(f"p_{v.name}")), f"pre_{v.name}") for v in m.variables]
+    pending = q.or_(q.col("pending"), q.holds(q.in_(pre[0].expr, plan.states(s.pending_states))))
+    pos = q.when(q.binary(">=", q.col("seq"), q.lit(0)), q.binary("-", q.col("_rn"), q.lit(1)), q.lit(-1))
+    stages.append([*pre, q.Aliased(pending, "eff_pending"), q.Aliased(pos, "pos")])
+    terms = plan.condition_terms()
+    known_row = q.and_(q.col("_sr_ok"), q.col("pre_known"))
+    items = [q.Aliased(q.when(known_row, x, q.lit(0)), f"_cj_{i}") for i, x in enumerate(plan.term_masks(c, terms))]
+    items += [q.Aliased(x, f"_chg_{i}") for i, x in enumerate(
+        masks([q.not_(q.same(q.col(v.name), q.col(f"pre_{v.name}"))) for v in m.variables]))]
+    items += [q.Aliased(q.when(plan.gate(), x, q.lit(0)), f"_eff_{i}") for i, x in enumerate(plan.effect_masks(c))]
+    items += [q.Aliased(q.when(plan.gate(), x, q.lit(0)), f"_steps_{i}")
+              for i, x in enumerate(masks([plan.step_fails(st) for st in m.steps]))]
+    stages.append(items)
+    return stages
+
+
+def columns_read(sql: str, schema_names: list[str]) -> list[str]:
+    """The columns of the files `sql` refers to (what DuckDB's projection pushdown would read)."""
+    words = set(re.findall(r'"?([A-Za-z_][A-Za-z0-9_]*)"?', sql))
+    return [n for n in schema_names if n in words]
+
+
+def units(files: list[Path], unit_rows: int) -> list[tuple[str, list[int]]]:
+    """The files' row groups in units of at most ~`unit_rows` rows (a file's consecutive row groups; a row group is
+    never split: it holds whole keys)."""
+    import pyarrow.parquet as pq
+
+    out: list[tuple[str, list[int]]] = []
+    for f in files:
+        meta = pq.read_metadata(f)
+        group: list[int] = []
+        rows = 0
+        for i in range(meta.num_row_groups):
+            if group and rows + meta.row_group(i).num_rows > unit_rows:
+                out.append((str(f), group))
+                group, rows = [], 0
+            group.append(i)
+            rows += meta.row_group(i).num_rows
+        if group:
+            out.append((str(f), group))
+    return out
+
+
+def task_function(work: list[tuple[str, list[int]]], sql: str, names: list[str],
+                  columns: list[str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """`mapInArrow`'s function: for each unit id of its input, the unit's row groups read with pyarrow (only
+    `columns`) and counted by `sql` (its result columns: `names`) in DuckDB with one thread (the task's core). A
+    closure, so cloudpickle ships it by value: the worker needs pyarrow and duckdb, not this package."""
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import duckdb
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        con = duckdb.connect(config={"threads": 1})
+        try:
+            for batch in batches:
+                for unit in batch.column(0).to_pylist():
+                    path, groups = work[unit]
+                    t = pq.ParquetFile(path).read_row_groups(groups, columns=columns)  # noqa: F841 (DuckDB reads it)
+                    row = con.execute(sql.replace("{source}", "t")).fetchone()
+                    yield pa.RecordBatch.from_pydict({n: [int(v)] for n, v in zip(names, row, strict=True)})
+        finally:
+            con.close()
+    return run
+
+
+def tasks_counts(spark: Any, m: ir.Machine, files: list[Path], unit_rows: int, query: str = "three",
+                 every_column: bool = False) -> dict[str, int]:
+    """Design (b): one Spark job of one partition per unit; each task checks its units with DuckDB. `query`:
+    "three" (`combined`: the peer's three checks, reading only the columns they name, or `every_column`) or "rows"
+    (`row_pass`: every row check, every column)."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    work = units(files, unit_rows)
+    sql = combined(m, "{source}", q.DUCKDB) if query == "three" else row_pass(m, "{source}")
+    all_names = pq.read_schema(files[0]).names
+    columns = all_names if every_column or query == "rows" else columns_read(sql, all_names)
+    empty = pq.ParquetFile(files[0]).schema_arrow.empty_table().select(columns)  # noqa: F841 (the result's names)
+    names = [d[0] for d in duckdb.connect().execute(sql.replace("{source}", "empty")).description]
+    schema = ", ".join(f"{n} long" for n in names)
+    fn = task_function(work, sql, names, columns)
+    rows = spark.range(0, len(work), 1, len(work)).mapInArrow(fn, schema).collect()
+    return {n: sum(int(r[n]) for r in rows) for n in names}
+
+
+def scan_function(sql: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """`mapInArrow`'s function when Spark reads the rows: the partition's batches (whole row groups, so whole keys)
+    gathered into one table and counted by DuckDB with one thread."""
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import duckdb
+        import pyarrow as pa
+
+        t = pa.Table.from_batches(list(batches))
+        if t.num_rows == 0:
+            return
+        con = duckdb.connect(config={"threads": 1})
+        try:
+            row = con.execute(sql.replace("{source}", "t")).fetchone()
+        finally:
+            con.close()
+        names = (*CHECKS, "rows_checked")
+        yield pa.RecordBatch.from_pydict({name: [int(v)] for name, v in zip(names, row, strict=True)})
+    return run
+
+
+def scan_counts(spark: Any, m: ir.Machine, folder: Path) -> dict[str, int]:
+    """Design (b2): Spark's own Parquet scan (row groups never split; files cut at 16 MB so both cores get tasks),
+    its rows shipped to the Python workers as Arrow batches (`mapInArrow`), DuckDB per partition. Only the columns
+    the query names are read (Spark prunes them from the select)."""
+    import pyarrow.parquet as pq
+
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(16 * 1024 * 1024))
+    sql = combined(m, "{source}", q.DUCKDB)
+    first = sorted(folder.glob("*.parquet"))[0]
+    columns = columns_read(sql, pq.read_schema(first).names)
+    df = spark.read.parquet(str(folder)).select(*columns)
+    schema = ", ".join(f"{c} long" for c in (*CHECKS, "rows_checked"))
+    rows = df.mapInArrow(scan_function(sql), schema).collect()
+    return {c: sum(int(r[c]) for r in rows) for c in (*CHECKS, "rows_checked")}
+
+
+def sql_counts(spark: Any, m: ir.Machine, folder: Path) -> dict[str, int]:
+    """Design (a): the same query as one Spark SQL plan over `spark.read.parquet` (whole-stage code generation)."""
+    spark.read.parquet(str(folder)).createOrReplaceTempView("traces")
+    row = spark.sql(combined(m, "traces", q.SPARK)).collect()[0]
+    return {c: int(row[c]) for c in (*CHECKS, "rows_checked")}
+
+
+# ---------------------------------------------------------------- one measurement, in a fresh process
+
+
+def _tree_cpu_s(root: int) -> float:
+    """CPU seconds of `root`'s descendants (not `root`), each with its reaped children's (cutime, cstime): the
+    Python daemon Spark starts and the workers it forks."""
+    parents: dict[int, tuple[int, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents[int(stat.parent.name)] = (int(fields[1]), sum(int(x) for x in fields[11:15]) / tick)
+        except (OSError, IndexError, ValueError):
+            continue
+    below, total, frontier = set(), 0.0, {root}
+    while frontier:
+        frontier = {pid for pid, (ppid, _) in parents.items() if ppid in frontier and pid not in below}
+        below |= frontier
+    for pid in below:
+        total += parents[pid][1]
+    return total
+
+
+def measure_duckdb(design: str, path: str) -> dict[str, Any]:
+    """No Spark: one DuckDB process over the files (`read_parquet`, its own threads: both cores), "duckdb-three"
+    the three checks (`combined`), "duckdb-rows" every row check (`row_pass`): the single-machine peer of (b)."""
+    import duckdb
+
+    from kcoord.model.loader import bundled_machines
+
+    machine = bundled_machines()[MACHINE]
+    files = sorted(Path(path, MACHINE).glob("*.parquet"))
+    source = f"read_parquet({q.DUCKDB.string(str(Path(path, MACHINE, '*.parquet')))})"
+    before, started = _cpu_s(None), time.monotonic()
+    sql = combined(machine, source, q.DUCKDB) if design == "duckdb-three" else row_pass(machine, source)
+    con = duckdb.connect(config={"threads": os.cpu_count() or 1})
+    cur = con.execute(sql)
+    found = {d[0]: int(v) for d, v in zip(cur.description, cur.fetchone(), strict=True)}
+    con.close()
+    cpu = _cpu_s(None) - before
+    return {"rows": sum(pq_rows(f) for f in files), "counts": found, "check_s": time.monotonic() - started,
+            "startup_s": 0.0, "jvm_cpu_s": 0.0, "workers_cpu_s": 0.0, "driver_py_cpu_s": cpu, "cpu_s": cpu,
+            "load_avg": os.getloadavg()[0],
+            "python_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _warm_up(batches: Iterator[Any]) -> Iterator[Any]:
+    import duckdb
+    import pyarrow.parquet  # noqa: F401 (what the tasks import)
+
+    duckdb.connect().close()
+    yield from batches
+
+
+def measure(design: str, path: str) -> dict[str, Any]:
+    if design.startswith("duckdb-"):
+        return measure_duckdb(design, path)
+    from kcoord.conformance.traces.session import local_session, tune
+    from kcoord.model.loader import bundled_machines
+
+    machine = bundled_machines()[MACHINE]
+    files = sorted(Path(path, MACHINE).glob("*.parquet"))
+    rows = sum(pq_rows(f) for f in files)
+    # (pyspark ships its workers' interpreter with each function, from PYSPARK_PYTHON, not from the session's
+    # `spark.pyspark.python`, which only spark-submit reads: without it the workers run `python3`, outside the venv)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    started = time.monotonic()
+    spark = local_session("local[*]", driver_memory="8g", rows=rows)  # (the JIT the CLI chooses at this size)
+    tune(spark, rows)
+    spark.range(1).count()
+    startup_s = time.monotonic() - started
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    warm = design.startswith("warm-")
+    if warm:  # ("warm-DESIGN": the Python workers started and their imports done before the measure, as a
+        design = design.removeprefix("warm-")  # long-lived session has them; the JVM is as fresh as the others')
+        spark.range(0, 2, 1, 2).mapInArrow(_warm_up, "id long").collect()
+    before = (_cpu_s(jvm), _tree_cpu_s(jvm), _cpu_s(None))
+    started = time.monotonic()
+    design, _, unit = design.partition(":")
+    if design in ("tasks", "tasks-all", "tasks-rows"):
+        found = tasks_counts(spark, machine, files, int(float(unit or 500_000)),
+                             "rows" if design == "tasks-rows" else "three", every_column=design == "tasks-all")
+    elif design == "scan-arrow":
+        found = scan_counts(spark, machine, Path(path, MACHINE))
+    else:
+        found = sql_counts(spark, machine, Path(path, MACHINE))
+    check_s = time.monotonic() - started
+    after = (_cpu_s(jvm), _tree_cpu_s(jvm), _cpu_s(None))
+    spark.stop()
+    jvm_s, workers_s, driver_py_s = (a - b for a, b in zip(after, before, strict=True))
+    return {"rows": rows, "counts": found, "check_s": check_s, "startup_s": startup_s, "warm": warm, "jvm_cpu_s": jvm_s,
+            "workers_cpu_s": workers_s, "driver_py_cpu_s": driver_py_s, "cpu_s": jvm_s + workers_s + driver_py_s,
+            "load_avg": os.getloadavg()[0],
+            "python_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def run_child(design: str, path: Path) -> dict[str, Any]:
+    """One measurement in a fresh process. "spark-full": today's full check (`bench_traces`' engine "spark", the
+    CLI's JIT for the size), whose figure is its driver JVM's CPU (it starts no Python worker)."""
+    if design == "spark-full":
+        from benchmarks import bench_traces
+
+        got = bench_traces.run_child("spark", path, path.parent)
+        return {**got, "jvm_cpu_s": got["cpu_s"], "workers_cpu_s": 0.0, "driver_py_cpu_s": 0.0,
+                "counts": {"violations": int(got["violations"])}}
+    done = subprocess.run([sys.executable, "-m", "benchmarks.vectorised_tasks", "--child", design, str(path)],
+                          check=True, capture_output=True, text=True, cwd=ROOT)
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def validate(scratch: Path, seed: int, designs: list[str]) -> dict[str, dict[str, int]]:
+    """Each design counts what the Python checker finds on traces with every mutation (and DuckDB's peer too)."""
+    root, expected = mutated_traces(scratch, seed)
+    every = python_counts(root)
+    got: dict[str, dict[str, int]] = {"python checker": expected, "python checker, every row check": every}
+    for design in designs:
+        if design == "spark-full":  # (today's checker: the differential tests hold it to the Python checker's)
+            continue
+        counts = run_child(design, root)["counts"]
+        want = every if design.endswith("-rows") else expected
+        got[design] = {c: counts[c] for c in want}
+        assert got[design] == want, f"{design} counts {got[design]}, the Python checker {want}"
+    return got
+
+
+def python_counts(root: Path) -> dict[str, int]:
+    """The Python reference checker's violations of each row check on the traces under `root`, named as `row_pass`
+    names its counts (`invariant_<i>`, `step_<i>`: the machine's i-th)."""
+    from kcoord.conformance.traces.pycheck import check_paths
+    from kcoord.conformance.traces.sparkcheck import ROW_FLAGS
+    from kcoord.model.loader import bundled_machines
+
+    m = bundled_machines()[MACHINE]
+    out = {n: 0 for n in (*ROW_FLAGS, *(f"invariant_{i}" for i in range(len(m.invariants))),
+                          *(f"step_{i}" for i in range(len(m.steps))))}
+    invariants = [i.name for i in m.invariants]
+    steps = [st.name for st in m.steps]
+    for v in check_paths([str(root)], {MACHINE: m}).violations:
+        if v.check == "invariant":
+            out[f"invariant_{invariants.index(v.name)}"] += 1
+        elif v.check == "step":
+            out[f"step_{steps.index(v.name)}"] += 1
+        elif v.check in out:
+            out[v.check] += 1
+    return out
+
+
+def validate_every_machine(scratch: Path, seed: int) -> list[str]:
+    """`row_pass` in DuckDB (no Spark) against the Python checker on traces of every bundled machine with every
+    mutation (5 rounds of each): one line per machine, its row checks' counts equal or not; raises if any differs.
+    The trace properties (cross-key: not row checks) are listed, not compared."""
+    import random
+
+    import duckdb
+
+    from kcoord.conformance.traces.checks import ROW_CHECKS, Spec
+    from kcoord.conformance.traces.generate import Options, generate
+    from kcoord.conformance.traces.mutations import MUTATIONS
+    from kcoord.conformance.traces.pycheck import check_paths
+    from kcoord.conformance.traces.writers import write_parquet
+    from kcoord.model.loader import bundled_machines
+
+    machines = dict(bundled_machines())
+    traces, _ = generate(machines, seed, Options(keys=40, rows=3_000))
+    rng = random.Random(seed)
+    for name in sorted(MUTATIONS):
+        for _ in range(5):
+            traces = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in traces.items()}
+    root = scratch / "every-machine"
+    write_parquet(traces, machines, str(root))
+    python: dict[tuple[str, str], int] = {}
+    for v in check_paths([str(root)], machines).violations:
+        m = machines[v.machine]
+        name = (f"invariant_{[i.name for i in m.invariants].index(v.name)}" if v.check == "invariant" else
+                f"step_{[st.name for st in m.steps].index(v.name)}" if v.check == "step" else v.check)
+        python[v.machine, name] = python.get((v.machine, name), 0) + 1
+    out, con = [], duckdb.connect()
+    for name, m in machines.items():
+        source = f"read_parquet({q.DUCKDB.string(str(root / name / '*.parquet'))})"
+        cur = con.execute(row_pass(m, source))
+        got = {n[0]: int(v) for n, v in zip(cur.description, cur.fetchone(), strict=True) if n[0] != "rows_checked"}
+        want = {n: python.get((name, n), 0) for n in got}
+        others = {c: n for (mm, c), n in python.items() if mm == name and c not in got}
+        assert all(c not in ROW_CHECKS for c in others), others
+        assert got == want, f"{name}: DuckDB {got}, the Python checker {want}"
+        out.append(f"{name}: {sum(want.values())} row-check violations, equal; not row checks: {others or 'none'}")
+    return out
+
+
+def violations(counts: dict[str, int]) -> int:
+    return sum(v for k, v in counts.items() if k != "rows_checked")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1e6,1e7")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--designs", default="spark-sql,tasks")
+    parser.add_argument("--base", type=int, default=20_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--scratch", default=None)
+    parser.add_argument("--every-machine", action="store_true", help="only `validate_every_machine`")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.every_machine:
+        print("\n".join(validate_every_machine(Path(tempfile.mkdtemp(prefix="bench-vtasks-")), args.seed)))
+        return
+    if args.child:
+        print(json.dumps(measure(*args.child)))
+        return
+    scratch = Path(args.scratch) if args.scratch else Path(tempfile.mkdtemp(prefix="bench-vtasks-"))
+    designs = args.designs.split(",")
+    print(f"seed {args.seed}; scratch {scratch}", file=sys.stderr, flush=True)
+    print("mutated traces:", json.dumps(validate(scratch, args.seed, designs)), file=sys.stderr, flush=True)
+    base = scratch / "base" / MACHINE / "part-0.parquet"
+    if not base.exists():
+        make_base(scratch / "base", args.base, args.seed)
+    for size in (int(float(s)) for s in args.sizes.split(",")):
+        data = scratch / f"data-{size}"
+        if not data.is_dir():
+            tile(base, data, size)
+        measured: dict[str, list[dict[str, Any]]] = {d: [] for d in designs}
+        for _ in range(args.runs):  # (the designs take turns: side by side)
+            for design in designs:
+                measured[design].append(run_child(design, data))
+                print(size, design, json.dumps(measured[design][-1]), file=sys.stderr, flush=True)
+        for design, runs in measured.items():
+            cpu = statistics.median(r["cpu_s"] for r in runs)
+            mid = min(runs, key=lambda r: abs(r["cpu_s"] - cpu))
+            each = ", ".join(f"{r['cpu_s']:.1f}" for r in runs)
+            print(f"| {size:,} | {design} | {each} | "
+                  f"{mid['jvm_cpu_s']:.1f} + {mid['workers_cpu_s']:.1f} + {mid['driver_py_cpu_s']:.1f} | "
+                  f"**{cpu * 1e6 / size:.2f}** | {statistics.median(r['check_s'] for r in runs):.1f} | "
+                  f"{statistics.median(r['startup_s'] for r in runs):.1f} | {violations(runs[0]['counts'])} | "
+                  f"{min(r['load_avg'] for r in runs):.1f}–{max(r['load_avg'] for r in runs):.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -7,13 +7,15 @@ execution on, broadcast joins for the small spec tables, the driver's log level)
 loader the driver compiles generated code in (`tasks_class_loader`); a driver JVM it starts maps the class-data
 archive of `sparkcds` when one was built (`make setup`), else starts as it always did. It reads no argv and one
 environment variable, the one `spark-submit` sets for the driver it starts (so that the master is then the one given
-to `spark-submit`); the CLI passes the master in.
+to `spark-submit`); the CLI passes the master in. A local session sets PYSPARK_PYTHON to this interpreter unless it
+is set (the interpreter of Python workers, should a job start any).
 Must not import: kcoord.cli.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -61,9 +63,11 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
         builder = builder.master(master)
     driver_options = extra_java_options
     if master is not None and master.startswith("local"):
-        # Python workers (if any are ever started) must be this interpreter (our venv), not `python3` on PATH.
-        builder = (builder.config("spark.pyspark.python", sys.executable)
-                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false"))
+        # Python workers (if any are ever started) must be this interpreter (our venv), not `python3` on PATH. The
+        # SparkContext takes their interpreter from PYSPARK_PYTHON when it starts (`spark.pyspark.python` is read only
+        # by spark-submit's launcher: set here, the workers ran the python3 on PATH); a user's own choice is kept.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
         driver_options = f"{jit_options(rows)} {extra_java_options}".strip()
     elif master is not None:  # a cluster's executors run the checks: the same JIT (benchmarks/bench_cluster.py)
         builder = builder.config("spark.executor.extraJavaOptions", jit_options(rows))

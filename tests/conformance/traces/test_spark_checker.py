@@ -343,3 +343,12 @@ def test_the_tasks_class_loader_compiles_each_whole_stage_code_once(spark: Any) 
     apart, shared = sources(salt, False), sources(salt + 1, True)
     assert len(apart) == 2 and len(set(apart)) == 1, apart  # (Spark 4.3's behaviour: the stage's code twice)
     assert len(shared) == 1, shared
+
+
+def test_python_workers_of_a_local_session_run_this_interpreter(spark: Any) -> None:
+    """A local session's Python workers run the interpreter of the venv (PYSPARK_PYTHON, which the SparkContext reads
+    when it starts), not the python3 on PATH: `spark.pyspark.python` alone left them on PATH's python3."""
+    import sys
+
+    ran = spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("sys").executable).collect()
+    assert ran == [sys.executable]

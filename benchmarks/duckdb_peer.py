@@ -20,10 +20,9 @@ NAMED_CHECKS = ("illegal_transition", "discontinuity", "invariant")
 
 
 def _plan(m: ir.Machine) -> Any:
-    from kcoord.conformance.traces.checks import Spec
-    from kcoord.conformance.traces.sparkcheck import MachinePlan
+    from kcoord.conformance.traces.duckcheck import expression_plan
 
-    return MachinePlan(None, Spec.of(m), None)  # type: ignore[arg-type]  # (the expressions only: no session, rows)
+    return expression_plan(m)
 
 
 def queries(m: ir.Machine, files: str, invariant: str | None = None) -> dict[str, str]:

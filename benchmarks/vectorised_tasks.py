@@ -6,15 +6,15 @@
 
 Owns: `combined` (the illegal-transition, discontinuity and one-invariant checks as one counting query, rendered in
 DuckDB's or Spark's dialect from the Spark checker's own expression trees, as `duckdb_peer.queries` renders them),
-`row_pass` (every row check of the checker's pass as one DuckDB query, `MachinePlan`'s trees stage for stage, in
-`ChecksDialect`), `units` (a trace's row groups cut into work units of whole keys), `tasks_counts` (the design
-measured: a Spark job whose partitions are the units, each task reading its row groups with pyarrow and counting
-with an in-process DuckDB of one thread, through `mapInArrow`; "tasks:ROWS" sets the unit size), `scan_counts`
-(Spark's own scan feeding `mapInArrow`), `sql_counts` (the three checks as one Spark SQL plan, whole-stage code
-generation), `measure_duckdb` (DuckDB alone), and the benchmark that runs the designs in fresh processes,
-alternating, after checking each one's counts against the Python checker's on mutated traces ("warm-DESIGN": the
-Python workers started before the measure). Uses the checker's `MachinePlan` only for its expression trees (no
-session, no frame) and changes nothing in the checker.
+`units` (a trace's row groups cut into work units of whole keys), `tasks_counts` (the design measured: a Spark job whose
+partitions are the units, each task reading its row groups with pyarrow and counting with an in-process DuckDB of one
+thread, through `mapInArrow`; "tasks:ROWS" sets the unit size), `scan_counts` (Spark's own scan feeding `mapInArrow`),
+`sql_counts` (the three checks as one Spark SQL plan, whole-stage code generation), `measure_duckdb` (DuckDB alone), and
+the benchmark that runs the designs in fresh processes, alternating, after checking each one's counts against the Python
+checker's on mutated traces ("warm-DESIGN": the Python workers started before the measure). Uses the checker's
+`MachinePlan` only for its expression trees (no session, no frame) and changes nothing in the checker. "Every row check"
+is `kcoord.conformance.traces.duckcheck.row_pass` (every row check of the checker's pass as one DuckDB query; its
+differential test is tests/conformance/traces/test_duckdb_rows.py).
 
 The design needs what the issue's moonshot asks of the writer: **traces clustered by key**, every key's rows inside
 one work unit (here: inside one Parquet row group; `bench_traces.tile` writes one row group per tiled copy, and every
@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_traces import MACHINE, ROOT, _cpu_s, make_base, mutated_traces, pq_rows, tile
+from kcoord.conformance.traces.duckcheck import row_pass
 from kcoord.model import ir
 from kcoord.model import sqltree as q
 
@@ -65,111 +66,6 @@ def combined(m: ir.Machine, source: str, dialect: q.Dialect) -> str:
               "invariant": q.holds(broken)}
     picked = ", ".join(f"count_if({dialect.render(e)}) AS {name}" for name, e in counts.items())
     return f"SELECT {picked}, count(*) AS rows_checked FROM ({fresh}) f"
-
-
-class ChecksDialect(q.DuckDBDialect):
-    """`sqltree`'s DuckDB dialect plus the four Spark array functions the checks' trees use and DuckDB lacks (the
-    peer's three checks need none of them): rewritten here, for the measurement; the same four lines would belong
-    in `sqltree.DuckDBDialect`. Sets are arrays without nulls (the reader's validation), so DuckDB's
-    `list_distinct` dropping nulls changes nothing."""
-
-    def _fn(self, e: q.Fn) -> str:
-        args = [self.render(a) for a in e.args]
-        if e.name == "array":
-            return f"list_value({', '.join(args)})"
-        if e.name == "array_union":
-            return f"list_distinct(list_concat({args[0]}, {args[1]}))"
-        if e.name == "array_except":
-            return f"list_filter(list_distinct({args[0]}), lambda _e: NOT list_contains({args[1]}, _e))"
-        if e.name == "array_intersect":
-            return f"list_filter(list_distinct({args[0]}), lambda _e: list_contains({args[1]}, _e))"
-        return q.DuckDBDialect._fn(self, e)
-
-    def _op(self, e: q.Op) -> str:
-        if e.op == "<<":  # (DuckDB refuses to shift a negative number, as a row of no spec row (-1) gets; Spark
-            a, b = (self.render(i) for i in e.items)  # shifts it, and the row check's other conjunct decides)
-            return f"(({a}) * (CAST(1 AS INTEGER) << ({b})))"
-        return q.DuckDBDialect._op(self, e)
-
-    def _lambda(self, e: q.Lambda) -> str:
-        return f"lambda {e.var.name}: {self.render(e.body)}"
-
-
-CHECKS_DIALECT = ChecksDialect(q.DUCKDB.name, quote_char=q.DUCKDB.quote_char, string_escapes=q.DUCKDB.string_escapes,
-                               functions=q.DUCKDB.functions, types=q.DUCKDB.types)
-
-
-def row_pass(m: ir.Machine, source: str) -> str:
-    """Every row check of the Spark checker's pass (`MachinePlan`: the map side's table, spec row, error and
-    invariants, the window's lags, the pre-state, the conditions, effects, frame and steps, the flags) as one DuckDB
-    query over `source`, counting the violations of each row check, each invariant and each step property. The
-    stages are the pass's own expression trees in `sqltree`'s DuckDB dialect, stage for stage as `pass_stages`
-    builds them; only the SELECT/WINDOW plumbing is written here. No validation, no trace properties, no messages:
-    the per-row work of the check on valid rows, which is what a full check's flat part would cost per event."""
-    from kcoord.conformance.traces.sparkcheck import POST, ROW_FLAGS, SparkCompiler, has_bit, masks
-    from kcoord.conformance.traces.sparkread import typed_columns
-
-    d, plan = CHECKS_DIALECT, _plan_of(m)
-    r = d.render
-    post = SparkCompiler(POST)
-    inv = masks([q.not_(post.holds(i.expr)) for i in m.invariants])
-    local = ", ".join([f"{r(plan.legal())} AS _legal", f"{r(plan.spec_row_ok())} AS _sr_ok",
-                       f"{r(plan.error_ok())} AS _err_ok", *(f"{r(x)} AS _inv_{i}" for i, x in enumerate(inv))])
-    lags = dict.fromkeys(["to_state", "seq", "coordinator_epoch", *(v.name for v in m.variables)])
-    order = ", ".join(d.quote(n) for n, _ in typed_columns(m) if n != "seq")
-    windowed = (", ".join([*(f"lag({d.quote(c)}) OVER w AS {d.quote('p_' + c)}" for c in lags),
-                           "row_number() OVER w AS _rn"])
-                + f" WINDOW w AS (PARTITION BY key, seq < 0 ORDER BY seq, {order})")
-    sql = f"SELECT *, {local} FROM {source}"
-    sql = f"SELECT *, {windowed.split(' WINDOW ')[0]} FROM ({sql}) s WINDOW {windowed.split(' WINDOW ')[1]}"
-    for stage in plan_stage_columns(plan):
-        sql = f"SELECT *, {', '.join(r(x) for x in stage)} FROM ({sql}) s"
-    (flags,) = masks([q.holds(getattr(plan, name)()) for name in ROW_FLAGS])
-    counts = [(q.ne(q.binary("&", flags, q.lit(1 << i)), q.lit(0)), name) for i, name in enumerate(ROW_FLAGS)]
-    counts += [(q.and_(q.binary(">=", q.col("seq"), q.lit(0)), has_bit("_inv", i)), f"invariant_{i}")
-               for i in range(len(m.invariants))]
-    counts += [(has_bit("_steps", i), f"step_{i}") for i in range(len(m.steps))]
-    picked = ", ".join(f"count_if({r(e)}) AS {name}" for e, name in counts)
-    return f"SELECT {picked}, count(*) AS rows_checked FROM ({sql}) s"
-
-
-def _plan_of(m: ir.Machine) -> Any:
-    from benchmarks.duckdb_peer import _plan
-
-    return _plan(m)
-
-
-def plan_stage_columns(plan: Any) -> list[list[q.Aliased]]:
-    """The pass's projections after the window (`MachinePlan.pre` and `checks`), as aliased trees, in order."""
-    from kcoord.conformance.traces.sparkcheck import PRE, SparkCompiler, masks
-    from kcoord.model import ir as _ir
-
-    m, s = plan.m, plan.spec
-    p_to = q.col("p_to_state")
-    stages: list[list[q.Aliased]] = []
-    known = q.not_(q.and_(plan.fresh(), q.eq(q.col("kind"), q.lit(plan.kind("load")))))
-    stages.append([q.Aliased(plan.fresh(), "fresh"), q.Aliased(known, "pre_known")])
-
-    def value(fresh_value: q.Expr, previous: q.Expr) -> q.Expr:
-        return q.case([(q.not_(q.col("pre_known")), q.NULL), (q.col("fresh"), fresh_value)], previous)
-
-    c = SparkCompiler(PRE)
-    pre = [q.Aliased(value(q.lit(plan.state(s.initial)), p_to), "pre_state")]
-    pre += [q.Aliased(value(c.tree(_ir.Lit(v.default, v.type)) if v.default is not None else q.NULL,
-                            q.col(f"p_{v.name}")), f"pre_{v.name}") for v in m.variables]
-    pending = q.or_(q.col("pending"), q.holds(q.in_(pre[0].expr, plan.states(s.pending_states))))
-    pos = q.when(q.binary(">=", q.col("seq"), q.lit(0)), q.binary("-", q.col("_rn"), q.lit(1)), q.lit(-1))
-    stages.append([*pre, q.Aliased(pending, "eff_pending"), q.Aliased(pos, "pos")])
-    terms = plan.condition_terms()
-    known_row = q.and_(q.col("_sr_ok"), q.col("pre_known"))
-    items = [q.Aliased(q.when(known_row, x, q.lit(0)), f"_cj_{i}") for i, x in enumerate(plan.term_masks(c, terms))]
-    items += [q.Aliased(x, f"_chg_{i}") for i, x in enumerate(
-        masks([q.not_(q.same(q.col(v.name), q.col(f"pre_{v.name}"))) for v in m.variables]))]
-    items += [q.Aliased(q.when(plan.gate(), x, q.lit(0)), f"_eff_{i}") for i, x in enumerate(plan.effect_masks(c))]
-    items += [q.Aliased(q.when(plan.gate(), x, q.lit(0)), f"_steps_{i}")
-              for i, x in enumerate(masks([plan.step_fails(st) for st in m.steps]))]
-    stages.append(items)
-    return stages
 
 
 def columns_read(sql: str, schema_names: list[str]) -> list[str]:
@@ -412,23 +308,16 @@ def validate(scratch: Path, seed: int, designs: list[str]) -> dict[str, dict[str
 
 def python_counts(root: Path) -> dict[str, int]:
     """The Python reference checker's violations of each row check on the traces under `root`, named as `row_pass`
-    names its counts (`invariant_<i>`, `step_<i>`: the machine's i-th)."""
+    names its counts (`duckcheck.count_names`)."""
+    from kcoord.conformance.traces.duckcheck import count_name, count_names
     from kcoord.conformance.traces.pycheck import check_paths
-    from kcoord.conformance.traces.sparkcheck import ROW_FLAGS
     from kcoord.model.loader import bundled_machines
 
     m = bundled_machines()[MACHINE]
-    out = {n: 0 for n in (*ROW_FLAGS, *(f"invariant_{i}" for i in range(len(m.invariants))),
-                          *(f"step_{i}" for i in range(len(m.steps))))}
-    invariants = [i.name for i in m.invariants]
-    steps = [st.name for st in m.steps]
+    out = dict.fromkeys(count_names(m), 0)
     for v in check_paths([str(root)], {MACHINE: m}).violations:
-        if v.check == "invariant":
-            out[f"invariant_{invariants.index(v.name)}"] += 1
-        elif v.check == "step":
-            out[f"step_{steps.index(v.name)}"] += 1
-        elif v.check in out:
-            out[v.check] += 1
+        if (name := count_name(m, v.check, v.name)) in out:
+            out[name] += 1
     return out
 
 
@@ -441,6 +330,7 @@ def validate_every_machine(scratch: Path, seed: int) -> list[str]:
     import duckdb
 
     from kcoord.conformance.traces.checks import ROW_CHECKS, Spec
+    from kcoord.conformance.traces.duckcheck import count_name
     from kcoord.conformance.traces.generate import Options, generate
     from kcoord.conformance.traces.mutations import MUTATIONS
     from kcoord.conformance.traces.pycheck import check_paths
@@ -457,9 +347,7 @@ def validate_every_machine(scratch: Path, seed: int) -> list[str]:
     write_parquet(traces, machines, str(root))
     python: dict[tuple[str, str], int] = {}
     for v in check_paths([str(root)], machines).violations:
-        m = machines[v.machine]
-        name = (f"invariant_{[i.name for i in m.invariants].index(v.name)}" if v.check == "invariant" else
-                f"step_{[st.name for st in m.steps].index(v.name)}" if v.check == "step" else v.check)
+        name = count_name(machines[v.machine], v.check, v.name)
         python[v.machine, name] = python.get((v.machine, name), 0) + 1
     out, con = [], duckdb.connect()
     for name, m in machines.items():

@@ -4,12 +4,15 @@ model).
 Owns: the nodes (`Col`, `Lit`, `Cast`, `Fn`, `Op`, `Not`, `Neg`, `In`, `IsNull`, `Case`, `ArrayOf`, `Struct`,
 `Field`), small constructors that keep trees flat and constant-folded (`and_`, `or_`, `not_`, `case`, `in_`, ...),
 the SQL types the trees name (`SqlType`) and the dialects (`SPARK`, `DUCKDB`) that render a tree to text. Nothing
-else in kcoord writes SQL text: the trace checker builds trees from the IR and from its plan, and hands Spark the
-rendered text (`F.expr`, `selectExpr`), which the JVM parses once per expression.
+else in kcoord writes SQL expressions: the trace checker builds trees from the IR and from its plan, and hands Spark the
+rendered text (`F.expr`, `selectExpr`), which the JVM parses once per expression; `duckcheck` writes only the
+SELECT/WINDOW plumbing around the rendered trees.
 
-Rendering is total for Spark. DuckDB renders the subset its peer benchmark uses (`Dialect.functions` maps the names
-that differ; a function without a mapping renders as is). Names are quoted, strings escaped, integers typed: no text
-from data ever reaches SQL unquoted.
+Rendering is total for Spark. DuckDB renders what the trace checker's row checks use (`duckcheck`'s row pass: its
+test holds every bundled machine's flagged rows to the Python checker's): `Dialect.functions` maps the names that
+differ, a function without a mapping renders as is, and `DuckDBDialect` rewrites Spark's array functions DuckDB lacks
+and the shift it refuses on negative numbers. Names are quoted, strings escaped, integers typed: no text from data
+ever reaches SQL unquoted.
 Must not import: pyspark, lark, z3.
 """
 
@@ -445,12 +448,33 @@ class DuckDBDialect(Dialect):
     def _struct(self, e: Struct) -> str:
         return "{" + ", ".join(f"{self.string(n)}: {self.render(v)}" for n, v in e.fields) + "}"
 
+    def _fn(self, e: Fn) -> str:
+        """Spark's array functions DuckDB lacks, rewritten over its lists. Sets are arrays without nulls (the
+        reader's validation), so `list_distinct` dropping nulls changes nothing; Spark's `array_union`,
+        `array_except` and `array_intersect` keep the first array's order and drop duplicates, as these do."""
+        args = [self.render(a) for a in e.args]
+        if e.name == "array":
+            return f"list_value({', '.join(args)})"
+        if e.name == "array_union":
+            return f"list_distinct(list_concat({args[0]}, {args[1]}))"
+        if e.name == "array_except":
+            return f"list_filter(list_distinct({args[0]}), lambda _e: NOT list_contains({args[1]}, _e))"
+        if e.name == "array_intersect":
+            return f"list_filter(list_distinct({args[0]}), lambda _e: list_contains({args[1]}, _e))"
+        return Dialect._fn(self, e)
+
     def _op(self, e: Op) -> str:
         if e.op == "<=>":
             return " IS NOT DISTINCT FROM ".join(self.operand(i, _COMPARISON + 1) for i in e.items)
-        if e.op in ("<<", "|", "&"):  # (DuckDB gives these one precedence, left to right: always parenthesised)
+        if e.op == "<<":  # (DuckDB refuses to shift a negative number, which Spark shifts: a row of no spec row
+            a, b = (self.render(i) for i in e.items)  # packs -1, and the row check's other conjunct decides. The
+            return f"(({a}) * (CAST(1 AS INTEGER) << ({b})))"  # packed fields fit 31 bits: the product cannot overflow)
+        if e.op in ("|", "&"):  # (DuckDB gives these one precedence, left to right: always parenthesised)
             return f"({Dialect._op(self, e)})"
         return Dialect._op(self, e)
+
+    def _lambda(self, e: Lambda) -> str:
+        return f"lambda {e.var.name}: {self.render(e.body)}"
 
 
 SPARK = Dialect("spark")

@@ -1,0 +1,110 @@
+"""The trace checker's row checks as one DuckDB query: the per-task engine of issue 33's measured design (i33h).
+
+Owns: `row_pass` (every row check of the Spark checker's pass over a relation of one machine's typed rows, counted
+per check: each of `sparkcheck.ROW_FLAGS`, each invariant, each step property), `plan_stage_columns` (the pass's
+projections after the window, as trees) `count_names` and `count_name` (the counts' names; a violation's name among
+them) and `expression_plan` (a `MachinePlan` for its trees only). The conditions are not written here: they are
+`sparkcheck.MachinePlan`'s own expression trees, stage for stage as its pass builds them, rendered in `sqltree`'s
+DuckDB dialect; only the SELECT/WINDOW plumbing is text of this module. No validation (the rows are taken as the
+writer wrote them: typed, valid), no trace properties, no messages: the rows a full check flags, not its report. This
+module builds SQL text; the caller runs it (a DuckDB connection of its own, in a process or in a Spark task).
+Must not import: duckdb (an optional dependency: the `bench` extra), kcoord.cli.
+"""
+
+from __future__ import annotations
+
+from kcoord.model import ir
+from kcoord.model import sqltree as q
+from kcoord.model.spark_backend import SparkCompiler
+
+from .checks import Spec
+from .sparkcheck import POST, PRE, ROW_FLAGS, MachinePlan, has_bit, masks
+from .sparkread import typed_columns
+
+DUCKDB = q.DUCKDB
+
+
+def expression_plan(m: ir.Machine) -> MachinePlan:
+    """`m`'s plan for its expression trees only: no session, no rows."""
+    return MachinePlan(None, Spec.of(m), None)  # type: ignore[arg-type]
+
+
+def count_names(m: ir.Machine) -> list[str]:
+    """The names of `row_pass`'s counts, in its order: each row flag, `invariant_<i>`, `step_<i>` (the machine's i-th
+    invariant or step property)."""
+    return [*ROW_FLAGS, *(f"invariant_{i}" for i in range(len(m.invariants))),
+            *(f"step_{i}" for i in range(len(m.steps)))]
+
+
+def count_name(m: ir.Machine, check: str, name: str) -> str:
+    """A violation's (check, name) as `row_pass` names its count (a check that is no row check: its own name)."""
+    if check == "invariant":
+        return f"invariant_{[i.name for i in m.invariants].index(name)}"
+    if check == "step":
+        return f"step_{[st.name for st in m.steps].index(name)}"
+    return check
+
+
+def row_pass(m: ir.Machine, source: str) -> str:
+    """One row per relation: the violations of each row check over `source` (`count_names`), and `rows_checked`."""
+    sql, conditions = _flagged(m, source)
+    picked = ", ".join(f"count_if({DUCKDB.render(e)}) AS {name}" for e, name in conditions)
+    return f"SELECT {picked}, count(*) AS rows_checked FROM ({sql}) s"
+
+
+def _flagged(m: ir.Machine, source: str) -> tuple[str, list[tuple[q.Expr, str]]]:
+    """The pass over `source` as one query (the map side's table, spec row, error and invariants; the window's lags
+    and position, ordered by seq and then every typed column, as the checker orders equal seqs; the pre-state; the
+    conditions, effects, changes and steps), and each count's condition on its rows."""
+    d, plan = DUCKDB, expression_plan(m)
+    r = d.render
+    post = SparkCompiler(POST)
+    inv = masks([q.not_(post.holds(i.expr)) for i in m.invariants])
+    local = ", ".join([f"{r(plan.legal())} AS _legal", f"{r(plan.spec_row_ok())} AS _sr_ok",
+                       f"{r(plan.error_ok())} AS _err_ok", *(f"{r(x)} AS _inv_{i}" for i, x in enumerate(inv))])
+    lags = dict.fromkeys(["to_state", "seq", "coordinator_epoch", *(v.name for v in m.variables)])
+    order = ", ".join(d.quote(n) for n, _ in typed_columns(m) if n != "seq")
+    windowed = ", ".join([*(f"lag({d.quote(c)}) OVER w AS {d.quote('p_' + c)}" for c in lags),
+                          "row_number() OVER w AS _rn"])
+    sql = f"SELECT *, {local} FROM {source}"
+    sql = f"SELECT *, {windowed} FROM ({sql}) s WINDOW w AS (PARTITION BY key, seq < 0 ORDER BY seq, {order})"
+    for stage in plan_stage_columns(plan):
+        sql = f"SELECT *, {', '.join(r(x) for x in stage)} FROM ({sql}) s"
+    (flags,) = masks([q.holds(getattr(plan, name)()) for name in ROW_FLAGS])
+    conditions: list[tuple[q.Expr, str]] = [(q.ne(q.binary("&", flags, q.lit(1 << i)), q.lit(0)), name)
+                                            for i, name in enumerate(ROW_FLAGS)]
+    conditions += [(q.and_(q.binary(">=", q.col("seq"), q.lit(0)), has_bit("_inv", i)), f"invariant_{i}")
+                   for i in range(len(m.invariants))]
+    conditions += [(has_bit("_steps", i), f"step_{i}") for i in range(len(m.steps))]
+    assert [name for _, name in conditions] == count_names(m)
+    return sql, conditions
+
+
+def plan_stage_columns(plan: MachinePlan) -> list[list[q.Aliased]]:
+    """The pass's projections after the window (`MachinePlan.pre` and `checks`), as aliased trees, in order."""
+    m, s = plan.m, plan.spec
+    p_to = q.col("p_to_state")
+    stages: list[list[q.Aliased]] = []
+    known = q.not_(q.and_(plan.fresh(), q.eq(q.col("kind"), q.lit(plan.kind("load")))))
+    stages.append([q.Aliased(plan.fresh(), "fresh"), q.Aliased(known, "pre_known")])
+
+    def value(fresh_value: q.Expr, previous: q.Expr) -> q.Expr:
+        return q.case([(q.not_(q.col("pre_known")), q.NULL), (q.col("fresh"), fresh_value)], previous)
+
+    c = SparkCompiler(PRE)
+    pre = [q.Aliased(value(q.lit(plan.state(s.initial)), p_to), "pre_state")]
+    pre += [q.Aliased(value(c.tree(ir.Lit(v.default, v.type)) if v.default is not None else q.NULL,
+                            q.col(f"p_{v.name}")), f"pre_{v.name}") for v in m.variables]
+    pending = q.or_(q.col("pending"), q.holds(q.in_(pre[0].expr, plan.states(s.pending_states))))
+    pos = q.when(q.binary(">=", q.col("seq"), q.lit(0)), q.binary("-", q.col("_rn"), q.lit(1)), q.lit(-1))
+    stages.append([*pre, q.Aliased(pending, "eff_pending"), q.Aliased(pos, "pos")])
+    terms = plan.condition_terms()
+    known_row = q.and_(q.col("_sr_ok"), q.col("pre_known"))
+    items = [q.Aliased(q.when(known_row, x, q.lit(0)), f"_cj_{i}") for i, x in enumerate(plan.term_masks(c, terms))]
+    items += [q.Aliased(x, f"_chg_{i}") for i, x in enumerate(
+        masks([q.not_(q.same(q.col(v.name), q.col(f"pre_{v.name}"))) for v in m.variables]))]
+    items += [q.Aliased(q.when(plan.gate(), x, q.lit(0)), f"_eff_{i}") for i, x in enumerate(plan.effect_masks(c))]
+    items += [q.Aliased(q.when(plan.gate(), x, q.lit(0)), f"_steps_{i}")
+              for i, x in enumerate(masks([plan.step_fails(st) for st in m.steps]))]
+    stages.append(items)
+    return stages

@@ -1,13 +1,14 @@
 """The trace checker's row checks as one DuckDB query: the per-task engine of issue 33's measured design (i33h).
 
 Owns: `row_pass` (every row check of the Spark checker's pass over a relation of one machine's typed rows, counted
-per check: each of `sparkcheck.ROW_FLAGS`, each invariant, each step property), `plan_stage_columns` (the pass's
-projections after the window, as trees) `count_names` and `count_name` (the counts' names; a violation's name among
-them) and `expression_plan` (a `MachinePlan` for its trees only). The conditions are not written here: they are
-`sparkcheck.MachinePlan`'s own expression trees, stage for stage as its pass builds them, rendered in `sqltree`'s
-DuckDB dialect; only the SELECT/WINDOW plumbing is text of this module. No validation (the rows are taken as the
-writer wrote them: typed, valid), no trace properties, no messages: the rows a full check flags, not its report. This
-module builds SQL text; the caller runs it (a DuckDB connection of its own, in a process or in a Spark task).
+per check: each of `sparkcheck.ROW_FLAGS`, each invariant, each step property), `row_hits` (the same pass's flagged
+rows, one per (key, seq, count name)), `plan_stage_columns` (the pass's projections after the window, as trees),
+`count_names` and `count_name` (the counts' names; a violation's name among them) and `expression_plan` (a
+`MachinePlan` for its trees only). The conditions are not written here: they are `sparkcheck.MachinePlan`'s own
+expression trees, stage for stage as its pass builds them, rendered in `sqltree`'s DuckDB dialect; only the
+SELECT/WINDOW plumbing is text of this module. No validation (the rows are taken as the writer wrote them: typed,
+valid), no trace properties, no messages: the rows a full check flags, not its report. This module builds SQL text;
+the caller runs it (a DuckDB connection of its own, in a process or in a Spark task).
 Must not import: duckdb (an optional dependency: the `bench` extra), kcoord.cli.
 """
 
@@ -50,6 +51,14 @@ def row_pass(m: ir.Machine, source: str) -> str:
     sql, conditions = _flagged(m, source)
     picked = ", ".join(f"count_if({DUCKDB.render(e)}) AS {name}" for e, name in conditions)
     return f"SELECT {picked}, count(*) AS rows_checked FROM ({sql}) s"
+
+
+def row_hits(m: ir.Machine, source: str) -> str:
+    """One row per violation over `source`: (key, seq, name), `name` one of `count_names`, ordered."""
+    sql, conditions = _flagged(m, source)
+    hits = " UNION ALL ".join(f"SELECT key, seq, {DUCKDB.string(name)} AS name FROM s WHERE {DUCKDB.render(e)}"
+                              for e, name in conditions)
+    return f"WITH s AS ({sql}) SELECT * FROM ({hits}) h ORDER BY key, seq, name"
 
 
 def _flagged(m: ir.Machine, source: str) -> tuple[str, list[tuple[q.Expr, str]]]:

@@ -1,0 +1,88 @@
+"""`duckcheck`'s row pass in DuckDB against the Python reference checker: on every bundled machine's generated traces
+with every mutation, the same violations of every row check — the same count per check, and the same rows
+(key, seq) flagged by each."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kcoord.conformance.traces.checks import ROW_CHECKS, Spec
+from kcoord.conformance.traces.duckcheck import count_name, count_names, row_hits, row_pass
+from kcoord.conformance.traces.generate import Options, generate
+from kcoord.conformance.traces.mutations import MUTATIONS
+from kcoord.conformance.traces.pycheck import check_paths
+from kcoord.conformance.traces.writers import write_parquet
+from kcoord.model import sqltree as q
+from kcoord.model.loader import bundled_machines
+
+SEEDS = (7, 1)
+MACHINES = sorted(bundled_machines())
+Hit = tuple[str, int, str]  # (key, seq, count name)
+
+
+@pytest.fixture(scope="module")
+def mutated(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, dict[str, Counter[Hit]]]]:
+    """Per seed: the typed Parquet traces of every bundled machine with every mutation (3 rounds of each, in sorted
+    order), and the Python checker's row-check violations of each machine as (key, seq, count name)."""
+    machines = dict(bundled_machines())
+    out = {}
+    for seed in SEEDS:
+        traces, _ = generate(machines, seed, Options(keys=16, rows=600))
+        rng = random.Random(seed)
+        for name in sorted(MUTATIONS):
+            for _ in range(3):
+                traces = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in traces.items()}
+        root = tmp_path_factory.mktemp(f"duckdb-rows-{seed}")
+        write_parquet(traces, machines, str(root))
+        python: dict[str, Counter[Hit]] = {m: Counter() for m in machines}
+        for v in check_paths([str(root)], machines).violations:
+            if v.check in ROW_CHECKS or v.check in ("invariant", "step"):
+                python[v.machine][v.key, v.seq, count_name(machines[v.machine], v.check, v.name)] += 1
+        out[seed] = (root, python)
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("machine", MACHINES)
+def test_duckdb_row_pass_flags_the_rows_the_python_checker_flags(
+        mutated: dict[int, tuple[Path, dict[str, Counter[Hit]]]], machine: str, seed: int) -> None:
+    m = bundled_machines()[machine]
+    root, python = mutated[seed]
+    source = f"read_parquet({q.DUCKDB.string(str(root / machine / '*.parquet'))})"
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        cur = con.execute(row_pass(m, source))
+        counts = dict(zip((d[0] for d in cur.description), cur.fetchone() or (), strict=True))
+        hits = Counter((str(k), int(s), str(n)) for k, s, n in con.execute(row_hits(m, source)).fetchall())
+    finally:
+        con.close()
+    want = python[machine]
+    per_check = Counter(name for _, _, name in want.elements())
+    assert {n: counts[n] for n in count_names(m)} == {n: per_check[n] for n in count_names(m)}
+    assert set(per_check) <= set(count_names(m)), "a row check the row pass does not count"
+    assert counts["rows_checked"] == _rows(root / machine)
+    assert hits == want, (f"DuckDB alone: {sorted((hits - want).elements())}; "
+                          f"Python alone: {sorted((want - hits).elements())}")
+    assert sum(want.values()) > 0, "the mutations broke nothing"
+
+
+def _rows(folder: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return sum(pq.read_metadata(f).num_rows for f in folder.glob("*.parquet"))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_mutations_reach_every_row_check(mutated: dict[int, tuple[Path, dict[str, Counter[Hit]]]],
+                                             seed: int) -> None:
+    """Every row check has violations to compare (one of the machines' rows flagged by it), so none is compared
+    only on zero."""
+    _, python = mutated[seed]
+    reached = {name.split("_")[0] if name.startswith(("invariant_", "step_")) else name
+               for hits in python.values() for _, _, name in hits}
+    assert reached == {"invariant", "step", *(c for c in ROW_CHECKS if c not in ("invariant", "step"))}

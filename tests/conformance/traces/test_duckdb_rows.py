@@ -1,6 +1,6 @@
 """`duckcheck`'s row pass in DuckDB against the Python reference checker: on every bundled machine's generated traces
 with every mutation, the same violations of every row check — the same count per check, and the same rows
-(key, seq) flagged by each."""
+(key, seq) flagged by each — and, over units of whole keys, counts that add up to the whole's."""
 
 from __future__ import annotations
 
@@ -86,3 +86,25 @@ def test_the_mutations_reach_every_row_check(mutated: dict[int, tuple[Path, dict
     reached = {name.split("_")[0] if name.startswith(("invariant_", "step_")) else name
                for hits in python.values() for _, _, name in hits}
     assert reached == {"invariant", "step", *(c for c in ROW_CHECKS if c not in ("invariant", "step"))}
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_the_row_pass_over_units_of_whole_keys_sums_to_the_whole(
+        mutated: dict[int, tuple[Path, dict[str, Counter[Hit]]]], machine: str) -> None:
+    """The row pass reads no row of another key: over three units of whole keys (as the Spark-scheduled design
+    checks one unit per task), the counts add up to the counts over all the rows."""
+    m = bundled_machines()[machine]
+    root, _ = mutated[SEEDS[0]]
+    rows = f"read_parquet({q.DUCKDB.string(str(root / machine / '*.parquet'))})"
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        def counts(source: str) -> Counter[str]:
+            cur = con.execute(row_pass(m, source))
+            return Counter(dict(zip((d[0] for d in cur.description), cur.fetchone() or (), strict=True)))
+
+        units = [counts(f"(SELECT * FROM {rows} WHERE hash(key) % 3 = {i})") for i in range(3)]
+        whole = counts(rows)
+    finally:
+        con.close()
+    assert all(u["rows_checked"] > 0 for u in units), units
+    assert sum(units, Counter()) == whole

@@ -9,7 +9,7 @@ expression trees, stage for stage as its pass builds them, rendered in `sqltree`
 SELECT/WINDOW plumbing is text of this module. No validation (the rows are taken as the writer wrote them: typed,
 valid), no trace properties, no messages: the rows a full check flags, not its report. This module builds SQL text;
 the caller runs it (a DuckDB connection of its own, in a process or in a Spark task).
-Must not import: duckdb (an optional dependency: the `bench` extra), kcoord.cli.
+Must not import: duckdb (a test dependency only: kcoord itself never needs it), kcoord.cli.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from kcoord.model import sqltree as q
 from kcoord.model.spark_backend import SparkCompiler
 
 from .checks import Spec
-from .sparkcheck import POST, PRE, ROW_FLAGS, MachinePlan, has_bit, masks
+from .sparkcheck import POST, ROW_FLAGS, MachinePlan, has_bit, masks
 from .sparkread import typed_columns
 
 DUCKDB = q.DUCKDB
@@ -90,30 +90,6 @@ def _flagged(m: ir.Machine, source: str) -> tuple[str, list[tuple[q.Expr, str]]]
 
 
 def plan_stage_columns(plan: MachinePlan) -> list[list[q.Aliased]]:
-    """The pass's projections after the window (`MachinePlan.pre` and `checks`), as aliased trees, in order."""
-    m, s = plan.m, plan.spec
-    p_to = q.col("p_to_state")
-    stages: list[list[q.Aliased]] = []
-    known = q.not_(q.and_(plan.fresh(), q.eq(q.col("kind"), q.lit(plan.kind("load")))))
-    stages.append([q.Aliased(plan.fresh(), "fresh"), q.Aliased(known, "pre_known")])
-
-    def value(fresh_value: q.Expr, previous: q.Expr) -> q.Expr:
-        return q.case([(q.not_(q.col("pre_known")), q.NULL), (q.col("fresh"), fresh_value)], previous)
-
-    c = SparkCompiler(PRE)
-    pre = [q.Aliased(value(q.lit(plan.state(s.initial)), p_to), "pre_state")]
-    pre += [q.Aliased(value(c.tree(ir.Lit(v.default, v.type)) if v.default is not None else q.NULL,
-                            q.col(f"p_{v.name}")), f"pre_{v.name}") for v in m.variables]
-    pending = q.or_(q.col("pending"), q.holds(q.in_(pre[0].expr, plan.states(s.pending_states))))
-    pos = q.when(q.binary(">=", q.col("seq"), q.lit(0)), q.binary("-", q.col("_rn"), q.lit(1)), q.lit(-1))
-    stages.append([*pre, q.Aliased(pending, "eff_pending"), q.Aliased(pos, "pos")])
-    terms = plan.condition_terms()
-    known_row = q.and_(q.col("_sr_ok"), q.col("pre_known"))
-    items = [q.Aliased(q.when(known_row, x, q.lit(0)), f"_cj_{i}") for i, x in enumerate(plan.term_masks(c, terms))]
-    items += [q.Aliased(x, f"_chg_{i}") for i, x in enumerate(
-        masks([q.not_(q.same(q.col(v.name), q.col(f"pre_{v.name}"))) for v in m.variables]))]
-    items += [q.Aliased(q.when(plan.gate(), x, q.lit(0)), f"_eff_{i}") for i, x in enumerate(plan.effect_masks(c))]
-    items += [q.Aliased(q.when(plan.gate(), x, q.lit(0)), f"_steps_{i}")
-              for i, x in enumerate(masks([plan.step_fails(st) for st in m.steps]))]
-    stages.append(items)
-    return stages
+    """The pass's projections after the window (`MachinePlan.pre_stages` and `check_columns`), as aliased trees, in
+    order."""
+    return [*plan.pre_stages(), plan.check_columns()]

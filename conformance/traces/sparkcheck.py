@@ -233,6 +233,12 @@ class MachinePlan:
 
     def pre(self, df: DataFrame) -> DataFrame:
         """The pre-state (`pre_state`, `pre_<var>`), `fresh`, `pre_known`, the effective `pending`, `pos`."""
+        first, second = self.pre_stages()
+        return df.selectExpr("*", *(q.sql(a) for a in first)).selectExpr("*", *(q.sql(a) for a in second))
+
+    def pre_stages(self) -> tuple[list[q.Aliased], list[q.Aliased]]:
+        """`pre`'s two projections as trees: `fresh` and `pre_known`; then `pre_state`, `pre_<var>`, the effective
+        `pending` and `pos`, which read them."""
         s = self.spec
         p_to = q.col("p_to_state")
         fresh = self.fresh()
@@ -247,9 +253,8 @@ class MachinePlan:
         pos = q.when(q.binary(">=", q.col("seq"), q.lit(0)), q.binary("-", q.col("_rn"), q.lit(1)), q.lit(-1))
         known = q.not_(q.and_(fresh, q.eq(q.col("kind"), q.lit(self.kind("load")))))
         pending = q.or_(q.col("pending"), q.holds(q.in_(pre[0].expr, self.states(s.pending_states))))
-        return df.selectExpr("*", q.sql(q.Aliased(fresh, "fresh")), q.sql(q.Aliased(known, "pre_known"))) \
-            .selectExpr("*", *(q.sql(p) for p in pre), q.sql(q.Aliased(pending, "eff_pending")),
-                        q.sql(q.Aliased(pos, "pos")))
+        return ([q.Aliased(fresh, "fresh"), q.Aliased(known, "pre_known")],
+                [*pre, q.Aliased(pending, "eff_pending"), q.Aliased(pos, "pos")])
 
     def fresh(self) -> q.Expr:
         """The row starts an instance: no previous row (or a negative seq), or the previous one ended it."""
@@ -272,6 +277,16 @@ class MachinePlan:
         the spec. It is kept out of whole-stage code generation (`BOUNDARY`): Spark then compiles it as a projection
         of its own, split into small methods, instead of one method per stage that a large machine pushes past the
         JVM's 64 KB limit (and past the JIT's limit long before)."""
+        items = [*self.check_columns(), *self.needs.computed]
+        items.append(q.Aliased(q.when(q.binary("<", q.col("seq"), q.lit(0)), self.row_json()), "row_json"))
+        keep = [*PASSED, *(c for c in df.columns if c.startswith("_inv_")), *sorted(self.needs.columns),
+                *(("t_start", "next_ts") if self.needs.timeline else ())]
+        return df.selectExpr(*dict.fromkeys(q.sql(q.col(k)) for k in keep), *(q.sql(i) for i in items), BOUNDARY)
+
+    def check_columns(self) -> list[q.Aliased]:
+        """`checks`' row conditions as trees: each event's condition terms (`_cj_<i>`), the variables that changed
+        (`_chg_<i>`), those that differ from their effects (`_eff_<i>`) and the failing step properties
+        (`_steps_<i>`), as bit masks."""
         c = SparkCompiler(PRE)
         terms = self.condition_terms()
         known_row = q.and_(q.col("_sr_ok"), q.col("pre_known"))
@@ -281,11 +296,7 @@ class MachinePlan:
         items += [q.Aliased(q.when(self.gate(), m, q.lit(0)), f"_eff_{i}") for i, m in enumerate(self.effect_masks(c))]
         items += [q.Aliased(q.when(self.gate(), m, q.lit(0)), f"_steps_{i}")
                   for i, m in enumerate(masks([self.step_fails(s) for s in self.m.steps]))]
-        items += list(self.needs.computed)
-        items.append(q.Aliased(q.when(q.binary("<", q.col("seq"), q.lit(0)), self.row_json()), "row_json"))
-        keep = [*PASSED, *(c for c in df.columns if c.startswith("_inv_")), *sorted(self.needs.columns),
-                *(("t_start", "next_ts") if self.needs.timeline else ())]
-        return df.selectExpr(*dict.fromkeys(q.sql(q.col(k)) for k in keep), *(q.sql(i) for i in items), BOUNDARY)
+        return items
 
     def condition_terms(self) -> dict[str, list[tuple[str, ir.Expr]]]:
         """Per event, the distinct parts (conjuncts) of its rows' conditions, each with how a null counts: a row's

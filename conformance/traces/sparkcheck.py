@@ -237,8 +237,7 @@ class MachinePlan:
         return df.selectExpr("*", *(q.sql(a) for a in first)).selectExpr("*", *(q.sql(a) for a in second))
 
     def pre_stages(self) -> tuple[list[q.Aliased], list[q.Aliased]]:
-        """`pre`'s two projections as trees: `fresh` and `pre_known`; then `pre_state`, `pre_<var>`, the effective
-        `pending` and `pos`, which read them."""
+        """`pre`'s two projections as trees: `fresh`, `pre_known`; then `pre_state`, `pre_<var>`, `pending`, `pos`."""
         s = self.spec
         p_to = q.col("p_to_state")
         fresh = self.fresh()

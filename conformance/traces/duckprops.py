@@ -124,8 +124,8 @@ def not_checked(plan: MachinePlan, present: Mapping[str, object]) -> list[str]:
 
 
 def _found(plan: MachinePlan, prop: ir.TraceProperty, rows: str, message: q.Expr, where: str = "true") -> str:
-    head = ", ".join([DUCKDB.string(plan.m.name) + " AS machine", "key", DUCKDB.string(prop.form) + " AS check",
-                      DUCKDB.string(prop.name) + " AS name", "seq", f"{_r(message)} AS message"])
+    head = ", ".join([f"{DUCKDB.string(plan.m.name)} AS machine", "key", f"{DUCKDB.string(prop.form)} AS {_q('check')}",
+                      f"{DUCKDB.string(prop.name)} AS name", "seq", f"{_r(message)} AS message"])
     return f"SELECT {head} FROM {rows} WHERE {where}"
 
 

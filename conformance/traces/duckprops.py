@@ -16,7 +16,8 @@ Must not import: duckdb (a test dependency only: kcoord itself never needs it), 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import fields
 
 from kcoord.model import ir
 from kcoord.model import sqltree as q
@@ -59,7 +60,12 @@ def staged(plan: MachinePlan, need: Needs, source: str) -> str | None:
     if not need.rows:
         return None
     m = plan.m
-    lags = dict.fromkeys(["to_state", *(v.name for v in m.variables)])
+    # (only the pre-state values the properties read: `before`'s K; a lag per variable would double the cost)
+    read = _columns([*need.rows, *(a.expr for a in need.computed)])
+    variables = [v.name for v in m.variables if f"pre_{v.name}" in read]
+    first, second = plan.pre_stages()
+    second = [a for a in second if a.name in ("pre_state", "pos") or a.name in read]
+    lags = dict.fromkeys(["to_state", *variables])
     # (nulls first, as Spark and the Python checker order them: `pyrowcheck.orderable`)
     order = ", ".join(f"{_q(n)} NULLS FIRST" for n, _ in typed_columns(m) if n != "seq")
     window = f"PARTITION BY key, seq < 0 ORDER BY seq, {order}"
@@ -68,13 +74,26 @@ def staged(plan: MachinePlan, need: Needs, source: str) -> str | None:
         cols += [f"max(ts_ms) OVER ({window} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS t_start",
                  "lead(ts_ms) OVER w AS next_ts"]
     sql = f"SELECT *, {', '.join(cols)} FROM {source} WINDOW w AS ({window})"
-    for stage in [*plan.pre_stages(), list(need.computed)]:
+    for stage in [first, second, list(need.computed)]:
         if stage:
             sql = f"SELECT *, {', '.join(_r(a) for a in stage)} FROM ({sql}) s"
     keep = [*STAGED, *sorted(need.columns), *(a.name for a in need.computed),
             *(("t_start", "next_ts") if need.timeline else ())]
     where = q.and_(q.binary(">=", q.col("seq"), q.lit(0)), q.or_(*need.rows))
     return f"SELECT {', '.join(_q(c) for c in dict.fromkeys(keep))} FROM ({sql}) s WHERE {_r(where)}"
+
+
+def _columns(trees: Iterable[object]) -> set[str]:
+    """The names of the columns `trees` read."""
+    out: set[str] = set()
+    for t in trees:
+        if isinstance(t, q.Col):
+            out.add(t.name.split("\0")[0])
+        elif isinstance(t, tuple):
+            out |= _columns(t)
+        elif isinstance(t, q.Expr):
+            out |= _columns(getattr(t, f.name) for f in fields(t))  # type: ignore[arg-type]
+    return out
 
 
 def trace_end(source: str) -> str:

@@ -2,14 +2,17 @@
 staged rows of a tiled Transaction trace, beside the first phase that stages them (issue 33).
 
     .venv/bin/python -m benchmarks.duckprops_phase [--sizes 1e6,1e7] [--runs 3] [--threads 2] [--scratch DIR]
+        [--data DIR ...]   # also every machine of a folder of traces (e.g. `kcoord simulate`'s)
 
 Data: `bench_traces`' tiled Transaction traces (`make_base`: 20,000 generated rows, seed 1; `tile`: renamed keys,
 disjoint producer ids, one row group per copy, 1M-row files; 0 violations). Each run is a fresh process per phase:
+`--data` adds folders of traces of any machines (e.g. a simulator run: every machine, `before` checked too).
 - `stage`: phase 1, `duckprops.staged` over all the files (every key whole in one DuckDB; in the Spark-scheduled
   design each task runs it over its unit, beside the row pass), writing the staged rows to one Parquet file and the
-  trace's end (`trace_end`) beside it;
-- `props`: phase 2, `duckprops.violations` of every Transaction property over the staged rows, read from that file
-  (the driver's DuckDB; `before` needs PartitionProducer's rows, absent here: not checked, as the checkers report it).
+  trace's end (`trace_end`) beside it (one file per machine);
+- `props`: phase 2, `duckprops.violations` of every property over the staged rows, read from those files (the
+  driver's DuckDB; on the tiled traces `before` needs PartitionProducer's rows, absent: not checked, as the checkers
+  report it).
 CPU is the process's (getrusage, every DuckDB thread) from after its imports to the last row fetched; CPU-µs per event
 divide it by the trace's rows (all of them, not the staged ones). Median of `--runs`; the load average per run.
 """
@@ -36,34 +39,40 @@ def _cpu() -> float:
 
 
 def measure(phase: str, data: str, staged: str, threads: int) -> dict[str, Any]:
-    """One phase in this process: its CPU seconds, rows in and out, and the violations found (phase 2)."""
+    """One phase in this process over every machine folder under `data`: its CPU seconds, the rows staged (phase 1:
+    one Parquet file per machine, `<staged>.<machine>`, and the machines' trace ends beside them) and the violations
+    found (phase 2)."""
     import duckdb
 
     from kcoord.conformance.traces import duckprops
     from kcoord.model import sqltree as q
     from kcoord.model.loader import bundled_machines
 
-    machines = {MACHINE: bundled_machines()[MACHINE]}
+    machines = {n: m for n, m in bundled_machines().items() if (Path(data) / n).is_dir()}
     plans = duckprops.expression_plans(machines)
     start = _cpu()
     con = duckdb.connect(config={"threads": threads})
     out: dict[str, Any] = {}
     if phase == "stage":
-        source = f"read_parquet({q.DUCKDB.string(str(Path(data) / MACHINE / '*.parquet'))})"
-        sql = duckprops.staged_all(machines, {MACHINE: source})[MACHINE]
-        con.execute(f"COPY ({sql}) TO {q.DUCKDB.string(staged)} (FORMAT parquet)")
-        (end,) = con.execute(duckprops.trace_end(source)).fetchone() or (None,)
-        Path(staged + ".json").write_text(json.dumps({"end": end}))
-        (out["rows_out"],) = con.execute(f"SELECT count(*) FROM read_parquet({q.DUCKDB.string(staged)})").fetchone() \
-            or (0,)
+        sources = {n: f"read_parquet({q.DUCKDB.string(str(Path(data) / n / '**' / '*.parquet'))})" for n in machines}
+        ends, out["rows_out"] = {}, {}
+        for name, sql in duckprops.staged_all(machines, sources).items():
+            target = q.DUCKDB.string(f"{staged}.{name}")
+            con.execute(f"COPY ({sql}) TO {target} (FORMAT parquet)")
+            (out["rows_out"][name],) = con.execute(f"SELECT count(*) FROM read_parquet({target})").fetchone() or (0,)
+        for name, source in sources.items():
+            (ends[name],) = con.execute(duckprops.trace_end(source)).fetchone() or (None,)
+        Path(staged + ".json").write_text(json.dumps({"ends": ends, "staged": sorted(out["rows_out"])}))
     else:
-        end = json.loads(Path(staged + ".json").read_text())["end"]
-        relation = f"read_parquet({q.DUCKDB.string(staged)})"
-        sql = duckprops.violations(plans, plans[MACHINE], {MACHINE: relation}, end)
-        assert sql is not None
-        found = con.execute(f'SELECT "check", name, count(*) FROM ({sql}) v GROUP BY ALL ORDER BY ALL').fetchall()
-        out["violations"] = {f"{c}:{n}": k for c, n, k in found}
-        out["not_checked"] = duckprops.not_checked(plans[MACHINE], machines)
+        meta = json.loads(Path(staged + ".json").read_text())
+        relations = {n: f"read_parquet({q.DUCKDB.string(f'{staged}.{n}')})" for n in meta["staged"]}
+        out["violations"], out["not_checked"] = {}, []
+        for name in machines:
+            sql = duckprops.violations(plans, plans[name], relations, meta["ends"][name])
+            out["not_checked"] += duckprops.not_checked(plans[name], machines)
+            if sql is not None:
+                found = con.execute(f'SELECT machine, "check", name, count(*) FROM ({sql}) v GROUP BY ALL').fetchall()
+                out["violations"] |= {f"{m}.{n}": k for m, _, n, k in found}
     out["cpu_s"] = _cpu() - start
     con.close()
     out["load_avg"] = os.getloadavg()[0]
@@ -79,12 +88,13 @@ def run_child(phase: str, data: Path, staged: Path, threads: int) -> dict[str, A
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sizes", default="1e6,1e7")
+    p.add_argument("--sizes", default="1e6,1e7", help="tiled Transaction traces of these sizes ('' for none)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--base", type=int, default=20_000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--scratch")
+    p.add_argument("--data", action="append", help="also a folder of machine folders (e.g. a simulator run's)")
     p.add_argument("--child", nargs=4, metavar=("PHASE", "DATA", "STAGED", "THREADS"))
     args = p.parse_args()
     if args.child:
@@ -97,26 +107,29 @@ def main() -> None:
         make_base(scratch / "base", args.base, args.seed)
     print("| events | phase | CPU s (runs) | **CPU-µs/event** | staged rows (% of all) | violations | load |")
     print("|---:|---|---|---:|---:|---|---:|")
-    for size in (int(float(s)) for s in args.sizes.split(",")):
-        data = scratch / f"data-{size}"
-        if not data.is_dir():
+    datasets = [(int(float(s)), scratch / f"data-{int(float(s))}") for s in args.sizes.split(",") if s]
+    datasets += [(0, Path(d)) for d in args.data or ()]
+    for size, data in datasets:
+        if size and not data.is_dir():
             tile(base, data, size)
-        rows = sum(pq_rows(f) for f in (data / MACHINE).glob("*.parquet"))
-        staged = scratch / f"staged-{size}.parquet"
+        rows = sum(pq_rows(f) for f in data.rglob("*.parquet"))
+        staged = scratch / f"staged-{data.name}"
         measured: dict[str, list[dict[str, Any]]] = {"stage": [], "props": []}
         for _ in range(args.runs):  # (the phases take turns; each props run reads the stage run's rows just before)
             for phase in measured:
                 measured[phase].append(run_child(phase, data, staged, args.threads))
-                print(size, phase, json.dumps(measured[phase][-1]), file=sys.stderr, flush=True)
-        n_staged = measured["stage"][-1]["rows_out"]
+                print(data, phase, json.dumps(measured[phase][-1]), file=sys.stderr, flush=True)
+        by_machine = measured["stage"][-1]["rows_out"]
+        n_staged = sum(by_machine.values())
         for phase, runs in measured.items():
             cpu = statistics.median(r["cpu_s"] for r in runs)
             found = runs[-1].get("violations", {})
             each = ", ".join(f"{r['cpu_s']:.2f}" for r in runs)
-            print(f"| {rows:,} | {phase} | {each} | **{cpu * 1e6 / rows:.3f}** "
+            print(f"| {rows:,} ({data.name}) | {phase} | {each} | **{cpu * 1e6 / rows:.3f}** "
                   f"| {n_staged:,} ({100 * n_staged / rows:.1f} %) | {sum(found.values()) if phase == 'props' else ''}"
                   f" | {min(r['load_avg'] for r in runs):.1f}–{max(r['load_avg'] for r in runs):.1f} |", flush=True)
-        print("not checked:", measured["props"][-1]["not_checked"], file=sys.stderr)
+        print("staged per machine:", by_machine, "not checked:", measured["props"][-1]["not_checked"],
+              file=sys.stderr)
 
 
 if __name__ == "__main__":

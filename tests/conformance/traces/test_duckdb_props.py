@@ -237,3 +237,22 @@ def test_a_property_of_a_machine_with_no_rows_is_not_checked(machines: dict[str,
         "Transaction.commit_after_markers: no PartitionProducer rows in the input"]
     only = violations(plans, plans["Transaction"], {"Transaction": "staged_Transaction"}, None)
     assert only is not None and "commit_after_markers" not in only and "epochs_monotonic" in only
+
+
+def test_a_fenced_event_with_a_null_argument_is_compared_with_nothing(machines: dict[str, ir.Machine],
+                                                                      tmp_path: Path) -> None:
+    """An accepted `Append` of a producer id the transaction coordinator holds at a higher epoch, its `epoch`
+    argument null (one the runtime never computed): no violation in either checker (the Python checker raised a
+    TypeError comparing None with the epoch), and the same one with the argument set."""
+    rows, _ = generate(dict(machines), 7, Options(keys=16, rows=600))
+    held = next(r for r in rows["Transaction"] if r["producer_id"] >= 0 and r["producer_epoch"] > 0)
+    append = next(r for r in rows["PartitionProducer"] if r["kind"] in ACCEPTED_KINDS)
+    append |= {"event": "Append", "producer_id": held["producer_id"], "ts_ms": held["ts_ms"] + 5, "arg_epoch": None}
+    for epoch, found in ((None, set()), (held["producer_epoch"] - 1, {("fenced", append["key"], append["seq"])})):
+        append["arg_epoch"] = epoch
+        root = tmp_path / f"epoch-{epoch}"
+        write_parquet(rows, dict(machines), str(root))
+        python = {(v.check, v.key, v.seq) for v in check_paths([str(root)], dict(machines)).violations
+                  if v.check == "fenced"}
+        duck, _ = duckdb_violations(machines, root)
+        assert python == {(c, k, s) for _, k, c, _, s, _ in duck} == found

@@ -4,10 +4,11 @@ of every machine read from one machine (`sparkprops.needs`), with the values tha
 (pre-state, position, the run's start, the key's timeline, each `within`'s deadline, each `before`'s K) computed
 there; then, over all the units' staged rows together (the driver's DuckDB), each property's violations.
 
-Owns: `staged` (phase 1: one machine's staged rows from its typed rows), `trace_end` (phase 1: the latest `ts_ms`
-of the rows, which `within` compares its deadlines with: the driver takes the maximum over the units), `violations`
-(phase 2: one row per violation of every trace property of one machine: machine, key, check, name, seq, message, as
-the Python checker's `Violation`s), `not_checked` and `expression_plans`. The conditions and the values staged are
+Owns: `staged` (phase 1: one machine's staged rows from its typed rows; `staged_from`: the same from the row
+pass's relation, one window per task for both), `trace_end` (phase 1: the latest `ts_ms` of the rows, which `within`
+compares its deadlines with: the driver takes the maximum over the units), `violations` (phase 2: one row per
+violation of every trace property of one machine: machine, key, check, name, seq, message, as the Python checker's
+`Violation`s), `not_checked` and `expression_plans`. The conditions and the values staged are
 the Spark checker's trees (`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and
 names), rendered in `sqltree`'s DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This
 module builds SQL text; the caller runs it (a DuckDB connection of its own).
@@ -77,6 +78,26 @@ def staged(plan: MachinePlan, need: Needs, source: str) -> str | None:
     for stage in [first, second, list(need.computed)]:
         if stage:
             sql = f"SELECT *, {', '.join(_r(a) for a in stage)} FROM ({sql}) s"
+    return _narrowed(need, sql)
+
+
+def staged_from(plan: MachinePlan, need: Needs, passed: str) -> str | None:
+    """`staged`, over `passed`: a relation holding the row pass's columns (`duckcheck.pass_query`: the window's
+    position and lags, the pre-state), so that a task runs one window for its row checks and its staged rows; only
+    the values `Needs` computes, `exclusive`'s timeline (a second window, ordered by the pass's row number) and the
+    filter are added."""
+    if not need.rows:
+        return None
+    cols = [_r(a) for a in need.computed]
+    if need.timeline:
+        w = "PARTITION BY key, seq < 0 ORDER BY _rn"
+        cols += [f"max(ts_ms) OVER ({w} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS t_start",
+                 f"lead(ts_ms) OVER ({w}) AS next_ts"]
+    return _narrowed(need, f"SELECT *{''.join(', ' + c for c in cols)} FROM {passed} s")
+
+
+def _narrowed(need: Needs, sql: str) -> str:
+    """The rows of `sql` a property reads, with only the columns they read."""
     keep = [*STAGED, *sorted(need.columns), *(a.name for a in need.computed),
             *(("t_start", "next_ts") if need.timeline else ())]
     where = q.and_(q.binary(">=", q.col("seq"), q.lit(0)), q.or_(*need.rows))

@@ -15,10 +15,19 @@ import duckdb
 import pytest
 
 from kcoord.conformance.traces.checks import ACCEPTED_KINDS, TRACE_FORMS, Spec
-from kcoord.conformance.traces.duckprops import expression_plans, not_checked, staged_all, trace_end, violations
+from kcoord.conformance.traces.duckcheck import pass_query
+from kcoord.conformance.traces.duckprops import (
+    expression_plans,
+    not_checked,
+    staged_all,
+    staged_from,
+    trace_end,
+    violations,
+)
 from kcoord.conformance.traces.generate import Options, generate
 from kcoord.conformance.traces.mutations import MUTATIONS
 from kcoord.conformance.traces.pycheck import check_paths
+from kcoord.conformance.traces.sparkprops import needs
 from kcoord.conformance.traces.writers import write_parquet
 from kcoord.model import ir
 from kcoord.model import sqltree as q
@@ -155,9 +164,13 @@ def traces(machines: Mapping[str, ir.Machine], seed: int, root: Path, mutate: bo
             for v in check_paths([str(root)], dict(machines)).violations if v.check in TRACE_FORMS}
 
 
-def duckdb_violations(machines: Mapping[str, ir.Machine], root: Path, units: int = 3) -> tuple[set[Found], int]:
-    """The trace properties in DuckDB: each machine's rows staged per unit of whole keys (`hash(key) % units`), the
-    units' staged rows put together, then every property checked over them. Also: how many rows were staged."""
+def duckdb_violations(machines: Mapping[str, ir.Machine], root: Path, units: int = 3,
+                      fused: bool = False) -> tuple[set[Found], int]:
+    """The trace properties in DuckDB: each machine's rows staged per unit of whole keys (`hash(key) % units`; with
+    `fused`, from the row pass's relation: `staged_from`), the units' staged rows put together, then every property
+    checked over them. Also: how many rows were staged."""
+    plans = expression_plans(machines)
+    wants = needs(plans)
     con = duckdb.connect(config={"threads": 1})
     try:
         sources = {m: f"read_parquet({q.DUCKDB.string(str(root / m / '*.parquet'))})" for m in machines
@@ -166,13 +179,13 @@ def duckdb_violations(machines: Mapping[str, ir.Machine], root: Path, units: int
         for name in sources:
             for u in range(units):
                 source = f"(SELECT * FROM {sources[name]} WHERE hash(key) % {units} = {u})"
-                sql = staged_all(machines, {name: source}).get(name)
+                sql = staged_from(plans[name], wants[name], f"({pass_query(machines[name], source)[0]})") if fused \
+                    else staged_all(machines, {name: source}).get(name)
                 if sql is None:
                     break
                 table = q.DUCKDB.quote(f"staged_{name}")
                 con.execute(f"CREATE TABLE {table} AS {sql}" if u == 0 else f"INSERT INTO {table} {sql}")
                 tables[name] = table
-        plans = expression_plans(machines)
         out: set[Found] = set()
         for name, source in sources.items():
             (end,) = con.execute(trace_end(source)).fetchone() or (None,)
@@ -209,6 +222,15 @@ def test_duckdb_finds_the_trace_property_violations_the_python_checker_finds(
     python, duck, staged = mutated[seed]
     assert duck == python, (f"DuckDB alone: {sorted(duck - python)}; Python alone: {sorted(python - duck)}")
     assert staged > 0
+
+
+def test_the_staged_rows_from_the_row_pass_give_the_same_violations(machines: dict[str, ir.Machine],
+                                                                     tmp_path: Path) -> None:
+    """`staged_from` over the row pass's relation (one window per task) finds what the Python checker finds."""
+    python = traces(machines, SEEDS[0], tmp_path, mutate=True)
+    duck, staged = duckdb_violations(machines, tmp_path, fused=True)
+    assert duck == python, (f"DuckDB alone: {sorted(duck - python)}; Python alone: {sorted(python - duck)}")
+    assert staged > 0 and python
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -6,6 +6,9 @@ staged rows of a tiled Transaction trace, beside the first phase that stages the
 
 Data: `bench_traces`' tiled Transaction traces (`make_base`: 20,000 generated rows, seed 1; `tile`: renamed keys,
 disjoint producer ids, one row group per copy, 1M-row files; 0 violations). Each run is a fresh process per phase:
+`--phases hits,task` measures the row pass's hits (`duckcheck.pass_query`, every row check) alone, and with the
+staged rows taken from the same window in the same query (`duckprops.staged_from`: phase 1 fused into the task's
+pass), both written to Parquet.
 `--data` adds folders of traces of any machines (e.g. a simulator run: every machine, `before` checked too).
 - `stage`: phase 1, `duckprops.staged` over all the files (every key whole in one DuckDB; in the Spark-scheduled
   design each task runs it over its unit, beside the row pass), writing the staged rows to one Parquet file and the
@@ -63,6 +66,24 @@ def measure(phase: str, data: str, staged: str, threads: int) -> dict[str, Any]:
         for name, source in sources.items():
             (ends[name],) = con.execute(duckprops.trace_end(source)).fetchone() or (None,)
         Path(staged + ".json").write_text(json.dumps({"ends": ends, "staged": sorted(out["rows_out"])}))
+    elif phase in ("hits", "task"):  # the row pass's hits alone, or with the staged rows from the same window
+        from kcoord.conformance.traces import duckcheck
+        from kcoord.conformance.traces.sparkprops import needs
+
+        wants = needs(plans)
+        out["rows_out"] = {}
+        for name, m in machines.items():
+            source = f"read_parquet({q.DUCKDB.string(str(Path(data) / name / '**' / '*.parquet'))})"
+            sql, conditions = duckcheck.pass_query(m, source)
+            query = " UNION ALL ".join(f"SELECT key, seq, {q.DUCKDB.string(n)} AS name, NULL AS staged FROM s "
+                                       f"WHERE {q.DUCKDB.render(e)}" for e, n in conditions)
+            rows = duckprops.staged_from(plans[name], wants[name], "s") if phase == "task" else None
+            if rows is not None:
+                query = f"WITH s AS MATERIALIZED ({sql}) {query} UNION ALL SELECT key, seq, NULL, t FROM ({rows}) t"
+            else:
+                query = f"WITH s AS ({sql}) {query}"
+            (out["rows_out"][name],) = con.execute(
+                f"COPY ({query}) TO {q.DUCKDB.string(f'{staged}.{phase}.{name}')} (FORMAT parquet)").fetchone() or (0,)
     else:
         meta = json.loads(Path(staged + ".json").read_text())
         relations = {n: f"read_parquet({q.DUCKDB.string(f'{staged}.{n}')})" for n in meta["staged"]}
@@ -91,6 +112,7 @@ def main() -> None:
     p.add_argument("--sizes", default="1e6,1e7", help="tiled Transaction traces of these sizes ('' for none)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--phases", default="stage,props", help="of stage, props, hits, task (props reads stage's rows)")
     p.add_argument("--base", type=int, default=20_000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--scratch")
@@ -105,7 +127,7 @@ def main() -> None:
     base = scratch / "base" / MACHINE / "part-0.parquet"
     if not base.exists():
         make_base(scratch / "base", args.base, args.seed)
-    print("| events | phase | CPU s (runs) | **CPU-µs/event** | staged rows (% of all) | violations | load |")
+    print("| events | phase | CPU s (runs) | **CPU-µs/event** | rows out (% of all) | violations | load |")
     print("|---:|---|---|---:|---:|---|---:|")
     datasets = [(int(float(s)), scratch / f"data-{int(float(s))}") for s in args.sizes.split(",") if s]
     datasets += [(0, Path(d)) for d in args.data or ()]
@@ -114,22 +136,21 @@ def main() -> None:
             tile(base, data, size)
         rows = sum(pq_rows(f) for f in data.rglob("*.parquet"))
         staged = scratch / f"staged-{data.name}"
-        measured: dict[str, list[dict[str, Any]]] = {"stage": [], "props": []}
+        measured: dict[str, list[dict[str, Any]]] = {p: [] for p in args.phases.split(",")}
         for _ in range(args.runs):  # (the phases take turns; each props run reads the stage run's rows just before)
             for phase in measured:
                 measured[phase].append(run_child(phase, data, staged, args.threads))
                 print(data, phase, json.dumps(measured[phase][-1]), file=sys.stderr, flush=True)
-        by_machine = measured["stage"][-1]["rows_out"]
-        n_staged = sum(by_machine.values())
-        for phase, runs in measured.items():
+        for phase, runs in measured.items():  # (rows out: what the phase wrote; props: what it read, stage's)
+            by_machine = runs[-1].get("rows_out") or measured.get("stage", [{}])[-1].get("rows_out", {})
+            n_staged = sum(by_machine.values())
             cpu = statistics.median(r["cpu_s"] for r in runs)
             found = runs[-1].get("violations", {})
             each = ", ".join(f"{r['cpu_s']:.2f}" for r in runs)
             print(f"| {rows:,} ({data.name}) | {phase} | {each} | **{cpu * 1e6 / rows:.3f}** "
                   f"| {n_staged:,} ({100 * n_staged / rows:.1f} %) | {sum(found.values()) if phase == 'props' else ''}"
                   f" | {min(r['load_avg'] for r in runs):.1f}–{max(r['load_avg'] for r in runs):.1f} |", flush=True)
-        print("staged per machine:", by_machine, "not checked:", measured["props"][-1]["not_checked"],
-              file=sys.stderr)
+            print(phase, "rows out per machine:", by_machine, file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -211,7 +211,7 @@ def _decode_body(schema: type[RequestPayload], frame: bytes, header_bytes: int,
 
 
 class EncodedBody:
-    """A response body already encoded by kio's rules (e.g. `produce_answer.ProduceAnswers`): `encode_response` puts
+    """A response body already encoded by kio's rules (`answers.py`): `encode_response` puts
     the response header before it, as for a kio body of that api key and version."""
 
     __slots__ = ("api_key", "data", "flexible", "version")

@@ -24,11 +24,11 @@ from ..errors import Errors
 from ..interfaces import TopicPartition, TxnMarker, TxnOperation
 from ..partition.types import FetchResult, IsolationLevel, PartitionProducers, ProduceResult
 from ..runtime.completion import Completion
+from .answers import ProduceAnswers, Results
 from .broker import BrokerContext
 from .codec import PRODUCE_KEY, EncodedBody
 from .dispatch import Request
 from .kio_build import build, code, datetime_of_ms, item_type, ms_of, response_schema
-from .produce_answer import ProduceAnswers, Results
 
 _FETCH_TOPIC_IDS_FROM = 13  # Fetch v13+ names topics by id
 PRODUCE_FLEXIBLE_FROM = 9  # Produce v9+ is flexible (a v1 response header)

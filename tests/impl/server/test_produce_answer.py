@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kcoord.impl.partition.types import ProduceResult
+from kcoord.impl.server.answers import ProduceAnswers, Results
 from kcoord.impl.server.codec import EncodedBody, HeaderStart, encode_body, encode_response
 from kcoord.impl.server.handlers_data import PRODUCE_FLEXIBLE_FROM, produce_response
-from kcoord.impl.server.produce_answer import ProduceAnswers, Results
 
 VERSIONS = range(3, 14)
 Shape = list[tuple[str, list[tuple[int, ProduceResult]]]]

@@ -1,22 +1,24 @@
-"""Produce answers encoded from a template per shape: kio's bytes, with each partition's offsets written in place.
+"""Answers encoded once: `BodyMemo` (an answer's bytes per distinct answer) and `ProduceAnswers` (a Produce answer
+from a template per shape: kio's bytes, with each partition's offsets written in place).
 
-Owns: `ProduceAnswers`, the Produce response body of a request as bytes (`EncodedBody`, which the dispatcher puts
-behind the response header). Every answer to a transactional commit's Produce has the same shape — the version, the
-topics, their partitions in order, each partition's error — and differs only in its fixed-width int64 offsets
-(`base_offset`, `log_start_offset`): the first answer of a shape is built as kio entities and encoded by kio
-(`DataHandlers`' builder, the only description of the answer) with a distinct sentinel in each offset, the sentinels'
-positions are found in the bytes, and every later answer of that shape is those bytes with its offsets packed at
-those positions. An int64 is written in 8 bytes whatever its value and the shape fixes every other byte, so the
-result is kio's encoding of that answer byte for byte (`tests/impl/server/test_produce_answer.py` compares both for
-every served version). Answers with an error message or a log-append time (never a commit's) are built and encoded
-by kio every time, as is a shape whose sentinels are not each found exactly once.
+Owns: `BodyMemo`, and `ProduceAnswers`: the Produce response body of a request as bytes (`EncodedBody`, which the
+dispatcher puts behind the response header, as for a kio body). Every answer to a transactional commit's Produce
+has the same shape — the version, the topics, their partitions in order, each partition's error — and differs only
+in its fixed-width int64 offsets (`base_offset`, `log_start_offset`): the first answer of a shape is built as kio
+entities and encoded by kio (`handlers_data.produce_response`, the only description of the answer) with a distinct
+sentinel in each offset, the sentinels' positions are found in the bytes, and every later answer of that shape is
+those bytes with its offsets packed at those positions. An int64 is written in 8 bytes whatever its value and the
+shape fixes every other byte, so the result is kio's encoding of that answer byte for byte
+(`tests/impl/server/test_produce_answer.py` compares both for every Produce version). Answers with an error message
+or a log-append time (never a commit's) are built and encoded by kio every time, as is a shape whose sentinels are
+not each found exactly once.
 Must not import: `kcoord.model`.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Final
 
 from kio.static.protocol import ResponsePayload
@@ -31,6 +33,30 @@ _INT64: Final = struct.Struct(">q")
 _SENTINEL: Final = 0x5A17_C0DE_0000_0000  # + 2k: partition k's base offset; + 2k + 1: its log start offset
 _MAX_SHAPES: Final = 1024
 _NO_TEMPLATE: Final = (b"", ())
+
+
+class BodyMemo:
+    """Response bodies built and encoded once per distinct answer: a handler keys a body by everything it is built
+    from (the api key and version and the coordinator's answer); the same answer has the same bytes, so one
+    `EncodedBody` serves every request with that answer (no kio entity built, hashed or encoded per request).
+    Bounded: cleared when full."""
+
+    __slots__ = ("_bodies", "_max")
+
+    def __init__(self, max_bodies: int = 4096) -> None:
+        self._bodies: dict[Hashable, EncodedBody] = {}
+        self._max = max_bodies
+
+    def body(self, key: Hashable, make: Callable[[], ResponsePayload]) -> EncodedBody:
+        """The body for `key`, made by `make` and encoded the first time."""
+        body = self._bodies.get(key)
+        if body is None:
+            if len(self._bodies) >= self._max:
+                self._bodies.clear()
+            made = make()
+            body = self._bodies[key] = EncodedBody(made.__api_key__, made.__version__,
+                                                   made.__header_schema__.__flexible__, encode_body(made))
+        return body
 
 
 class ProduceAnswers:

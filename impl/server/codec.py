@@ -53,6 +53,7 @@ __all__ = (
 )
 
 PRODUCE_KEY: Final = 0
+TXN_OFFSET_COMMIT_KEY: Final = 28
 _HEADER_START: Final = struct.Struct(">hhi")  # request_api_key, request_api_version, correlation_id
 _CORRELATION_ID: Final = struct.Struct(">i")
 
@@ -159,7 +160,8 @@ def decode_request(frame: bytes, start: HeaderStart | None = None) -> DecodedReq
     except Exception as e:
         message = f"request header does not decode: {type(e).__name__}: {e}"
         raise _decode_error(MalformedHeader, message, start) from None
-    body_key = (schema, frame[header_bytes:]) if len(frame) - header_bytes <= _MAX_CACHED_BODY_BYTES else None
+    body_key = (schema, frame[header_bytes:]) if (len(frame) - header_bytes <= _MAX_CACHED_BODY_BYTES
+                                                  and start.request_api_key not in _NOT_CACHED) else None
     cached = _REQUEST_BODIES.get(body_key) if body_key is not None else None
     if cached is not None:
         body, body_bytes = cached
@@ -185,6 +187,10 @@ def decode_request(frame: bytes, start: HeaderStart | None = None) -> DecodedReq
 _REQUEST_BODIES: dict[tuple[type[RequestPayload], bytes], tuple[RequestPayload, int]] = {}
 _MAX_CACHED_BODIES: Final = 4096
 _MAX_CACHED_BODY_BYTES: Final = 512
+#: api keys whose bodies are not cached: a Produce carries new records (a new sequence number, new timestamps) and a
+#: TxnOffsetCommit the offsets its transaction consumed up to, so their bytes (nearly) never repeat, and caching them
+#: would only push out the bodies that do (the cache is cleared every 4,096 new ones)
+_NOT_CACHED: Final = frozenset({PRODUCE_KEY, TXN_OFFSET_COMMIT_KEY})
 
 
 def _decode_body(schema: type[RequestPayload], frame: bytes, header_bytes: int,

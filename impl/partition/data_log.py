@@ -26,7 +26,7 @@ from pathlib import Path
 from uuid import UUID
 
 from ..storage._files import DamagedFileError, SyncLater, atomic_write, fsync_dir, quoted_content
-from ..storage.batch import RecordBatch, encode_batch, moved
+from ..storage.batch import ControlType, RecordBatch, encode_batch, encode_new_batch, end_txn_marker_entry, moved
 from ..storage.log import AppendInfo, PartitionLog
 
 PARTITION_METADATA_FILE = "partition.metadata"
@@ -46,6 +46,17 @@ class DataLog(PartitionLog):
         base_offset = self.log_end_offset
         return self.append_encoded(moved(encode_batch(batch), base_offset, partition_leader_epoch), base_offset,
                                    base_offset + batch.last_offset_delta)
+
+    def append_marker(self, control_type: ControlType, coordinator_epoch: int, producer_id: int, producer_epoch: int,
+                      timestamp_ms: int, *, partition_leader_epoch: int) -> AppendInfo:
+        """Append a transaction marker's control batch (one COMMIT/ABORT record stamped `timestamp_ms`) at the log
+        end offset: the bytes of `append_batch` of that batch (`RecordBatch.of` a marker record, transactional and
+        control), encoded at its place in one step (a commit writes one per partition)."""
+        base_offset = self.log_end_offset
+        data = encode_new_batch([end_txn_marker_entry(control_type, coordinator_epoch)], base_offset=base_offset,
+                                timestamp_ms=timestamp_ms, producer_id=producer_id, producer_epoch=producer_epoch,
+                                transactional=True, control=True, partition_leader_epoch=partition_leader_epoch)
+        return self.append_encoded(data, base_offset, base_offset)
 
 
 

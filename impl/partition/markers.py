@@ -14,7 +14,6 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 
 from ..errors import Errors, KafkaError
 from ..interfaces import MarkerResult, MarkerTarget, TopicPartition, TxnMarker
@@ -46,7 +45,9 @@ class BrokerMarkerTarget:
                 continue
             for target, internal, tps in self._split(marker):
                 targets[id(target)] = (target, internal)
-                parts.setdefault(id(target), []).append((i, replace(marker, partitions=tuple(tps))))
+                # (the constructor, not `dataclasses.replace`: ~2x cheaper, twice per commit)
+                parts.setdefault(id(target), []).append((i, TxnMarker(
+                    marker.producer_id, marker.producer_epoch, marker.result, marker.coordinator_epoch, tuple(tps))))
         remaining = [len(parts)]
 
         def answered() -> list[MarkerResult]:

@@ -35,7 +35,7 @@ from ..runtime.clock import Clock
 from ..runtime.trace import Tracer
 from ..statemachine import Decision, MachineTable
 from ..storage._files import DamagedFileError, SyncLater
-from ..storage.batch import ControlType, Record, RecordBatch, encode_batch, end_txn_marker_entry
+from ..storage.batch import ControlType, RecordBatch, encode_batch
 from ..storage.log import Durability, OffsetOutOfRangeError
 from .data_log import DataLog, begin_leader_epoch
 from .producer_state import BatchMetadata, ProducerStateManager, VerificationGuard, last_sequence_of
@@ -228,11 +228,9 @@ class DataPartition:
         if not decision.accepted:
             self.states.reject(producer_id, decision, args)
             return Appended(ProduceResult(decision.error))
-        key, value = end_txn_marker_entry(ControlType[marker.result], marker.coordinator_epoch)
-        control = RecordBatch.of([Record(0, now_ms, key, value)], is_transactional=True, is_control=True,
-                                 producer_id=producer_id, producer_epoch=marker.producer_epoch)
         try:
-            info = self.log.append_batch(control, partition_leader_epoch=self.leader_epoch)
+            info = self.log.append_marker(ControlType[marker.result], marker.coordinator_epoch, producer_id,
+                                          marker.producer_epoch, now_ms, partition_leader_epoch=self.leader_epoch)
         except OSError as e:
             return Appended(ProduceResult(Errors.KAFKA_STORAGE_ERROR, error_message=str(e)))
         self.states.apply(producer_id, decision, args, marker_offset=info.base_offset, transactional_batch=True,

@@ -282,6 +282,8 @@ class ProducerStateManager:
 
     def on_high_watermark(self, high_watermark: int) -> None:
         """`onHighWatermarkUpdated`: completed transactions whose marker is below the high watermark are stable."""
+        if not self._unreplicated:  # (every append and poll of the partition asks)
+            return
         done = [first for first, (_, marker) in self._unreplicated.items() if marker < high_watermark]
         for first in done:
             del self._unreplicated[first]

@@ -483,9 +483,17 @@ def _no_owner(shard: Shard) -> None:
 
 def _touched(keys: tuple[tuple[str, Key], ...], changes: list[Change]) -> tuple[tuple[str, Key], ...]:
     """The instances a plan holds pending: the keys it was submitted for and those its changes touch."""
-    if len(changes) == 1 and len(keys) == 1 and keys[0] == (changes[0].table.name, changes[0].key):
-        return keys  # the common case: one request, one instance
-    return tuple(dict.fromkeys([*keys, *((c.table.name, c.key) for c in changes)]))
+    if len(keys) == 1:
+        machine, key = keys[0]
+        for c in changes:
+            if c.key != key or c.table.name != machine:
+                break
+        else:
+            return keys  # the common case: one request, one instance (however many of its changes)
+    touched = dict.fromkeys(keys)
+    for c in changes:
+        touched[(c.table.name, c.key)] = None
+    return tuple(touched)
 
 
 def _key_fields(table: MachineTable, key: Key) -> dict[str, Any]:

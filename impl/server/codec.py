@@ -39,6 +39,7 @@ from .nullability import null_field
 
 __all__ = (
     "DecodedRequest",
+    "EncodedBody",
     "HeaderStart",
     "RequestHeader",
     "RequestPayload",
@@ -52,6 +53,7 @@ __all__ = (
 )
 
 PRODUCE_KEY: Final = 0
+TXN_OFFSET_COMMIT_KEY: Final = 28
 _HEADER_START: Final = struct.Struct(">hhi")  # request_api_key, request_api_version, correlation_id
 _CORRELATION_ID: Final = struct.Struct(">i")
 
@@ -158,7 +160,8 @@ def decode_request(frame: bytes, start: HeaderStart | None = None) -> DecodedReq
     except Exception as e:
         message = f"request header does not decode: {type(e).__name__}: {e}"
         raise _decode_error(MalformedHeader, message, start) from None
-    body_key = (schema, frame[header_bytes:]) if len(frame) - header_bytes <= _MAX_CACHED_BODY_BYTES else None
+    body_key = (schema, frame[header_bytes:]) if (len(frame) - header_bytes <= _MAX_CACHED_BODY_BYTES
+                                                  and start.request_api_key not in _NOT_CACHED) else None
     cached = _REQUEST_BODIES.get(body_key) if body_key is not None else None
     if cached is not None:
         body, body_bytes = cached
@@ -184,6 +187,10 @@ def decode_request(frame: bytes, start: HeaderStart | None = None) -> DecodedReq
 _REQUEST_BODIES: dict[tuple[type[RequestPayload], bytes], tuple[RequestPayload, int]] = {}
 _MAX_CACHED_BODIES: Final = 4096
 _MAX_CACHED_BODY_BYTES: Final = 512
+#: api keys whose bodies are not cached: a Produce carries new records (a new sequence number, new timestamps) and a
+#: TxnOffsetCommit the offsets its transaction consumed up to, so their bytes (nearly) never repeat, and caching them
+#: would only push out the bodies that do (the cache is cleared every 4,096 new ones)
+_NOT_CACHED: Final = frozenset({PRODUCE_KEY, TXN_OFFSET_COMMIT_KEY})
 
 
 def _decode_body(schema: type[RequestPayload], frame: bytes, header_bytes: int,
@@ -209,17 +216,38 @@ def _decode_body(schema: type[RequestPayload], frame: bytes, header_bytes: int,
     return body, body_bytes
 
 
+class EncodedBody:
+    """A response body already encoded by kio's rules (`answers.py`): `encode_response` puts
+    the response header before it, as for a kio body of that api key and version."""
+
+    __slots__ = ("api_key", "data", "flexible", "version")
+
+    def __init__(self, api_key: int, version: int, flexible: bool, data: bytes) -> None:
+        self.api_key = api_key
+        self.version = version
+        self.flexible = flexible  # the response header is v1 (a tagged-field section after the correlation id)
+        self.data = data
+
+
 def _is_api_versions_fallback(request: HeaderLike, body: ResponsePayload) -> bool:
     # Kafka answers an ApiVersions request of a version it does not support with a v0 body (KIP-511).
     return body.__api_key__ == API_VERSIONS_KEY and body.__version__ == 0
 
 
-def encode_response(request_header: HeaderLike, response_body: ResponsePayload) -> bytes:
+def encode_response(request_header: HeaderLike, response_body: ResponsePayload | EncodedBody) -> bytes:
     """Encode the response header (version chosen by the body's schema) and body; no size prefix.
 
     The body must be the response to the request's api key and version (or the ApiVersions v0 fallback);
     anything else is our bug and raises `IllegalStateError`.
     """
+    if isinstance(response_body, EncodedBody):
+        if (response_body.api_key, response_body.version) != (request_header.request_api_key,
+                                                              request_header.request_api_version):
+            raise IllegalStateError(f"an encoded response (api key {response_body.api_key} v{response_body.version}) "
+                                    f"does not answer api key {request_header.request_api_key} "
+                                    f"v{request_header.request_api_version}")
+        header = _CORRELATION_ID.pack(request_header.correlation_id)
+        return header + b"\x00" + response_body.data if response_body.flexible else header + response_body.data
     if response_body.__api_key__ != request_header.request_api_key or (
         response_body.__version__ != request_header.request_api_version
         and not _is_api_versions_fallback(request_header, response_body)

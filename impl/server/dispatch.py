@@ -45,6 +45,7 @@ from .api_versions import (
 )
 from .codec import (
     DecodedRequest,
+    EncodedBody,
     HeaderLike,
     HeaderStart,
     decode_request,
@@ -101,7 +102,7 @@ class Request:
     connection: ConnectionInfo
 
 
-Handler = Callable[[Request], Awaitable[ResponsePayload | None]]
+Handler = Callable[[Request], Awaitable[ResponsePayload | EncodedBody | None]]
 """An API handler: returns the response body at `request.api_version`, or None to send no response (acks=0)."""
 
 
@@ -262,7 +263,7 @@ class Dispatcher:
             return NoReply()
         return self._encode(request.header, body)
 
-    def _encode(self, header: HeaderLike, body: ResponsePayload) -> Outcome:
+    def _encode(self, header: HeaderLike, body: ResponsePayload | EncodedBody) -> Outcome:
         try:
             return Reply(encode_response(header, body))
         except Exception:

@@ -24,20 +24,38 @@ from ..errors import Errors
 from ..interfaces import TopicPartition, TxnMarker, TxnOperation
 from ..partition.types import FetchResult, IsolationLevel, PartitionProducers, ProduceResult
 from ..runtime.completion import Completion
+from .answers import ProduceAnswers, Results
 from .broker import BrokerContext
+from .codec import PRODUCE_KEY, EncodedBody
 from .dispatch import Request
 from .kio_build import build, code, datetime_of_ms, item_type, ms_of, response_schema
 
 _FETCH_TOPIC_IDS_FROM = 13  # Fetch v13+ names topics by id
+PRODUCE_FLEXIBLE_FROM = 9  # Produce v9+ is flexible (a v1 response header)
+
+
+def produce_response(version: int, results: Results) -> ResponsePayload:
+    """kio's Produce answer (`ProduceAnswers` encodes it once per shape and writes the offsets in place after)."""
+    schema = response_schema(PRODUCE_KEY, version)
+    topic_type = item_type(schema, "responses")
+    partition_type = item_type(topic_type, "partition_responses")
+    return build(schema, responses=tuple(
+        build(topic_type, name=name, partition_responses=tuple(
+            build(partition_type, index=index, error_code=code(r.error), base_offset=r.base_offset,
+                  log_append_time=datetime_of_ms(r.log_append_time_ms), log_start_offset=r.log_start_offset,
+                  record_errors=(), error_message=r.error_message)
+            for index, r in parts))
+        for name, parts in results))
 
 
 class DataHandlers:
     def __init__(self, ctx: BrokerContext) -> None:
         self.ctx = ctx
+        self._produce_answers = ProduceAnswers(produce_response, PRODUCE_FLEXIBLE_FROM)
 
     # ------------------------------------------------------------------ Produce (0)
 
-    async def produce(self, request: Request) -> ResponsePayload | None:
+    async def produce(self, request: Request) -> ResponsePayload | EncodedBody | None:
         body: Any = request.body
         partitions = self.ctx.cluster.partitions
         operation = TxnOperation.for_produce(request.api_version)  # v12+: Transactions V2 adds the partition
@@ -64,21 +82,7 @@ class DataHandlers:
         results = [(name, [(index, await self.ctx.wait(answer)) for index, answer in parts])
                    for name, parts in answers]
         self.ctx.shared.progress.notify()
-        return self._produce_response(request, results)
-
-    @staticmethod
-    def _produce_response(request: Request,
-                          results: list[tuple[str, list[tuple[int, ProduceResult]]]]) -> ResponsePayload:
-        schema = response_schema(request.api_key, request.api_version)
-        topic_type = item_type(schema, "responses")
-        partition_type = item_type(topic_type, "partition_responses")
-        return build(schema, responses=tuple(
-            build(topic_type, name=name, partition_responses=tuple(
-                build(partition_type, index=index, error_code=code(r.error), base_offset=r.base_offset,
-                      log_append_time=datetime_of_ms(r.log_append_time_ms), log_start_offset=r.log_start_offset,
-                      record_errors=(), error_message=r.error_message)
-                for index, r in parts))
-            for name, parts in results))
+        return self._produce_answers.body(request.api_version, results)
 
     # ------------------------------------------------------------------ Fetch (1)
 

@@ -22,9 +22,11 @@ from ..group.messages import (
     PartitionErrors,
     TxnOffsetCommitRequest,
 )
+from .answers import BodyMemo
 from .broker import BrokerContext
+from .codec import EncodedBody
 from .dispatch import Request
-from .kio_build import BodyMemo, build, code, item_type, ms_of, response_schema
+from .kio_build import build, code, item_type, ms_of, response_schema
 
 _OFFSET_FETCH_BATCHED_FROM = 8
 
@@ -64,7 +66,7 @@ class OffsetHandlers:
         schema = response_schema(request.api_key, request.api_version)
         return build(schema, topics=_partition_errors(schema, r.topics))
 
-    async def txn_offset_commit(self, request: Request) -> ResponsePayload:
+    async def txn_offset_commit(self, request: Request) -> ResponsePayload | EncodedBody:
         body: Any = request.body
         req = TxnOffsetCommitRequest(
             transactional_id=body.transactional_id, producer_id=body.producer_id, producer_epoch=body.producer_epoch,

@@ -20,9 +20,11 @@ from kio.static.protocol import ResponsePayload
 
 from ..errors import Errors
 from ..interfaces import TopicPartition
+from .answers import BodyMemo
 from .broker import BrokerContext
+from .codec import EncodedBody
 from .dispatch import Request
-from .kio_build import BodyMemo, build, code, datetime_of_ms, item_type, ms_of, response_schema, timedelta_of_ms
+from .kio_build import build, code, datetime_of_ms, item_type, ms_of, response_schema, timedelta_of_ms
 
 _BATCHED_ADD_PARTITIONS_FROM = 4  # AddPartitionsToTxn v4+: batched transactions, from brokers (KIP-890)
 
@@ -52,7 +54,7 @@ class TxnHandlers:
         return build(schema, error_code=code(answer.error), producer_id=answer.producer_id,
                      producer_epoch=answer.producer_epoch)
 
-    async def add_partitions_to_txn(self, request: Request) -> ResponsePayload:
+    async def add_partitions_to_txn(self, request: Request) -> ResponsePayload | EncodedBody:
         if request.api_version >= _BATCHED_ADD_PARTITIONS_FROM:
             return await self._add_partitions_batched(request)
         body: Any = request.body
@@ -66,7 +68,7 @@ class TxnHandlers:
             lambda: build(schema, results_by_topic_v3_and_below=_topic_results(
                 item_type(schema, "results_by_topic_v3_and_below"), requested, answer)))
 
-    async def _add_partitions_batched(self, request: Request) -> ResponsePayload:
+    async def _add_partitions_batched(self, request: Request) -> ResponsePayload | EncodedBody:
         """AddPartitionsToTxn v4+ (KIP-890), what brokers send the coordinator: several transactions, each either
         verified (`verify_only`: per partition, as handleVerifyPartitionsInTransaction) or added at client version
         2 (`transactionVersionForAddPartitionsToTxn`: v4+ is a Transactions V2 client's), each answered on its own."""
@@ -88,7 +90,7 @@ class TxnHandlers:
                                  topic_results=_topic_results(topic_type, requested, errors)))
         return build(schema, error_code=code(Errors.NONE), results_by_transaction=tuple(results))
 
-    async def add_offsets_to_txn(self, request: Request) -> ResponsePayload:
+    async def add_offsets_to_txn(self, request: Request) -> ResponsePayload | EncodedBody:
         body: Any = request.body
         error = await self.ctx.wait(self.ctx.node.txn.add_offsets(
             body.transactional_id, body.producer_id, body.producer_epoch, body.group_id,
@@ -97,7 +99,7 @@ class TxnHandlers:
                                  lambda: build(response_schema(request.api_key, request.api_version),
                                                error_code=code(error)))
 
-    async def end_txn(self, request: Request) -> ResponsePayload:
+    async def end_txn(self, request: Request) -> ResponsePayload | EncodedBody:
         body: Any = request.body
         answer = await self.ctx.wait(self.ctx.node.txn.end_txn(
             body.transactional_id, body.producer_id, body.producer_epoch, "COMMIT" if body.committed else "ABORT",

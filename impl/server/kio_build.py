@@ -19,7 +19,7 @@ import functools
 import importlib
 import pkgutil
 import typing
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any, Final, ParamSpec, TypeVar
 
 from kio.index import load_response_schema
@@ -29,7 +29,7 @@ from kio.static.protocol import ResponsePayload
 from .errors import IllegalStateError
 from .responses import zero_entity
 
-__all__ = ("AUTHORIZED_OPERATIONS_OMITTED", "BodyMemo", "build", "class_cache", "code", "datetime_of_ms",
+__all__ = ("AUTHORIZED_OPERATIONS_OMITTED", "build", "class_cache", "code", "datetime_of_ms",
            "field_names", "fields_of_any_version", "item_type", "ms_of", "response_schema", "timedelta_of_ms")
 
 _T = TypeVar("_T")
@@ -106,27 +106,6 @@ def item_type(entity_type: type[Any], field_name: str) -> type[Any]:
         if isinstance(candidate, type) and dataclasses.is_dataclass(candidate):
             return candidate
     raise TypeError(f"{entity_type.__qualname__}.{field_name} is not a struct or an array of structs")
-
-
-class BodyMemo:
-    """Response bodies built once per distinct answer: a handler keys a body by everything it is built from (the
-    api version and the coordinator's answer); kio entities are immutable, so one object serves every request with
-    that answer, and `encode_body` finds its bytes by it. Bounded: cleared when full."""
-
-    __slots__ = ("_bodies", "_max")
-
-    def __init__(self, max_bodies: int = 4096) -> None:
-        self._bodies: dict[Hashable, Any] = {}
-        self._max = max_bodies
-
-    def body(self, key: Hashable, make: Callable[[], _T]) -> _T:
-        """The body built for `key`, made by `make` the first time."""
-        body: _T | None = self._bodies.get(key)
-        if body is None:
-            if len(self._bodies) >= self._max:
-                self._bodies.clear()
-            body = self._bodies[key] = make()
-        return body
 
 
 @functools.cache

@@ -82,6 +82,27 @@ def _layout(entity_type: type[Any]) -> tuple[tuple[_Field, ...], dict[int, _Fiel
 
 
 @class_cache
+def _plan(entity_type: type[Any]) -> tuple[bool, tuple[tuple[int, tuple[_Field, ...], _Field | None], ...],
+                                         dict[int, _Field]]:
+    """(flexible, the regular fields as steps, tagged fields by tag) for `_Walk.entity`: each run of consecutive
+    fixed-width fields (int64 durations apart, which are looked at) one step `(bytes, the run's fields, None)`, every
+    other field a step `(0, (), field)`. A body walks the same bytes either way: the run is checked in one `need`, and
+    only when it overruns are its fields walked one by one, for the same `LengthError` as field by field."""
+    regular, tagged = _layout(entity_type)
+    steps: list[tuple[int, tuple[_Field, ...], _Field | None]] = []
+    for field in regular:
+        fixed = None if field.is_array or field.entity is not None else _FIXED_BYTES.get(field.kafka_type or "")
+        if fixed is None or field.kafka_type == "timedelta_i64":
+            steps.append((0, (), field))
+        elif steps and steps[-1][2] is None:
+            size, run, _ = steps[-1]
+            steps[-1] = (size + fixed, (*run, field), None)
+        else:
+            steps.append((fixed, (field,), None))
+    return bool(getattr(entity_type, "__flexible__", False)), tuple(steps), tagged
+
+
+@class_cache
 def _has_array(entity_type: type[Any]) -> bool:
     regular, tagged = _layout(entity_type)
     return any(f.is_array or (f.entity is not None and _has_array(f.entity)) for f in (*regular, *tagged.values()))
@@ -141,10 +162,15 @@ class _Walk:
         return legacy.unpack_from(self.buf, pos)[0], pos + legacy.size
 
     def entity(self, entity_type: type[Any], pos: int) -> int:
-        flexible = bool(getattr(entity_type, "__flexible__", False))
-        regular, tagged = _layout(entity_type)
-        for field in regular:
-            pos = self.field(field, flexible, pos)
+        flexible, steps, tagged = _plan(entity_type)
+        for size, run, field in steps:
+            if field is not None:
+                pos = self.field(field, flexible, pos)
+            elif pos + size <= self.end:
+                pos += size
+            else:  # the run overruns: field by field, for the error of the field that does
+                for fixed in run:
+                    pos = self.value(fixed, flexible, pos)
         if flexible:
             pos = self.tags(tagged, pos)
         return pos

@@ -174,6 +174,9 @@ class ServerMetrics:
         self.load_seconds = Histogram("kcoord_partition_load_duration_seconds", "Coordinator partition load time.",
                                       ["coordinator"], registry=r, buckets=_LOAD_BUCKETS_S)
         self._rebalance_started_ms: dict[tuple[str, str], int] = {}
+        # each result's labelled child, made at its first completion (as `labels` would: none is shown before it)
+        # and kept: `labels` builds and validates the label tuple under a lock at every call
+        self._completed: dict[str, Any] = {}
 
     def attach_snapshot(self, snapshot: Callable[[], Snapshot]) -> None:
         self.registry.register(_SnapshotCollector(snapshot))
@@ -226,11 +229,17 @@ class ServerMetrics:
     def _transaction(self, row: Row) -> None:
         to_state = row["to_state"]
         if to_state == TxnState.CompleteCommit and row["from_state"] == TxnState.PrepareCommit:
-            self.transactions.labels("commit").inc()
+            self._count_completed("commit")
         elif to_state == TxnState.CompleteAbort and row["from_state"] == TxnState.PrepareAbort:
-            self.transactions.labels("abort").inc()
+            self._count_completed("abort")
         if row["event"] == TxnEvent.TimeoutExpired:
             self.timed_out.inc()
+
+    def _count_completed(self, result: str) -> None:
+        child = self._completed.get(result)
+        if child is None:
+            child = self._completed[result] = self.transactions.labels(result)
+        child.inc()
 
     def _rebalance(self, machine: str, row: Row) -> None:
         group_type, rebalancing, stable, idle = _REBALANCING[machine]

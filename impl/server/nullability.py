@@ -37,31 +37,42 @@ def _nested(field_type: object) -> type[Any] | None:
 
 @class_cache
 def _plan(entity_type: type[Any]) -> _Plan:
+    """The fields that can hold a forbidden None (non-nullable ones) or lead to one (structs, arrays of structs); a
+    nullable scalar can do neither and is not looked at."""
     out = []
     for f in dataclasses.fields(entity_type):
         nullable = isinstance(f.type, types.UnionType) and type(None) in typing.get_args(f.type)
-        out.append((f.name, nullable, _nested(f.type)))
+        nested = _nested(f.type)
+        if not nullable or nested is not None:
+            out.append((f.name, nullable, nested))
     return tuple(out)
 
 
 def null_field(entity: Any, path: str = "") -> str | None:
-    """The dotted path (`topics[0].partitions`) of the first non-nullable field of `entity` that is None."""
+    """The dotted path (`topics[0].partitions`) of the first non-nullable field of `entity` that is None. (The path
+    is written only when one is found: every request passes here.)"""
+    found = _first_null(entity)
+    return None if found is None else f"{path}.{found}" if path else found
+
+
+def _first_null(entity: Any) -> str | None:
     for name, nullable, nested in _plan(type(entity)):
         value = getattr(entity, name)
-        where = f"{path}.{name}" if path else name
         if value is None:
             if not nullable:
-                return where
+                return name
             continue
         if nested is None:
             continue
         if isinstance(value, tuple):
             for i, item in enumerate(value):
-                found = null_field(item, f"{where}[{i}]") if item is not None else f"{where}[{i}]"
+                if item is None:
+                    return f"{name}[{i}]"
+                found = _first_null(item)
                 if found is not None:
-                    return found
+                    return f"{name}[{i}].{found}"
         else:
-            found = null_field(value, where)
+            found = _first_null(value)
             if found is not None:
-                return found
+                return f"{name}.{found}"
     return None

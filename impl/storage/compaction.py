@@ -17,8 +17,8 @@ Rules (Kafka's log cleaner, restated for a single-node coordinator log):
    sequence (as Kafka's v2 format does); only its records shrink. A batch left empty is dropped, except the last
    batch of the log, which is kept as an empty header so the log end offset survives a reopen.
 
-The planner needs two passes over the log (outcomes, then latest offsets); the caller streams the batches each
-time so the log is never held in memory. Must not import ``kcoord.model``.
+The planner reads the log once (a transaction's records wait for its marker), streamed, so the log is never held in
+memory. Must not import ``kcoord.model``.
 """
 
 from __future__ import annotations
@@ -55,26 +55,6 @@ class CompactionPlan:
         return record.value is not None or not self.expired(record)
 
 
-def _transaction_outcomes(batches: Iterable[RecordBatch], log_end_offset: int
-                          ) -> tuple[dict[int, ControlType], dict[int, list[int]], int]:
-    """Pass 1: each transactional batch's outcome, each marker's batches, and the first unstable offset."""
-    open_batches: dict[int, list[int]] = {}  # producer id -> base offsets of its open transaction's batches
-    outcome: dict[int, ControlType] = {}
-    batches_of_marker: dict[int, list[int]] = {}
-    for batch in batches:
-        if batch.is_control:
-            marker = _marker_type(batch)
-            if marker is not None:
-                members = open_batches.pop(batch.producer_id, [])
-                batches_of_marker[batch.base_offset] = members
-                for base in members:
-                    outcome[base] = marker
-        elif batch.is_transactional:
-            open_batches.setdefault(batch.producer_id, []).append(batch.base_offset)
-    unstable = [bases[0] for bases in open_batches.values() if bases]
-    return outcome, batches_of_marker, min(unstable, default=log_end_offset)
-
-
 def _marker_type(batch: RecordBatch) -> ControlType | None:
     if len(batch.records) != 1:
         return None
@@ -84,26 +64,47 @@ def _marker_type(batch: RecordBatch) -> ControlType | None:
         return None  # another control record type (e.g. KRaft's): not a transaction marker
 
 
-def plan_compaction(first_pass: Iterable[RecordBatch], second_pass: Iterable[RecordBatch], *, log_end_offset: int,
-                    now_ms: int, tombstone_retention_ms: int) -> CompactionPlan:
-    """Build the plan from two passes over the same batches, in offset order."""
-    outcome, batches_of_marker, first_unstable = _transaction_outcomes(first_pass, log_end_offset)
-    plan = CompactionPlan(now_ms, tombstone_retention_ms, first_unstable, outcome_by_batch=outcome)
-    latest = plan.latest_offset_by_key
+def plan_compaction(batches: Iterable[RecordBatch], *, log_end_offset: int, now_ms: int,
+                    tombstone_retention_ms: int) -> CompactionPlan:
+    """Build the plan from one pass over the log's batches, in offset order.
+
+    A transactional batch's keyed records wait with its producer's open transaction until its marker says how it
+    ended: a COMMIT makes them decided (each the latest of its key unless a later record of that key was already seen,
+    which the marker's position allows: the marker comes after the batch, a non-transactional record between them has
+    a higher offset); an ABORT drops them; a transaction with no marker yet is undecided and sets the first unstable
+    offset. Held in memory: the keys' latest offsets and the keyed records of committed and open transactions (which
+    the live-marker rule needs anyway)."""
+    open_batches: dict[int, list[tuple[int, list[Record]]]] = {}  # producer id -> (base offset, keyed records)
+    outcome: dict[int, ControlType] = {}
+    batches_of_marker: dict[int, list[int]] = {}
+    latest: dict[bytes, int] = {}
     txn_records: dict[int, list[Record]] = {}  # committed batch base offset -> its keyed records
-    for batch in second_pass:
+    for batch in batches:
         if batch.is_control:
-            continue
-        if batch.is_transactional:
-            decided = outcome.get(batch.base_offset)
-            if decided is not ControlType.COMMIT:
-                continue  # aborted: never took effect; undecided: may still abort
-            txn_records[batch.base_offset] = [r for r in batch.records if r.key is not None]
-        for record in batch.records:
-            if record.key is not None:
-                latest[record.key] = record.offset
-    for marker_offset, members in batches_of_marker.items():
-        if any(plan.keeps(r) for base in members for r in txn_records.get(base, ())):
+            marker = _marker_type(batch)
+            if marker is not None:
+                members = open_batches.pop(batch.producer_id, [])
+                batches_of_marker[batch.base_offset] = [base for base, _ in members]
+                for base, keyed in members:
+                    outcome[base] = marker
+                    if marker is ControlType.COMMIT:
+                        txn_records[base] = keyed
+                        for record in keyed:
+                            key = record.key
+                            if key is not None and latest.get(key, -1) < record.offset:
+                                latest[key] = record.offset
+        elif batch.is_transactional:
+            open_batches.setdefault(batch.producer_id, []).append(
+                (batch.base_offset, [r for r in batch.records if r.key is not None]))
+        else:
+            for record in batch.records:
+                if record.key is not None:
+                    latest[record.key] = record.offset
+    unstable = [members[0][0] for members in open_batches.values() if members]
+    plan = CompactionPlan(now_ms, tombstone_retention_ms, min(unstable, default=log_end_offset),
+                          latest_offset_by_key=latest, outcome_by_batch=outcome)
+    for marker_offset, bases in batches_of_marker.items():
+        if any(plan.keeps(r) for base in bases for r in txn_records.get(base, ())):
             plan.live_markers.add(marker_offset)
     return plan
 

@@ -504,7 +504,7 @@ class PartitionLog:
         log. Segments left empty are deleted, except the first (it fixes the log start offset) and the last.
         """
         self.sync()
-        plan = plan_compaction(self.read(), self.read(), log_end_offset=self.log_end_offset, now_ms=now_ms,
+        plan = plan_compaction(self.read(), log_end_offset=self.log_end_offset, now_ms=now_ms,
                                tombstone_retention_ms=tombstone_retention_ms)
         tally = CompactionTally()
         last_offset = self.log_end_offset - 1

@@ -1,4 +1,4 @@
-"""The transactional APIs' answers built once (`kio_build.BodyMemo`) are byte for byte the answers built afresh.
+"""The transactional APIs' answers built once (`answers.BodyMemo`) are byte for byte the answers built afresh.
 
 The same script of transactional requests (answered NONE and several errors, each answer more than once, so the
 memo is both filled and hit) goes to two fresh single-node clusters in turn: once as `kcoord serve` runs, once with
@@ -26,11 +26,11 @@ from kio.schema.types import GroupId, ProducerId, TopicName, TransactionalId
 from kio.static.primitive import i16, i32, i32Timedelta, i64
 from served_cluster import ServedCluster
 
+from kcoord.impl.server.answers import BodyMemo
 from kcoord.impl.server.apis import node_registry
 from kcoord.impl.server.broker import BrokerContext
 from kcoord.impl.server.codec import decode_response, encode_request
 from kcoord.impl.server.dispatch import ConnectionInfo, Dispatcher, Reply
-from kcoord.impl.server.kio_build import BodyMemo
 
 TOPIC = "memo-out"
 INFO = ConnectionInfo(1, "127.0.0.1", 1)

@@ -52,3 +52,26 @@ def test_a_moved_batch_is_the_rebased_batch_byte_for_byte(tmp_path: Path, epoch:
     assert [b.base_offset for b in decoded] == [0, 1, 6, 7, 307, 308, 313, 314]
     assert all(b.partition_leader_epoch == epoch for b in decoded)
     log.close()
+
+
+@pytest.mark.parametrize("epoch", [-1, 0, 5, 2**31 - 1])
+def test_a_marker_is_the_control_batch_appended_byte_for_byte(tmp_path: Path, epoch: int) -> None:
+    """`append_marker` (a commit's marker per data partition, encoded at its place in one step) writes the bytes
+    `append_batch` of the marker's control batch wrote (the marker path before it), at each base offset."""
+    log = DataLog.open(tmp_path / "p-0")
+    expected = []
+    cases = [(ControlType.COMMIT, 0, 42, 3, 1_700_000_000_000), (ControlType.ABORT, 7, 1, 0, 5),
+             (ControlType.COMMIT, 2**31 - 1, 2**63 - 1, 2**15 - 1, 0)]
+    for control_type, coordinator_epoch, producer_id, producer_epoch, now_ms in cases * 2:
+        key, value = end_txn_marker_entry(control_type, coordinator_epoch)
+        control = RecordBatch.of([Record(0, now_ms, key, value)], is_transactional=True, is_control=True,
+                                 producer_id=producer_id, producer_epoch=producer_epoch)
+        base = log.log_end_offset
+        info = log.append_marker(control_type, coordinator_epoch, producer_id, producer_epoch, now_ms,
+                                 partition_leader_epoch=epoch)
+        assert (info.base_offset, info.last_offset) == (base, base)
+        expected.append(rebased_then_encoded(control, base, epoch))
+    log.flush()
+    on_disk = b"".join(p.read_bytes() for p in sorted((tmp_path / "p-0").glob("*.log")))
+    assert on_disk == b"".join(expected)
+    log.close()

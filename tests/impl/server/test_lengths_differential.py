@@ -23,7 +23,7 @@ from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import Records
 
 from kcoord.impl.server import CLIENT_VERSIONS
-from kcoord.impl.server.lengths import LengthError, _has_array, check_body
+from kcoord.impl.server.lengths import LengthError, _has_array, _layout, _Walk, check_body
 
 # kio's phantom `Records` has no strategy of its own; a record set is opaque bytes to the request schema
 st.register_type_strategy(Records, st.binary(max_size=40).map(Records))
@@ -33,6 +33,19 @@ SERVED = sorted((key, version) for key, served in CLIENT_VERSIONS.items()
 PREFIX = b"\x00\x07junk\x00"  # bytes before the body (a header's worth), so offsets other than 0 are exercised
 FAST = settings(max_examples=8, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+class _FieldByField(_Walk):
+    """The walk before runs of fixed-width fields became one step (`lengths._plan`): every field on its own."""
+
+    __slots__ = ()
+
+    def entity(self, entity_type: type[Any], pos: int) -> int:
+        flexible = bool(getattr(entity_type, "__flexible__", False))
+        regular, tagged = _layout(entity_type)
+        for field in regular:
+            pos = self.field(field, flexible, pos)
+        return self.tags(tagged, pos) if flexible else pos
 
 
 def _encode(schema: type[Any], entity: Any) -> bytes:
@@ -72,8 +85,11 @@ def test_check_body_agrees_with_kio(api_key: int, version: int, data: st.DataObj
     cut = data.draw(st.integers(len(PREFIX), len(frame) - 1), label="cut at")
     short = frame[:cut]
     if _has_array(schema):
-        with pytest.raises(LengthError):
+        with pytest.raises(LengthError) as refused:
             check_body(schema, short, len(PREFIX))
+        with pytest.raises(LengthError) as by_field:  # runs of fixed-width fields are one step: the same error
+            _FieldByField(short, len(short)).entity(schema, len(PREFIX))
+        assert str(refused.value) == str(by_field.value)
     else:
         check_body(schema, short, len(PREFIX))  # no walk for array-free schemas: kio's own checks refuse it
     assert _kio_decodes(schema, short) is None, f"kio decoded a body cut at byte {cut} of {len(frame)}"

@@ -191,8 +191,10 @@ def stitch(m: ir.Machine, work: Sequence[Unit], rows: int, hits: Any, bounds: An
         pairs = ("(SELECT o._unit AS _seg, b.* EXCLUDE (_unit, _first, _last) FROM o JOIN b ON b.key = o.key "
                  "AND (b.seq < 0) = o._neg AND ((b._unit = o._prev AND b._last) OR (b._unit = o._unit AND b._first)) "
                  "WHERE o._prev IS NOT NULL)")
-        judged = f"({flag_rows(m, pairs, partition=('_seg',))}) p"
-        again = con.execute(f"SELECT key, seq, name FROM ({hits_sql(m, judged)}) x WHERE _rn = 2").fetchall()
+        # (the pass into a table first: `hits_sql` reads its source once per count, and a subquery there would be
+        # planned and run once per count — 4.2 CPU-s for 4 pairs of Transaction, the pass's SQL being 123 KB)
+        con.execute(f"CREATE TEMP TABLE p AS {flag_rows(m, pairs, partition=('_seg',))}")
+        again = con.execute(f"SELECT key, seq, name FROM ({hits_sql(m, 'p')}) x WHERE _rn = 2").fetchall()
         kept = con.execute("SELECT h.key, h.seq, h.name FROM h LEFT JOIN o ON o.key = h.key AND o._neg = (h.seq < 0) "
                            "AND o._unit = h._unit WHERE h._rn > 1 OR o._prev IS NULL").fetchall()
         (stitched,) = con.execute("SELECT count(*) FROM o WHERE _prev IS NOT NULL").fetchone() or (0,)

@@ -80,8 +80,11 @@ def flag_rows(m: ir.Machine, source: str, partition: Sequence[str] = ()) -> str:
     d = DUCKDB
     kept = [d.quote(n) for n in dict.fromkeys([*(n for n, _ in typed_columns(m)), *partition])]
     flags = [f"{d.render(q.holds(e))} AS {d.quote('_f_' + name)}" for e, name in conditions]
-    any_flag = " OR ".join(f"({d.render(q.holds(e))})" for e, _ in conditions) or "false"
-    return (f"SELECT {', '.join(kept)}, _rn, _last, {', '.join(flags)} FROM ({sql}) s "
+    any_flag = " OR ".join(d.quote("_f_" + name) for _, name in conditions)
+    # (`OFFSET 0` keeps the filter above the flags' projection: pushed down, DuckDB inlines every condition into the
+    # filter and evaluates it there and again in the projection — 0.52 CPU-s instead of 0.28–0.35 on 105k
+    # Transaction rows, one thread, where `row_pass`'s counting takes 0.31)
+    return (f"SELECT * FROM (SELECT {', '.join(kept)}, _rn, _last, {', '.join(flags)} FROM ({sql}) s OFFSET 0) f "
             f"WHERE _rn = 1 OR _last OR {any_flag}")
 
 

@@ -79,8 +79,8 @@ DRIVERS: Mapping[str, DriverSpec] = {
                                search_module="classic_group_search"),
     "ConsumerGroup": DriverSpec("ConsumerGroup", "consumer_group", "ConsumerGroupDriver", "ConsumerGroupSearch",
                                 covers=("ConsumerGroup", "ConsumerGroupMember"),
-                                observes=("ConsumerGroup", "ConsumerGroupMember"), max_depth=4, per_state=2,
-                                max_runs=9_000, search_module="consumer_group_search"),
+                                observes=("ConsumerGroup", "ConsumerGroupMember", "ClassicGroup"), max_depth=4,
+                                per_state=2, max_runs=9_000, search_module="consumer_group_search"),
 }
 
 

@@ -153,6 +153,18 @@ def test_a_table_mutant_that_survives_its_own_driver_meets_the_other_drivers_cas
     assert verdict.killed and verdict.by == taker.id and verdict.cases_run == len(classic) + 1, verdict
 
 
+def test_the_consumer_group_driver_checks_the_classic_group_a_downgrade_makes() -> None:
+    """Row 140's guard made true (a converted group rebalances even when a static member was taken over with its
+    subscription unchanged) changes only the ClassicGroup instance a downgrade leaves: the ConsumerGroup driver
+    observes ClassicGroup in lockstep, so its static take-over case, which takes row 141, sees the mutant's row 140."""
+    (taker,) = [c for c in load_cases(drivers=["ConsumerGroup"])
+                if c.id == "transition-StaticMemberReplaced#41-in-Reconciling"]
+    assert ["ClassicGroup", "ConvertedFromConsumer", 141, "Empty", "Stable", "NONE"] in taker.data["expect"]
+    (mutant,) = [m for m in table_mutants("ClassicGroup", ["guard-true"]) if m.row == 140]
+    (verdict,) = run_mutation([mutant], [taker]).verdicts
+    assert verdict.killed and verdict.by == taker.id, verdict
+
+
 def test_a_probe_of_a_row_not_declared_unreachable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = DRIVERS["ClassicGroup"]
     monkeypatch.setattr(spec.driver_class(), "probes", {"ClassicGroup": {137: Action("UpgradeToConsumerGroup")}})

@@ -221,9 +221,9 @@ def _ranges_sql(m: ir.Machine) -> str:
 def _interleaved(m: ir.Machine, work: Sequence[Unit], bad: tuple[Any, ...]) -> str:
     key, neg, prev, prev_last, unit, first, last = bad
     where = [f"unit {u} ({Path(work[u][0]).name} row groups {work[u][1][0]}-{work[u][1][-1]})" for u in (prev, unit)]
-    return (f"{m.name}: the traces are not clustered by key: key {key!r}'s rows{' of negative seq' if neg else ''} in "
-            f"{where[0]} reach seq {prev_last}, beyond the first row of {where[1]} (seqs {first}..{last}); "
-            f"a stitched check would be wrong, check with the Spark SQL plan")
+    return (f"{m.name}: the traces are not clustered by key: the rows of key {key!r}{' of negative seq' if neg else ''}"
+            f" in {where[0]} reach seq {prev_last}, past the first row of {where[1]} (seqs {first}..{last}); "
+            f"a stitched check would be wrong: check with the Spark SQL plan")
 
 
 def counts(m: ir.Machine, result: Checked) -> dict[str, int]:

@@ -11,7 +11,8 @@ its pass builds them, rendered in `sqltree`'s DuckDB dialect; only the SELECT/WI
 No validation (the rows are taken as the writer wrote them: typed, valid), no trace properties, no messages: the rows
 a full check flags, not its report. This module builds SQL text; the caller runs it (a DuckDB connection of its
 own, in a process or in a Spark task).
-Must not import: duckdb (a test dependency only: kcoord itself never needs it), kcoord.cli.
+Must not import: duckdb (a test-extra dependency: only the modules that run a DuckDB check import it, when they
+run: `duckspark`), kcoord.cli.
 """
 
 from __future__ import annotations

@@ -83,6 +83,7 @@ The trace properties (`trace` declarations; one violation per row and property; 
   property only fails on an order it can prove.
 - `fenced M.E.p by N.v on K`: an accepted row of M with event E whose argument p is below the latest value of N.v for
   equal K, latest among N's rows with `ts_ms` strictly before the row's (ties in `ts_ms` broken by seq, then key).
+  A null p (an argument never computed) is compared with nothing.
 
 On coordinator logs (`logcheck`), besides the rows their records become:
 

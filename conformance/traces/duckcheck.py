@@ -10,7 +10,8 @@ The conditions are not written here: they are `sparkcheck.MachinePlan`'s own exp
 its pass builds them, rendered in `sqltree`'s DuckDB dialect; only the SELECT/WINDOW plumbing is text of this module.
 No validation (the rows are taken as the writer wrote them: typed, valid), no trace properties, no messages: the rows
 a full check flags, not its report. This module builds SQL text; the caller runs it (a DuckDB connection of its
-own, in a process or in a Spark task).
+own, in a process or in a Spark task). Also owns `pass_query`: the pass itself, for a caller that reads more of it
+(`duckprops.staged_from`).
 Must not import: duckdb (a test-extra dependency: only the modules that run a DuckDB check import it, when they
 run: `duckspark`), kcoord.cli.
 """
@@ -64,6 +65,13 @@ def row_hits(m: ir.Machine, source: str) -> str:
     hits = " UNION ALL ".join(f"SELECT key, seq, {DUCKDB.string(name)} AS name FROM s WHERE {DUCKDB.render(e)}"
                               for e, name in conditions)
     return f"WITH s AS ({sql}) SELECT * FROM ({hits}) h ORDER BY key, seq, name"
+
+
+def pass_query(m: ir.Machine, source: str) -> tuple[str, list[tuple[q.Expr, str]]]:
+    """The row pass over `source` as one query, every column of it (the window's lags and position `_rn`, the
+    pre-state, the check columns), and each count's condition on its rows (`count_names`' order): for a task that
+    reads more of the pass than its hits (`duckprops.staged_from`: the trace properties' staged rows, one window)."""
+    return _flagged(m, source)
 
 
 def window_order(m: ir.Machine) -> str:

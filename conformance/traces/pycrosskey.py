@@ -174,7 +174,9 @@ def _fenced_local(k: MachineChecker, prop: ir.TraceProperty) -> Iterator[tuple[G
             yield from _fenced_latest((c.row for c in cs), prop)
         for c in cs:
             r = c.row
-            if r["event"] == event and r["kind"] in ACCEPTED_KINDS:
+            # (an argument the runtime never computed is null: nothing to compare, as in Spark, where `value <
+            # latest` is null; it was compared with an int here and raised a TypeError)
+            if r["event"] == event and r["kind"] in ACCEPTED_KINDS and r[f"arg_{param}"] is not None:
                 yield _fields(r, prop.per), (r["ts_ms"], 0, r["seq"], key, r[f"arg_{param}"], c.pos)
 
 

@@ -1,24 +1,29 @@
 """Spark as the scheduler, DuckDB per task: a measured prototype for issue 33's "flat from 1M" target.
 
-    .venv/bin/python -m benchmarks.vectorised_tasks [--sizes 1e6,1e7] [--runs 3] [--scratch DIR]
-        [--designs spark-sql,tasks,tasks-all,scan-arrow,tasks-rows,spark-full,warm-tasks,duckdb-three,...]
+    .venv/bin/python -m benchmarks.vectorised_tasks [--sizes 1e6,1e7] [--runs 3] [--scratch DIR] [--group-rows N]
+        [--designs spark-sql,tasks,tasks-all,scan-arrow,tasks-rowcounts,tasks-rows,tasks-stitched,spark-full,
+         warm-tasks,duckdb-three,...]
     .venv/bin/python -m benchmarks.vectorised_tasks --every-machine [--seed 7]
 
 Owns: `combined` (the illegal-transition, discontinuity and one-invariant checks as one counting query, rendered in
 DuckDB's or Spark's dialect from the Spark checker's own expression trees, as `duckdb_peer.queries` renders them),
-`units` (a trace's row groups cut into work units of whole keys), `tasks_counts` (the design measured: a Spark job whose
-partitions are the units, each task reading its row groups with pyarrow and counting with an in-process DuckDB of one
-thread, through `mapInArrow`; "tasks:ROWS" sets the unit size), `scan_counts` (Spark's own scan feeding `mapInArrow`),
-`sql_counts` (the three checks as one Spark SQL plan, whole-stage code generation), `measure_duckdb` (DuckDB alone), and
-the benchmark that runs the designs in fresh processes, alternating, after checking each one's counts against the Python
-checker's on mutated traces ("warm-DESIGN": the Python workers started before the measure). Uses the checker's
-`MachinePlan` only for its expression trees (no session, no frame) and changes nothing in the checker. "Every row check"
-is `kcoord.conformance.traces.duckcheck.row_pass` (every row check of the checker's pass as one DuckDB query; its
-differential test is tests/conformance/traces/test_duckdb_rows.py).
+`count_tasks` (a counting query in Spark's tasks, one per work unit of `duckspark.units`: pyarrow reads the unit's row
+groups and an in-process DuckDB of one thread counts, through `mapInArrow`; "tasks:ROWS" sets the unit size; right only
+when every key's rows lie inside one unit), `scan_counts` (Spark's own scan feeding `mapInArrow`), `sql_counts` (the
+three checks as one Spark SQL plan, whole-stage code generation), `measure_duckdb` (DuckDB alone), `regroup` (a trace's
+files rewritten in smaller row groups, so that keys cross units), and the benchmark that runs the designs in fresh
+processes, alternating, after checking each one's counts against the Python checker's on mutated traces
+("warm-DESIGN": the Python workers started before the measure). Uses the checker's `MachinePlan` only for its
+expression trees (no session, no frame) and changes nothing in the checker. "Every row check" is
+`kcoord.conformance.traces.duckcheck.row_pass` (counted: "tasks-rowcounts", i33h's "tasks-rows") or the product's
+runner `kcoord.conformance.traces.duckspark.check` (the flagged rows returned: "tasks-rows" unstitched, right only when
+every key lies in one unit; "tasks-stitched" with keys that cross units stitched on the driver; its differential test is
+tests/conformance/traces/test_duckspark.py).
 
-The design needs what the issue's moonshot asks of the writer: **traces clustered by key**, every key's rows inside
-one work unit (here: inside one Parquet row group; `bench_traces.tile` writes one row group per tiled copy, and every
-copy has keys of its own). A key that crosses units would need its boundary rows joined afterwards; not built here.
+The counting designs need what the issue's moonshot asks of the writer: **traces clustered by key**, every key's rows
+inside one work unit (`bench_traces.tile` writes one row group per tiled copy, and every copy has keys of its own).
+"tasks-stitched" needs only that a key's units do not interleave its rows (`--group-rows` cuts the copies across
+units; a layout that interleaves is refused, and the run fails).
 CPU is counted as the issue counts it, start-up excluded (the JVM, the session and `range(1).count()`): the driver
 JVM (/proc), the Python workers Spark starts (the daemon and its forks, reaped ones included: cutime) and the driver's
 own Python process (where it runs code of the check: rendering, listing the units, summing).
@@ -42,6 +47,7 @@ from typing import Any
 
 from benchmarks.bench_traces import MACHINE, ROOT, _cpu_s, make_base, mutated_traces, pq_rows, tile
 from kcoord.conformance.traces.duckcheck import row_pass
+from kcoord.conformance.traces.duckspark import Checked, check, counts, units
 from kcoord.model import ir
 from kcoord.model import sqltree as q
 
@@ -74,29 +80,8 @@ def columns_read(sql: str, schema_names: list[str]) -> list[str]:
     return [n for n in schema_names if n in words]
 
 
-def units(files: list[Path], unit_rows: int) -> list[tuple[str, list[int]]]:
-    """The files' row groups in units of at most ~`unit_rows` rows (a file's consecutive row groups; a row group is
-    never split: it holds whole keys)."""
-    import pyarrow.parquet as pq
-
-    out: list[tuple[str, list[int]]] = []
-    for f in files:
-        meta = pq.read_metadata(f)
-        group: list[int] = []
-        rows = 0
-        for i in range(meta.num_row_groups):
-            if group and rows + meta.row_group(i).num_rows > unit_rows:
-                out.append((str(f), group))
-                group, rows = [], 0
-            group.append(i)
-            rows += meta.row_group(i).num_rows
-        if group:
-            out.append((str(f), group))
-    return out
-
-
-def task_function(work: list[tuple[str, list[int]]], sql: str, names: list[str],
-                  columns: list[str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def count_function(work: list[tuple[str, list[int]]], sql: str, names: list[str],
+                   columns: list[str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """`mapInArrow`'s function: for each unit id of its input, the unit's row groups read with pyarrow (only
     `columns`) and counted by `sql` (its result columns: `names`) in DuckDB with one thread (the task's core). A
     closure, so cloudpickle ships it by value: the worker needs pyarrow and duckdb, not this package."""
@@ -118,9 +103,9 @@ def task_function(work: list[tuple[str, list[int]]], sql: str, names: list[str],
     return run
 
 
-def tasks_counts(spark: Any, m: ir.Machine, files: list[Path], unit_rows: int, query: str = "three",
-                 every_column: bool = False) -> dict[str, int]:
-    """Design (b): one Spark job of one partition per unit; each task checks its units with DuckDB. `query`:
+def count_tasks(spark: Any, m: ir.Machine, files: list[Path], unit_rows: int, query: str = "three",
+                every_column: bool = False) -> dict[str, int]:
+    """Design (b), counting: one Spark job of one partition per unit; each task counts its units with DuckDB. `query`:
     "three" (`combined`: the peer's three checks, reading only the columns they name, or `every_column`) or "rows"
     (`row_pass`: every row check, every column)."""
     import duckdb
@@ -133,7 +118,7 @@ def tasks_counts(spark: Any, m: ir.Machine, files: list[Path], unit_rows: int, q
     empty = pq.ParquetFile(files[0]).schema_arrow.empty_table().select(columns)  # noqa: F841 (the result's names)
     names = [d[0] for d in duckdb.connect().execute(sql.replace("{source}", "empty")).description]
     schema = ", ".join(f"{n} long" for n in names)
-    fn = task_function(work, sql, names, columns)
+    fn = count_function(work, sql, names, columns)
     rows = spark.range(0, len(work), 1, len(work)).mapInArrow(fn, schema).collect()
     return {n: sum(int(r[n]) for r in rows) for n in names}
 
@@ -260,9 +245,16 @@ def measure(design: str, path: str) -> dict[str, Any]:
     before = (_cpu_s(jvm), _tree_cpu_s(jvm), _cpu_s(None))
     started = time.monotonic()
     design, _, unit = design.partition(":")
-    if design in ("tasks", "tasks-all", "tasks-rows"):
-        found = tasks_counts(spark, machine, files, int(float(unit or 500_000)),
-                             "rows" if design == "tasks-rows" else "three", every_column=design == "tasks-all")
+    stitching: dict[str, int] = {}
+    if design in ("tasks", "tasks-all", "tasks-rowcounts"):
+        found = count_tasks(spark, machine, files, int(float(unit or 500_000)),
+                            "rows" if design == "tasks-rowcounts" else "three", every_column=design == "tasks-all")
+    elif design in ("tasks-rows", "tasks-stitched"):
+        result = check(spark, machine, files, int(float(unit or 500_000)), stitch_keys=design == "tasks-stitched")
+        if not isinstance(result, Checked):
+            raise SystemExit(result.reason)
+        found = counts(machine, result)
+        stitching = {"units": result.units, "boundary_rows": result.boundary_rows, "stitched": result.stitched}
     elif design == "scan-arrow":
         found = scan_counts(spark, machine, Path(path, MACHINE))
     else:
@@ -271,7 +263,8 @@ def measure(design: str, path: str) -> dict[str, Any]:
     after = (_cpu_s(jvm), _tree_cpu_s(jvm), _cpu_s(None))
     spark.stop()
     jvm_s, workers_s, driver_py_s = (a - b for a, b in zip(after, before, strict=True))
-    return {"rows": rows, "counts": found, "check_s": check_s, "startup_s": startup_s, "warm": warm, "jvm_cpu_s": jvm_s,
+    return {"rows": rows, "counts": found, **stitching, "check_s": check_s, "startup_s": startup_s, "warm": warm,
+            "jvm_cpu_s": jvm_s,
             "workers_cpu_s": workers_s, "driver_py_cpu_s": driver_py_s, "cpu_s": jvm_s + workers_s + driver_py_s,
             "load_avg": os.getloadavg()[0],
             "python_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
@@ -299,11 +292,30 @@ def validate(scratch: Path, seed: int, designs: list[str]) -> dict[str, dict[str
     for design in designs:
         if design == "spark-full":  # (today's checker: the differential tests hold it to the Python checker's)
             continue
-        counts = run_child(design, root)["counts"]
-        want = every if design.endswith("-rows") else expected
-        got[design] = {c: counts[c] for c in want}
+        if "stitched" in design:  # (sorted by key, in row groups and units of 40 rows: most keys cross units)
+            found = run_child(design.split(":")[0] + ":40", regroup(root, scratch / "peer-40", 40, "key"))["counts"]
+        else:
+            found = run_child(design, root)["counts"]
+        want = every if design.split(":")[0].endswith(("-rows", "-rowcounts", "-stitched")) else expected
+        got[design] = {c: found[c] for c in want}
         assert got[design] == want, f"{design} counts {got[design]}, the Python checker {want}"
     return got
+
+
+def regroup(src: Path, dst: Path, group_rows: int, order: str = "") -> Path:
+    """`src`'s trace files (of `MACHINE`) rewritten under `dst` in row groups of `group_rows` rows, one file at a time,
+    each file first sorted by key and seq (`order` "key") or by seq and key ("seq": every key of a file spans the whole
+    file, so a unit boundary inside the file cuts them all), or as it is (""): where a unit boundary falls inside a
+    key's rows, the key crosses units."""
+    import pyarrow.parquet as pq
+
+    (dst / MACHINE).mkdir(parents=True, exist_ok=True)
+    for f in sorted((src / MACHINE).glob("*.parquet")):
+        table = pq.read_table(f)
+        if order:
+            table = table.sort_by([(c, "ascending") for c in ("key", "seq")[::1 if order == "key" else -1]])
+        pq.write_table(table, dst / MACHINE / f.name, row_group_size=group_rows)
+    return dst
 
 
 def python_counts(root: Path) -> dict[str, int]:
@@ -374,6 +386,10 @@ def main() -> None:
     parser.add_argument("--base", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--scratch", default=None)
+    parser.add_argument("--group-rows", type=int, default=0,
+                        help="rewrite the tiled files in row groups of N rows (0: one row group per tiled copy)")
+    parser.add_argument("--group-order", choices=("", "key", "seq"), default="",
+                        help="with --group-rows: sort each file by key, or by seq, first (`regroup`)")
     parser.add_argument("--every-machine", action="store_true", help="only `validate_every_machine`")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -394,6 +410,10 @@ def main() -> None:
         data = scratch / f"data-{size}"
         if not data.is_dir():
             tile(base, data, size)
+        if args.group_rows:
+            tiled, data = data, scratch / f"data-{size}-g{args.group_rows}{args.group_order}"
+            if not data.is_dir():
+                regroup(tiled, data, args.group_rows, args.group_order)
         measured: dict[str, list[dict[str, Any]]] = {d: [] for d in designs}
         for _ in range(args.runs):  # (the designs take turns: side by side)
             for design in designs:
@@ -407,6 +427,7 @@ def main() -> None:
                   f"{mid['jvm_cpu_s']:.1f} + {mid['workers_cpu_s']:.1f} + {mid['driver_py_cpu_s']:.1f} | "
                   f"**{cpu * 1e6 / size:.2f}** | {statistics.median(r['check_s'] for r in runs):.1f} | "
                   f"{statistics.median(r['startup_s'] for r in runs):.1f} | {violations(runs[0]['counts'])} | "
+                  f"{mid.get('units', '')} / {mid.get('boundary_rows', '')} / {mid.get('stitched', '')} | "
                   f"{min(r['load_avg'] for r in runs):.1f}–{max(r['load_avg'] for r in runs):.1f} |", flush=True)
 
 

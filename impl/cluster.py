@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -278,6 +278,13 @@ class Cluster:
         if not node.alive:
             return Completion.of(Errors.NOT_COORDINATOR)
         return node.txn.verify_partition(transactional_id, producer_id, producer_epoch, partition)
+
+    def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Sequence[TopicPartition]) -> Completion[Mapping[TopicPartition, str]]:
+        node = self.node_for_coordinator("transaction", transactional_id)
+        if not node.alive:
+            return Completion.of(dict.fromkeys(partitions, Errors.NOT_COORDINATOR))
+        return node.txn.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
 
     def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                       partition: TopicPartition) -> Completion[str]:

@@ -95,6 +95,11 @@ class TxnVerifier(Protocol):
         """NONE if `partition` is part of the open transaction, else the error (TRANSACTION_ABORTABLE,
         PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, ...)."""
 
+    def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Sequence[TopicPartition]) -> Completion[Mapping[TopicPartition, str]]:
+        """`verify_partition` for several partitions in one request to the coordinator (a Produce request's
+        partitions, as Kafka's `AddPartitionsToTxnManager` sends them): each partition's answer."""
+
     def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                       partition: TopicPartition) -> Completion[str]:
         """Transactions V2: add `partition` to the producer's transaction (opening one if none is open), as

@@ -6,7 +6,7 @@ Owns `PartitionManager`:
 - `produce` (one partition of a Produce request): the front door (`validation.py`), KIP-890 verification or the
   Transactions V2 add (`verification.py`: the batch waits for the transaction coordinator, then is appended with the
   guard, or refused), the append (`DataPartition.produce`), and the answer once `acks` allows (-1: durable; 0 and 1:
-  appended);
+  appended); with `deferred`, a request's batches to verify wait for `verify_deferred`, which asks once for all;
 - `fetch`, `list_offsets`, `describe_producers`;
 - `write_txn_markers` (`MarkerTarget`): control batches on the data partitions this node holds; any other partition
   (an unknown topic, or `__consumer_offsets`, which the group coordinator holds: see `BrokerMarkerTarget`) is
@@ -316,9 +316,12 @@ class PartitionManager:
 
     def produce(self, topic: str, partition: int, data: bytes | RecordBatch, *, acks: int = -1,
                 transactional_id: str | None = None, origin: AppendOrigin = AppendOrigin.CLIENT,
-                operation: TxnOperation = TxnOperation.DEFAULT_ERROR) -> Completion[ProduceResult]:
+                operation: TxnOperation = TxnOperation.DEFAULT_ERROR,
+                deferred: list[PendingWrite] | None = None) -> Completion[ProduceResult]:
         """One partition of a Produce request (see the module docstring for the answers); `operation` follows from
-        the request's version (`TxnOperation.for_produce`)."""
+        the request's version (`TxnOperation.for_produce`). With `deferred` (a list kept for the whole request), a
+        batch to verify (not a Transactions V2 add) is put there instead of asking the coordinator at once:
+        `verify_deferred` then asks once for all the request's partitions."""
         out: Completion[ProduceResult] = Completion()
         tp = TopicPartition(topic, partition)
         part = self.partition(tp)
@@ -330,12 +333,29 @@ class PartitionManager:
             batch = decode_produce_batch(data, origin, max_message_bytes=self.config.max_message_bytes)
             if isinstance(batch, Rejected):
                 out.set(ProduceResult(batch.error, error_message=batch.message))
-            elif self.verification.needed(part, batch, operation):
-                self.verification.verify_then_append(PendingWrite(part, batch, origin, acks, operation, out),
-                                                     transactional_id)
             else:
-                self._answer(part, part.produce(batch, origin, Verification()), acks, out)
+                if deferred:  # a partition written twice in one request: its earlier writes go first
+                    for earlier in deferred:
+                        if earlier.part is part:
+                            self.verify_deferred(deferred, transactional_id)
+                            break
+                if self.verification.needed(part, batch, operation):
+                    write = PendingWrite(part, batch, origin, acks, operation, out)
+                    if deferred is None or write.adds:
+                        self.verification.verify_then_append(write, transactional_id)
+                    else:
+                        deferred.append(write)
+                else:
+                    self._answer(part, part.produce(batch, origin, Verification()), acks, out)
         return out
+
+    def verify_deferred(self, deferred: list[PendingWrite], transactional_id: str | None) -> None:
+        """Verify (then append or refuse) the writes `produce` deferred, in one ask of the coordinator per producer
+        id and epoch; `deferred` is emptied."""
+        if deferred:
+            writes = deferred[:]
+            deferred.clear()
+            self.verification.verify_then_append_all(writes, transactional_id)
 
     def _answer(self, part: DataPartition, appended: Appended, acks: int, out: Completion[ProduceResult]) -> None:
         """acks=-1 waits until the append (or a duplicate's original) is durable; 0 and 1 answer at once."""

@@ -6,6 +6,9 @@ one batch waiting for it.
 
 Before a transactional batch of a producer with no open transaction here, the leader creates a verification guard
 and asks the `TxnVerifier`; the batch is then appended with the guard, and the spec decides with `verification_ok`.
+A Produce request's verify-only batches are asked about together (`verify_then_append_all`: one
+`TxnVerifier.verify_partitions` per producer id and epoch, as Kafka's `ReplicaManager` sends one verify-only
+AddPartitionsToTxn per request), then each is answered and appended as on its own.
 Transactions V2 (Produce v12+, `TxnOperation.ADD_PARTITION`): instead of verifying, the leader asks the coordinator
 to add the partition (AddPartitionsToTxn v5), even with verification switched off, and while the coordinator answers
 CONCURRENT_TRANSACTIONS (the previous transaction's markers are still being written) asks again every
@@ -33,9 +36,10 @@ Must not import: `kcoord.model`.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from ..errors import Errors, KafkaError
@@ -109,6 +113,44 @@ class Verifications:
                                         error_message="no transaction coordinator to verify with"))
             return
         self._ask(write, transactional_id, self.clock.now_ms())
+
+    def verify_then_append_all(self, writes: list[PendingWrite], transactional_id: str | None) -> None:
+        """`verify_then_append` for the verify-only writes of one Produce request (distinct partitions), asking the
+        coordinator once per producer id and epoch for all their partitions, as Kafka's `ReplicaManager` asks
+        `AddPartitionsToTxnManager` once per request; each write is then answered and appended as on its own."""
+        if len(writes) == 1 or transactional_id is None or self.verifier is None:
+            for write in writes:
+                self.verify_then_append(write, transactional_id)
+            return
+        first = writes[0].batch
+        producer = (first.producer_id, first.producer_epoch)
+        groups: dict[tuple[int, int], list[PendingWrite]] = {producer: []}
+        for write in writes:
+            batch = write.batch
+            sequence = batch.base_sequence if write.origin is AppendOrigin.CLIENT else -1
+            write.guard = write.part.states.start_verification(batch.producer_id, sequence, batch.producer_epoch,
+                                                               supports_epoch_bump=False)
+            if batch.producer_id == producer[0] and batch.producer_epoch == producer[1]:
+                groups[producer].append(write)
+            else:  # a request with batches of several producers (no client sends one): one ask per producer
+                groups.setdefault((batch.producer_id, batch.producer_epoch), []).append(write)
+        for (producer_id, producer_epoch), group in groups.items():
+            if len(group) == 1:
+                self._ask(group[0], transactional_id, 0)
+                continue
+            asked = self.verifier.verify_partitions(transactional_id, producer_id, producer_epoch,
+                                                    tuple(write.part.tp for write in group))
+            asked.then(functools.partial(self._all_verified, group))
+
+    def _all_verified(self, group: list[PendingWrite], done: Completion[Mapping[TopicPartition, str]]) -> None:
+        try:
+            errors = done.result()
+        except KafkaError as e:
+            errors = dict.fromkeys((write.part.tp for write in group), e.name)
+        except OSError:  # the coordinator could not be reached
+            errors = dict.fromkeys((write.part.tp for write in group), Errors.NETWORK_EXCEPTION)
+        for write in group:
+            self._verified(write, errors[write.part.tp])
 
     def _ask(self, write: PendingWrite, transactional_id: str, started_ms: int) -> None:
         """Ask the coordinator to verify (or, for Transactions V2, add) the partition; a V2 add answered

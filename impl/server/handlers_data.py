@@ -23,6 +23,7 @@ from kio.static.protocol import ResponsePayload
 from ..errors import Errors
 from ..interfaces import TopicPartition, TxnMarker, TxnOperation
 from ..partition.types import FetchResult, IsolationLevel, PartitionProducers, ProduceResult
+from ..partition.verification import PendingWrite
 from ..runtime.completion import Completion
 from .answers import ProduceAnswers, Results
 from .broker import BrokerContext
@@ -60,6 +61,7 @@ class DataHandlers:
         partitions = self.ctx.cluster.partitions
         operation = TxnOperation.for_produce(request.api_version)  # v12+: Transactions V2 adds the partition
         answers: list[tuple[str, list[tuple[int, Completion[ProduceResult]]]]] = []
+        deferred: list[PendingWrite] = []  # KIP-890: verified once for the whole request
         for topic in body.topic_data:
             parts = []
             for data in topic.partition_data:
@@ -72,9 +74,11 @@ class DataHandlers:
                     answer = Completion.of(ProduceResult(Errors.INVALID_RECORD, error_message="no records"))
                 else:
                     answer = partitions.produce(topic.name, data.index, bytes(data.records), acks=body.acks,
-                                                transactional_id=body.transactional_id, operation=operation)
+                                                transactional_id=body.transactional_id, operation=operation,
+                                                deferred=deferred)
                 parts.append((data.index, answer))
             answers.append((topic.name, parts))
+        partitions.verify_deferred(deferred, body.transactional_id)
         self.ctx.shared.kick()
         if body.acks == 0:
             self.ctx.shared.progress.notify()

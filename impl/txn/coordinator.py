@@ -62,6 +62,10 @@ _ABORT_TIMER: Final = ("txn", "abort-timed-out")
 _EXPIRE_TIMER: Final = ("txn", "expire-ids")
 _NAMES_MAX: Final = 4_096  # partition sets `_names` remembers (cleared when full)
 R = TypeVar("R")
+#: `verify_partitions`' view of a partition tuple: the distinct partitions' names, the answer to one error for all,
+#: and the answer to the plan's errors (one per name)
+_VerifyShape = tuple[tuple[str, ...], Callable[[str], AddPartitionsResponse],
+                     Callable[[list[str]], AddPartitionsResponse]]
 
 
 class TransactionCoordinator:
@@ -79,6 +83,7 @@ class TransactionCoordinator:
         self.active = True
         self.value_version = value_version_for(self.config.server_txn_version)
         self._names: dict[tuple[TopicPartition, ...], frozenset[str]] = {}  # AddPartitionsToTxn's sets, as names
+        self._verify_shapes: dict[tuple[TopicPartition, ...], _VerifyShape] = {}  # verify_partitions' partitions
         self.codec = RecordCodec(self.value_version)
         self.runtime = CoordinatorRuntime(
             topic=TRANSACTION_STATE_TOPIC, data_dir=data_dir, spec_factory=self._spec_for, clock=clock,
@@ -254,20 +259,28 @@ class TransactionCoordinator:
 
     def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
                           partitions: Sequence[TopicPartition]) -> Completion[AddPartitionsResponse]:
-        """Verify-only AddPartitionsToTxn (v4+ with `verify_only`) for several partitions, each answered on its own
-        (Kafka's handleVerifyPartitionsInTransaction)."""
+        """Verify-only AddPartitionsToTxn (v4+ with `verify_only`, and a partition leader's KIP-890 verification of
+        a Produce request's partitions) for several partitions, each answered on its own (Kafka's
+        handleVerifyPartitionsInTransaction): one submit to the shard, one VerifyPartition decision per partition."""
+        shape = self._verify_shapes.get(partitions if type(partitions) is tuple else tuple(partitions))
+        if shape is None:
+            shape = self._verify_shape(tuple(partitions))
+        names, respond, finish = shape
+        if not transactional_id:
+            return Completion.of(respond(Errors.INVALID_REQUEST))
+        return self._submit(transactional_id, plans.verify_partitions, (producer_id, producer_epoch, names), respond,
+                            finish)
+
+    def _verify_shape(self, partitions: tuple[TopicPartition, ...]) -> _VerifyShape:
+        """What `verify_partitions` needs of a partition tuple (remembered: a Produce request's partitions repeat):
+        the distinct partitions' names, and the answer per partition for one error and for the plan's errors."""
         requested = tuple(dict.fromkeys(partitions))
-        out: Completion[AddPartitionsResponse] = Completion()
-
-        def forward(done: Completion[list[str]]) -> None:
-            try:
-                out.set(dict(zip(requested, done.result(), strict=True)))
-            except BaseException as e:
-                out.fail(e)
-
-        _gather([self.verify_partition(transactional_id, producer_id, producer_epoch, tp) for tp in requested]
-                ).then(forward)
-        return out
+        shape = (tuple(str(tp) for tp in requested), functools.partial(_each, requested),
+                 functools.partial(_paired, requested))
+        if len(self._verify_shapes) >= _NAMES_MAX:
+            self._verify_shapes.clear()
+        self._verify_shapes[partitions] = shape
+        return shape
 
     def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                       partition: TopicPartition) -> Completion[str]:
@@ -427,6 +440,14 @@ class _Answer(Completion[R]):
             super().set(self._respond(error.name))
         else:
             super().fail(error)
+
+
+def _each(requested: tuple[TopicPartition, ...], error: str) -> AddPartitionsResponse:
+    return dict.fromkeys(requested, error)
+
+
+def _paired(requested: tuple[TopicPartition, ...], errors: list[str]) -> AddPartitionsResponse:
+    return dict(zip(requested, errors, strict=True))
 
 
 def _gather(parts: list[Completion[R]]) -> Completion[list[R]]:

@@ -189,6 +189,27 @@ def verify_partition(ctx: TxnContext, shard: Shard, transactional_id: str, produ
     return Plan([change], response=decision.error)
 
 
+def verify_partitions(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: int, producer_epoch: int,
+                      partitions: tuple[str, ...]) -> Plan:
+    """The spec's VerifyPartition for each of `partitions` (one decision and trace row each, in order), in one plan
+    on one look-up of the instance: a leader's verify-only AddPartitionsToTxn for all the partitions of a Produce
+    request (Kafka's `AddPartitionsToTxnManager`: one request per transactional id). The answer is the errors in
+    the order of `partitions`. Nothing changes, so every decision sees the same instance."""
+    key = (transactional_id,)
+    instance = shard.instances[MACHINE].get(key) or shard.instance_or_fresh(ctx.table, key)
+    pending = shard.pending(MACHINE, key)
+    changes, errors = [], []
+    for partition in partitions:
+        args = {"pid": producer_id, "epoch": producer_epoch, "p": partition}
+        decision, change = ctx.decide(shard, key, TxnEvent.VerifyPartition, args, instance=instance, pending=pending)
+        if decision.accepted:
+            raise IllegalStateError(f"VerifyPartition changed transaction {transactional_id!r} "
+                                    f"(row {decision.row.index})")
+        changes.append(change)
+        errors.append(decision.error)
+    return Plan(changes, response=errors)
+
+
 def end_txn(ctx: TxnContext, shard: Shard, transactional_id: str, producer_id: int, producer_epoch: int, result: str,
             v2: bool) -> Plan:
     """EndTxnV2 for client TV2 (request version > 4), EndTxnV1 otherwise. The answer is released once the Prepare

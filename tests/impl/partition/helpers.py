@@ -3,7 +3,7 @@ transaction-coordinator verifier, batch builders and readers of what is on disk.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,8 @@ class FakeVerifier:
     calls: list[tuple[str, int, int, TopicPartition]] = field(default_factory=list)
     held: list[tuple[Completion[str], str]] = field(default_factory=list)
     add_answers: list[str] = field(default_factory=list)
+    asks: list[tuple[str, int, int, tuple[TopicPartition, ...]]] = field(default_factory=list)  # verify_partitions
+    failure: BaseException | None = None  # verify_partitions fails with it (the request to the coordinator failed)
 
     def add(self, producer_id: int, *tps: TopicPartition) -> None:
         self.added.setdefault(producer_id, set()).update(tps or (TP,))
@@ -56,6 +58,27 @@ class FakeVerifier:
             self.held.append((done, answer))
         else:
             done.set(answer)
+        return done
+
+    def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Sequence[TopicPartition]) -> Completion[Mapping[TopicPartition, str]]:
+        """One ask for several partitions (recorded in `asks`), each answered as `verify_partition` answers it (and
+        recorded in `calls` as it would be)."""
+        self.asks.append((transactional_id, producer_id, producer_epoch, tuple(partitions)))
+        done: Completion[Mapping[TopicPartition, str]] = Completion()
+        if self.failure is not None:
+            done.fail(self.failure)
+            return done
+        each = {tp: self.verify_partition(transactional_id, producer_id, producer_epoch, tp) for tp in partitions}
+        left = [len(each)]
+
+        def one(_: Completion[str]) -> None:
+            left[0] -= 1
+            if left[0] == 0:
+                done.set({tp: answer.result() for tp, answer in each.items()})
+
+        for answer in each.values():
+            answer.then(one)
         return done
 
     def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,

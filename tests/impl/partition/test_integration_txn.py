@@ -96,3 +96,48 @@ def test_a_transaction_verified_and_completed_by_the_real_coordinator(node: Node
     assert part.last_stable_offset == part.high_watermark == 4
     described = node.run(node.coordinator.describe_transactions(["tx"]))[0]
     assert (described.error, described.state) == ("NONE", "CompleteAbort")  # every marker answered NONE
+
+
+def _produce_request(node: Node, pid: int, epoch: int, *, batched: bool) -> list[str]:
+    """A Produce request to TP0 (in the transaction) and TP1 (not added), as `DataHandlers.produce` makes it
+    (`deferred`, then `verify_deferred`) or one partition after the other."""
+    deferred: list[Any] = [] if batched else None  # type: ignore[assignment]
+    answers = [node.partitions.produce(tp.topic, tp.partition, batch(pid, epoch, seq=0, txn=True, tag=str(tp)),
+                                       transactional_id="tx", deferred=deferred) for tp in (TP0, TP1)]
+    if batched:
+        node.partitions.verify_deferred(deferred, "tx")
+    return [str(node.run(answer).error) for answer in answers]
+
+
+def test_a_produce_request_is_verified_once_with_the_same_answers_and_rows(tmp_path: Path) -> None:
+    """KIP-890 verification of a Produce request's partitions: one submit to the transaction coordinator for all of
+    them (Kafka's `AddPartitionsToTxnManager`: one verify-only request per transactional id), a VerifyPartition
+    decision and trace row per partition, and the answers and rows of one verification per partition."""
+    outcomes = []
+    for batched in (False, True):
+        node = Node(tmp_path / str(batched))
+        try:
+            init = node.run(node.coordinator.init_producer_id("tx", 60_000))
+            pid, epoch = init.producer_id, init.producer_epoch
+            assert node.run(node.coordinator.add_partitions("tx", pid, epoch, [TP0])) == {TP0: "NONE"}
+            submits = []
+            submit = node.coordinator._submit
+
+            def counted(*args: Any, _submit: Any = submit, _submits: list[Any] = submits) -> Any:
+                _submits.append(args[1].__name__)
+                return _submit(*args)
+
+            node.coordinator._submit = counted  # type: ignore[method-assign]
+            answers = _produce_request(node, pid, epoch, batched=batched)
+            assert answers == ["NONE", "INVALID_TXN_STATE"]  # TP1: the coordinator answered TRANSACTION_ABORTABLE
+            assert submits == (["verify_partitions"] if batched else ["verify_partition", "verify_partition"])
+            outcomes.append((answers, node.sink.rows))
+        finally:
+            node.coordinator.shutdown()
+            node.partitions.close()
+    (per_partition, per_partition_rows), (per_request, per_request_rows) = outcomes
+    assert per_request == per_partition
+    assert per_request_rows == per_partition_rows  # per machine, in order: the same VerifyPartition rows
+    verify_rows = [r for r in per_request_rows["Transaction"] if r.get("event") == "VerifyPartition"]
+    assert [(r["arg_p"], r["error"]) for r in verify_rows] == [("orders-0", "NONE"),
+                                                               ("orders-1", "TRANSACTION_ABORTABLE")]

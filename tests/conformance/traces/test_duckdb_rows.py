@@ -11,10 +11,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kcoord.conformance.traces.checks import ROW_CHECKS, Spec
+from kcoord.conformance.traces.checks import ROW_CHECKS
 from kcoord.conformance.traces.duckcheck import count_name, count_names, flag_rows, row_hits, row_pass
 from kcoord.conformance.traces.generate import Options, generate
-from kcoord.conformance.traces.mutations import MUTATIONS
+from kcoord.conformance.traces.mutations import mutate_every
 from kcoord.conformance.traces.pycheck import check_paths
 from kcoord.conformance.traces.writers import write_parquet
 from kcoord.model import sqltree as q
@@ -34,9 +34,7 @@ def mutated(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, d
     for seed in SEEDS:
         traces, _ = generate(machines, seed, Options(keys=16, rows=600))
         rng = random.Random(seed)
-        for name in sorted(MUTATIONS):
-            for _ in range(3):
-                traces = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in traces.items()}
+        traces = mutate_every(traces, machines, rng, rounds=3)
         root = tmp_path_factory.mktemp(f"duckdb-rows-{seed}")
         write_parquet(traces, machines, str(root))
         python: dict[str, Counter[Hit]] = {m: Counter() for m in machines}

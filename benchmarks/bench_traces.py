@@ -451,9 +451,8 @@ def mutated_traces(scratch: Path, seed: int) -> tuple[Path, dict[str, int]]:
     import random
 
     from benchmarks.duckdb_peer import NAMED_CHECKS
-    from kcoord.conformance.traces.checks import Spec
     from kcoord.conformance.traces.generate import Options, generate
-    from kcoord.conformance.traces.mutations import MUTATIONS
+    from kcoord.conformance.traces.mutations import mutate_every
     from kcoord.conformance.traces.pycheck import check_paths
     from kcoord.conformance.traces.writers import write_parquet
     from kcoord.model.loader import bundled_machines
@@ -462,9 +461,7 @@ def mutated_traces(scratch: Path, seed: int) -> tuple[Path, dict[str, int]]:
     machines = {MACHINE: machine}
     traces, _ = generate(machines, seed, Options(keys=40, rows=3_000))
     rng = random.Random(seed)
-    for name in sorted(MUTATIONS):
-        for _ in range(5):
-            traces = {m: MUTATIONS[name](rows, Spec.of(machine), rng) for m, rows in traces.items()}
+    traces = mutate_every(traces, machines, rng, rounds=5)
     root = scratch / "peer"
     write_parquet(traces, machines, str(root))
     first = machine.invariants[0].name

@@ -341,10 +341,10 @@ def validate_every_machine(scratch: Path, seed: int) -> list[str]:
 
     import duckdb
 
-    from kcoord.conformance.traces.checks import ROW_CHECKS, Spec
+    from kcoord.conformance.traces.checks import ROW_CHECKS
     from kcoord.conformance.traces.duckcheck import count_name
     from kcoord.conformance.traces.generate import Options, generate
-    from kcoord.conformance.traces.mutations import MUTATIONS
+    from kcoord.conformance.traces.mutations import mutate_every
     from kcoord.conformance.traces.pycheck import check_paths
     from kcoord.conformance.traces.writers import write_parquet
     from kcoord.model.loader import bundled_machines
@@ -352,9 +352,7 @@ def validate_every_machine(scratch: Path, seed: int) -> list[str]:
     machines = dict(bundled_machines())
     traces, _ = generate(machines, seed, Options(keys=40, rows=3_000))
     rng = random.Random(seed)
-    for name in sorted(MUTATIONS):
-        for _ in range(5):
-            traces = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in traces.items()}
+    traces = mutate_every(traces, machines, rng, rounds=5)
     root = scratch / "every-machine"
     write_parquet(traces, machines, str(root))
     python: dict[tuple[str, str], int] = {}

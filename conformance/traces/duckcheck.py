@@ -75,8 +75,9 @@ def pass_query(m: ir.Machine, source: str) -> tuple[str, list[tuple[q.Expr, str]
 
 
 def window_order(m: ir.Machine) -> str:
-    """The pass window's order after seq: every typed column (as the checker orders equal seqs)."""
-    return ", ".join(DUCKDB.quote(n) for n, _ in typed_columns(m) if n != "seq")
+    """The pass window's order after seq: every typed column, nulls first (as the Python checker and Spark order equal
+    seqs; DuckDB's default puts nulls last)."""
+    return ", ".join(f"{DUCKDB.quote(n)} NULLS FIRST" for n, _ in typed_columns(m) if n != "seq")
 
 
 def flag_rows(m: ir.Machine, source: str, partition: Sequence[str] = ()) -> str:

@@ -2,14 +2,15 @@
 
 Owns `MUTATIONS`: drop, duplicate, swap two rows of a key, corrupt a variable, a target that is not an edge, a wrong
 error; each takes the rows of one machine, its `Spec` and a seeded `random.Random`, and returns new rows (the input
-is not changed), or the same rows when nothing fits.
+is not changed), or the same rows when nothing fits. And `mutate_every`: every mutation, in name order, `rounds` times
+over each machine's rows (what the checkers' differential tests and benchmarks break their traces with).
 Must not import: pyspark, kcoord.cli.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kcoord.model import ir
@@ -118,3 +119,14 @@ MUTATIONS: dict[str, Mutation] = {
     "drop_row": drop_row, "duplicate_row": duplicate_row, "swap_rows": swap_rows,
     "corrupt_variable": corrupt_variable, "non_edge_target": non_edge_target, "change_error": change_error,
 }
+
+
+def mutate_every(traces: Mapping[str, list[Row]], machines: Mapping[str, ir.Machine], rng: random.Random,
+                 rounds: int = 1) -> dict[str, list[Row]]:
+    """`traces` (machine -> rows) with every mutation applied `rounds` times to each machine's rows, mutation by
+    mutation in name order (the draws of `rng` in that order: the same seed gives the same traces)."""
+    out = dict(traces)
+    for name in sorted(MUTATIONS):
+        for _ in range(rounds):
+            out = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in out.items()}
+    return out

@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from kcoord.conformance.traces.checks import ACCEPTED_KINDS, TRACE_FORMS, Spec
+from kcoord.conformance.traces.checks import ACCEPTED_KINDS, TRACE_FORMS
 from kcoord.conformance.traces.duckcheck import pass_query
 from kcoord.conformance.traces.duckprops import (
     expression_plans,
@@ -25,7 +25,7 @@ from kcoord.conformance.traces.duckprops import (
     violations,
 )
 from kcoord.conformance.traces.generate import Options, generate
-from kcoord.conformance.traces.mutations import MUTATIONS
+from kcoord.conformance.traces.mutations import mutate_every
 from kcoord.conformance.traces.pycheck import check_paths
 from kcoord.conformance.traces.sparkprops import needs
 from kcoord.conformance.traces.writers import write_parquet
@@ -154,11 +154,8 @@ def traces(machines: Mapping[str, ir.Machine], seed: int, root: Path, mutate: bo
     written as typed Parquet under `root`; the Python checker's trace-property violations of them."""
     rows, _ = generate(dict(machines), seed, Options(keys=40, rows=3_000))
     rng = random.Random(seed)
-    for name in sorted(MUTATIONS) if mutate else ():
-        for _ in range(3):
-            rows = {m: MUTATIONS[name](r, Spec.of(machines[m]), rng) for m, r in rows.items()}
     if mutate:
-        rows = scramble(machines, rows, rng)
+        rows = scramble(machines, mutate_every(rows, machines, rng, rounds=3), rng)
     write_parquet(rows, dict(machines), str(root))
     return {(v.machine, v.key, v.check, v.name, v.seq, v.message)
             for v in check_paths([str(root)], dict(machines)).violations if v.check in TRACE_FORMS}

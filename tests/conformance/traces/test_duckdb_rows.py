@@ -11,10 +11,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kcoord.conformance.traces.checks import ROW_CHECKS, Spec
-from kcoord.conformance.traces.duckcheck import count_name, count_names, row_hits, row_pass
+from kcoord.conformance.traces.checks import ROW_CHECKS
+from kcoord.conformance.traces.duckcheck import count_name, count_names, flag_rows, row_hits, row_pass
 from kcoord.conformance.traces.generate import Options, generate
-from kcoord.conformance.traces.mutations import MUTATIONS
+from kcoord.conformance.traces.mutations import mutate_every
 from kcoord.conformance.traces.pycheck import check_paths
 from kcoord.conformance.traces.writers import write_parquet
 from kcoord.model import sqltree as q
@@ -34,9 +34,7 @@ def mutated(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, d
     for seed in SEEDS:
         traces, _ = generate(machines, seed, Options(keys=16, rows=600))
         rng = random.Random(seed)
-        for name in sorted(MUTATIONS):
-            for _ in range(3):
-                traces = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in traces.items()}
+        traces = mutate_every(traces, machines, rng, rounds=3)
         root = tmp_path_factory.mktemp(f"duckdb-rows-{seed}")
         write_parquet(traces, machines, str(root))
         python: dict[str, Counter[Hit]] = {m: Counter() for m in machines}
@@ -108,3 +106,24 @@ def test_the_row_pass_over_units_of_whole_keys_sums_to_the_whole(
         con.close()
     assert all(u["rows_checked"] > 0 for u in units), units
     assert sum(units, Counter()) == whole
+
+
+def test_rows_of_an_equal_seq_are_ordered_nulls_first(tmp_path: Path) -> None:
+    """Rows of one key with an equal seq (only in a broken trace) are ordered by every typed column after seq, nulls
+    first, as the Python checker (`pyrowcheck.orderable`) and Spark's ascending order do: DuckDB's own default puts
+    nulls last. Two copies of one row, one with an argument the runtime never computed (null), come null first."""
+    machines = {"Transaction": bundled_machines()["Transaction"]}
+    m = machines["Transaction"]
+    traces, _ = generate(machines, 3, Options(keys=1, rows=20))
+    rows = traces["Transaction"]
+    copy = next(r for r in rows if r["arg_epoch"] is not None)
+    rows.append({**copy, "arg_epoch": None})
+    write_parquet(traces, machines, str(tmp_path))
+    source = f"read_parquet({q.DUCKDB.string(str(tmp_path / 'Transaction' / '*.parquet'))})"
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        got = con.execute(f"SELECT arg_epoch IS NULL FROM ({flag_rows(m, source)}) WHERE seq = {copy['seq']} "
+                          "ORDER BY _rn").fetchall()
+    finally:
+        con.close()
+    assert got == [(True,), (False,)]

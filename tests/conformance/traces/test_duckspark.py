@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from kcoord.conformance.traces import duckspark
-from kcoord.conformance.traces.checks import ROW_CHECKS, Spec
+from kcoord.conformance.traces.checks import ROW_CHECKS
 from kcoord.conformance.traces.duckcheck import count_name, flag_rows
 from kcoord.conformance.traces.duckspark import Checked, NotClustered
 from kcoord.conformance.traces.generate import Options, generate
-from kcoord.conformance.traces.mutations import MUTATIONS
+from kcoord.conformance.traces.mutations import mutate_every
 from kcoord.conformance.traces.pycheck import check_paths
 from kcoord.conformance.traces.writers import write_parquet
 from kcoord.model.loader import bundled_machines
@@ -42,9 +42,7 @@ def mutated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, C
     machines = dict(bundled_machines())
     traces, _ = generate(machines, SEED, Options(keys=16, rows=600))
     rng = random.Random(SEED)
-    for name in sorted(MUTATIONS):
-        for _ in range(3):
-            traces = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in traces.items()}
+    traces = mutate_every(traces, machines, rng, rounds=3)
     root = tmp_path_factory.mktemp("duckspark")
     write_parquet(traces, machines, str(root))
     python: dict[str, Counter[Hit]] = {m: Counter() for m in machines}

@@ -11,7 +11,7 @@ import pytest
 
 from kcoord.conformance.traces.checks import Spec
 from kcoord.conformance.traces.generate import Options, generate
-from kcoord.conformance.traces.mutations import MUTATIONS
+from kcoord.conformance.traces.mutations import MUTATIONS, mutate_every
 from kcoord.conformance.traces.pycheck import Options as PyOptions
 from kcoord.conformance.traces.pycheck import Result, check_paths
 from kcoord.conformance.traces.writers import write_jsonl, write_parquet
@@ -52,8 +52,7 @@ def test_mutated_traces_give_the_same_violations_from_spill_files(tmp_path: Path
     machines = dict(bundled_machines())
     traces, _ = generate(machines, seed, Options(keys=12, rows=200))
     rng = random.Random(seed)
-    for name in sorted(MUTATIONS):
-        traces = {n: MUTATIONS[name](rows, Spec.of(machines[n]), rng) for n, rows in traces.items()}
+    traces = mutate_every(traces, machines, rng)
     root = tmp_path / "traces"
     write_parquet(traces, machines, str(root))
     in_memory = check_paths([str(root)], machines)
@@ -71,8 +70,7 @@ def test_the_three_formats_give_the_same_violations(tmp_path: Path) -> None:
     machines = dict(bundled_machines())
     traces, _ = generate(machines, 5, Options(keys=6, rows=120))
     rng = random.Random(5)
-    for name in sorted(MUTATIONS):
-        traces = {n: MUTATIONS[name](rows, Spec.of(machines[n]), rng) for n, rows in traces.items()}
+    traces = mutate_every(traces, machines, rng)
     write_jsonl(traces, str(tmp_path / "jsonl"))
     write_parquet(traces, machines, str(tmp_path / "v1"), typed=False)
     write_parquet(traces, machines, str(tmp_path / "v2"))

@@ -14,10 +14,9 @@ from typing import Any
 
 import pytest
 
-from kcoord.conformance.traces.checks import Spec
 from kcoord.conformance.traces.generate import Options, generate
 from kcoord.conformance.traces.job import Config, run
-from kcoord.conformance.traces.mutations import MUTATIONS
+from kcoord.conformance.traces.mutations import mutate_every
 from kcoord.conformance.traces.output import read_violations
 from kcoord.conformance.traces.standalone import SESSIONS, SPARK_HOME, Cluster, ConnectServer
 from kcoord.conformance.traces.writers import write_parquet
@@ -60,8 +59,7 @@ def _mutated_traces(spark: Any, root: Path, out: Path) -> dict[Any, str]:
     machines = dict(bundled_machines())
     traces, _ = generate(machines, 21, Options(keys=4, rows=80))
     rng = random.Random(21)
-    for name in sorted(MUTATIONS):
-        traces = {m: MUTATIONS[name](rows, Spec.of(machines[m]), rng) for m, rows in traces.items()}
+    traces = mutate_every(traces, machines, rng)
     write_parquet(traces, machines, str(root))
     local = run(Config([str(root)], str(out), engine="spark"), machines, spark=spark)
     expected = _identities(out)

@@ -187,6 +187,22 @@ _op = st.one_of(
 )
 
 
+def write_op(log: PartitionLog, op: tuple[str, object, object], now: int) -> bool:
+    """Append what a generated op writes at time `now` (a put or tombstone of key `a`, a transactional record of
+    producer `a` to key `b`, producer `a`'s marker `b`); False for an op that writes nothing (compact, plan)."""
+    kind, a, b = op
+    if kind == "put":
+        log.append([(b"k%d" % int(str(a)), None if b else b"v%d" % now)], timestamp_ms=now)
+    elif kind == "txn":
+        _txn(log, int(str(a)), [(b"k%d" % int(str(b)), b"t%d" % now)], ts=now)
+    elif kind == "end":
+        assert isinstance(b, ControlType)
+        _marker(log, int(str(a)), b, ts=now)
+    else:
+        return False
+    return True
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_op, max_size=40))
 def test_compaction_never_changes_what_replay_sees(tmp_path_factory: pytest.TempPathFactory,
@@ -196,15 +212,7 @@ def test_compaction_never_changes_what_replay_sees(tmp_path_factory: pytest.Temp
     with PartitionLog.open(directory, segment_bytes=1024) as log:
         for kind, a, b in ops:
             now += 100
-            if kind == "put":
-                value = None if b else b"v%d" % now
-                log.append([(b"k%d" % a, value)], timestamp_ms=now)
-            elif kind == "txn":
-                _txn(log, int(str(a)), [(b"k%d" % int(str(b)), b"t%d" % now)], ts=now)
-            elif kind == "end":
-                assert isinstance(b, ControlType)
-                _marker(log, int(str(a)), b, ts=now)
-            else:
+            if not write_op(log, (kind, a, b), now):
                 before = list(log.read())
                 end = log.log_end_offset
                 log.compact(now_ms=now, tombstone_retention_ms=int(str(a)))

@@ -15,7 +15,7 @@ from kcoord.impl.storage.batch import ControlType, Record, RecordBatch
 from kcoord.impl.storage.compaction import CompactionPlan, _marker_type, plan_compaction
 from kcoord.impl.storage.log import PartitionLog
 
-from .test_compaction import _marker, _txn
+from .test_compaction import write_op
 
 
 def _two_passes(first_pass: Iterable[RecordBatch], second_pass: Iterable[RecordBatch], *, log_end_offset: int,
@@ -72,14 +72,7 @@ def test_one_pass_plans_as_the_two_passes(tmp_path_factory: object, ops: list[tu
     with PartitionLog.open(directory, segment_bytes=1024) as log:
         for kind, a, b in [*ops, ("plan", 100, 0)]:
             now += 100
-            if kind == "put":
-                log.append([(b"k%d" % int(str(a)), None if b else b"v%d" % now)], timestamp_ms=now)
-            elif kind == "txn":
-                _txn(log, int(str(a)), [(b"k%d" % int(str(b)), b"t%d" % now)], ts=now)
-            elif kind == "end":
-                assert isinstance(b, ControlType)
-                _marker(log, int(str(a)), b, ts=now)
-            else:
+            if not write_op(log, (kind, a, b), now):
                 common = {"log_end_offset": log.log_end_offset, "now_ms": now, "tombstone_retention_ms": int(str(a))}
                 once = plan_compaction(log.read(), **common)
                 assert once == _two_passes(log.read(), log.read(), **common)

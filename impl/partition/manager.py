@@ -334,11 +334,8 @@ class PartitionManager:
             if isinstance(batch, Rejected):
                 out.set(ProduceResult(batch.error, error_message=batch.message))
             else:
-                if deferred:  # a partition written twice in one request: its earlier writes go first
-                    for earlier in deferred:
-                        if earlier.part is part:
-                            self.verify_deferred(deferred, transactional_id)
-                            break
+                if deferred and any(earlier.part is part for earlier in deferred):
+                    self.verify_deferred(deferred, transactional_id)  # written twice: the earlier writes go first
                 if self.verification.needed(part, batch, operation):
                     write = PendingWrite(part, batch, origin, acks, operation, out)
                     if deferred is None or write.adds:

@@ -40,7 +40,7 @@ import functools
 import heapq
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import Final, TypeVar
 
 from ..errors import Errors, KafkaError
 from ..interfaces import TopicPartition, TxnOperation, TxnVerifier
@@ -55,6 +55,8 @@ _NOT_ADDED: Final = "Partition was not added to the transaction"  # Kafka's Inva
 _RETRIABLE_VERIFICATION: Final = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE,
                                             Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NETWORK_EXCEPTION,
                                             Errors.REQUEST_TIMED_OUT})
+
+R = TypeVar("R")
 
 #: the partition a manager leads for a topic partition now (None: not here, or offline)
 Leader = Callable[[TopicPartition], DataPartition | None]
@@ -104,10 +106,7 @@ class Verifications:
             write.out.set(ProduceResult(Errors.INVALID_REQUEST, error_message="a transactional batch needs the "
                                                                               "request's transactional id"))
             return
-        batch = write.batch
-        sequence = batch.base_sequence if write.origin is AppendOrigin.CLIENT else -1
-        write.guard = write.part.states.start_verification(batch.producer_id, sequence, batch.producer_epoch,
-                                                           supports_epoch_bump=write.adds)
+        _start_verification(write)
         if self.verifier is None:
             write.out.set(ProduceResult(Errors.NOT_ENOUGH_REPLICAS,
                                         error_message="no transaction coordinator to verify with"))
@@ -122,33 +121,20 @@ class Verifications:
             for write in writes:
                 self.verify_then_append(write, transactional_id)
             return
-        first = writes[0].batch
-        producer = (first.producer_id, first.producer_epoch)
-        groups: dict[tuple[int, int], list[PendingWrite]] = {producer: []}
+        groups: dict[tuple[int, int], list[PendingWrite]] = {}  # (a client sends one producer's batches only)
         for write in writes:
-            batch = write.batch
-            sequence = batch.base_sequence if write.origin is AppendOrigin.CLIENT else -1
-            write.guard = write.part.states.start_verification(batch.producer_id, sequence, batch.producer_epoch,
-                                                               supports_epoch_bump=False)
-            if batch.producer_id == producer[0] and batch.producer_epoch == producer[1]:
-                groups[producer].append(write)
-            else:  # a request with batches of several producers (no client sends one): one ask per producer
-                groups.setdefault((batch.producer_id, batch.producer_epoch), []).append(write)
+            _start_verification(write)
+            groups.setdefault((write.batch.producer_id, write.batch.producer_epoch), []).append(write)
         for (producer_id, producer_epoch), group in groups.items():
             if len(group) == 1:
-                self._ask(group[0], transactional_id, 0)
+                self._ask(group[0], transactional_id, self.clock.now_ms())
                 continue
             asked = self.verifier.verify_partitions(transactional_id, producer_id, producer_epoch,
                                                     tuple(write.part.tp for write in group))
             asked.then(functools.partial(self._all_verified, group))
 
     def _all_verified(self, group: list[PendingWrite], done: Completion[Mapping[TopicPartition, str]]) -> None:
-        try:
-            errors = done.result()
-        except KafkaError as e:
-            errors = dict.fromkeys((write.part.tp for write in group), e.name)
-        except OSError:  # the coordinator could not be reached
-            errors = dict.fromkeys((write.part.tp for write in group), Errors.NETWORK_EXCEPTION)
+        errors = _answer(done, lambda error: dict.fromkeys((write.part.tp for write in group), error))
         for write in group:
             self._verified(write, errors[write.part.tp])
 
@@ -161,12 +147,7 @@ class Verifications:
         asked = ask(transactional_id, batch.producer_id, batch.producer_epoch, tp)
 
         def answered(done: Completion[str]) -> None:
-            try:
-                error = done.result()
-            except KafkaError as e:
-                error = e.name
-            except OSError:  # the coordinator could not be reached
-                error = Errors.NETWORK_EXCEPTION
+            error = _answer(done, lambda error: error)
             now_ms = self.clock.now_ms()
             if write.adds and error == Errors.CONCURRENT_TRANSACTIONS and \
                     now_ms - started_ms < self.config.add_partitions_retry_max_ms:
@@ -205,6 +186,25 @@ class Verifications:
 
     def next_retry_ms(self) -> int | None:
         return self._retries[0][0] if self._retries else None
+
+
+def _start_verification(write: PendingWrite) -> None:
+    """The write's verification guard, started before the coordinator is asked (a V2 add may bump the epoch)."""
+    batch = write.batch
+    sequence = batch.base_sequence if write.origin is AppendOrigin.CLIENT else -1
+    write.guard = write.part.states.start_verification(batch.producer_id, sequence, batch.producer_epoch,
+                                                       supports_epoch_bump=write.adds)
+
+
+def _answer(done: Completion[R], failed: Callable[[str], R]) -> R:
+    """The coordinator's answer, or `failed(error)` for an error raised instead: a Kafka error's name, or
+    NETWORK_EXCEPTION when the coordinator could not be reached."""
+    try:
+        return done.result()
+    except KafkaError as e:
+        return failed(e.name)
+    except OSError:
+        return failed(Errors.NETWORK_EXCEPTION)
 
 
 def _refusal(error: str, operation: TxnOperation) -> str | None:

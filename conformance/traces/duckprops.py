@@ -24,10 +24,9 @@ from kcoord.model import ir
 from kcoord.model import sqltree as q
 
 from .checks import ACCEPTED_KINDS, NEVER, other_machine
-from .duckcheck import expression_plan
+from .duckcheck import expression_plan, window_order
 from .sparkcheck import MachinePlan, Needs
 from .sparkprops import entering, needs
-from .sparkread import typed_columns
 
 DUCKDB = q.DUCKDB
 #: the columns every staged row keeps (besides those `Needs` names): what the properties' plumbing reads
@@ -67,9 +66,7 @@ def staged(plan: MachinePlan, need: Needs, source: str) -> str | None:
     first, second = plan.pre_stages()
     second = [a for a in second if a.name in ("pre_state", "pos") or a.name in read]
     lags = dict.fromkeys(["to_state", *variables])
-    # (nulls first, as Spark and the Python checker order them: `pyrowcheck.orderable`)
-    order = ", ".join(f"{_q(n)} NULLS FIRST" for n, _ in typed_columns(m) if n != "seq")
-    window = f"PARTITION BY key, seq < 0 ORDER BY seq, {order}"
+    window = f"PARTITION BY key, seq < 0 ORDER BY seq, {window_order(m)}"  # (the row pass's window: nulls first)
     cols = [*(f"lag({_q(c)}) OVER w AS {_q('p_' + c)}" for c in lags), "row_number() OVER w AS _rn"]
     if need.timeline:
         cols += [f"max(ts_ms) OVER ({window} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS t_start",

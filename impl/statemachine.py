@@ -123,6 +123,7 @@ class MachineTable:
         self._bounds: tuple[tuple[str, int, int], ...] = tuple(
             (v.name, v.lo, v.hi) for v in self.variables if v.lo is not None and v.hi is not None)
         self._in_bounds = _bounds_check(self.name, self._bounds)
+        self.properties_hold = _properties_check(self.name, self.invariants, self.steps)
         self._defaults = {v.name: v.default for v in self.variables}
 
     @property
@@ -272,6 +273,28 @@ class MachineTable:
         properties of every event are checked."""
         return [name for name, holds, _, only in self.steps
                 if (only is None or only == event) and not holds(pre, post, args or {})]
+
+
+def _properties_check(machine: str, invariants: tuple[tuple[str, Callable[..., bool], int], ...],
+                      steps: tuple[tuple[str, Callable[..., bool], int, str | None], ...]
+                      ) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
+    """`properties_hold(pre, post)`: every invariant holds on `post` and every step property of every event holds
+    on (`pre`, `post`) — `not violated_invariants(post) + violated_steps(pre, post)` as one compiled call, without
+    the lists (an applied change asks this; the lists are built only to name what broke)."""
+    namespace: dict[str, Any] = {"_no_args": {}}
+    tests = []
+    for i, (_, holds, _) in enumerate(invariants):
+        namespace[f"_invariant_{i}"] = holds
+        tests.append(f"_invariant_{i}(n)")
+    for i, (_, holds, _, only) in enumerate(steps):
+        if only is None:
+            namespace[f"_step_{i}"] = holds
+            tests.append(f"_step_{i}(s, n, _no_args)")
+    test = " and ".join(tests) or "True"
+    exec(compile(f"def properties_hold(s, n):\n    return bool({test})\n", f"<properties of {machine}>", "exec"),
+         namespace)
+    check: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] = namespace["properties_hold"]
+    return check
 
 
 def _always_true_code() -> Any:

@@ -158,3 +158,26 @@ def test_replaced_edges_reach_decide() -> None:
     for strict in (False, True):
         with pytest.raises(IllegalStateError, match="Empty -> Empty is not in the table"):
             table.decide(inst, "InitProducerId", init_args(), strict=strict)
+
+
+PRODUCER = MachineTable.load("partition_producer")
+_SMALL_INTS = st.sampled_from((-2, -1, 0, 1, 2, 3, 32766, 32767))
+
+
+def _producer_instances() -> st.SearchStrategy[dict[str, Any]]:
+    """PartitionProducer instances with every variable (all integers) and the state drawn freely: most break some
+    invariant or step property, some none."""
+    fields = {v.name: _SMALL_INTS for v in PRODUCER.variables}
+    return st.fixed_dictionaries({**fields, "state": st.sampled_from(PRODUCER.states), "partition": st.just("t-0"),
+                                  "producer_id": st.sampled_from((1, 2))})
+
+
+@settings(max_examples=400, deadline=None)
+@given(_producer_instances(), _producer_instances())
+def test_properties_hold_is_no_violated_invariant_or_step(pre: dict[str, Any], post: dict[str, Any]) -> None:
+    """The compiled `properties_hold` (what an applied partition-producer change asks) answers exactly as the lists
+    `violated_invariants` and `violated_steps` it replaces on that path."""
+    broken = PRODUCER.violated_invariants(post) + PRODUCER.violated_steps(pre, post)
+    assert PRODUCER.properties_hold(pre, post) is (not broken)
+    assert PRODUCER.properties_hold(post, post) is (not PRODUCER.violated_invariants(post)
+                                                    + PRODUCER.violated_steps(post, post))

@@ -34,7 +34,7 @@ from ..storage.batch import (
     UnsupportedCompressionError,
     encode_batch,
 )
-from ..storage.batch_decoder import BatchDecoder
+from ..storage.batch_decoder import BatchDecoder, decode_only_batch
 from .types import AppendOrigin
 
 _MAGIC_POSITION = 16  # base_offset int64 + length int32 + partition_leader_epoch int32
@@ -53,6 +53,23 @@ def decode_produce_batch(data: bytes | RecordBatch, origin: AppendOrigin, *,
     if len(raw) > _MAGIC_POSITION and raw[_MAGIC_POSITION] != MAGIC:
         return Rejected(Errors.INVALID_RECORD, f"produce requests must use record batch magic {MAGIC}, got "
                                           f"{raw[_MAGIC_POSITION]}")
+    batch = decode_only_batch(raw)  # the usual case: one valid uncompressed batch, exactly the request's bytes
+    if batch is None:
+        careful = _decode_careful(raw)
+        if isinstance(careful, Rejected):
+            return careful
+        batch = careful
+    if len(raw) > max_message_bytes:
+        return Rejected(Errors.MESSAGE_TOO_LARGE, f"the record batch is {len(raw)} bytes, more than message.max.bytes "
+                                             f"{max_message_bytes}")
+    problem = _batch_problem(batch, origin)
+    if problem is not None:
+        return problem
+    return batch
+
+
+def _decode_careful(raw: bytes) -> RecordBatch | Rejected:
+    """The one batch of `raw` by `BatchDecoder`, or why there is not exactly one valid batch."""
     decoder = BatchDecoder(raw)
     try:
         batches = list(decoder)
@@ -65,23 +82,17 @@ def decode_produce_batch(data: bytes | RecordBatch, origin: AppendOrigin, *,
     if len(batches) != 1:
         return Rejected(Errors.INVALID_RECORD, f"a produce request carries exactly one record batch per partition, "
                                           f"got {len(batches)}")
-    if len(raw) > max_message_bytes:
-        return Rejected(Errors.MESSAGE_TOO_LARGE, f"the record batch is {len(raw)} bytes, more than message.max.bytes "
-                                             f"{max_message_bytes}")
-    batch = batches[0]
-    problem = _batch_problem(batch, origin)
-    if problem is not None:
-        return problem
-    return batch
+    return batches[0]
 
 
 def _batch_problem(batch: RecordBatch, origin: AppendOrigin) -> Rejected | None:
     if origin is AppendOrigin.CLIENT and batch.base_offset != 0:
         return Rejected(Errors.INVALID_RECORD,
                         f"the base offset of a produced batch must be 0, got {batch.base_offset}")
-    if not batch.records or len(batch.records) != batch.last_offset_delta + 1 or any(
-            r.offset != batch.base_offset + i for i, r in enumerate(batch.records)):
-        return Rejected(Errors.INVALID_RECORD, f"the batch's {len(batch.records)} records do not fill its offset range "
+    records, base = batch.records, batch.base_offset
+    if not records or len(records) != batch.last_offset_delta + 1 or (
+            [r.offset for r in records] != list(range(base, base + len(records)))):
+        return Rejected(Errors.INVALID_RECORD, f"the batch's {len(records)} records do not fill its offset range "
                                           f"0..{batch.last_offset_delta}")
     if batch.is_control:
         return Rejected(Errors.INVALID_RECORD, "producers are not allowed to write control records")
@@ -96,7 +107,7 @@ def _batch_problem(batch: RecordBatch, origin: AppendOrigin) -> Rejected | None:
                                               "offset commits")
     elif batch.is_transactional:
         return Rejected(Errors.INVALID_RECORD, "a transactional batch needs a producer id")
-    bad = [r.timestamp_ms for r in batch.records if r.timestamp_ms < -1]
+    bad = [r.timestamp_ms for r in records if r.timestamp_ms < -1]
     if bad:
         return Rejected(Errors.INVALID_TIMESTAMP, f"record timestamp {bad[0]} is negative (only -1 means none)")
     return None

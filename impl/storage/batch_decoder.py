@@ -44,7 +44,7 @@ from .batch import (
 )
 from .compression import CODEC_NAMES, DecompressionError, decompress
 
-__all__ = ["BatchDecoder", "decode_batch", "decode_batches"]
+__all__ = ["BatchDecoder", "decode_batch", "decode_batches", "decode_only_batch"]
 
 # The header fields a last-value load needs: base offset, length, leader epoch, magic, CRC, attributes, last offset
 # delta, (timestamps, producer id and epoch, base sequence skipped), record count.
@@ -101,6 +101,31 @@ def decode_batch(buf: bytes, pos: int = 0, *, file_base: int = 0) -> RecordBatch
     for _position, _size, batch in decoder.located():
         return batch
     raise RecordFormatError(f"batch at position {decoder.stop.position}: {decoder.stop.detail}")
+
+
+def decode_only_batch(buf: bytes) -> RecordBatch | None:
+    """``buf`` as exactly one valid uncompressed batch — the batch ``BatchDecoder(buf)`` would yield as its only one,
+    stopping at ``END`` — or None for anything else (compressed, torn, corrupt, followed by more bytes...), which
+    ``BatchDecoder`` then decodes or explains. A produce request's batch (one per partition) takes this path: the
+    checks and the record parse of ``located``, without its generator and the closing ``_diagnose``."""
+    n = len(buf)
+    if n < BATCH_OVERHEAD:
+        return None
+    (base_offset, length, leader_epoch, magic, crc, attributes, last_offset_delta, base_ts, max_ts, producer_id,
+     producer_epoch, base_sequence, count) = _HEADER.unpack_from(buf, 0)
+    if (length + LOG_OVERHEAD != n or length < _MIN_LENGTH or magic != MAGIC or last_offset_delta < 0 or count < 0
+            or attributes & _COMPRESSION_MASK or crc32c(memoryview(buf)[_ATTRIBUTES_OFFSET:]) != crc):
+        return None
+    timestamp_type, transactional, control, delete_horizon = _FLAGS.get(attributes) or _attribute_flags(attributes)
+    try:
+        records = parse_records(buf, BATCH_OVERHEAD, n, count, base_offset, base_ts,
+                                max_ts if timestamp_type else None, 0)
+    except (Malformed, IndexError, VarintError, UnicodeDecodeError):
+        return None
+    batch = _BatchBuilder(base_offset, tuple(records), last_offset_delta, base_ts, max_ts, leader_epoch, timestamp_type,
+                          transactional, control, delete_horizon, producer_id, producer_epoch, base_sequence, 0, None)
+    batch.__class__ = RecordBatch
+    return batch  # type: ignore[no-any-return]
 
 
 def _decompressed_batch(buf: bytes, pos: int, end: int) -> RecordBatch:

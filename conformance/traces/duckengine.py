@@ -94,7 +94,7 @@ def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sour
         valid = {f: reasoned(m, f, layout(m, f), relation="t", source=f"file://{os.path.abspath(f)}") for f in files}
         sql = duckspark.task_sql(m, valid, duckprops.staged_from(plans[name], wants[name], "s"))
         got = duckspark.check(spark, m, [Path(f) for f in files], unit_rows, sql=sql)
-        if isinstance(got, duckspark.NotClustered):
+        if isinstance(got, duckspark.NotClustered | duckspark.Unreadable):
             return Fallback(got.reason)
         if got.staged is not None and got.staged.num_rows and got.stitched:
             if fixup is None:

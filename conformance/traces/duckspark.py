@@ -50,7 +50,8 @@ from .sparkread import typed_columns
 
 Unit = tuple[str, list[int]]  # a file and some of its consecutive row groups
 Hit = tuple[str, int, str]  # (key, seq, count name), as `duckcheck.row_hits`
-RESULT_SCHEMA = "unit long, rows long, found binary, bounds binary, bad binary, staged binary, ts_end long"
+RESULT_SCHEMA = ("unit long, rows long, found binary, bounds binary, bad binary, staged binary, ts_end long, "
+                 "error string")
 BOOKKEEPING = ("_unit", "_first", "_last", "_rn")  # the boundary rows' columns besides the typed ones
 
 
@@ -73,6 +74,14 @@ class Checked:
 @dataclass(frozen=True, slots=True)
 class NotClustered:
     """The units' rows of a key interleave: no stitched answer (`reason`: one line); check with the Spark SQL plan."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A unit's row groups could not be read (`reason`: the file and pyarrow's error, one line): the Spark SQL plan's
+    reader says which file and why (`job.UnreadableInput`)."""
 
     reason: str
 
@@ -133,7 +142,7 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
 
         schema = pa.schema([("unit", pa.int64()), ("rows", pa.int64()), ("found", pa.binary()),
                             ("bounds", pa.binary()), ("bad", pa.binary()), ("staged", pa.binary()),
-                            ("ts_end", pa.int64())])
+                            ("ts_end", pa.int64()), ("error", pa.string())])
 
         def ipc(table: Any) -> bytes:
             sink = pa.BufferOutputStream()
@@ -152,7 +161,14 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
             for batch in batches:
                 for unit in batch.column(0).to_pylist():
                     path, groups = work[unit]
-                    con.register("t", pq.ParquetFile(path).read_row_groups(groups))
+                    try:
+                        con.register("t", pq.ParquetFile(path).read_row_groups(groups))
+                    except Exception as e:  # (pages that break partway: said, for the caller to fall back)
+                        why = " ".join(f"{type(e).__name__}: {e}".split())
+                        yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [0], "found": [b""], "bounds": [b""],
+                                                          "bad": [b""], "staged": [b""], "ts_end": [None],
+                                                          "error": [why]}, schema=schema)
+                        continue
                     bad = b""
                     if sql["valid"] is not None:  # (the valid rows replace `t`)
                         table(sql["valid"][path], unit, "v")
@@ -170,14 +186,14 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                     edges = ipc(table(sql["bounds"], unit)) if bounds else b""
                     yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [rows], "found": [found],
                                                       "bounds": [edges], "bad": [bad], "staged": [staged],
-                                                      "ts_end": [end]}, schema=schema)
+                                                      "ts_end": [end], "error": [None]}, schema=schema)
         finally:
             con.close()
     return run
 
 
 def check(spark: Any, m: ir.Machine, files: Sequence[Path], unit_rows: int = 500_000,
-          stitch_keys: bool = True, sql: Mapping[str, Any] | None = None) -> Checked | NotClustered:
+          stitch_keys: bool = True, sql: Mapping[str, Any] | None = None) -> Checked | NotClustered | Unreadable:
     """Every row check of `m` over `files` (typed Parquet traces of `m` only): one Spark job of one partition per work
     unit (`units`), each task checking its units with DuckDB (`sql`: `task_sql`'s, by default no validation and no
     staged rows), then the stitching on the driver (`stitch`). `stitch_keys=False` is the unstitched runner (every
@@ -191,6 +207,9 @@ def check(spark: Any, m: ir.Machine, files: Sequence[Path], unit_rows: int = 500
     fn = task_function(work, sql if sql is not None else task_sql(m), bounds=stitch_keys)
     results = spark.range(0, len(work), 1, len(work)).mapInArrow(fn, RESULT_SCHEMA).collect()
     assert sorted(int(r["unit"]) for r in results) == list(range(len(work))), "a unit's result is missing"
+    broken = sorted((int(r["unit"]), r["error"]) for r in results if r["error"] is not None)
+    if broken:
+        return Unreadable(f"pyarrow cannot read {work[broken[0][0]][0]}: {broken[0][1]}")
     rows = sum(int(r["rows"]) for r in results)
     found = pa.concat_tables([_table(r["found"]) for r in results])
     ends = [int(r["ts_end"]) for r in results if r["ts_end"] is not None]

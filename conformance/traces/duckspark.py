@@ -1,11 +1,14 @@
 """Spark schedules, DuckDB checks: one machine's typed Parquet traces checked by the DuckDB row pass in Spark's tasks,
 one task per work unit, and the keys whose rows cross units stitched on the driver (issue 33's design: i33h, i33j).
 
-Owns: `units` (the files' row groups cut into work units), `task_function` (what a task runs: pyarrow reads its
-units, an in-process DuckDB of one thread runs `duckcheck.flag_rows` over each, and it returns the unit's flagged rows
-as (key, seq, count name) and its boundary rows), `check` (the Spark job of one partition per unit and the stitching:
-a `Checked` result or `NotClustered`), `stitch` (the driver's half), `counts` (a result's violations per count, as
-`duckcheck.row_pass` counts them).
+Owns: `units` (the files' row groups cut into work units), `task_sql` and `task_function` (what a task runs: pyarrow
+reads its units; an in-process DuckDB of one thread validates each (`duckvalid.reasoned`, when asked: the malformed
+rows returned, the rest checked), runs `duckcheck.flag_rows` over it and `duckfound.violation_rows` over the flagged
+rows, and, when asked, stages what the trace properties read (`duckprops.staged_from`, over the same pass); it returns
+the unit's violations (each with its count name and its place in the unit), its boundary rows, its malformed and
+staged rows and its latest ts_ms), `check` (the Spark job of one partition per unit and the stitching: a `Checked`
+result, `NotClustered`, or `Unreadable` when pyarrow cannot read a unit), `stitch` (the driver's half), `counts` (a
+result's violations per count, as `duckcheck.row_pass` counts them).
 
 Why the stitching is right. The row pass judges a row by the row and the one just before it in its window partition
 (key, seq < 0, ordered by seq and then every typed column): every column it compares with the previous row is a
@@ -26,7 +29,13 @@ and the task's flags stand. Ties: rows equal in every typed column are interchan
 else), so the units' concatenation in that order is a valid order of the whole trace and the pairs give what it gives.
 Negative seqs (a window partition of their own per key) are stitched the same way as the rest.
 
-Not here: validation (the rows are taken as typed and valid), trace properties, messages and witnesses, the CLI.
+Positions. A violation's `pos` is its row's place among its key's rows of the whole trace (the witness is cut
+around it): the task gives its place in the unit; the driver adds the partition's rows in the units before it in
+the partition's order of units (each unit's count is the `_rn` of its last boundary row), and a unit-first row judged
+again is at that offset exactly.
+
+Not here: the trace properties' phase 1 for keys that cross units (the staged rows are per unit: `duckengine` falls
+back), their phase 2, witnesses, the outputs (`duckengine`), the CLI.
 Must not import: duckdb at import time (a test-extra dependency: `stitch`, `check` and the tasks import it when they
 run), kcoord.cli. The task is a closure that imports only pyarrow and duckdb, so cloudpickle ships it by value: a
 worker needs those two packages, not this one.

@@ -1,6 +1,8 @@
 """The trace-checking job: trace files → violations table, summary and report, on Spark or in pure Python.
 
-Owns: `Config`, `run` (both engines, the same outputs), the Spark run (`run_spark`: one plan per machine, whose pass
+Owns: `Config`, `run` (both engines, the same outputs), the Spark run (`run_spark`: DuckDB in Spark's tasks when every
+input is typed Parquet and duckdb imports (`duckengine`; else, or when its answer cannot be trusted, said in one
+line and checked as follows), one plan per machine, whose pass
 over the rows also counts the malformed ones, so the quarantine is written after it only if there are any; the
 violations materialised once under `<out>/violations_raw/`, witnesses for the first ones, the final table under
 `<out>/violations/`) and `main`, so that the module is the job `spark-submit` runs:

@@ -158,3 +158,28 @@ def test_what_duckdb_cannot_answer_is_answered_by_the_spark_plan(
     assert sp.summary.engine == "spark"
     (line,) = said
     assert "\n" not in line and ("not clustered by key" if case == "interleaved" else "cross work units") in line
+
+
+def test_workers_without_duckdb_fall_back_and_other_task_errors_do_not(
+        monkeypatch: pytest.MonkeyPatch, traces: Path, tmp_path: Path) -> None:
+    """A task that cannot import duckdb (a cluster's workers without the test extra) is a reason to take the Spark
+    SQL plan, said in one line; any other failure of a task is a failure of the run (never hidden by a fallback)."""
+    from kcoord.conformance.traces import duckspark
+    from kcoord.conformance.traces.readers import discover
+
+    machines = dict(bundled_machines())
+    root = _layout(traces, tmp_path / "keys", ["ConsumerGroup"], "keys")
+    sources = discover([str(root)], machines, [])
+    assert duckengine.why_not(machines, sources, None) is None
+
+    def failing(text: str) -> Any:
+        def check(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError(f"PythonException: An exception was thrown from the Python worker.\n{text}\n  ...")
+        return check
+
+    monkeypatch.setattr(duckspark, "check", failing("ModuleNotFoundError: No module named 'duckdb'"))
+    got = duckengine.check(None, machines, sources, str(tmp_path / "out"), GROUP_ROWS)
+    assert isinstance(got, duckengine.Fallback) and "\n" not in got.reason and "no duckdb" in got.reason, got
+    monkeypatch.setattr(duckspark, "check", failing("ZeroDivisionError: division by zero"))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        duckengine.check(None, machines, sources, str(tmp_path / "out"), GROUP_ROWS)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -93,7 +94,13 @@ def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sour
         files = sorted(s.path for s in sources if s.machine == name)
         valid = {f: reasoned(m, f, layout(m, f), relation="t", source=f"file://{os.path.abspath(f)}") for f in files}
         sql = duckspark.task_sql(m, valid, duckprops.staged_from(plans[name], wants[name], "s"))
-        got = duckspark.check(spark, m, [Path(f) for f in files], unit_rows, sql=sql)
+        try:
+            got = duckspark.check(spark, m, [Path(f) for f in files], unit_rows, sql=sql)
+        except Exception as e:  # (a worker without the tasks' two packages: the Spark SQL plan needs neither)
+            missing = re.search(r"No module named '(duckdb|pyarrow)'", str(e))
+            if missing is None:
+                raise
+            return Fallback(f"Spark's Python workers have no {missing.group(1)} (the DuckDB tasks need it)")
         if isinstance(got, duckspark.NotClustered | duckspark.Unreadable):
             return Fallback(got.reason)
         if got.staged is not None and got.staged.num_rows and got.stitched:

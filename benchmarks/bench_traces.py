@@ -211,14 +211,14 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     machines = dict(bundled_machines()) if scope == "all" else {MACHINE: bundled_machines()[MACHINE]}
     result: dict[str, float] = {}
     spark = None
-    if engine in ("spark", "spark-c1", "spark-c2", "spark-twice", *FLOORS) or engine.startswith("stage:"):
+    if engine in ("spark", "spark-plan", "spark-c1", "spark-c2", "spark-twice", *FLOORS) or engine.startswith("stage:"):
         from kcoord.conformance.traces.session import SMALL_INPUT_ROWS, local_session
 
         started = time.monotonic()
         rows: int | None = None  # (the large inputs' JIT, as `session.jit_options` chooses it above `SMALL_INPUT_ROWS`)
         if engine == "spark-c1":  # the small inputs' JIT (C1 only) whatever the size
             rows = SMALL_INPUT_ROWS
-        if engine in ("spark", "spark-twice"):  # the JIT the CLI chooses for this input's size
+        if engine in ("spark", "spark-plan", "spark-twice"):  # the JIT the CLI chooses for this input's size
             from kcoord.conformance.traces.job import estimated_rows
             from kcoord.conformance.traces.readers import discover
 
@@ -232,7 +232,7 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         clustered = with_previous(clustered_copy(spark, path, out))
         plan = clustered._jdf.queryExecution().executedPlan().toString()
         assert "Exchange" not in plan and "Sort [" not in plan, f"the clustered copy is shuffled or sorted:\n{plan}"
-    cpu = _cpu_s(jvm_pid)
+    cpu = _spark_cpu_s(jvm_pid)
     threads = _thread_cpu_s(jvm_pid) if jvm_pid is not None else {}
     started = time.monotonic()
     if engine == "duckdb":
@@ -257,19 +257,23 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     elif engine == "spark-twice":  # the same check twice in one session: the second's cost is a warm session's
         config = Config([path], out, engine="spark", max_witnesses=10)
         run(config, machines, spark=spark)
-        result["first_cpu_s"] = _cpu_s(jvm_pid) - cpu
-        cpu, started = _cpu_s(jvm_pid), time.monotonic()
+        result["first_cpu_s"] = _spark_cpu_s(jvm_pid) - cpu
+        cpu, started = _spark_cpu_s(jvm_pid), time.monotonic()
         outcome = run(config, machines, spark=spark)
         result["rows"] = float(sum(outcome.summary.rows_read.values()))
         result["violations"] = float(outcome.summary.violations_total)
-    else:  # ("spark-c1", "spark-c2": the check with the small or the large inputs' JIT whatever the size)
-        outcome = run(Config([path], out, engine=engine.split("-")[0], max_witnesses=10), machines,
-                      spark=spark)
+    else:  # ("spark-c1", "spark-c2": the check with the small or the large inputs' JIT whatever the size;
+        # "spark": DuckDB in Spark's tasks where the input allows it, "spark-plan": the Spark SQL plan always)
+        said: list[str] = []
+        outcome = run(Config([path], out, engine=engine.split("-")[0], max_witnesses=10,
+                             duckdb_tasks=engine != "spark-plan"), machines, spark=spark, say=said.append)
+        result["engine"] = outcome.summary.engine  # type: ignore[assignment]
+        result["fell_back"] = said  # type: ignore[assignment]
         result["rows"] = float(sum(outcome.summary.rows_read.values()))
         result["violations"] = float(outcome.summary.violations_total)
         result["spilled"] = float(sum(outcome.summary.spilled.values()))  # buckets, when the Python checker spilled
     result["check_s"] = time.monotonic() - started
-    result["cpu_s"] = _cpu_s(jvm_pid) - cpu  # the checking's CPU seconds (JVM, or this process): robust under load
+    result["cpu_s"] = _spark_cpu_s(jvm_pid) - cpu  # the checking's CPU seconds: robust under load
     if jvm_pid is not None:
         result |= {f"threads:{k}": v - threads.get(k, 0.0) for k, v in _thread_cpu_s(jvm_pid).items()}
     result["load_avg"] = os.getloadavg()[0]
@@ -285,6 +289,16 @@ def pq_rows(path: Path) -> int:
     import pyarrow.parquet as pq
 
     return int(pq.read_metadata(path).num_rows)
+
+
+def _spark_cpu_s(jvm: int | None) -> float:
+    """This process's CPU seconds, and with Spark the JVM's and its Python workers' (the daemon and its forks: the
+    DuckDB tasks run there; reaped ones included) — the whole check's, whichever engine."""
+    if jvm is None:
+        return _cpu_s(None)
+    from benchmarks.vectorised_tasks import _tree_cpu_s
+
+    return _cpu_s(jvm) + _tree_cpu_s(jvm) + _cpu_s(None)
 
 
 def _cpu_s(pid: int | None) -> float:
@@ -552,6 +566,7 @@ def _record(size: int, engine: str, measured: list[dict[str, float]]) -> dict[st
             "spilled": int(measured[0].get("spilled", 0)), "cpu_s": statistics.median(r["cpu_s"] for r in measured),
             "load_avg": statistics.median(r["load_avg"] for r in measured),
             "runs_cpu_s": [r["cpu_s"] for r in measured],  # and the medians of the threads' CPU, the first check's
+            "checked_by": measured[0].get("engine"), "fell_back": measured[0].get("fell_back"),
             **{k: statistics.median(r.get(k, 0.0) for r in measured) for k in measured[0]
                if k.startswith("threads:") or k == "first_cpu_s"}}
 
@@ -571,6 +586,8 @@ def table_row(r: dict[str, Any]) -> str:
     engine = {**FLOORS, "duckdb": "DuckDB: illegal transition + discontinuity + 1 invariant"}.get(engine, engine)
     if r.get("traces") == "simulator":
         engine += ", simulator traces (5 machines)"
+    if r.get("checked_by"):
+        engine += f" [{r['checked_by']}{'; fell back: ' + r['fell_back'][0] if r.get('fell_back') else ''}]"
     return (f"| {r['events']:,} | {engine} | {r['check_s']:.1f} | {r['events_per_s']:,.0f} | {r['cpu_s']:.0f} | "
             f"{r['cpu_s'] * 1e6 / r['rows']:.2f} | "
             f"{startup} | {jvm} | {r['python_peak_mb']:,.0f} | {r['violations']} | {r['load_avg']:.1f} |")

@@ -480,7 +480,8 @@ class DuckDBDialect(Dialect):
 SPARK = Dialect("spark")
 DUCKDB = DuckDBDialect("duckdb", quote_char='"', string_escapes=(("'", "''"),),
                        functions={"array_contains": "list_contains", "size": "len", "try_element_at": "list_extract",
-                                  "sort_array": "list_sort", "array_distinct": "list_distinct"},
+                                  "sort_array": "list_sort", "array_distinct": "list_distinct",
+                                  "transform": "list_transform"},
                        types={"STRING": "VARCHAR", "INT": "INTEGER"})
 
 

@@ -80,21 +80,31 @@ def window_order(m: ir.Machine) -> str:
     return ", ".join(f"{DUCKDB.quote(n)} NULLS FIRST" for n, _ in typed_columns(m) if n != "seq")
 
 
-def flag_rows(m: ir.Machine, source: str, partition: Sequence[str] = ()) -> str:
+def pass_rows(m: ir.Machine, source: str) -> str:
+    """`flag_rows`' pass over `source`, every row and every column of it (`_last` too): for a task that reads more of
+    the pass than its flagged rows (`duckprops.staged_from`), then `flag_rows(..., passed=)` over it."""
+    return _flagged(m, source, last=True)[0]
+
+
+def flag_rows(m: ir.Machine, source: str, partition: Sequence[str] = (), keep: Sequence[str] = (),
+              passed: str | None = None) -> str:
     """The pass over `source` (its window partitioned by key, seq < 0 and the columns `partition`), as the rows that
     have a flag or are the first or the last of their window partition: every typed column, the `partition` columns,
     `_rn` (the row's position in its partition, 1 for the first), `_last` (no row after it) and one boolean per count
     (`count_names`), named `_f_<count name>`. What a work unit's task returns when keys may cross units
-    (`duckspark`), and what the stitching pass over the units' boundary rows reads."""
+    (`duckspark`), and what the stitching pass over the units' boundary rows reads. `keep`: more of the pass's
+    columns, after the typed ones (what the violations' messages read: `duckfound.read_columns`); `passed`: a
+    relation holding `pass_rows` over `source` already, read instead of running the pass again."""
     sql, conditions = _flagged(m, source, partition, last=True)
     d = DUCKDB
-    kept = [d.quote(n) for n in dict.fromkeys([*(n for n, _ in typed_columns(m)), *partition])]
+    kept = [d.quote(n) for n in dict.fromkeys([*(n for n, _ in typed_columns(m)), *partition, *keep])]
     flags = [f"{d.render(q.holds(e))} AS {d.quote('_f_' + name)}" for e, name in conditions]
     any_flag = " OR ".join(d.quote("_f_" + name) for _, name in conditions)
     # (`OFFSET 0` keeps the filter above the flags' projection: pushed down, DuckDB inlines every condition into the
     # filter and evaluates it there and again in the projection — 0.52 CPU-s instead of 0.28–0.35 on 105k
     # Transaction rows, one thread, where `row_pass`'s counting takes 0.31)
-    return (f"SELECT * FROM (SELECT {', '.join(kept)}, _rn, _last, {', '.join(flags)} FROM ({sql}) s OFFSET 0) f "
+    inner = passed if passed is not None else f"({sql}) s"
+    return (f"SELECT * FROM (SELECT {', '.join(kept)}, _rn, _last, {', '.join(flags)} FROM {inner} OFFSET 0) f "
             f"WHERE _rn = 1 OR _last OR {any_flag}")
 
 

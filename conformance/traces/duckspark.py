@@ -1,11 +1,14 @@
 """Spark schedules, DuckDB checks: one machine's typed Parquet traces checked by the DuckDB row pass in Spark's tasks,
 one task per work unit, and the keys whose rows cross units stitched on the driver (issue 33's design: i33h, i33j).
 
-Owns: `units` (the files' row groups cut into work units), `task_function` (what a task runs: pyarrow reads its
-units, an in-process DuckDB of one thread runs `duckcheck.flag_rows` over each, and it returns the unit's flagged rows
-as (key, seq, count name) and its boundary rows), `check` (the Spark job of one partition per unit and the stitching:
-a `Checked` result or `NotClustered`), `stitch` (the driver's half), `counts` (a result's violations per count, as
-`duckcheck.row_pass` counts them).
+Owns: `units` (the files' row groups cut into work units), `task_sql` and `task_function` (what a task runs: pyarrow
+reads its units; an in-process DuckDB of one thread validates each (`duckvalid.reasoned`, when asked: the malformed
+rows returned, the rest checked), runs `duckcheck.flag_rows` over it and `duckfound.violation_rows` over the flagged
+rows, and, when asked, stages what the trace properties read (`duckprops.staged_from`, over the same pass); it returns
+the unit's violations (each with its count name and its place in the unit), its boundary rows, its malformed and
+staged rows and its latest ts_ms), `check` (the Spark job of one partition per unit and the stitching: a `Checked`
+result, `NotClustered`, or `Unreadable` when pyarrow cannot read a unit), `stitch` (the driver's half), `counts` (a
+result's violations per count, as `duckcheck.row_pass` counts them).
 
 Why the stitching is right. The row pass judges a row by the row and the one just before it in its window partition
 (key, seq < 0, ordered by seq and then every typed column): every column it compares with the previous row is a
@@ -26,7 +29,13 @@ and the task's flags stand. Ties: rows equal in every typed column are interchan
 else), so the units' concatenation in that order is a valid order of the whole trace and the pairs give what it gives.
 Negative seqs (a window partition of their own per key) are stitched the same way as the rest.
 
-Not here: validation (the rows are taken as typed and valid), trace properties, messages and witnesses, the CLI.
+Positions. A violation's `pos` is its row's place among its key's rows of the whole trace (the witness is cut
+around it): the task gives its place in the unit; the driver adds the partition's rows in the units before it in
+the partition's order of units (each unit's count is the `_rn` of its last boundary row), and a unit-first row judged
+again is at that offset exactly.
+
+Not here: the trace properties' phase 1 for keys that cross units (the staged rows are per unit: `duckengine` falls
+back), their phase 2, witnesses, the outputs (`duckengine`), the CLI.
 Must not import: duckdb at import time (a test-extra dependency: `stitch`, `check` and the tasks import it when they
 run), kcoord.cli. The task is a closure that imports only pyarrow and duckdb, so cloudpickle ships it by value: a
 worker needs those two packages, not this one.
@@ -34,8 +43,9 @@ worker needs those two packages, not this one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,29 +53,44 @@ from typing import Any
 from kcoord.model import ir
 from kcoord.model import sqltree as q
 
-from .duckcheck import count_names, flag_rows, window_order
+from .duckcheck import count_names, flag_rows, pass_rows, window_order
+from .duckfound import read_columns, violation_rows
 from .sparkread import typed_columns
 
 Unit = tuple[str, list[int]]  # a file and some of its consecutive row groups
 Hit = tuple[str, int, str]  # (key, seq, count name), as `duckcheck.row_hits`
-RESULT_SCHEMA = "unit long, rows long, hits binary, bounds binary"
-BOOKKEEPING = ("_unit", "_first", "_last")  # the boundary rows' columns besides the typed ones
+RESULT_SCHEMA = ("unit long, rows long, found binary, bounds binary, bad binary, staged binary, ts_end long, "
+                 "error string")
+BOOKKEEPING = ("_unit", "_first", "_last", "_rn")  # the boundary rows' columns besides the typed ones
 
 
 @dataclass(frozen=True, slots=True)
 class Checked:
-    """Every row check's flagged rows over all units, as the whole trace's pass flags them."""
+    """Every row check's flagged rows over all units, as the whole trace's pass flags them, and their violations
+    (`violations`: `duckfound.COLUMNS` and `_unit`, `pos` the row's position in its key's whole sequence)."""
 
     hits: Counter[Hit]
     rows: int
     units: int
     boundary_rows: int = 0  # (the rows the tasks returned for the stitching)
     stitched: int = 0  # unit-first rows judged again against their predecessor in another unit
+    violations: Any = None  # (a pyarrow Table)
+    bad: Any = None  # the malformed rows (validated tasks): `duckvalid.reasoned`'s columns, a pyarrow Table
+    staged: Any = None  # phase 1 of the trace properties (`duckprops.staged_from`), a pyarrow Table, or None
+    trace_end: int | None = None  # the latest ts_ms of the valid rows
 
 
 @dataclass(frozen=True, slots=True)
 class NotClustered:
     """The units' rows of a key interleave: no stitched answer (`reason`: one line); check with the Spark SQL plan."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A unit's row groups could not be read (`reason`: the file and pyarrow's error, one line): the Spark SQL plan's
+    reader says which file and why (`job.UnreadableInput`)."""
 
     reason: str
 
@@ -91,31 +116,42 @@ def units(files: Sequence[Path], unit_rows: int) -> list[Unit]:
     return out
 
 
-def hits_sql(m: ir.Machine, source: str, unit: str = "NULL") -> str:
-    """`source`'s rows (`duckcheck.flag_rows`' columns) as one row per flag: key, seq, count name, `_rn`, `_unit`
-    (`unit`: an SQL expression, or the placeholder `{unit}`)."""
-    d = q.DUCKDB
-    return " UNION ALL ".join(f"SELECT key, seq, {d.string(n)} AS name, _rn, {unit} AS _unit FROM {source} "
-                              f"WHERE {d.quote('_f_' + n)}" for n in count_names(m))
-
-
 def bounds_sql(m: ir.Machine, source: str) -> str:
     """`source`'s first and last rows of each window partition (`duckcheck.flag_rows`' columns): the typed columns,
-    `_unit` (left as the placeholder `{unit}`), `_first` and `_last`."""
+    `_unit` (left as the placeholder `{unit}`), `_first`, `_last` and `_rn` (at `_last`: the partition's rows in the
+    unit, which offset the positions of the units after it)."""
     kept = ", ".join(q.DUCKDB.quote(n) for n, _ in typed_columns(m))
-    return f"SELECT {kept}, {{unit}} AS _unit, _rn = 1 AS _first, _last FROM {source} WHERE _rn = 1 OR _last"
+    return f"SELECT {kept}, {{unit}} AS _unit, _rn = 1 AS _first, _last, _rn FROM {source} WHERE _rn = 1 OR _last"
 
 
-def task_function(work: list[Unit], sql: str, hits: str,
-                  bounds: str | None) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """`mapInArrow`'s function: for each unit id of its input, the unit's row groups read with pyarrow and checked
-    by `sql` (`flag_rows` over the placeholder `{source}`) in DuckDB with one thread (the task's core); one row per
-    unit (`RESULT_SCHEMA`): its row count, its flagged rows (`hits` over `r`) and, unless `bounds` is None, its
-    boundary rows (`bounds` over `r`), each as an Arrow IPC stream. A closure of pyarrow and duckdb only."""
+def task_sql(m: ir.Machine, valid: Mapping[str, str] | None = None, staged: str | None = None) -> dict[str, Any]:
+    """What a task runs, as text with placeholders (`task_function`): `valid` (file → its rows with `_reason`,
+    `duckvalid.reasoned` over `{source}`; None: the rows are taken as valid), the row pass and its flagged rows'
+    violations and boundary rows, and `staged` (phase 1 of the trace properties over the pass `s`, or None)."""
+    keep = read_columns(m)
+    typed = ", ".join(q.DUCKDB.quote(n) for n, _ in typed_columns(m))
+    return {"valid": dict(valid) if valid is not None else None, "typed": typed,
+            "pass": pass_rows(m, "{source}"), "flags": flag_rows(m, "{source}", keep=keep, passed="s"),
+            "flag_rows": flag_rows(m, "{source}", keep=keep),
+            "found": violation_rows(m, "r", carry=("{unit} AS _unit",)), "bounds": bounds_sql(m, "r"),
+            "staged": staged}
+
+
+def task_function(work: list[Unit], sql: Mapping[str, Any],
+                  bounds: bool = True) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """`mapInArrow`'s function: for each unit id of its input, the unit's row groups read with pyarrow and, in DuckDB
+    with one thread (the task's core), validated (`sql["valid"]`: the malformed rows returned, the rest checked),
+    checked by the row pass (`task_sql`); one row per unit (`RESULT_SCHEMA`): its valid rows, its flagged rows'
+    violations, its boundary rows (unless not `bounds`), its malformed rows and its staged rows, each as an Arrow
+    IPC stream, and its latest ts_ms. A closure of pyarrow and duckdb only."""
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import duckdb
         import pyarrow as pa
         import pyarrow.parquet as pq
+
+        schema = pa.schema([("unit", pa.int64()), ("rows", pa.int64()), ("found", pa.binary()),
+                            ("bounds", pa.binary()), ("bad", pa.binary()), ("staged", pa.binary()),
+                            ("ts_end", pa.int64()), ("error", pa.string())])
 
         def ipc(table: Any) -> bytes:
             sink = pa.BufferOutputStream()
@@ -123,48 +159,77 @@ def task_function(work: list[Unit], sql: str, hits: str,
                 writer.write_table(table)
             return bytes(sink.getvalue().to_pybytes())
 
+        def table(query: str, unit: int, name: str | None = None) -> Any:
+            out = con.execute(query.replace("{source}", "t").replace("{unit}", str(unit))).to_arrow_table()
+            if name is not None:
+                con.register(name, out)
+            return out
+
         con = duckdb.connect(config={"threads": 1})
         try:
             for batch in batches:
                 for unit in batch.column(0).to_pylist():
                     path, groups = work[unit]
-                    t = pq.ParquetFile(path).read_row_groups(groups)  # (DuckDB reads `t` and `r` by name)
-                    r = con.execute(sql.replace("{source}", "t")).to_arrow_table()  # noqa: F841
-                    found = ipc(con.execute(hits.replace("{source}", "r").replace("{unit}", str(unit)))
-                                .to_arrow_table())
-                    edges = b"" if bounds is None else ipc(
-                        con.execute(bounds.replace("{source}", "r").replace("{unit}", str(unit))).to_arrow_table())
-                    yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [t.num_rows], "hits": [found],
-                                                      "bounds": [edges]})
+                    try:
+                        con.register("t", pq.ParquetFile(path).read_row_groups(groups))
+                    except Exception as e:  # (pages that break partway: said, for the caller to fall back)
+                        why = " ".join(f"{type(e).__name__}: {e}".split())
+                        yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [0], "found": [b""], "bounds": [b""],
+                                                          "bad": [b""], "staged": [b""], "ts_end": [None],
+                                                          "error": [why]}, schema=schema)
+                        continue
+                    bad = b""
+                    if sql["valid"] is not None:  # (the valid rows replace `t`)
+                        table(sql["valid"][path], unit, "v")
+                        bad = ipc(table("SELECT * FROM v WHERE _reason IS NOT NULL", unit))
+                        table(f"SELECT {sql['typed']} FROM v WHERE _reason IS NULL", unit, "t")
+                    staged = b""
+                    if sql["staged"] is None:
+                        table(sql["flag_rows"], unit, "r")
+                    else:  # (one window for both: the pass into a table, read by the flags and the staged rows)
+                        con.execute(f"CREATE OR REPLACE TEMP TABLE s AS {sql['pass'].replace('{source}', 't')}")
+                        table(sql["flags"], unit, "r")
+                        staged = ipc(table(sql["staged"], unit))
+                    rows, end = con.execute("SELECT count(*), max(ts_ms) FROM t").fetchone()  # type: ignore[misc]
+                    found = ipc(table(sql["found"], unit))
+                    edges = ipc(table(sql["bounds"], unit)) if bounds else b""
+                    yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [rows], "found": [found],
+                                                      "bounds": [edges], "bad": [bad], "staged": [staged],
+                                                      "ts_end": [end], "error": [None]}, schema=schema)
         finally:
             con.close()
     return run
 
 
 def check(spark: Any, m: ir.Machine, files: Sequence[Path], unit_rows: int = 500_000,
-          stitch_keys: bool = True) -> Checked | NotClustered:
+          stitch_keys: bool = True, sql: Mapping[str, Any] | None = None) -> Checked | NotClustered | Unreadable:
     """Every row check of `m` over `files` (typed Parquet traces of `m` only): one Spark job of one partition per work
-    unit (`units`), each task checking its units with DuckDB, then the stitching on the driver (`stitch`).
-    `stitch_keys=False` is the unstitched runner (every task's flags kept as they are: right only when every key's
-    rows lie inside one unit; for measurements)."""
+    unit (`units`), each task checking its units with DuckDB (`sql`: `task_sql`'s, by default no validation and no
+    staged rows), then the stitching on the driver (`stitch`). `stitch_keys=False` is the unstitched runner (every
+    task's flags kept as they are: right only when every key's rows lie inside one unit; for measurements)."""
     import pyarrow as pa
 
     work = units(files, unit_rows)
     if not work:
         return Checked(Counter(), 0, 0)
     names = [n for n, _ in typed_columns(m)]
-    fn = task_function(work, flag_rows(m, "{source}"), hits_sql(m, "{source}", "{unit}"),
-                       bounds_sql(m, "{source}") if stitch_keys else None)
+    fn = task_function(work, sql if sql is not None else task_sql(m), bounds=stitch_keys)
     results = spark.range(0, len(work), 1, len(work)).mapInArrow(fn, RESULT_SCHEMA).collect()
     assert sorted(int(r["unit"]) for r in results) == list(range(len(work))), "a unit's result is missing"
+    broken = sorted((int(r["unit"]), r["error"]) for r in results if r["error"] is not None)
+    if broken:
+        return Unreadable(f"pyarrow cannot read {work[broken[0][0]][0]}: {broken[0][1]}")
     rows = sum(int(r["rows"]) for r in results)
-    hits = pa.concat_tables([_table(r["hits"]) for r in results])
+    found = pa.concat_tables([_table(r["found"]) for r in results])
+    ends = [int(r["ts_end"]) for r in results if r["ts_end"] is not None]
+    extra = {"bad": _tables([r["bad"] for r in results]), "staged": _tables([r["staged"] for r in results]),
+             "trace_end": max(ends) if ends else None}
     if not stitch_keys:
-        return Checked(Counter(zip(hits["key"].to_pylist(), hits["seq"].to_pylist(), hits["name"].to_pylist(),
-                                   strict=True)), rows, len(work))
+        return Checked(_hits(found), rows, len(work), violations=found, **extra)
     bounds = pa.concat_tables([_table(r["bounds"]) for r in results])
     assert bounds.column_names == [*names, *BOOKKEEPING], bounds.column_names
-    return stitch(m, work, rows, hits, bounds)
+    got = stitch(m, work, rows, found, bounds)
+    return got if isinstance(got, NotClustered) else dataclasses.replace(got, **extra)
 
 
 def _table(ipc: bytes | bytearray) -> Any:
@@ -173,48 +238,68 @@ def _table(ipc: bytes | bytearray) -> Any:
     return pa.ipc.open_stream(pa.py_buffer(bytes(ipc))).read_all()
 
 
-def stitch(m: ir.Machine, work: Sequence[Unit], rows: int, hits: Any, bounds: Any) -> Checked | NotClustered:
-    """The driver's half (see the module's docstring): `hits` (key, seq, name, `_rn` and `_unit`, the tasks' flagged
-    rows) and `bounds` (every unit's first and last row of each window partition) → the whole trace's flagged rows,
-    or `NotClustered` when the units' ranges of a partition interleave."""
+def _tables(streams: Sequence[bytes | bytearray]) -> Any:
+    """The non-empty streams' tables as one, or None."""
+    import pyarrow as pa
+
+    tables = [_table(s) for s in streams if s]
+    return pa.concat_tables(tables) if tables else None
+
+
+def _hits(found: Any) -> Counter[Hit]:
+    return Counter(zip(found["key"].to_pylist(), found["seq"].to_pylist(), found["_count"].to_pylist(), strict=True))
+
+
+def stitch(m: ir.Machine, work: Sequence[Unit], rows: int, found: Any, bounds: Any) -> Checked | NotClustered:
+    """The driver's half (see the module's docstring): `found` (the tasks' flagged rows' violations,
+    `duckfound.COLUMNS` and `_unit`) and `bounds` (every unit's first and last row of each window partition) → the
+    whole trace's violations, each row's `pos` offset by its key's rows in the units before it, or `NotClustered`
+    when the units' ranges of a partition interleave."""
     import duckdb
 
     con = duckdb.connect(config={"threads": 1})
     try:
         con.register("b", bounds)
-        con.register("h", hits)
+        con.register("h", found)
         con.execute(_ranges_sql(m))
         bad = con.execute("SELECT key, _neg, _prev, _prev_sl, _unit, _sf, _sl FROM o WHERE _prev_rl > _rf "
                           "ORDER BY key, _neg, _unit LIMIT 1").fetchone()
         if bad is not None:
             return NotClustered(_interleaved(m, work, bad))
-        pairs = ("(SELECT o._unit AS _seg, b.* EXCLUDE (_unit, _first, _last) FROM o JOIN b ON b.key = o.key "
+        pairs = ("(SELECT o._unit AS _seg, b.* EXCLUDE (_unit, _first, _last, _rn) FROM o JOIN b ON b.key = o.key "
                  "AND (b.seq < 0) = o._neg AND ((b._unit = o._prev AND b._last) OR (b._unit = o._unit AND b._first)) "
                  "WHERE o._prev IS NOT NULL)")
-        # (the pass into a table first: `hits_sql` reads its source once per count, and a subquery there would be
-        # planned and run once per count — 4.2 CPU-s for 4 pairs of Transaction, the pass's SQL being 123 KB)
-        con.execute(f"CREATE TEMP TABLE p AS {flag_rows(m, pairs, partition=('_seg',))}")
-        again = con.execute(f"SELECT key, seq, name FROM ({hits_sql(m, 'p')}) x WHERE _rn = 2").fetchall()
-        kept = con.execute("SELECT h.key, h.seq, h.name FROM h LEFT JOIN o ON o.key = h.key AND o._neg = (h.seq < 0) "
-                           "AND o._unit = h._unit WHERE h._rn > 1 OR o._prev IS NULL").fetchall()
+        # (the pass into a table first: `violation_rows` reads its source once per count, and a subquery there would
+        # be planned and run once per count — 4.2 CPU-s for 4 pairs of Transaction, the pass's SQL being 123 KB)
+        con.execute(f"CREATE TEMP TABLE p AS {flag_rows(m, pairs, partition=('_seg',), keep=read_columns(m))}")
+        again = violation_rows(m, "(SELECT * FROM p WHERE _rn = 2) p", carry=("_seg AS _unit",))
+        # a unit's rows of a partition come after the rows of the units before it (`_off`): a row's place in its
+        # unit plus those; a unit-first row judged again (the second of its pair) is its unit's first
+        moved = "CASE WHEN v.pos >= 0 THEN v.pos + o._off ELSE v.pos END AS pos"
+        on = "o.key = v.key AND o._neg = (v.seq < 0) AND o._unit = v._unit"
+        out = con.execute(f"SELECT v.* REPLACE ({moved}) FROM h v JOIN o ON {on} WHERE v._rn > 1 OR o._prev IS NULL "
+                          f"UNION ALL SELECT v.* REPLACE ({moved}) FROM (SELECT * REPLACE (CASE WHEN pos >= 0 THEN 0 "
+                          f"ELSE pos END AS pos, 1 AS _rn) FROM ({again}) a) v JOIN o ON {on}").to_arrow_table()
         (stitched,) = con.execute("SELECT count(*) FROM o WHERE _prev IS NOT NULL").fetchone() or (0,)
     finally:
         con.close()
-    found = Counter((str(k), int(s), str(n)) for k, s, n in (*kept, *again))
-    return Checked(found, rows, len(work), bounds.num_rows, int(stitched))
+    return Checked(_hits(out), rows, len(work), bounds.num_rows, int(stitched), violations=out)
 
 
 def _ranges_sql(m: ir.Machine) -> str:
     """Table `o`: per window partition (key, `_neg`) and unit, the ranks of its first and last boundary rows in the
     pass's order (`_rf`, `_rl`), their seqs (`_sf`, `_sl`), and the unit before it in that partition's order of units
     (`_prev`, with its last rank and seq `_prev_rl`, `_prev_sl`)."""
-    ranked = (f"SELECT key, seq, seq < 0 AS _neg, _unit, _first, _last, dense_rank() OVER (PARTITION BY key, seq < 0 "
+    ranked = (f"SELECT key, seq, seq < 0 AS _neg, _unit, _first, _last, _rn, dense_rank() OVER (PARTITION BY key, "
+              f"seq < 0 "
               f"ORDER BY seq, {window_order(m)}) AS _r FROM b")
     ranges = ("SELECT key, _neg, _unit, max(_r) FILTER (WHERE _first) AS _rf, max(_r) FILTER (WHERE _last) AS _rl, "
-              "max(seq) FILTER (WHERE _first) AS _sf, max(seq) FILTER (WHERE _last) AS _sl FROM r "
-              "GROUP BY key, _neg, _unit")
+              "max(seq) FILTER (WHERE _first) AS _sf, max(seq) FILTER (WHERE _last) AS _sl, "
+              "max(_rn) FILTER (WHERE _last) AS _n FROM r GROUP BY key, _neg, _unit")
     return (f"CREATE TEMP TABLE o AS WITH r AS ({ranked}), u AS ({ranges}) SELECT *, lag(_rl) OVER p AS _prev_rl, "
-            "lag(_sl) OVER p AS _prev_sl, lag(_unit) OVER p AS _prev FROM u "
+            "lag(_sl) OVER p AS _prev_sl, lag(_unit) OVER p AS _prev, CAST(coalesce(sum(_n) OVER (PARTITION BY key, "
+            "_neg ORDER BY _rf, _rl, _unit ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS _off "
+            "FROM u "
             "WINDOW p AS (PARTITION BY key, _neg ORDER BY _rf, _rl, _unit)")
 
 

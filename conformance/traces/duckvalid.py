@@ -72,9 +72,11 @@ def layout(m: ir.Machine, path: str) -> Layout:
     return Layout(TYPED, machine, present)
 
 
-def reasoned(m: ir.Machine, path: str, how: Layout) -> str:
+def reasoned(m: ir.Machine, path: str, how: Layout, relation: str | None = None, source: str | None = None) -> str:
     """Every row of the Parquet file `path` with the trace columns of its layout (an absent one as nulls), the
-    file's path as `source`, and `_reason`: why the row is malformed (`sparkread.reason`), or null."""
+    file's path as `source`, and `_reason`: why the row is malformed (`sparkread.reason`), or null. `relation`: the
+    file's rows (some of its row groups, read already) instead of the whole file; `source`: the name given as the
+    rows' `source` (default: `path`)."""
     assert how.problem is None, how.problem
     d = DUCKDB
     if how.layout == TYPED:
@@ -85,7 +87,7 @@ def reasoned(m: ir.Machine, path: str, how: Layout) -> str:
         machine = "machine" if "machine" in how.present else "CAST(NULL AS VARCHAR) AS machine"
     cols = [d.quote(n) if n in how.present else f"NULL AS {d.quote(n)}" for n in wanted if n != "machine"]
     rows = f"SELECT {machine}, {', '.join(cols)}, CAST(NULL AS VARCHAR) AS {d.quote(CORRUPT)}, " \
-           f"{d.string(path)} AS source FROM read_parquet({d.string(path)})"
+           f"{d.string(source or path)} AS source FROM {relation or f'read_parquet({d.string(path)})'}"
     return f"SELECT *, {d.render(reason(m, how.layout))} AS _reason FROM ({rows}) r"
 
 

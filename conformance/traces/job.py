@@ -1,6 +1,8 @@
 """The trace-checking job: trace files → violations table, summary and report, on Spark or in pure Python.
 
-Owns: `Config`, `run` (both engines, the same outputs), the Spark run (`run_spark`: one plan per machine, whose pass
+Owns: `Config`, `run` (both engines, the same outputs), the Spark run (`run_spark`: DuckDB in Spark's tasks when every
+input is typed Parquet and duckdb imports (`duckengine`; else, or when its answer cannot be trusted, said in one
+line and checked as follows), one plan per machine, whose pass
 over the rows also counts the malformed ones, so the quarantine is written after it only if there are any; the
 violations materialised once under `<out>/violations_raw/`, witnesses for the first ones, the final table under
 `<out>/violations/`) and `main`, so that the module is the job `spark-submit` runs:
@@ -85,6 +87,8 @@ class Config:
     remote: str | None = None  # a Spark Connect server (sc://HOST:PORT) instead of a master
     #: where a local driver JVM finds its class-data archive (`sparkcds`; None: it starts without one)
     spark_archive: str | None = field(default_factory=lambda: str(sparkcds.default_folder()))
+    duckdb_tasks: bool = True  # spark engine: DuckDB in Spark's tasks when every input allows (`duckengine`)
+    unit_rows: int = 500_000  # ... in work units of about this many rows (a file's consecutive row groups)
 
 
 @dataclass(slots=True)
@@ -183,7 +187,7 @@ def run(config: Config, machines: Mapping[str, ir.Machine] | None = None, progre
         else:
             pairs = converted.checks.pairs_root if converted is not None else None
             try:
-                summary, shown = run_spark(config, machines, sources, progress, spark, pairs)
+                summary, shown = run_spark(config, machines, sources, progress, spark, pairs, say)
             except Exception as e:
                 unreadable = unreadable_input(e)
                 if unreadable is None:
@@ -264,9 +268,10 @@ def run_python(config: Config, machines: Mapping[str, ir.Machine], sources: Sequ
 
 
 def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
-              progress: Progress | None, spark: Any = None,
-              pairs: str | None = None) -> tuple[Summary, list[Violation]]:
-    """Every machine in one plan each: one job per machine runs its pass (reading, validating, checking the rows,
+              progress: Progress | None, spark: Any = None, pairs: str | None = None,
+              say: Callable[[str], None] | None = None) -> tuple[Summary, list[Violation]]:
+    """DuckDB in Spark's tasks when every input allows it (`duckengine`), else (said in one line, to `say`) every
+    machine in one plan each: one job per machine runs its pass (reading, validating, checking the rows,
     keeping what the trace properties read: `MachinePlan.staged`), one writes every violation (the row checks, the
     trace properties and the persisted-step checks of the record pairs in `pairs`, `sparklog`), then the
     witnesses."""
@@ -274,7 +279,40 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
 
     spark = _session(config, spark, sources)
     with tasks_class_loader(spark):  # (in the threads of `_side_by_side` too: each whole-stage code compiled once)
+        if config.duckdb_tasks:
+            done = _check_with_duckdb(config, machines, sources, progress, spark, pairs)
+            if not isinstance(done, str):
+                return done
+            if say is not None:
+                say(f"engine: the Spark SQL plan, not DuckDB in Spark's tasks: {done}")
         return _check_on_spark(config, machines, sources, progress, spark, pairs)
+
+
+def _check_with_duckdb(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
+                       progress: Progress | None, spark: Any,
+                       pairs: str | None) -> tuple[Summary, list[Violation]] | str:
+    """`duckengine`'s path: the outputs, or why the run must take the Spark SQL plan (one line)."""
+    from kcoord.conformance.traces import duckengine
+
+    why = duckengine.why_not(machines, sources, pairs)
+    if why is not None:
+        return why
+    tick = _ticker(progress, 3)
+    tick("checking")
+    out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
+    result = duckengine.check(spark, machines, sources, out, config.unit_rows)
+    if isinstance(result, duckengine.Fallback):
+        return result.reason
+    tick("writing")
+    first = [dict(r) for r in result.records[:config.max_witnesses]]
+    duckengine.with_positions(first, result.fetch)
+    shown = _with_witnesses(result.fetch, {n: Spec.of(machines[n]) for n in {r["machine"] for r in first}}, first)
+    if result.records:
+        witnessed = {v.id: (v.witness, v.witness_rows) for v in shown}
+        duckengine.write_violations(duckengine.violation_rows(result.records, witnessed), out)
+    if not config.out:
+        shutil.rmtree(out, ignore_errors=True)
+    return result.summary, shown
 
 
 def _check_on_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
@@ -426,7 +464,12 @@ def _finish(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Spec], raw
     order = F.expr(q.sql(q.fn("array_position", q.ArrayOf(tuple(q.lit(c) for c in CHECKS), q.STRING),
                               q.col("check"))))
     first = raw.orderBy("machine", order, "key", "seq", "name").limit(max_witnesses).collect()
-    shown = _with_witnesses(spark, plans, specs, [r.asDict() for r in first])
+    from kcoord.conformance.traces.sparkread import witness_rows
+
+    def fetch(machine: str, spans: list[tuple[str, int, int]]) -> dict[str, dict[int, dict[str, Any]]]:
+        return witness_rows(spark, plans[machine].m, plans[machine].read, spans)
+
+    shown = _with_witnesses(fetch, specs, [r.asDict() for r in first])
     ids = spark.createDataFrame([(v.id, v.witness, v.witness_rows) for v in shown],
                                 "id string, witness string, witness_rows string")
     vid = F.substring(F.sha1(F.concat_ws("|", "machine", "key", "check", "name", F.col("seq").cast("string"))), 1, 12)
@@ -437,19 +480,19 @@ def _finish(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Spec], raw
     return shown
 
 
-def _with_witnesses(spark: Any, plans: Mapping[str, Any], specs: Mapping[str, Spec],
-                    records: list[dict[str, Any]]) -> list[Violation]:
-    """The violations with their witness (JSON and text), built from the rows around them, as `pycheck` does."""
+def _with_witnesses(fetch: Callable[[str, list[tuple[str, int, int]]], dict[str, dict[int, dict[str, Any]]]],
+                    specs: Mapping[str, Spec], records: list[dict[str, Any]]) -> list[Violation]:
+    """The violations with their witness (JSON and text), built from the rows around them (`fetch`: machine, [(key,
+    first position, last)] → key → position → row), as `pycheck` does."""
     import json
 
     from kcoord.conformance.traces.logcheck import STEP_CHECK, witness_text
-    from kcoord.conformance.traces.sparkread import witness_rows
 
     wanted: dict[str, list[tuple[str, int, int]]] = {}
     for r in records:
         if r["pos"] >= 0 and r["check"] != STEP_CHECK:
             wanted.setdefault(r["machine"], []).append((r["key"], r["pos"] - W.BEFORE - 1, r["pos"] + W.AFTER))
-    fetched = {m: witness_rows(spark, plans[m].m, plans[m].read, spans) for m, spans in wanted.items()}
+    fetched = {m: fetch(m, spans) for m, spans in wanted.items()}
     out = []
     for r in records:
         spec = specs[r["machine"]]

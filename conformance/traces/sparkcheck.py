@@ -569,20 +569,20 @@ class MachinePlan:
         return q.fn("concat_ws", q.lit(","), *items) if items else q.lit("")
 
     def location_column(self) -> Column:
-        """Where a row check points (the Python twin is `checks.row_check_location`)."""
+        return F.expr(q.sql(self.location(q.nested("_v", "check"), q.nested("_v", "name")))).alias("location")
+
+    def location(self, check: q.Expr, name: q.Expr) -> q.Expr:
+        """Where a row check points, for a violation's `check` and `name` (twin: `checks.row_check_location`)."""
         rows = [self.spec.rows[i].location for i in range(len(self.spec.rows))]
         machine = q.lit(location(self.m.span))
         props = {x.name: location(x.span) for x in self.m.invariants} | {x.name: location(x.span) for x in self.m.steps}
-        events = codes(self.m)["event"]
         event_at = {e.name: location(e.span) for e in self.m.events}
-        check, name = q.nested("_v", "check"), q.nested("_v", "name")
         row_at = q.pick(rows, q.col("row"))
         prop_at = q.case([(q.lit(k), q.lit(v)) for k, v in sorted(props.items())], subject=name)
-        event_loc = q.pick([event_at.get(e) for e in events], q.col("event"))
-        return F.expr(q.sql(q.case([
-            (q.in_(check, ["invariant", "step"]), prop_at), (q.eq(check, q.lit("discontinuity")), machine),
-            (q.IsNull(row_at, negated=True), row_at),
-            (q.eq(check, q.lit("illegal_transition")), q.coalesce(event_loc, machine))], machine))).alias("location")
+        event_loc = q.pick([event_at.get(e) for e in codes(self.m)["event"]], q.col("event"))
+        return q.case([(q.in_(check, ["invariant", "step"]), prop_at), (q.eq(check, q.lit("discontinuity")), machine),
+                       (q.IsNull(row_at, negated=True), row_at),
+                       (q.eq(check, q.lit("illegal_transition")), q.coalesce(event_loc, machine))], machine)
 
 
 def _classic(df: DataFrame) -> bool:

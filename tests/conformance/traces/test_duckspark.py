@@ -35,10 +35,16 @@ LAYOUTS = {"by_key": [("key", "ascending"), ("seq", "ascending")],
 Hit = tuple[str, int, str]
 
 
+Found = tuple[Any, ...]  # a violation's fields but id and witness: machine, key, check, name, seq, ..., message
+FOUND = ("machine", "key", "check", "name", "seq", "seq_from", "seq_to", "location", "message")
+
+
 @pytest.fixture(scope="module")
-def mutated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Counter[Hit]]]:
+def mutated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Counter[Hit]],
+                                                                 dict[str, Counter[Found]]]:
     """Every bundled machine's typed Parquet traces with every mutation (3 rounds of each, sorted order, as in
-    test_duckdb_rows), and the Python checker's row-check violations of each as (key, seq, count name)."""
+    test_duckdb_rows), and the Python checker's row-check violations of each: as (key, seq, count name), and in full
+    (`FOUND`)."""
     machines = dict(bundled_machines())
     traces, _ = generate(machines, SEED, Options(keys=16, rows=600))
     rng = random.Random(SEED)
@@ -46,10 +52,12 @@ def mutated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, C
     root = tmp_path_factory.mktemp("duckspark")
     write_parquet(traces, machines, str(root))
     python: dict[str, Counter[Hit]] = {m: Counter() for m in machines}
+    full: dict[str, Counter[Found]] = {m: Counter() for m in machines}
     for v in check_paths([str(root)], machines).violations:
         if v.check in ROW_CHECKS or v.check in ("invariant", "step"):
             python[v.machine][v.key, v.seq, count_name(machines[v.machine], v.check, v.name)] += 1
-    return root, python
+            full[v.machine][tuple(getattr(v, f) for f in FOUND)] += 1
+    return root, python, full
 
 
 def _rewrite(source: Path, out: Path, table: Any, groups: list[int] | None = None) -> list[Path]:
@@ -75,9 +83,12 @@ def _read(root: Path, machine: str) -> tuple[Path, Any]:
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("machine", MACHINES)
-def test_stitched_tasks_flag_the_rows_the_python_checker_flags(
-        spark: Any, mutated: tuple[Path, dict[str, Counter[Hit]]], tmp_path: Path, machine: str, layout: str) -> None:
-    root, python = mutated
+def test_stitched_tasks_flag_the_rows_and_give_the_violations_the_python_checker_gives(
+        spark: Any, mutated: tuple[Path, dict[str, Counter[Hit]], dict[str, Counter[Found]]], tmp_path: Path,
+        machine: str, layout: str) -> None:
+    """The flagged rows, then each one's violation rows in full (as the Spark plan's `row_violations` gives them), and
+    its `pos`: the row's place among its key's rows of the whole trace (not of its unit)."""
+    root, python, full = mutated
     m = bundled_machines()[machine]
     source, table = _read(root, machine)
     files = _rewrite(source, tmp_path / machine, table.sort_by(LAYOUTS[layout]))
@@ -89,17 +100,30 @@ def test_stitched_tasks_flag_the_rows_the_python_checker_flags(
     assert got.hits == want, (f"stitched tasks alone: {sorted((got.hits - want).elements())}; "
                               f"Python alone: {sorted((want - got.hits).elements())}")
     assert sum(want.values()) > 0, "the mutations broke nothing"
+    found = got.violations.to_pylist()
+    mine = Counter(tuple(v[f] for f in FOUND) for v in found)
+    assert mine == full[machine], (f"stitched tasks alone: {sorted((mine - full[machine]).elements())[:5]}; "
+                                   f"Python alone: {sorted((full[machine] - mine).elements())[:5]}")
+    seqs: dict[str, list[int]] = {}
+    for k, s in sorted(zip(table.column("key").to_pylist(), table.column("seq").to_pylist(), strict=True)):
+        if s >= 0:
+            seqs.setdefault(k, []).append(s)
+    misplaced = [(v["key"], v["seq"], v["pos"]) for v in found if (v["pos"] == -1) != (v["seq"] < 0) or (
+        v["pos"] >= 0 and (v["pos"] >= len(seqs[v["key"]]) or seqs[v["key"]][v["pos"]] != v["seq"]))]
+    assert not misplaced, f"(key, seq, pos) whose pos is not the row's place in its key: {misplaced[:5]}"
+    assert sum(v["pos"] >= 0 and v["pos"] != v["_rn"] - 1 for v in found) > 3, "pos is hardly offset: untested"
 
 
 @pytest.mark.parametrize("machine", ["Transaction", "ClassicGroup"])
 def test_a_key_whose_units_interleave_is_refused_not_answered(
-        spark: Any, mutated: tuple[Path, dict[str, Counter[Hit]]], tmp_path: Path, machine: str) -> None:
+        spark: Any, mutated: tuple[Path, dict[str, Counter[Hit]], dict[str, Counter[Found]]], tmp_path: Path,
+        machine: str) -> None:
     """Every key clustered but one, one of whose middle rows is moved to a row group (a unit) of its own at the end of
     the file: its seq lies inside the range of the key's other unit. `check` says so in one line."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    root, _ = mutated
+    root, _, _ = mutated
     m = bundled_machines()[machine]
     source, table = _read(root, machine)
     table = table.sort_by(LAYOUTS["by_key"])

@@ -1,0 +1,264 @@
+"""The Spark engine's DuckDB-in-Spark path (issue 33: "Spark schedules, DuckDB checks"): every machine's typed
+Parquet traces checked by `duckspark` (one Spark task per work unit, each validating its rows with `duckvalid`,
+checking them with the DuckDB row pass and staging what the trace properties read with `duckprops.staged_from`), the
+trace properties' phase 2 (`duckprops.violations`) on the driver, and the same outputs as the Spark SQL plan's:
+`Summary` counts, `<out>/violations/` (`output.VIOLATION_FIELDS`, ids as `checks.violation_id`), witnesses for the
+first `max_witnesses` (their rows read again by key on the driver, in DuckDB) and the quarantine under
+`<out>/quarantine/`.
+
+Owns: `why_not` (why a run cannot take this path: one line, or None), `check` (the path: a result, or `Fallback`
+with one line saying why the run must take the Spark SQL plan instead — a key whose units interleave
+(`duckspark.NotClustered`), or a machine with staged rows one of whose keys crosses units while no `StagedFixup`
+is given), `witness_fetcher` (the rows around chosen violations, by key, from the Parquet files).
+Not here: JSON Lines and v1 Parquet inputs, coordinator logs' record pairs (the caller takes the Spark SQL plan
+for them), the CLI. Must not import: duckdb at import time (a test extra: imported when a run takes this path),
+kcoord.cli.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kcoord.model import ir
+from kcoord.model.traceschema import codes
+
+from . import duckprops, duckspark, output
+from .checks import CHECKS, violation_id
+from .duckcheck import window_order
+from .duckvalid import layout, reasoned
+from .readers import Source, columns
+from .sparkread import TYPED, typed_columns
+
+ENGINE = "spark (duckdb tasks)"
+#: phase 1 of the trace properties for keys that cross units (i33m's driver-side fixup): (machine, its checked
+#: result) → its staged rows as the whole trace's window gives them (a pyarrow Table)
+StagedFixup = Callable[[ir.Machine, duckspark.Checked], Any]
+Fetch = Callable[[str, list[tuple[str, int, int]]], dict[str, dict[int, dict[str, Any]]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """The run must take the Spark SQL plan (`reason`: one line)."""
+
+    reason: str
+
+
+@dataclass(slots=True)
+class Result:
+    summary: output.Summary
+    records: list[dict[str, Any]]  # every violation (`sparkcheck.VIOLATION_COLUMNS`), in the report's order
+    fetch: Fetch  # the witnesses' rows
+
+
+def why_not(machines: Mapping[str, ir.Machine], sources: Sequence[Source], pairs: str | None) -> str | None:
+    """Why this run cannot take the DuckDB path (one line), or None: every input must be typed (v2) Parquet of a
+    known machine, with the spec's names, and `duckdb` must import."""
+    try:
+        import duckdb  # noqa: F401
+    except ImportError:
+        return "duckdb is not installed"
+    if pairs is not None:
+        return "coordinator logs' record pairs are checked by the Spark SQL plan only"
+    for s in sources:
+        if s.format != "parquet" or s.machine not in machines:
+            return f"{s.path} is not typed Parquet of a known machine"
+        try:
+            how = layout(machines[s.machine], s.path)
+        except ValueError as e:  # (a typed footer whose names differ from the spec's)
+            return str(e)
+        if how.problem is not None or how.layout != TYPED or how.machine != s.machine:
+            return f"{s.path} is not typed (v2) Parquet of {s.machine}"
+    return None
+
+
+def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Source], out: str, unit_rows: int,
+          fixup: StagedFixup | None = None) -> Result | Fallback:
+    """Every machine of `sources` (all of which `why_not` accepts) checked in Spark's tasks; the quarantine written
+    under `<out>/quarantine/` (only once no machine falls back)."""
+    names = sorted({s.machine for s in sources})
+    plans = duckprops.expression_plans({n: machines[n] for n in names})
+    from .sparkprops import needs
+
+    wants = needs(plans)
+    results: dict[str, duckspark.Checked] = {}
+    for name in names:
+        m = machines[name]
+        files = sorted(s.path for s in sources if s.machine == name)
+        valid = {f: reasoned(m, f, layout(m, f), relation="t", source=f"file://{os.path.abspath(f)}") for f in files}
+        sql = duckspark.task_sql(m, valid, duckprops.staged_from(plans[name], wants[name], "s"))
+        try:
+            got = duckspark.check(spark, m, [Path(f) for f in files], unit_rows, sql=sql)
+        except Exception as e:  # (a worker without the tasks' two packages: the Spark SQL plan needs neither)
+            missing = re.search(r"No module named '(duckdb|pyarrow)'", str(e))
+            if missing is None:
+                raise
+            return Fallback(f"Spark's Python workers have no {missing.group(1)} (the DuckDB tasks need it)")
+        if isinstance(got, duckspark.NotClustered | duckspark.Unreadable):
+            return Fallback(got.reason)
+        if got.staged is not None and got.staged.num_rows and got.stitched:
+            if fixup is None:
+                return Fallback(f"{name}: the trace properties' rows of keys that cross work units are not staged "
+                                f"in DuckDB yet ({got.stitched} unit-first rows with a predecessor in another unit)")
+            import dataclasses
+
+            got = dataclasses.replace(got, staged=fixup(m, got))
+        results[name] = got
+    summary = output.Summary(ENGINE)
+    for name, got in results.items():
+        summary.rows_read[name] = got.rows
+        _quarantine(machines[name], got.bad, os.path.join(out, "quarantine"), summary)
+        summary.not_checked += duckprops.not_checked(plans[name], plans)
+    records = [*(r for got in results.values() for r in _row_records(got)), *_property_records(plans, results)]
+    records.sort(key=lambda r: (r["machine"], CHECKS.index(r["check"]), r["key"], r["seq"], r["name"]))
+    per: dict[str, Counter[str]] = {}
+    for r in records:
+        per.setdefault(r["machine"], Counter())[r["check"]] += 1
+    summary.violations = {m: dict(sorted(c.items(), key=lambda kv: CHECKS.index(kv[0])))
+                          for m, c in sorted(per.items())}
+    return Result(summary, records, witness_fetcher(machines, sources))
+
+
+def _row_records(got: duckspark.Checked) -> list[dict[str, Any]]:
+    from .sparkcheck import VIOLATION_COLUMNS
+
+    if got.violations is None:
+        return []
+    return [{c: r[c] for c in VIOLATION_COLUMNS} for r in got.violations.to_pylist()]
+
+
+def _property_records(plans: Mapping[str, Any], results: Mapping[str, duckspark.Checked]) -> list[dict[str, Any]]:
+    """Phase 2 of the trace properties over every unit's staged rows (an in-process DuckDB on the driver)."""
+    import duckdb
+
+    from .checks import location
+
+    staged = {n: got.staged for n, got in results.items() if got.staged is not None}
+    if not staged:
+        return []
+    con = duckdb.connect()
+    try:
+        relations = {}
+        for i, (name, table) in enumerate(sorted(staged.items())):
+            con.register(f"staged_{i}", table)
+            relations[name] = f"staged_{i}"
+        out = []
+        for name, plan in sorted(plans.items()):
+            sql = duckprops.violations(plans, plan, relations, results[name].trace_end)
+            if sql is None:
+                continue
+            at = {p.name: location(p.span) for p in plan.m.traces}
+            for r in con.execute(sql).to_arrow_table().to_pylist():
+                out.append({**r, "seq_from": r["seq"], "seq_to": r["seq"], "location": at[r["name"]], "pos": None,
+                            "row_json": None})
+        return out
+    finally:
+        con.close()
+
+
+def _quarantine(m: ir.Machine, bad: Any, folder: str, summary: output.Summary) -> None:
+    """The malformed rows as the Spark plan writes them (JSON lines: machine, source, line, reason, raw — the row's
+    non-null columns, names as names), counted per reason code."""
+    if bad is None or not bad.num_rows:
+        return
+    names = codes(m)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"part-duckdb-{m.name}.json"), "w", encoding="utf-8") as f:
+        for r in bad.to_pylist():
+            raw = {n: _named(r[n], names.get(n)) for n, _ in columns(m) if r.get(n) is not None}
+            if "machine" in raw:
+                raw["machine"] = r["machine"]
+            row = {"machine": m.name, "source": r["source"], "reason": r["_reason"],
+                   "raw": json.dumps(raw, separators=(",", ":"), ensure_ascii=False)}
+            f.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n")
+            code = r["_reason"].split(":")[0]
+            summary.quarantined[code] = summary.quarantined.get(code, 0) + 1
+
+
+def _named(value: Any, names: Sequence[str] | None) -> Any:
+    """A code as its name (`#<code>` past the names), elementwise for a set; other values as they are."""
+    if names is None or value is None:
+        return value
+    if isinstance(value, list):
+        return [_named(v, names) for v in value]
+    return names[value] if 0 <= value < len(names) else f"#{value}"
+
+
+def witness_fetcher(machines: Mapping[str, ir.Machine], sources: Sequence[Source]) -> Fetch:
+    """machine, [(key, lo, hi)] → key → position → row (`sparkread.witness_rows`' rows: every trace column, names as
+    names, sets sorted) of the valid rows with seq >= 0 of those keys, positions in the row pass's order."""
+    def fetch(name: str, wanted: list[tuple[str, int, int]]) -> dict[str, dict[int, dict[str, Any]]]:
+        import duckdb
+
+        m = machines[name]
+        files = sorted(s.path for s in sources if s.machine == name)
+        typed = [n for n, _ in typed_columns(m)]
+        d = duckprops.DUCKDB
+        picked = ", ".join(d.quote(n) for n in typed)
+        rows = " UNION ALL ".join(f"SELECT {picked} FROM ({reasoned(m, f, layout(m, f))}) v "
+                                  "WHERE _reason IS NULL AND seq >= 0" for f in files)
+        keys = ", ".join(d.string(k) for k in sorted({k for k, _, _ in wanted}))
+        con = duckdb.connect()
+        try:
+            found = con.execute(f"SELECT *, row_number() OVER (PARTITION BY key ORDER BY seq, {window_order(m)}) - 1 "
+                                f"AS _pos FROM ({rows}) r WHERE key IN ({keys})").to_arrow_table().to_pylist()
+        finally:
+            con.close()
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for k, lo, hi in wanted:
+            spans.setdefault(k, []).append((lo, hi))
+        names = codes(m)
+        out: dict[str, dict[int, dict[str, Any]]] = {}
+        for r in found:
+            pos = r.pop("_pos")
+            if any(lo <= pos <= hi for lo, hi in spans[r["key"]]):
+                row = {"machine": name, **{n: _sorted(_named(r[n], names.get(n))) for n in typed}}
+                out.setdefault(r["key"], {})[pos] = row
+        return out
+    return fetch
+
+
+def with_positions(records: list[dict[str, Any]], fetch: Fetch) -> None:
+    """The trace properties' violations among `records` given the place of their row in its key (`pos`, which the
+    witness is cut around): the first valid row of the key with the violation's seq, read again by key."""
+    for name in sorted({r["machine"] for r in records if r["pos"] is None}):
+        mine = [r for r in records if r["machine"] == name and r["pos"] is None]
+        rows = fetch(name, [(k, 0, 2**62) for k in sorted({r["key"] for r in mine})])
+        for r in mine:
+            at = [p for p, row in rows.get(r["key"], {}).items() if row["seq"] == r["seq"]]
+            r["pos"] = min(at) if at else -1
+
+
+def _sorted(value: Any) -> Any:
+    return sorted(value) if isinstance(value, list) else value
+
+
+def violation_rows(records: list[dict[str, Any]], witnessed: Mapping[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    """The violations table's rows (`output.VIOLATION_FIELDS`): each record with its id, and its witness (JSON and
+    text) when it is among the witnessed ones (else null, as the Spark plan writes them)."""
+    out = []
+    for r in records:
+        vid = violation_id(r["machine"], r["key"], r["check"], r["name"], int(r["seq"]))
+        witness, rows = witnessed.get(vid, (None, None))
+        out.append({**{n: r.get(n) for n, _ in output.VIOLATION_FIELDS}, "id": vid, "witness": witness,
+                    "witness_rows": rows})
+    return out
+
+
+def write_violations(rows: list[dict[str, Any]], out: str) -> None:
+    """`<out>/violations/` as one Parquet file (the Spark plan writes a folder of parts; readers read either)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = os.path.join(out, "violations")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    schema = pa.schema([(n, pa.string() if t == "string" else pa.int64()) for n, t in output.VIOLATION_FIELDS])
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), os.path.join(folder, "part-00000.parquet"))

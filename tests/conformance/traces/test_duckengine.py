@@ -1,0 +1,185 @@
+"""`check-traces`' Spark engine through DuckDB in Spark's tasks (`duckengine`), against `--engine python` through
+`job.run`: every bundled machine's mutated traces (with a few malformed rows) as typed Parquet in row groups of a few
+dozen rows — the same violations table (every field; witnesses where both give one), the same summary; and the
+layouts the DuckDB path must refuse (a key whose units interleave; trace properties over keys that cross units, until
+their phase 1 is stitched) taken by the Spark SQL plan, said in one line, with the same answer."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kcoord.conformance.traces import duckengine
+from kcoord.conformance.traces.generate import Options, generate
+from kcoord.conformance.traces.job import Config, Outcome, run
+from kcoord.conformance.traces.mutations import mutate_every
+from kcoord.conformance.traces.output import read_violations
+from kcoord.conformance.traces.writers import write_parquet
+from kcoord.model.loader import bundled_machines
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SEED = 11
+GROUP_ROWS = 40
+FIELDS = ("machine", "key", "check", "name", "seq", "seq_from", "seq_to", "location", "message")
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every bundled machine's typed Parquet traces, every mutation applied (2 rounds), sorted by key and seq, with two
+    rows made malformed (a from_state code past the machine's states) per machine."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    machines = dict(bundled_machines())
+    rows, _ = generate(machines, SEED, Options(keys=8, rows=300))
+    rows = mutate_every(rows, machines, random.Random(SEED), rounds=2)
+    rows["Transaction"] = _hanging(rows["Transaction"])
+    root = tmp_path_factory.mktemp("duckengine") / "source"
+    write_parquet(rows, machines, str(root))
+    for path in sorted(root.glob("*/*.parquet")):
+        table = pq.read_table(path).sort_by([("key", "ascending"), ("seq", "ascending")])
+        states = table.column("from_state").to_pylist()
+        for i in (5, 17):
+            states[i] = 120
+        table = table.set_column(table.schema.get_field_index("from_state"), "from_state",
+                                 pa.array(states, table.schema.field("from_state").type))
+        pq.write_table(table, path)
+    return root
+
+
+def _hanging(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Transaction rows where a key stops in PrepareCommit or PrepareAbort and another key's last row comes long
+    after (10^8 ms): a `within` violation that only the trace's end (`trace_end`, the latest ts_ms over every
+    unit) decides."""
+    entered = min((r["seq"], r["key"]) for r in rows if r["to_state"] in ("PrepareCommit", "PrepareAbort"))
+    kept = [r for r in rows if not (r["key"] == entered[1] and r["seq"] > entered[0])]
+    last = max((r["seq"], i) for i, r in enumerate(kept) if r["key"] != entered[1])[1]
+    kept[last] = {**kept[last], "ts_ms": kept[last]["ts_ms"] + 10**8}
+    return kept
+
+
+def _layout(source: Path, root: Path, machines: list[str], cut: str, moved: bool = False) -> Path:
+    """`machines`' files of `source` rewritten in row groups: `keys` (each row group one key's rows: no key crosses a
+    unit) or `rows` (`GROUP_ROWS` rows each: most keys cross units); `moved`: one key's middle row moved to a row
+    group of its own at the end (its units interleave)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for name in machines:
+        (path,) = sorted((source / name).glob("*.parquet"))
+        table = pq.read_table(path)
+        keys = table.column("key").to_pylist()
+        if moved:
+            key = keys[len(keys) // 2]
+            at = [i for i, k in enumerate(keys) if k == key]
+            middle = at[len(at) // 2]
+            table = pa.concat_tables([table.slice(0, middle), table.slice(middle + 1), table.slice(middle, 1)])
+            keys = table.column("key").to_pylist()
+        if cut == "keys":
+            sizes = list(Counter(keys[:len(keys) - moved]).values()) + [1] * moved
+        else:
+            sizes = [GROUP_ROWS] * -(-(table.num_rows - moved) // GROUP_ROWS) + [1] * moved
+        (root / name).mkdir(parents=True)
+        with pq.ParquetWriter(root / name / path.name, table.schema) as writer:
+            start = 0
+            for size in sizes:
+                writer.write_table(table.slice(start, size))
+                start += size
+    return root
+
+
+def _both(spark: Any, root: Path, unit_rows: int = GROUP_ROWS) -> tuple[Outcome, Outcome, list[str]]:
+    said: list[str] = []
+    ms = dict(bundled_machines())
+    py = run(Config([str(root)], str(root.parent / f"{root.name}-python"), engine="python"), ms)
+    sp = run(Config([str(root)], str(root.parent / f"{root.name}-spark"), engine="spark", unit_rows=unit_rows), ms,
+             spark=spark, say=said.append)
+    return py, sp, said
+
+
+def _same(py: Outcome, sp: Outcome, root: Path) -> None:
+    a = read_violations(str(root.parent / f"{root.name}-python" / "violations"))
+    b = read_violations(str(root.parent / f"{root.name}-spark" / "violations"))
+    assert a, "the mutations broke nothing"
+    if any(v.machine == "Transaction" for v in a):
+        assert any("not reached by the end of the trace" in v.message for v in a)
+    mine = Counter(tuple(getattr(v, f) for f in FIELDS) for v in b)
+    theirs = Counter(tuple(getattr(v, f) for f in FIELDS) for v in a)
+    assert mine == theirs, (f"spark alone: {sorted((mine - theirs).elements())[:5]}; "
+                            f"python alone: {sorted((theirs - mine).elements())[:5]}")
+    assert {v.id for v in b} == {v.id for v in a}
+    unique = {v.identity for v in a if theirs[tuple(getattr(v, f) for f in FIELDS)] == 1}
+    py_witness = {v.identity: v for v in a if v.witness and v.identity in unique}
+    shown = [v for v in b if v.witness and v.identity in py_witness]
+    assert len(shown) > 50
+    for v in shown:
+        assert (v.witness, v.witness_rows) == (py_witness[v.identity].witness, py_witness[v.identity].witness_rows), v
+    assert py.summary.violations == sp.summary.violations
+    assert py.summary.rows_read == sp.summary.rows_read
+    assert py.summary.quarantined == sp.summary.quarantined and sp.summary.quarantined_total > 0
+    assert py.summary.not_checked == sp.summary.not_checked
+    assert py.exit_code == sp.exit_code == 1
+
+
+def test_whole_keys_per_unit_are_checked_in_duckdb_as_python_checks_them(
+        spark: Any, traces: Path, tmp_path: Path) -> None:
+    """Every machine, its trace properties included (their phase 1 in the tasks, phase 2 on the driver)."""
+    machines = sorted(bundled_machines())
+    root = _layout(traces, tmp_path / "keys", machines, "keys")
+    py, sp, said = _both(spark, root, unit_rows=3 * GROUP_ROWS)  # (units of a few whole keys)
+    assert sp.summary.engine == duckengine.ENGINE and said == []
+    _same(py, sp, root)
+
+
+def test_keys_across_units_are_stitched_as_python_checks_them(spark: Any, traces: Path, tmp_path: Path) -> None:
+    """The machines no trace property reads: every key's rows in several units, stitched."""
+    machines = ["ConsumerGroup", "ProducerClient", "StreamsTask"]
+    root = _layout(traces, tmp_path / "rows", machines, "rows")
+    py, sp, said = _both(spark, root)
+    assert sp.summary.engine == duckengine.ENGINE and said == []
+    _same(py, sp, root)
+
+
+@pytest.mark.parametrize("case", ["properties_across_units", "interleaved"])
+def test_what_duckdb_cannot_answer_is_answered_by_the_spark_plan(
+        spark: Any, traces: Path, tmp_path: Path, case: str) -> None:
+    """Trace properties over keys that cross units (their phase 1 is per unit of whole keys), and a key whose
+    units interleave (`NotClustered`): the Spark SQL plan answers, and the run says why in one line."""
+    machines = ["Transaction", "ConsumerGroup"]
+    root = _layout(traces, tmp_path / case, machines, "rows" if case == "properties_across_units" else "keys",
+                   moved=case == "interleaved")
+    py, sp, said = _both(spark, root)
+    _same(py, sp, root)
+    assert sp.summary.engine == "spark"
+    (line,) = said
+    assert "\n" not in line and ("not clustered by key" if case == "interleaved" else "cross work units") in line
+
+
+def test_workers_without_duckdb_fall_back_and_other_task_errors_do_not(
+        monkeypatch: pytest.MonkeyPatch, traces: Path, tmp_path: Path) -> None:
+    """A task that cannot import duckdb (a cluster's workers without the test extra) is a reason to take the Spark
+    SQL plan, said in one line; any other failure of a task is a failure of the run (never hidden by a fallback)."""
+    from kcoord.conformance.traces import duckspark
+    from kcoord.conformance.traces.readers import discover
+
+    machines = dict(bundled_machines())
+    root = _layout(traces, tmp_path / "keys", ["ConsumerGroup"], "keys")
+    sources = discover([str(root)], machines, [])
+    assert duckengine.why_not(machines, sources, None) is None
+
+    def failing(text: str) -> Any:
+        def check(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError(f"PythonException: An exception was thrown from the Python worker.\n{text}\n  ...")
+        return check
+
+    monkeypatch.setattr(duckspark, "check", failing("ModuleNotFoundError: No module named 'duckdb'"))
+    got = duckengine.check(None, machines, sources, str(tmp_path / "out"), GROUP_ROWS)
+    assert isinstance(got, duckengine.Fallback) and "\n" not in got.reason and "no duckdb" in got.reason, got
+    monkeypatch.setattr(duckspark, "check", failing("ZeroDivisionError: division by zero"))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        duckengine.check(None, machines, sources, str(tmp_path / "out"), GROUP_ROWS)

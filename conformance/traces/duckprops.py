@@ -17,7 +17,7 @@ Must not import: duckdb (a test dependency only: kcoord itself never needs it), 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 
 from kcoord.model import ir
@@ -59,14 +59,23 @@ def staged(plan: MachinePlan, need: Needs, source: str) -> str | None:
     property reads this machine."""
     if not need.rows:
         return None
+    return _narrowed(need, windowed(plan, need, source))
+
+
+def windowed(plan: MachinePlan, need: Needs, source: str, partition: Sequence[str] = ()) -> str:
+    """Every row of `source` with the columns `staged` keeps and the window's `_rn` (the row's position in its
+    window partition, 1 for the first), unfiltered; the window is partitioned by key, seq < 0 and the columns
+    `partition` (`duckstage`: a unit's rows, or pairs of rows across units)."""
     m = plan.m
     # (only the pre-state values the properties read: `before`'s K; a lag per variable would double the cost)
-    read = _columns([*need.rows, *(a.expr for a in need.computed)])
+    read = columns_read([*need.rows, *(a.expr for a in need.computed)])
     variables = [v.name for v in m.variables if f"pre_{v.name}" in read]
     first, second = plan.pre_stages()
     second = [a for a in second if a.name in ("pre_state", "pos") or a.name in read]
     lags = dict.fromkeys(["to_state", *variables])
-    window = f"PARTITION BY key, seq < 0 ORDER BY seq, {window_order(m)}"  # (the row pass's window: nulls first)
+    by = "".join(f", {_q(c)}" for c in partition)
+    # (the row pass's window: nulls first)
+    window = f"PARTITION BY key, seq < 0{by} ORDER BY seq, {window_order(m)}"
     cols = [*(f"lag({_q(c)}) OVER w AS {_q('p_' + c)}" for c in lags), "row_number() OVER w AS _rn"]
     if need.timeline:
         cols += [f"max(ts_ms) OVER ({window} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS t_start",
@@ -75,7 +84,7 @@ def staged(plan: MachinePlan, need: Needs, source: str) -> str | None:
     for stage in [first, second, list(need.computed)]:
         if stage:
             sql = f"SELECT *, {', '.join(_r(a) for a in stage)} FROM ({sql}) s"
-    return _narrowed(need, sql)
+    return sql
 
 
 def staged_from(plan: MachinePlan, need: Needs, passed: str) -> str | None:
@@ -95,22 +104,26 @@ def staged_from(plan: MachinePlan, need: Needs, passed: str) -> str | None:
 
 def _narrowed(need: Needs, sql: str) -> str:
     """The rows of `sql` a property reads, with only the columns they read."""
-    keep = [*STAGED, *sorted(need.columns), *(a.name for a in need.computed),
-            *(("t_start", "next_ts") if need.timeline else ())]
     where = q.and_(q.binary(">=", q.col("seq"), q.lit(0)), q.or_(*need.rows))
-    return f"SELECT {', '.join(_q(c) for c in dict.fromkeys(keep))} FROM ({sql}) s WHERE {_r(where)}"
+    return f"SELECT {', '.join(_q(c) for c in kept(need))} FROM ({sql}) s WHERE {_r(where)}"
 
 
-def _columns(trees: Iterable[object]) -> set[str]:
+def kept(need: Needs) -> list[str]:
+    """The columns of a machine's staged rows (what phase 2 reads), in order."""
+    return list(dict.fromkeys([*STAGED, *sorted(need.columns), *(a.name for a in need.computed),
+                               *(("t_start", "next_ts") if need.timeline else ())]))
+
+
+def columns_read(trees: Iterable[object]) -> set[str]:
     """The names of the columns `trees` read."""
     out: set[str] = set()
     for t in trees:
         if isinstance(t, q.Col):
             out.add(t.name.split("\0")[0])
         elif isinstance(t, tuple):
-            out |= _columns(t)
+            out |= columns_read(t)
         elif isinstance(t, q.Expr):
-            out |= _columns(getattr(t, f.name) for f in fields(t))  # type: ignore[arg-type]
+            out |= columns_read(getattr(t, f.name) for f in fields(t))  # type: ignore[arg-type]
     return out
 
 

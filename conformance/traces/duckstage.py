@@ -95,41 +95,41 @@ def unit_parts(source: str, unit: str = "{unit}") -> str:
 def stitched(plan: MachinePlan, need: Needs, staged: str, parts: str, bounds: str) -> list[str]:
     """The driver's statements over every unit's staged rows (`staged`: `unit_staged`'s rows), parts (`parts`:
     `unit_parts`' rows) and boundary rows (`bounds`: `duckspark.bounds_sql`'s rows; the `_unit`s of all three the
-    same numbers): creates the temporary tables `o` (`duckspark`'s units per partition, in order), `u` (per unit
-    and partition of seq >= 0: the offset, the latest ts_ms before it, the next unit's first ts_ms) and `p` (the
-    unit-first rows staged again against their predecessors); the last statement is the staged rows
-    (`duckprops.kept`'s columns), to run and read. The caller first checks that no partition's ranges interleave
-    (`interleaved`)."""
+    same numbers), to run in order: they create (or replace) the temporary tables `o` (`duckspark`'s units per
+    partition, in order: the same table as `duckspark.stitch`'s), `staged_units` (per unit and key, seq >= 0: the
+    rows of the key in the units before it `_off`, their latest ts_ms `_carried`, the next unit's first ts_ms
+    `_next_ts`) and `staged_again` (the unit-first rows staged again against their predecessors); the last one is the
+    machine's staged rows (`duckprops.kept`'s columns), to read. Between the first and the second, the caller checks
+    that no partition's ranges interleave (`interleaved`)."""
     assert need.rows and refusal(plan, need) is None
-    keep = kept(need)
-    # (`duckspark`'s ranges and order read a table `b`)
-    units = _ranges_sql(plan.m).replace(" FROM b", f" FROM {bounds}")
+    ranges = _ranges_sql(plan.m)  # (over `bounds` instead of its table `b`)
+    assert ranges.count(" FROM b") == 1 and ranges.startswith("CREATE TEMP TABLE o "), ranges[:80]
+    ranges = ranges.replace(" FROM b", f" FROM {bounds}").replace("CREATE TEMP", "CREATE OR REPLACE TEMP", 1)
     order = "PARTITION BY o.key ORDER BY o._rf, o._rl, o._unit"
     before = f"({order} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
-    u = (f"CREATE TEMP TABLE u AS SELECT *, (SELECT f.ts_ms FROM {bounds} f WHERE f.key = x.key AND f.seq >= 0 "
-         "AND f._first AND f._unit = x._next) AS _next_ts FROM (SELECT o.key, o._unit, o._prev, c._rows, "
-         f"CAST(coalesce(sum(c._rows) OVER {before}, 0) AS BIGINT) AS _off, max(c._ts_max) OVER {before} AS _carried, "
-         f"lead(o._unit) OVER ({order}) AS _next FROM o JOIN {parts} c ON c.key = o.key AND c._unit = o._unit "
-         "AND NOT c._neg WHERE NOT o._neg) x")
+    units = (f"SELECT o.key, o._unit, o._prev, c._rows, CAST(coalesce(sum(c._rows) OVER {before}, 0) AS BIGINT) "
+             f"AS _off, max(c._ts_max) OVER {before} AS _carried, lead(o._unit) OVER ({order}) AS _next FROM o "
+             f"JOIN {parts} c ON c.key = o.key AND c._unit = o._unit AND NOT c._neg WHERE NOT o._neg")
+    units = (f"CREATE OR REPLACE TEMP TABLE staged_units AS SELECT x.*, n.ts_ms AS _next_ts FROM ({units}) x "
+             f"LEFT JOIN {bounds} n ON n.key = x.key AND n._unit = x._next AND n.seq >= 0 AND n._first")
     pairs = (f"(SELECT o._unit AS _seg, b.* EXCLUDE (_unit, _first, _last) FROM o JOIN {bounds} b ON b.key = o.key "
              "AND b.seq >= 0 AND ((b._unit = o._prev AND b._last) OR (b._unit = o._unit AND b._first)) "
              "WHERE NOT o._neg AND o._prev IS NOT NULL)")
-    again = unit_staged(plan, need, pairs, "_seg", ("_seg",))
-    p = f"CREATE TEMP TABLE p AS SELECT * FROM ({again}) s WHERE _rn = 2"
-    fixed = {"pos": "s.pos + u._off"}
+    again = f"CREATE OR REPLACE TEMP TABLE staged_again AS SELECT * FROM " \
+            f"({unit_staged(plan, need, pairs, '_seg', ('_seg',))}) s WHERE _rn = 2"
+    fixed = {"pos": "s.pos + u._off"}  # (what the unit cannot know: the rows and times of the units before it)
     if need.timeline:
         fixed |= {"t_start": "greatest(s.t_start, u._carried)",
                   "next_ts": "CASE WHEN s._rn = u._rows THEN u._next_ts ELSE s.next_ts END"}
-    replaced = ", ".join(f"{e} AS {c}" for c, e in fixed.items())
-    f = (f"(SELECT s.* REPLACE ({replaced}), u._prev FROM {staged} s JOIN u ON u.key = s.key "
-         "AND u._unit = s._unit) f")
+    f = (f"SELECT s.* REPLACE ({', '.join(f'{e} AS {c}' for c, e in fixed.items())}), u._prev FROM {staged} s "
+         "JOIN staged_units u ON u.key = s.key AND u._unit = s._unit")
+    keep = kept(need)
     mine = ", ".join(f"f.{_q(c)}" for c in keep)
     theirs = ", ".join(f"f.{_q(c)}" if c in fixed else f"p.{_q(c)}" for c in keep)
-    rows = (f"SELECT {mine} FROM {f} WHERE f._staged AND (f._rn > 1 OR f._prev IS NULL) UNION ALL "
-            f"SELECT {theirs} FROM p JOIN {f} ON f.key = p.key AND f._unit = p._unit AND f._rn = 1 WHERE p._staged")
-    return [units.replace("CREATE TEMP TABLE o", "CREATE OR REPLACE TEMP TABLE o"),
-            u.replace("CREATE TEMP TABLE", "CREATE OR REPLACE TEMP TABLE"),
-            p.replace("CREATE TEMP TABLE", "CREATE OR REPLACE TEMP TABLE"), rows]
+    rows = (f"WITH f AS ({f}) SELECT {mine} FROM f WHERE f._staged AND (f._rn > 1 OR f._prev IS NULL) UNION ALL "
+            f"SELECT {theirs} FROM staged_again p JOIN f ON f.key = p.key AND f._unit = p._unit AND f._rn = 1 "
+            "WHERE p._staged")
+    return [ranges, units, again, rows]
 
 
 def interleaved() -> str:

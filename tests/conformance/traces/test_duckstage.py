@@ -68,18 +68,18 @@ def run_tasks(plan: MachinePlan, need: Needs, table: Any, sizes: list[int] | Non
     sizes = sizes or [UNIT_ROWS] * -(-table.num_rows // UNIT_ROWS)
     assert sum(sizes) == table.num_rows
     for unit, (start, size) in enumerate(zip(itertools.accumulate([0, *sizes]), sizes, strict=False)):
-        t = table.slice(start, size)  # noqa: F841  (DuckDB reads `t` by name)
         con = duckdb.connect(config={"threads": 1})
         try:
+            con.register("t", table.slice(start, size))
             out["staged"].append(con.execute(staged_sql.replace("{unit}", str(unit))).to_arrow_table())
             out["parts"].append(con.execute(unit_parts("t", str(unit))).to_arrow_table())
         finally:
             con.close()
     units = pa.array([u for u, size in enumerate(sizes) for _ in range(size)], pa.int64())
-    t = table.append_column("_unit", units)
     con = duckdb.connect(config={"threads": 1})
     try:
-        r = con.execute(flag_rows(plan.m, "t", partition=("_unit",))).to_arrow_table()  # noqa: F841
+        con.register("t", table.append_column("_unit", units))
+        con.register("r", con.execute(flag_rows(plan.m, "t", partition=("_unit",))).to_arrow_table())
         bounds = con.execute(bounds_sql(plan.m, "r").replace("{unit}", "_unit")).to_arrow_table()
     finally:
         con.close()
@@ -128,9 +128,9 @@ def layout(machines: Mapping[str, ir.Machine], root: Path, sort: list[tuple[str,
         assert whole_sql is not None
         con = duckdb.connect(config={"threads": 1})
         try:
-            whole = table  # noqa: F841
+            con.register("whole", table)
             out.whole[name] = con.execute(whole_sql).to_arrow_table()
-            parts = tasks.parts  # noqa: F841
+            con.register("parts", tasks.parts)
             (out.ends[name],) = con.execute("SELECT max(_ts_max) FROM parts").fetchone() or (None,)
             (out.again[name],) = con.execute("SELECT count(*) FROM (SELECT key, min(_unit) FROM parts WHERE NOT _neg "
                                              "GROUP BY key HAVING count(*) > 1) k").fetchone() or (0,)

@@ -1,17 +1,19 @@
 """The trace properties (`exclusive`, `monotonic`, `within`, `before`, `fenced`; see `checks`) as DuckDB SQL, in two
-phases: per unit of whole keys (a Spark task's DuckDB), the *staged rows* — only the rows and columns the properties
-of every machine read from one machine (`sparkprops.needs`), with the values that need the key's whole sequence
-(pre-state, position, the run's start, the key's timeline, each `within`'s deadline, each `before`'s K) computed
-there; then, over all the units' staged rows together (the driver's DuckDB), each property's violations.
+phases: per unit of whole keys (a Spark task's DuckDB; keys that cross units: `duckstage`), the *staged rows* —
+only the rows and columns the properties of every machine read from one machine (`sparkprops.needs`), with the
+values that need the key's whole sequence (pre-state, position, the run's start, the key's timeline, each
+`within`'s deadline, each `before`'s K) computed there; then, over all the units' staged rows together (the
+driver's DuckDB), each property's violations.
 
-Owns: `staged` (phase 1: one machine's staged rows from its typed rows; `staged_from`: the same from the row
-pass's relation, one window per task for both), `trace_end` (phase 1: the latest `ts_ms` of the rows, which `within`
-compares its deadlines with: the driver takes the maximum over the units), `violations` (phase 2: one row per
+Owns: `staged` (phase 1: one machine's staged rows from its typed rows; `staged_from`: the same from the row pass's
+relation, one window per task for both; `windowed`, `windowed_from`, `kept` and `columns_read`: their parts, which
+`duckstage` stages keys that cross work units with), `trace_end` (phase 1: the latest `ts_ms` of the rows, which
+`within` compares its deadlines with: the driver takes the maximum over the units), `violations` (phase 2: one row per
 violation of every trace property of one machine: machine, key, check, name, seq, message, as the Python checker's
-`Violation`s), `not_checked` and `expression_plans`. The conditions and the values staged are
-the Spark checker's trees (`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and
-names), rendered in `sqltree`'s DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This
-module builds SQL text; the caller runs it (a DuckDB connection of its own).
+`Violation`s), `not_checked` and `expression_plans`. The conditions and the values staged are the Spark checker's trees
+(`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and names), rendered in `sqltree`'s
+DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This module builds SQL text; the caller
+runs it (a DuckDB connection of its own).
 Must not import: duckdb (a test dependency only: kcoord itself never needs it), kcoord.cli.
 """
 
@@ -94,12 +96,18 @@ def staged_from(plan: MachinePlan, need: Needs, passed: str) -> str | None:
     filter are added."""
     if not need.rows:
         return None
+    return _narrowed(need, windowed_from(need, passed))
+
+
+def windowed_from(need: Needs, passed: str, partition: Sequence[str] = ()) -> str:
+    """Every row of `passed` (as `staged_from` reads it) with the values `Needs` computes and the timeline,
+    unfiltered; `partition`: more columns the pass's window was partitioned by."""
     cols = [_r(a) for a in need.computed]
     if need.timeline:
-        w = "PARTITION BY key, seq < 0 ORDER BY _rn"
+        w = f"PARTITION BY key, seq < 0{''.join(f', {_q(c)}' for c in partition)} ORDER BY _rn"
         cols += [f"max(ts_ms) OVER ({w} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS t_start",
                  f"lead(ts_ms) OVER ({w}) AS next_ts"]
-    return _narrowed(need, f"SELECT *{''.join(', ' + c for c in cols)} FROM {passed} s")
+    return f"SELECT *{''.join(', ' + c for c in cols)} FROM {passed} s"
 
 
 def _narrowed(need: Needs, sql: str) -> str:

@@ -2,11 +2,11 @@
 stages of its unit and how the driver puts the units' staged rows together, so that they are the rows
 `duckprops.staged` stages from whole keys.
 
-Owns: `refusal` (why a machine's staged rows cannot be stitched, or None), `unit_staged` (a task's staged rows of
-its unit, with the bookkeeping the driver reads: `_unit`, the row's local `_rn`, `_staged`; every unit-first row is
-kept, staged or not), `unit_parts` (a task's rows and latest ts_ms per window partition), `stitched` (the driver's
-SQL over every unit's staged rows, parts and `duckspark` boundary rows), `stitch` (the same run in an in-process
-DuckDB over Arrow tables) and `Refused`.
+Owns: `refusal` (why a machine's staged rows cannot be stitched, or None), `unit_staged` (a task's staged rows of its
+unit, with the bookkeeping the driver reads: `_unit`, the row's local `_rn`, `_staged`; every unit-first row is kept,
+staged or not; `unit_staged_from`: the same from the row pass's relation), `unit_parts` (a task's rows and latest ts_ms
+per window partition), `stitched` (the driver's SQL over every unit's staged rows, parts and `duckspark` boundary rows),
+`stitch` (the same run in an in-process DuckDB over Arrow tables) and `Refused`.
 
 Why the stitching is right. A staged row's values read the row, the one just before it in its window partition
 (key, seq < 0: the lags, hence the pre-state, `entering`, `before`'s run start and K), its position (`pos`), the
@@ -32,9 +32,11 @@ from typing import Any
 
 from kcoord.model import sqltree as q
 
-from .duckprops import columns_read, kept, windowed
+from .duckcheck import pass_query
+from .duckprops import columns_read, kept, windowed, windowed_from
 from .duckspark import _ranges_sql
 from .sparkcheck import MachinePlan, Needs
+from .sparkread import typed_columns
 
 DUCKDB = q.DUCKDB
 #: a task's staged rows' columns besides `duckprops.kept`'s
@@ -77,11 +79,55 @@ def unit_staged(plan: MachinePlan, need: Needs, source: str, unit: str = "{unit}
     `partition`: more columns the window is partitioned by (`stitch`'s pairs)."""
     if not need.rows:
         return None
+    return _unit_rows(plan, need, windowed(plan, need, source, partition), unit)
+
+
+def unit_staged_from(plan: MachinePlan, need: Needs, passed: str, unit: str = "{unit}",
+                     partition: tuple[str, ...] = ()) -> str | None:
+    """`unit_staged` over `passed`, the unit's rows with the row pass's columns (`duckcheck.pass_query`, every row:
+    its window's `_rn`, lags and pre-state), as `duckprops.staged_from` reads it: the task's row checks and staged
+    rows from one window (only the timeline's, ordered by `_rn`, is added). `partition`: more columns the pass's
+    window was partitioned by."""
+    if not need.rows:
+        return None
+    return _unit_rows(plan, need, windowed_from(need, passed, partition), unit)
+
+
+def _unit_rows(plan: MachinePlan, need: Needs, sql: str, unit: str) -> str:
     assert refusal(plan, need) is None, refusal(plan, need)
     wanted = DUCKDB.render(q.holds(q.or_(*need.rows)))
-    sql = f"SELECT *, {wanted} AS _staged FROM ({windowed(plan, need, source, partition)}) s"
     cols = ", ".join([*(_q(c) for c in kept(need)), f"{unit} AS _unit", "_rn", "_staged"])
+    sql = f"SELECT *, {wanted} AS _staged FROM ({sql}) s"
     return f"SELECT {cols} FROM ({sql}) s WHERE seq >= 0 AND (_staged OR _rn = 1)"
+
+
+def unit_checked(plan: MachinePlan, need: Needs, source: str) -> str | None:
+    """The task's row pass and its staged rows from one window, in one query over `source` (a unit's typed rows):
+    the rows `duckcheck.flag_rows` returns, with its columns (every typed column, `_rn`, `_last`, `_f_<count>`), and
+    the rows `unit_staged` returns, with `duckprops.kept`'s columns and `_staged`. `duckspark.hits_sql` and
+    `bounds_sql` read it as they read `flag_rows`' rows; `unit_staged_of` gives its staged rows. None when no
+    property reads this machine (then `flag_rows` alone)."""
+    if not need.rows:
+        return None
+    assert refusal(plan, need) is None, refusal(plan, need)
+    passed, conditions = pass_query(plan.m, source)
+    d = DUCKDB
+    flags = [f"{d.render(q.holds(e))} AS {_q('_f_' + name)}" for e, name in conditions]
+    any_flag = " OR ".join(_q("_f_" + name) for _, name in conditions)
+    last = "lead(true) OVER (PARTITION BY key, seq < 0 ORDER BY _rn) IS NULL AS _last"
+    wanted = f"{d.render(q.holds(q.or_(*need.rows)))} AS _staged"
+    typed = [n for n, _ in typed_columns(plan.m)]
+    cols = [_q(c) for c in dict.fromkeys([*typed, *kept(need)])]
+    sql = f"SELECT *, {last} FROM ({windowed_from(need, f'({passed})')}) s"
+    # (`OFFSET 0` keeps the filter above the projection, as in `flag_rows`)
+    return (f"SELECT * FROM (SELECT {', '.join(cols)}, _rn, _last, {', '.join(flags)}, {wanted} FROM ({sql}) s "
+            f"OFFSET 0) f WHERE _rn = 1 OR _last OR _staged OR {any_flag}")
+
+
+def unit_staged_of(need: Needs, checked: str, unit: str = "{unit}") -> str:
+    """`unit_staged`'s rows and columns from `unit_checked`'s rows (`checked`)."""
+    cols = ", ".join([*(_q(c) for c in kept(need)), f"{unit} AS _unit", "_rn", "_staged"])
+    return f"SELECT {cols} FROM {checked} WHERE seq >= 0 AND (_staged OR _rn = 1)"
 
 
 def unit_parts(source: str, unit: str = "{unit}") -> str:

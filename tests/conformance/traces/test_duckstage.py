@@ -1,9 +1,10 @@
 """`duckstage`: the trace properties' staged rows of keys whose rows cross work units, stitched on the driver, against
 the staged rows of whole keys and the Python reference checker — on every bundled machine's mutated traces (with the
 cross-key mutations of test_duckdb_props, so that every form of trace property has violations) cut into units of 40
-rows in two layouts, each unit's task simulated in-process (a DuckDB of its own running `duckcheck.flag_rows`, the
-boundary rows, `unit_staged` and `unit_parts`): the same staged rows as a multiset, and the same violations of every
-trace property, messages included."""
+rows in two layouts, each unit's task simulated in-process (the row pass's boundary rows, `unit_staged` or
+`unit_staged_from`, and `unit_parts`; `run_tasks`): the same staged rows as a multiset, and the same violations of
+every trace property, messages included; a layout whose units interleave a key's rows, and a staged value over the
+whole key, refused."""
 
 from __future__ import annotations
 
@@ -16,17 +17,20 @@ from typing import Any
 import duckdb
 import pytest
 
-from kcoord.conformance.traces.duckcheck import flag_rows
+from kcoord.conformance.traces.duckcheck import _flagged, flag_rows
 from kcoord.conformance.traces.duckprops import expression_plans, kept, staged, violations
-from kcoord.conformance.traces.duckspark import bounds_sql
+from kcoord.conformance.traces.duckspark import bounds_sql, hits_sql
 from kcoord.conformance.traces.duckstage import (
     BOOKKEEPING,
     PARTS,
     Refused,
     refusal,
     stitch,
+    unit_checked,
     unit_parts,
     unit_staged,
+    unit_staged_from,
+    unit_staged_of,
 )
 from kcoord.conformance.traces.sparkcheck import MachinePlan, Needs
 from kcoord.conformance.traces.sparkprops import needs
@@ -40,6 +44,8 @@ UNIT_ROWS = 40  # rows per unit: far fewer than a key's (3,000 rows, 40 keys a m
 #: key crosses most units)
 LAYOUTS = {"by_key": [("key", "ascending"), ("seq", "ascending")],
            "by_seq": [("seq", "ascending"), ("key", "ascending")]}
+#: how a task stages its unit: with a window of its own (`unit_staged`), or from the row pass's (`unit_staged_from`)
+SHAPES = ("own", "pass")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +58,14 @@ class Tasks:
     units: int
 
 
-def run_tasks(plan: MachinePlan, need: Needs, table: Any, sizes: list[int] | None = None) -> Tasks:
+def run_tasks(plan: MachinePlan, need: Needs, table: Any, sizes: list[int] | None = None,
+              shape: str = "own") -> Tasks:
     """`table` cut into units of `UNIT_ROWS` consecutive rows (or of the sizes `sizes`), each staged as a task
-    would: its own DuckDB of one thread running `unit_staged` and `unit_parts`; the row pass's boundary rows
-    (`flag_rows`, then `bounds_sql`) are computed for all units at once, with the pass's window partitioned by the
-    unit too (the same window partitions as a DuckDB per unit: its SQL, 125-250 KB, takes 0.3-0.5 s to plan, once
-    per unit and machine would be most of this test's time)."""
+    would. `shape` "own": its own DuckDB of one thread runs `unit_staged` (its own window) and `unit_parts`; "pass":
+    `unit_staged_from` reads the row pass's relation (`duckcheck.pass_query`'s columns, every row). The row pass
+    (its boundary rows, `flag_rows` then `bounds_sql`, and for "pass" its relation) is run for all units at once,
+    its window partitioned by the unit too: the same window partitions as a DuckDB per unit (its SQL, 125-250 KB,
+    takes 0.3-0.5 s to plan, once per unit and machine would be most of this test's time)."""
     import itertools
 
     import pyarrow as pa
@@ -71,7 +79,8 @@ def run_tasks(plan: MachinePlan, need: Needs, table: Any, sizes: list[int] | Non
         con = duckdb.connect(config={"threads": 1})
         try:
             con.register("t", table.slice(start, size))
-            out["staged"].append(con.execute(staged_sql.replace("{unit}", str(unit))).to_arrow_table())
+            if shape == "own":
+                out["staged"].append(con.execute(staged_sql.replace("{unit}", str(unit))).to_arrow_table())
             out["parts"].append(con.execute(unit_parts("t", str(unit))).to_arrow_table())
         finally:
             con.close()
@@ -81,6 +90,11 @@ def run_tasks(plan: MachinePlan, need: Needs, table: Any, sizes: list[int] | Non
         con.register("t", table.append_column("_unit", units))
         con.register("r", con.execute(flag_rows(plan.m, "t", partition=("_unit",))).to_arrow_table())
         bounds = con.execute(bounds_sql(plan.m, "r").replace("{unit}", "_unit")).to_arrow_table()
+        if shape == "pass":  # (`pass_query` with the unit as a partition column: its `_flagged`)
+            con.execute(f"CREATE TEMP TABLE s AS {_flagged(plan.m, 't', ('_unit',))[0]}")
+            from_pass = unit_staged_from(plan, need, "s", "_unit", ("_unit",))
+            assert from_pass is not None
+            out["staged"].append(con.execute(from_pass).to_arrow_table())
     finally:
         con.close()
     return Tasks(pa.concat_tables(out["staged"]), pa.concat_tables(out["parts"]), bounds, len(sizes))
@@ -109,7 +123,7 @@ class Layout:
     again: dict[str, int]  # unit-first rows of seq >= 0 with a unit before them (staged again against it)
 
 
-def layout(machines: Mapping[str, ir.Machine], root: Path, sort: list[tuple[str, str]]) -> Layout:
+def layout(machines: Mapping[str, ir.Machine], root: Path, sort: list[tuple[str, str]], shape: str) -> Layout:
     import pyarrow.parquet as pq
 
     plans = expression_plans(machines)
@@ -119,7 +133,7 @@ def layout(machines: Mapping[str, ir.Machine], root: Path, sort: list[tuple[str,
         if not (root / name).is_dir() or not wants[name].rows:
             continue
         table = pq.read_table(sorted((root / name).glob("*.parquet"))).sort_by(sort)
-        tasks = run_tasks(plans[name], wants[name], table)
+        tasks = run_tasks(plans[name], wants[name], table, shape=shape)
         got = stitch(plans[name], wants[name], tasks.staged, tasks.parts, tasks.bounds)
         assert not isinstance(got, Refused), got.reason
         assert tasks.staged.column_names == [*kept(wants[name]), *BOOKKEEPING]
@@ -172,10 +186,11 @@ def cut(machines: dict[str, ir.Machine],
     violations, and each layout's staged rows."""
     root = tmp_path_factory.mktemp("duckstage")
     python = traces(machines, SEEDS[0], root, mutate=True)
-    return root, python, {name: layout(machines, root, sort) for name, sort in LAYOUTS.items()}
+    return root, python, {f"{name}-{shape}": layout(machines, root, sort, shape)
+                          for name, sort in LAYOUTS.items() for shape in SHAPES}
 
 
-@pytest.mark.parametrize("name", sorted(LAYOUTS))
+@pytest.mark.parametrize("name", [f"{n}-{s}" for n in sorted(LAYOUTS) for s in SHAPES])
 def test_stitched_staged_rows_are_the_staged_rows_of_whole_keys(
         cut: tuple[Path, set[Found], dict[str, Layout]], name: str) -> None:
     _, _, layouts = cut
@@ -191,7 +206,7 @@ def test_stitched_staged_rows_are_the_staged_rows_of_whole_keys(
         assert got.units[machine] > 20 and got.again[machine] >= 10, (machine, got.units[machine], got.again[machine])
 
 
-@pytest.mark.parametrize("name", sorted(LAYOUTS))
+@pytest.mark.parametrize("name", [f"{n}-{s}" for n in sorted(LAYOUTS) for s in SHAPES])
 def test_stitched_staged_rows_give_the_violations_the_python_checker_finds(
         machines: dict[str, ir.Machine], cut: tuple[Path, set[Found], dict[str, Layout]], name: str) -> None:
     _, python, layouts = cut
@@ -222,6 +237,44 @@ def test_a_key_whose_units_interleave_is_refused(machines: dict[str, ir.Machine]
     assert "\n" not in got.reason
     whole = run_tasks(plan, need, moved, sizes=[moved.num_rows])  # (one unit: nothing to stitch, answered)
     assert not isinstance(stitch(plan, need, whole.staged, whole.parts, whole.bounds), Refused)
+
+
+def test_one_task_query_gives_the_row_pass_rows_and_the_staged_rows(
+        machines: dict[str, ir.Machine], cut: tuple[Path, set[Found], dict[str, Layout]]) -> None:
+    """`unit_checked` (the task's row pass and staged rows from one window) over units of the seq-ordered layout:
+    the same hits and boundary rows (`duckspark.hits_sql`, `bounds_sql`) as `flag_rows`' rows, and the same staged
+    rows (`unit_staged_of`) as `unit_staged`, which the tests above hold to the whole keys' staged rows."""
+    import pyarrow.parquet as pq
+
+    root = cut[0]
+    plans = expression_plans(machines)
+    wants = needs(plans)
+    for name in sorted(n for n in machines if wants[n].rows and (root / n).is_dir()):
+        m, plan, need = machines[name], plans[name], wants[name]
+        checked = unit_checked(plan, need, "t")
+        assert checked is not None
+        table = pq.read_table(sorted((root / name).glob("*.parquet"))).sort_by(LAYOUTS["by_seq"])
+        for start in (0, table.num_rows // 2):
+            con = duckdb.connect(config={"threads": 1})
+            try:
+                con.register("t", table.slice(start, 10 * UNIT_ROWS))
+                con.register("r", con.execute(flag_rows(m, "t")).to_arrow_table())
+                con.register("c", con.execute(checked).to_arrow_table())
+                for sql in (hits_sql(m, "{r}"), bounds_sql(m, "{r}")):
+                    mine, theirs = (rows_of(con.execute(sql.replace("{r}", r).replace("{unit}", "0")).to_arrow_table())
+                                    for r in ("c", "r"))
+                    assert mine == theirs and sum(mine.values()) > 0, (name, start, sql[:60])
+                mine, theirs = (rows_of(con.execute(sql.replace("{unit}", "0")).to_arrow_table())
+                                for sql in (unit_staged_of(need, "c"), staged_sql(plan, need)))
+                assert mine == theirs and sum(mine.values()) > 0, (name, start)
+            finally:
+                con.close()
+
+
+def staged_sql(plan: MachinePlan, need: Needs) -> str:
+    sql = unit_staged(plan, need, "t")
+    assert sql is not None
+    return sql
 
 
 def test_a_value_over_the_whole_key_is_refused(machines: dict[str, ir.Machine]) -> None:

@@ -114,11 +114,14 @@ def unit_checked(plan: MachinePlan, need: Needs, source: str) -> str | None:
     d = DUCKDB
     flags = [f"{d.render(q.holds(e))} AS {_q('_f_' + name)}" for e, name in conditions]
     any_flag = " OR ".join(_q("_f_" + name) for _, name in conditions)
-    last = "lead(true) OVER (PARTITION BY key, seq < 0 ORDER BY _rn) IS NULL AS _last"
+    # (`_last` from the partitions' row counts, joined: a window ordered by `_rn` would sort the pass's wide rows
+    # again)
+    counts = f"(SELECT key AS _k, seq < 0 AS _k_neg, count(*) AS _k_rows FROM {source} GROUP BY ALL)"
     wanted = f"{d.render(q.holds(q.or_(*need.rows)))} AS _staged"
     typed = [n for n, _ in typed_columns(plan.m)]
     cols = [_q(c) for c in dict.fromkeys([*typed, *kept(need)])]
-    sql = f"SELECT *, {last} FROM ({windowed_from(need, f'({passed})')}) s"
+    sql = (f"SELECT s.*, s._rn = c._k_rows AS _last FROM ({windowed_from(need, f'({passed})')}) s JOIN {counts} c "
+           "ON c._k = s.key AND c._k_neg = (s.seq < 0)")
     # (`OFFSET 0` keeps the filter above the projection, as in `flag_rows`)
     return (f"SELECT * FROM (SELECT {', '.join(cols)}, _rn, _last, {', '.join(flags)}, {wanted} FROM ({sql}) s "
             f"OFFSET 0) f WHERE _rn = 1 OR _last OR _staged OR {any_flag}")

@@ -75,7 +75,10 @@ def unit_staged(plan: MachinePlan, need: Needs, source: str, unit: str = "{unit}
     over the unit alone, and `BOOKKEEPING`: `_unit` (`unit`: an SQL expression, or the placeholder `{unit}`), `_rn`
     (the row's position in the unit's window partition, 1 for the first), `_staged` (a property reads the row, as
     far as the unit can tell). The rows: those staged, and every first row of a window partition of seq >= 0
-    (`stitch` stages it again against its predecessor in another unit). None when no property reads this machine.
+    (`stitch` stages it again against its predecessor in another unit, and takes its `next_ts` from here: a row the
+    unit does not stage may be staged once its pre-state is known — with the bundled specs the unit stages a superset
+    of them, but `within` from a state that holds the initial one would not). None when no property reads this
+    machine.
     `partition`: more columns the window is partitioned by (`stitch`'s pairs)."""
     if not need.rows:
         return None
@@ -212,6 +215,9 @@ def stitch(plan: MachinePlan, need: Needs, staged: Any, parts: Any, bounds: Any)
                            "rows cannot be stitched; stage whole keys")
         for sql in tables[1:]:
             con.execute(sql)
+        (missing,) = con.execute("SELECT count(*) FROM staged_again p ANTI JOIN staged_rows f ON f.key = p.key "
+                                 "AND f._unit = p._unit AND f._rn = 1").fetchone() or (0,)
+        assert missing == 0, f"{missing} unit-first rows missing from their tasks' staged rows (see `unit_staged`)"
         return con.execute(rows).to_arrow_table()
     finally:
         con.close()

@@ -277,6 +277,39 @@ def staged_sql(plan: MachinePlan, need: Needs) -> str:
     return sql
 
 
+def test_a_row_a_unit_stages_only_once_its_pre_state_is_known_is_stitched(
+        machines: dict[str, ir.Machine], cut: tuple[Path, set[Found], dict[str, Layout]]) -> None:
+    """A property that reads the rows whose pre-state is known and not the initial state (no bundled one does: their
+    conditions on the pre-state hold on a unit-first row as the unit sees it — fresh, so in the initial state —
+    whenever they hold with its predecessor): the unit-first rows the units do not stage but the whole keys do are
+    stitched in, as the whole keys' staged rows."""
+    import pyarrow.parquet as pq
+
+    plans = expression_plans(machines)
+    plan = plans["Transaction"]
+    initial = plan.state(plan.spec.initial)
+    need = replace(needs(plans)["Transaction"],
+                   rows=(q.and_(q.col("pre_known"), q.not_(q.in_(q.col("pre_state"), [initial]))),))
+    table = pq.read_table(sorted((cut[0] / "Transaction").glob("*.parquet"))).sort_by(LAYOUTS["by_seq"])
+    tasks = run_tasks(plan, need, table)
+    got = stitch(plan, need, tasks.staged, tasks.parts, tasks.bounds)
+    assert not isinstance(got, Refused), got.reason
+    whole_sql = staged(plan, need, "whole")
+    assert whole_sql is not None
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        con.register("whole", table)
+        con.register("tasks", tasks.staged)
+        whole = con.execute(whole_sql).to_arrow_table()
+        (unstaged,) = con.execute("SELECT count(*) FROM tasks WHERE _rn = 1 AND NOT _staged").fetchone() or (0,)
+    finally:
+        con.close()
+    assert unstaged > 10
+    mine, theirs = rows_of(got), rows_of(whole)
+    assert mine == theirs, (f"stitched alone: {sorted((mine - theirs).elements(), key=repr)[:3]}; "
+                            f"whole keys alone: {sorted((theirs - mine).elements(), key=repr)[:3]}")
+
+
 def test_a_value_over_the_whole_key_is_refused(machines: dict[str, ir.Machine]) -> None:
     """A staged value computed from the row's position (none is yet) cannot be stitched: refused in one line."""
     plans = expression_plans(machines)

@@ -6,15 +6,17 @@ Owns: `refusal` (why a machine's staged rows cannot be stitched, or None), `unit
 unit, with the bookkeeping the driver reads: `_unit`, the row's local `_rn`, `_staged`; every unit-first row is kept,
 staged or not; `unit_staged_from`: the same from the row pass's relation), `unit_parts` (a task's rows and latest ts_ms
 per window partition), `stitched` (the driver's SQL over every unit's staged rows, parts and `duckspark` boundary rows),
-`stitch` (the same run in an in-process DuckDB over Arrow tables) and `Refused`.
+`stitch` (the same run in an in-process DuckDB over Arrow tables) and `Refused`. `duckengine` runs it: its tasks
+(`duckspark.task_sql`) return `unit_staged_from`'s rows over the row pass and `unit_parts`' rows, and the driver calls
+`stitch` per machine with them and `duckspark.check`'s boundary rows (`Refused`: the run takes the Spark SQL plan).
 
 Why the stitching is right. A staged row's values read the row, the one just before it in its window partition
 (key, seq < 0: the lags, hence the pre-state, `entering`, `before`'s run start and K), its position (`pos`), the
 key's running maximum of ts_ms (`t_start`) and the next row's ts_ms (`next_ts`); `refusal` asserts that no value
 `Needs` computes reads more (it would read `pos`, `_rn` or the timeline). The driver orders each partition's units
-as `duckspark` does (`_ranges_sql`: by their first and last rows' rank in the pass's order) and refuses a layout
-whose ranges interleave (as `duckspark.stitch` does). Then, per unit and partition: `pos` is offset by the rows of
-the partition in the units before it; `t_start` is the greatest of the unit's own running maximum and the latest
+as `duckspark` does (`duckspark.ranges_sql`: by their first and last rows' rank in the pass's order) and refuses a
+layout whose ranges interleave (as `duckspark.stitch` does). Then, per unit and partition: `pos` is offset by the rows
+of the partition in the units before it; `t_start` is the greatest of the unit's own running maximum and the latest
 ts_ms of the units before it; the unit's last row's `next_ts` is the next unit's first row's ts_ms. A unit-first
 row with a unit before it is staged again over the pair (the previous unit's last row, it) — both taken from the
 boundary rows, since the previous row need not be staged — in a window partition of its own: its pre-state, lags,
@@ -34,7 +36,7 @@ from kcoord.model import sqltree as q
 
 from .duckcheck import pass_query
 from .duckprops import columns_read, kept, windowed, windowed_from
-from .duckspark import _ranges_sql
+from .duckspark import ranges_sql
 from .sparkcheck import MachinePlan, Needs
 from .sparkread import typed_columns
 
@@ -154,7 +156,7 @@ def stitched(plan: MachinePlan, need: Needs, staged: str, parts: str, bounds: st
     machine's staged rows (`duckprops.kept`'s columns), to read. Between the first and the second, the caller checks
     that no partition's ranges interleave (`interleaved`)."""
     assert need.rows and refusal(plan, need) is None
-    ranges = _ranges_sql(plan.m)  # (over `bounds` instead of its table `b`)
+    ranges = ranges_sql(plan.m)  # (over `bounds` instead of its table `b`)
     assert ranges.count(" FROM b") == 1 and ranges.startswith("CREATE TEMP TABLE o "), ranges[:80]
     ranges = ranges.replace(" FROM b", f" FROM {bounds}").replace("CREATE TEMP", "CREATE OR REPLACE TEMP", 1)
     order = "PARTITION BY o.key ORDER BY o._rf, o._rl, o._unit"

@@ -36,6 +36,7 @@ from kcoord.model import sqltree as q
 
 from .duckcheck import pass_query
 from .duckprops import columns_read, kept, windowed, windowed_from
+from .duckspark import BOOKKEEPING as BOUNDARY
 from .duckspark import ranges_sql
 from .sparkcheck import MachinePlan, Needs
 from .sparkread import typed_columns
@@ -166,7 +167,8 @@ def stitched(plan: MachinePlan, need: Needs, staged: str, parts: str, bounds: st
              f"JOIN {parts} c ON c.key = o.key AND c._unit = o._unit AND NOT c._neg WHERE NOT o._neg")
     units = (f"CREATE OR REPLACE TEMP TABLE staged_units AS SELECT x.*, n.ts_ms AS _next_ts FROM ({units}) x "
              f"LEFT JOIN {bounds} n ON n.key = x.key AND n._unit = x._next AND n.seq >= 0 AND n._first")
-    pairs = (f"(SELECT o._unit AS _seg, b.* EXCLUDE (_unit, _first, _last) FROM o JOIN {bounds} b ON b.key = o.key "
+    # (the boundary rows' bookkeeping left out: the pair's window gives its own `_rn`)
+    pairs = (f"(SELECT o._unit AS _seg, b.* EXCLUDE ({', '.join(BOUNDARY)}) FROM o JOIN {bounds} b ON b.key = o.key "
              "AND b.seq >= 0 AND ((b._unit = o._prev AND b._last) OR (b._unit = o._unit AND b._first)) "
              "WHERE NOT o._neg AND o._prev IS NOT NULL)")
     again = f"CREATE OR REPLACE TEMP TABLE staged_again AS SELECT * FROM " \

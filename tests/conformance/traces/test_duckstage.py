@@ -17,9 +17,9 @@ from typing import Any
 import duckdb
 import pytest
 
-from kcoord.conformance.traces.duckcheck import _flagged, flag_rows
+from kcoord.conformance.traces.duckcheck import _flagged, count_names, flag_rows
 from kcoord.conformance.traces.duckprops import expression_plans, kept, staged, violations
-from kcoord.conformance.traces.duckspark import bounds_sql, hits_sql
+from kcoord.conformance.traces.duckspark import bounds_sql
 from kcoord.conformance.traces.duckstage import (
     BOOKKEEPING,
     PARTS,
@@ -242,7 +242,7 @@ def test_a_key_whose_units_interleave_is_refused(machines: dict[str, ir.Machine]
 def test_one_task_query_gives_the_row_pass_rows_and_the_staged_rows(
         machines: dict[str, ir.Machine], cut: tuple[Path, set[Found], dict[str, Layout]]) -> None:
     """`unit_checked` (the task's row pass and staged rows from one window) over units of the seq-ordered layout:
-    the same hits and boundary rows (`duckspark.hits_sql`, `bounds_sql`) as `flag_rows`' rows, and the same staged
+    the same hits (`hits_sql`) and boundary rows (`duckspark.bounds_sql`) as `flag_rows`' rows, and the same staged
     rows (`unit_staged_of`) as `unit_staged`, which the tests above hold to the whole keys' staged rows."""
     import pyarrow.parquet as pq
 
@@ -269,6 +269,12 @@ def test_one_task_query_gives_the_row_pass_rows_and_the_staged_rows(
                 assert mine == theirs and sum(mine.values()) > 0, (name, start)
             finally:
                 con.close()
+
+
+def hits_sql(m: ir.Machine, source: str) -> str:
+    """`source`'s rows (`duckcheck.flag_rows`' columns) as one row per flag: key, seq, count name, `_rn`."""
+    return " UNION ALL ".join(f"SELECT key, seq, {q.DUCKDB.string(n)} AS name, _rn FROM {source} "
+                              f"WHERE {q.DUCKDB.quote('_f_' + n)}" for n in count_names(m))
 
 
 def staged_sql(plan: MachinePlan, need: Needs) -> str:

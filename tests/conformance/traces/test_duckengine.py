@@ -176,8 +176,8 @@ def test_trace_properties_broken_across_keys_and_units_are_found_as_python_finds
     """test_duckdb_props' traces (40 keys of ~75 rows a machine, its `fenced` property added, columns the properties
     read scrambled across keys: many more of their violations) in `GROUP_ROWS`-row groups, units of three: the trace
     properties' staged rows of keys crossing units, stitched, give Python's trace-property violations, messages
-    included. (Only those: on these scrambled rows the DuckDB row pass misses some of Python's `wrong_error` and
-    `step` violations even with whole keys in one unit — a row-pass matter, not the stitching's.)"""
+    included. (Only those: on these scrambled rows both SQL engines — the DuckDB row pass and the Spark SQL plan —
+    miss 36 of Python's `wrong_error` and `step` violations even with whole keys in one unit: not the stitching's.)"""
     from kcoord.conformance.traces.checks import TRACE_FORMS
 
     from .test_duckdb_props import SEEDS, traces, with_fenced

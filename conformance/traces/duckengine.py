@@ -1,15 +1,18 @@
 """The Spark engine's DuckDB-in-Spark path (issue 33: "Spark schedules, DuckDB checks"): every machine's typed
 Parquet traces checked by `duckspark` (one Spark task per work unit, each validating its rows with `duckvalid`,
-checking them with the DuckDB row pass and staging what the trace properties read with `duckprops.staged_from`), the
-trace properties' phase 2 (`duckprops.violations`) on the driver, and the same outputs as the Spark SQL plan's:
-`Summary` counts, `<out>/violations/` (`output.VIOLATION_FIELDS`, ids as `checks.violation_id`), witnesses for the
-first `max_witnesses` (their rows read again by key on the driver, in DuckDB) and the quarantine under
-`<out>/quarantine/`.
+checking them with the DuckDB row pass and, for a machine a trace property reads, staging its unit's rows from the
+same pass with `duckstage.unit_staged_from` and counting its rows per window partition with `duckstage.unit_parts`),
+the keys that cross units stitched on the driver (the row checks by `duckspark.stitch`; the staged rows by
+`duckstage.stitch`, from the tasks' staged rows, parts and boundary rows: the rows whole keys would stage), the trace
+properties' phase 2 (`duckprops.violations`) on the driver, and the same outputs as the Spark SQL plan's: `Summary`
+counts, `<out>/violations/` (`output.VIOLATION_FIELDS`, ids as `checks.violation_id`), witnesses for the first
+`max_witnesses` (their rows read again by key on the driver, in DuckDB) and the quarantine under `<out>/quarantine/`.
 
 Owns: `why_not` (why a run cannot take this path: one line, or None), `check` (the path: a result, or `Fallback`
 with one line saying why the run must take the Spark SQL plan instead — a key whose units interleave
-(`duckspark.NotClustered`), or a machine with staged rows one of whose keys crosses units while no `StagedFixup`
-is given), `witness_fetcher` (the rows around chosen violations, by key, from the Parquet files).
+(`duckspark.NotClustered`, `duckstage.Refused`), a unit pyarrow cannot read (`duckspark.Unreadable`), a staged value
+that reads the key's whole sequence (`duckstage.refusal`), or Spark's Python workers without duckdb or pyarrow),
+`witness_fetcher` (the rows around chosen violations, by key, from the Parquet files).
 Not here: JSON Lines and v1 Parquet inputs, coordinator logs' record pairs (the caller takes the Spark SQL plan
 for them), the CLI. Must not import: duckdb at import time (a test extra: imported when a run takes this path),
 kcoord.cli.
@@ -17,6 +20,7 @@ kcoord.cli.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -30,7 +34,7 @@ from typing import Any
 from kcoord.model import ir
 from kcoord.model.traceschema import codes
 
-from . import duckprops, duckspark, output
+from . import duckprops, duckspark, duckstage, output
 from .checks import CHECKS, violation_id
 from .duckcheck import window_order
 from .duckvalid import layout, reasoned
@@ -38,9 +42,6 @@ from .readers import Source, columns
 from .sparkread import TYPED, typed_columns
 
 ENGINE = "spark (duckdb tasks)"
-#: phase 1 of the trace properties for keys that cross units (i33m's driver-side fixup): (machine, its checked
-#: result) → its staged rows as the whole trace's window gives them (a pyarrow Table)
-StagedFixup = Callable[[ir.Machine, duckspark.Checked], Any]
 Fetch = Callable[[str, list[tuple[str, int, int]]], dict[str, dict[int, dict[str, Any]]]]
 
 
@@ -79,8 +80,8 @@ def why_not(machines: Mapping[str, ir.Machine], sources: Sequence[Source], pairs
     return None
 
 
-def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Source], out: str, unit_rows: int,
-          fixup: StagedFixup | None = None) -> Result | Fallback:
+def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Source], out: str,
+          unit_rows: int) -> Result | Fallback:
     """Every machine of `sources` (all of which `why_not` accepts) checked in Spark's tasks; the quarantine written
     under `<out>/quarantine/` (only once no machine falls back)."""
     names = sorted({s.machine for s in sources})
@@ -90,26 +91,28 @@ def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sour
     wants = needs(plans)
     results: dict[str, duckspark.Checked] = {}
     for name in names:
-        m = machines[name]
+        m, plan, need = machines[name], plans[name], wants[name]
+        why = duckstage.refusal(plan, need) if need.rows else None
+        if why is not None:
+            return Fallback(why)
         files = sorted(s.path for s in sources if s.machine == name)
         valid = {f: reasoned(m, f, layout(m, f), relation="t", source=f"file://{os.path.abspath(f)}") for f in files}
-        sql = duckspark.task_sql(m, valid, duckprops.staged_from(plans[name], wants[name], "s"))
+        staged = duckstage.unit_staged_from(plan, need, "s")
+        sql = duckspark.task_sql(m, valid, staged, duckstage.unit_parts("t") if staged is not None else None)
         try:
             got = duckspark.check(spark, m, [Path(f) for f in files], unit_rows, sql=sql)
-        except Exception as e:  # (a worker without the tasks' two packages: the Spark SQL plan needs neither)
-            missing = re.search(r"No module named '(duckdb|pyarrow)'", str(e))
+        except Exception as e:  # (a worker that cannot import what the task needs: the Spark SQL plan needs neither)
+            missing = _missing_module(e)
             if missing is None:
                 raise
-            return Fallback(f"Spark's Python workers have no {missing.group(1)} (the DuckDB tasks need it)")
+            return Fallback(f"Spark's Python workers have no {missing} (the DuckDB tasks need duckdb and pyarrow)")
         if isinstance(got, duckspark.NotClustered | duckspark.Unreadable):
             return Fallback(got.reason)
-        if got.staged is not None and got.staged.num_rows and got.stitched:
-            if fixup is None:
-                return Fallback(f"{name}: the trace properties' rows of keys that cross work units are not staged "
-                                f"in DuckDB yet ({got.stitched} unit-first rows with a predecessor in another unit)")
-            import dataclasses
-
-            got = dataclasses.replace(got, staged=fixup(m, got))
+        if got.staged is not None:  # (phase 1 of the keys that cross units, put together: `duckstage`)
+            whole = duckstage.stitch(plan, need, got.staged, got.parts, got.bounds)
+            if isinstance(whole, duckstage.Refused):
+                return Fallback(whole.reason)
+            got = dataclasses.replace(got, staged=whole)
         results[name] = got
     summary = output.Summary(ENGINE)
     for name, got in results.items():
@@ -124,6 +127,13 @@ def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sour
     summary.violations = {m: dict(sorted(c.items(), key=lambda kv: CHECKS.index(kv[0])))
                           for m, c in sorted(per.items())}
     return Result(summary, records, witness_fetcher(machines, sources))
+
+
+def _missing_module(e: Exception) -> str | None:
+    """duckdb or pyarrow when `e` (a task's failure, as Spark raises it on the driver) says a worker could not import
+    it, else None."""
+    found = re.search(r"No module named '(duckdb|pyarrow)", str(e))
+    return found.group(1) if found else None
 
 
 def _row_records(got: duckspark.Checked) -> list[dict[str, Any]]:

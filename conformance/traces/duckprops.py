@@ -1,23 +1,25 @@
 """The trace properties (`exclusive`, `monotonic`, `within`, `before`, `fenced`; see `checks`) as DuckDB SQL, in two
-phases: per unit of whole keys (a Spark task's DuckDB), the *staged rows* — only the rows and columns the properties
-of every machine read from one machine (`sparkprops.needs`), with the values that need the key's whole sequence
-(pre-state, position, the run's start, the key's timeline, each `within`'s deadline, each `before`'s K) computed
-there; then, over all the units' staged rows together (the driver's DuckDB), each property's violations.
+phases: per unit of whole keys (a Spark task's DuckDB; keys that cross units: `duckstage`), the *staged rows* —
+only the rows and columns the properties of every machine read from one machine (`sparkprops.needs`), with the
+values that need the key's whole sequence (pre-state, position, the run's start, the key's timeline, each
+`within`'s deadline, each `before`'s K) computed there; then, over all the units' staged rows together (the
+driver's DuckDB), each property's violations.
 
-Owns: `staged` (phase 1: one machine's staged rows from its typed rows; `staged_from`: the same from the row
-pass's relation, one window per task for both), `trace_end` (phase 1: the latest `ts_ms` of the rows, which `within`
-compares its deadlines with: the driver takes the maximum over the units), `violations` (phase 2: one row per
+Owns: `staged` (phase 1: one machine's staged rows from its typed rows; `staged_from`: the same from the row pass's
+relation, one window per task for both; `windowed`, `windowed_from`, `kept` and `columns_read`: their parts, which
+`duckstage` stages keys that cross work units with), `trace_end` (phase 1: the latest `ts_ms` of the rows, which
+`within` compares its deadlines with: the driver takes the maximum over the units), `violations` (phase 2: one row per
 violation of every trace property of one machine: machine, key, check, name, seq, message, as the Python checker's
-`Violation`s), `not_checked` and `expression_plans`. The conditions and the values staged are
-the Spark checker's trees (`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and
-names), rendered in `sqltree`'s DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This
-module builds SQL text; the caller runs it (a DuckDB connection of its own).
+`Violation`s), `not_checked` and `expression_plans`. The conditions and the values staged are the Spark checker's trees
+(`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and names), rendered in `sqltree`'s
+DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This module builds SQL text; the caller
+runs it (a DuckDB connection of its own).
 Must not import: duckdb (a test dependency only: kcoord itself never needs it), kcoord.cli.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 
 from kcoord.model import ir
@@ -59,14 +61,23 @@ def staged(plan: MachinePlan, need: Needs, source: str) -> str | None:
     property reads this machine."""
     if not need.rows:
         return None
+    return _narrowed(need, windowed(plan, need, source))
+
+
+def windowed(plan: MachinePlan, need: Needs, source: str, partition: Sequence[str] = ()) -> str:
+    """Every row of `source` with the columns `staged` keeps and the window's `_rn` (the row's position in its
+    window partition, 1 for the first), unfiltered; the window is partitioned by key, seq < 0 and the columns
+    `partition` (`duckstage`: a unit's rows, or pairs of rows across units)."""
     m = plan.m
     # (only the pre-state values the properties read: `before`'s K; a lag per variable would double the cost)
-    read = _columns([*need.rows, *(a.expr for a in need.computed)])
+    read = columns_read([*need.rows, *(a.expr for a in need.computed)])
     variables = [v.name for v in m.variables if f"pre_{v.name}" in read]
     first, second = plan.pre_stages()
     second = [a for a in second if a.name in ("pre_state", "pos") or a.name in read]
     lags = dict.fromkeys(["to_state", *variables])
-    window = f"PARTITION BY key, seq < 0 ORDER BY seq, {window_order(m)}"  # (the row pass's window: nulls first)
+    by = "".join(f", {_q(c)}" for c in partition)
+    # (the row pass's window: nulls first)
+    window = f"PARTITION BY key, seq < 0{by} ORDER BY seq, {window_order(m)}"
     cols = [*(f"lag({_q(c)}) OVER w AS {_q('p_' + c)}" for c in lags), "row_number() OVER w AS _rn"]
     if need.timeline:
         cols += [f"max(ts_ms) OVER ({window} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS t_start",
@@ -75,7 +86,7 @@ def staged(plan: MachinePlan, need: Needs, source: str) -> str | None:
     for stage in [first, second, list(need.computed)]:
         if stage:
             sql = f"SELECT *, {', '.join(_r(a) for a in stage)} FROM ({sql}) s"
-    return _narrowed(need, sql)
+    return sql
 
 
 def staged_from(plan: MachinePlan, need: Needs, passed: str) -> str | None:
@@ -85,32 +96,42 @@ def staged_from(plan: MachinePlan, need: Needs, passed: str) -> str | None:
     filter are added."""
     if not need.rows:
         return None
+    return _narrowed(need, windowed_from(need, passed))
+
+
+def windowed_from(need: Needs, passed: str, partition: Sequence[str] = ()) -> str:
+    """Every row of `passed` (as `staged_from` reads it) with the values `Needs` computes and the timeline,
+    unfiltered; `partition`: more columns the pass's window was partitioned by."""
     cols = [_r(a) for a in need.computed]
     if need.timeline:
-        w = "PARTITION BY key, seq < 0 ORDER BY _rn"
+        w = f"PARTITION BY key, seq < 0{''.join(f', {_q(c)}' for c in partition)} ORDER BY _rn"
         cols += [f"max(ts_ms) OVER ({w} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS t_start",
                  f"lead(ts_ms) OVER ({w}) AS next_ts"]
-    return _narrowed(need, f"SELECT *{''.join(', ' + c for c in cols)} FROM {passed} s")
+    return f"SELECT *{''.join(', ' + c for c in cols)} FROM {passed} s"
 
 
 def _narrowed(need: Needs, sql: str) -> str:
     """The rows of `sql` a property reads, with only the columns they read."""
-    keep = [*STAGED, *sorted(need.columns), *(a.name for a in need.computed),
-            *(("t_start", "next_ts") if need.timeline else ())]
     where = q.and_(q.binary(">=", q.col("seq"), q.lit(0)), q.or_(*need.rows))
-    return f"SELECT {', '.join(_q(c) for c in dict.fromkeys(keep))} FROM ({sql}) s WHERE {_r(where)}"
+    return f"SELECT {', '.join(_q(c) for c in kept(need))} FROM ({sql}) s WHERE {_r(where)}"
 
 
-def _columns(trees: Iterable[object]) -> set[str]:
+def kept(need: Needs) -> list[str]:
+    """The columns of a machine's staged rows (what phase 2 reads), in order."""
+    return list(dict.fromkeys([*STAGED, *sorted(need.columns), *(a.name for a in need.computed),
+                               *(("t_start", "next_ts") if need.timeline else ())]))
+
+
+def columns_read(trees: Iterable[object]) -> set[str]:
     """The names of the columns `trees` read."""
     out: set[str] = set()
     for t in trees:
         if isinstance(t, q.Col):
             out.add(t.name.split("\0")[0])
         elif isinstance(t, tuple):
-            out |= _columns(t)
+            out |= columns_read(t)
         elif isinstance(t, q.Expr):
-            out |= _columns(getattr(t, f.name) for f in fields(t))  # type: ignore[arg-type]
+            out |= columns_read(getattr(t, f.name) for f in fields(t))  # type: ignore[arg-type]
     return out
 
 

@@ -4,11 +4,13 @@ one task per work unit, and the keys whose rows cross units stitched on the driv
 Owns: `units` (the files' row groups cut into work units), `task_sql` and `task_function` (what a task runs: pyarrow
 reads its units; an in-process DuckDB of one thread validates each (`duckvalid.reasoned`, when asked: the malformed
 rows returned, the rest checked), runs `duckcheck.flag_rows` over it and `duckfound.violation_rows` over the flagged
-rows, and, when asked, stages what the trace properties read (`duckprops.staged_from`, over the same pass); it returns
-the unit's violations (each with its count name and its place in the unit), its boundary rows, its malformed and
-staged rows and its latest ts_ms), `check` (the Spark job of one partition per unit and the stitching: a `Checked`
-result, `NotClustered`, or `Unreadable` when pyarrow cannot read a unit), `stitch` (the driver's half), `counts` (a
-result's violations per count, as `duckcheck.row_pass` counts them).
+rows, and, when asked, stages what the trace properties read (the SQL `task_sql` is given: `duckstage.unit_staged_from`
+over the same pass, and `duckstage.unit_parts`); it returns the unit's violations (each with its count name and its
+place in the unit), its boundary rows, its malformed rows, its staged rows and parts and its latest ts_ms), `check`
+(the Spark job of one partition per unit and the stitching: a `Checked` result, with every unit's staged rows, parts
+and boundary rows for `duckstage.stitch`; `NotClustered`; or `Unreadable` when pyarrow cannot read a unit), `stitch`
+(the driver's half of the row checks), `ranges_sql` (each partition's units in order, which `duckstage` orders them
+by too), `counts` (a result's violations per count, as `duckcheck.row_pass` counts them).
 
 Why the stitching is right. The row pass judges a row by the row and the one just before it in its window partition
 (key, seq < 0, ordered by seq and then every typed column): every column it compares with the previous row is a
@@ -34,8 +36,8 @@ around it): the task gives its place in the unit; the driver adds the partition'
 the partition's order of units (each unit's count is the `_rn` of its last boundary row), and a unit-first row judged
 again is at that offset exactly.
 
-Not here: the trace properties' phase 1 for keys that cross units (the staged rows are per unit: `duckengine` falls
-back), their phase 2, witnesses, the outputs (`duckengine`), the CLI.
+Not here: the SQL of the trace properties' phase 1 and its stitching for keys that cross units (`duckstage`, called
+by `duckengine` with what `check` returns), their phase 2, witnesses, the outputs (`duckengine`), the CLI.
 Must not import: duckdb at import time (a test-extra dependency: `stitch`, `check` and the tasks import it when they
 run), kcoord.cli. The task is a closure that imports only pyarrow and duckdb, so cloudpickle ships it by value: a
 worker needs those two packages, not this one.
@@ -59,8 +61,8 @@ from .sparkread import typed_columns
 
 Unit = tuple[str, list[int]]  # a file and some of its consecutive row groups
 Hit = tuple[str, int, str]  # (key, seq, count name), as `duckcheck.row_hits`
-RESULT_SCHEMA = ("unit long, rows long, found binary, bounds binary, bad binary, staged binary, ts_end long, "
-                 "error string")
+RESULT_SCHEMA = ("unit long, rows long, found binary, bounds binary, bad binary, staged binary, parts binary, "
+                 "ts_end long, error string")
 BOOKKEEPING = ("_unit", "_first", "_last", "_rn")  # the boundary rows' columns besides the typed ones
 
 
@@ -76,7 +78,9 @@ class Checked:
     stitched: int = 0  # unit-first rows judged again against their predecessor in another unit
     violations: Any = None  # (a pyarrow Table)
     bad: Any = None  # the malformed rows (validated tasks): `duckvalid.reasoned`'s columns, a pyarrow Table
-    staged: Any = None  # phase 1 of the trace properties (`duckprops.staged_from`), a pyarrow Table, or None
+    staged: Any = None  # every unit's phase 1 of the trace properties (`task_sql`'s `staged`), a pyarrow Table, or None
+    parts: Any = None  # every unit's rows per window partition (`task_sql`'s `parts`), a pyarrow Table, or None
+    bounds: Any = None  # every unit's boundary rows (`bounds_sql`), a pyarrow Table (None: unstitched runner)
     trace_end: int | None = None  # the latest ts_ms of the valid rows
 
 
@@ -124,17 +128,20 @@ def bounds_sql(m: ir.Machine, source: str) -> str:
     return f"SELECT {kept}, {{unit}} AS _unit, _rn = 1 AS _first, _last, _rn FROM {source} WHERE _rn = 1 OR _last"
 
 
-def task_sql(m: ir.Machine, valid: Mapping[str, str] | None = None, staged: str | None = None) -> dict[str, Any]:
+def task_sql(m: ir.Machine, valid: Mapping[str, str] | None = None, staged: str | None = None,
+             parts: str | None = None) -> dict[str, Any]:
     """What a task runs, as text with placeholders (`task_function`): `valid` (file → its rows with `_reason`,
     `duckvalid.reasoned` over `{source}`; None: the rows are taken as valid), the row pass and its flagged rows'
-    violations and boundary rows, and `staged` (phase 1 of the trace properties over the pass `s`, or None)."""
+    violations and boundary rows, `staged` (phase 1 of the trace properties over the pass `s`:
+    `duckstage.unit_staged_from`, or None) and `parts` (the unit's rows per window partition over its valid rows
+    `t`: `duckstage.unit_parts`, or None)."""
     keep = read_columns(m)
     typed = ", ".join(q.DUCKDB.quote(n) for n, _ in typed_columns(m))
     return {"valid": dict(valid) if valid is not None else None, "typed": typed,
             "pass": pass_rows(m, "{source}"), "flags": flag_rows(m, "{source}", keep=keep, passed="s"),
             "flag_rows": flag_rows(m, "{source}", keep=keep),
             "found": violation_rows(m, "r", carry=("{unit} AS _unit",)), "bounds": bounds_sql(m, "r"),
-            "staged": staged}
+            "staged": staged, "parts": parts}
 
 
 def task_function(work: list[Unit], sql: Mapping[str, Any],
@@ -142,8 +149,9 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
     """`mapInArrow`'s function: for each unit id of its input, the unit's row groups read with pyarrow and, in DuckDB
     with one thread (the task's core), validated (`sql["valid"]`: the malformed rows returned, the rest checked),
     checked by the row pass (`task_sql`); one row per unit (`RESULT_SCHEMA`): its valid rows, its flagged rows'
-    violations, its boundary rows (unless not `bounds`), its malformed rows and its staged rows, each as an Arrow
-    IPC stream, and its latest ts_ms. A closure of pyarrow and duckdb only."""
+    violations, its boundary rows (unless not `bounds`), its malformed rows, its staged rows and its rows per window
+    partition (when asked), each as an Arrow IPC stream, and its latest ts_ms. A closure of pyarrow and duckdb
+    only."""
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import duckdb
         import pyarrow as pa
@@ -151,7 +159,7 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
 
         schema = pa.schema([("unit", pa.int64()), ("rows", pa.int64()), ("found", pa.binary()),
                             ("bounds", pa.binary()), ("bad", pa.binary()), ("staged", pa.binary()),
-                            ("ts_end", pa.int64()), ("error", pa.string())])
+                            ("parts", pa.binary()), ("ts_end", pa.int64()), ("error", pa.string())])
 
         def ipc(table: Any) -> bytes:
             sink = pa.BufferOutputStream()
@@ -175,8 +183,8 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                     except Exception as e:  # (pages that break partway: said, for the caller to fall back)
                         why = " ".join(f"{type(e).__name__}: {e}".split())
                         yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [0], "found": [b""], "bounds": [b""],
-                                                          "bad": [b""], "staged": [b""], "ts_end": [None],
-                                                          "error": [why]}, schema=schema)
+                                                          "bad": [b""], "staged": [b""], "parts": [b""],
+                                                          "ts_end": [None], "error": [why]}, schema=schema)
                         continue
                     bad = b""
                     if sql["valid"] is not None:  # (the valid rows replace `t`)
@@ -190,12 +198,14 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                         con.execute(f"CREATE OR REPLACE TEMP TABLE s AS {sql['pass'].replace('{source}', 't')}")
                         table(sql["flags"], unit, "r")
                         staged = ipc(table(sql["staged"], unit))
+                    parts = ipc(table(sql["parts"], unit)) if sql.get("parts") is not None else b""
                     rows, end = con.execute("SELECT count(*), max(ts_ms) FROM t").fetchone()  # type: ignore[misc]
                     found = ipc(table(sql["found"], unit))
                     edges = ipc(table(sql["bounds"], unit)) if bounds else b""
                     yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [rows], "found": [found],
                                                       "bounds": [edges], "bad": [bad], "staged": [staged],
-                                                      "ts_end": [end], "error": [None]}, schema=schema)
+                                                      "parts": [parts], "ts_end": [end], "error": [None]},
+                                                     schema=schema)
         finally:
             con.close()
     return run
@@ -223,13 +233,13 @@ def check(spark: Any, m: ir.Machine, files: Sequence[Path], unit_rows: int = 500
     found = pa.concat_tables([_table(r["found"]) for r in results])
     ends = [int(r["ts_end"]) for r in results if r["ts_end"] is not None]
     extra = {"bad": _tables([r["bad"] for r in results]), "staged": _tables([r["staged"] for r in results]),
-             "trace_end": max(ends) if ends else None}
+             "parts": _tables([r["parts"] for r in results]), "trace_end": max(ends) if ends else None}
     if not stitch_keys:
         return Checked(_hits(found), rows, len(work), violations=found, **extra)
     bounds = pa.concat_tables([_table(r["bounds"]) for r in results])
     assert bounds.column_names == [*names, *BOOKKEEPING], bounds.column_names
     got = stitch(m, work, rows, found, bounds)
-    return got if isinstance(got, NotClustered) else dataclasses.replace(got, **extra)
+    return got if isinstance(got, NotClustered) else dataclasses.replace(got, bounds=bounds, **extra)
 
 
 def _table(ipc: bytes | bytearray) -> Any:
@@ -261,7 +271,7 @@ def stitch(m: ir.Machine, work: Sequence[Unit], rows: int, found: Any, bounds: A
     try:
         con.register("b", bounds)
         con.register("h", found)
-        con.execute(_ranges_sql(m))
+        con.execute(ranges_sql(m))
         bad = con.execute("SELECT key, _neg, _prev, _prev_sl, _unit, _sf, _sl FROM o WHERE _prev_rl > _rf "
                           "ORDER BY key, _neg, _unit LIMIT 1").fetchone()
         if bad is not None:
@@ -286,7 +296,7 @@ def stitch(m: ir.Machine, work: Sequence[Unit], rows: int, found: Any, bounds: A
     return Checked(_hits(out), rows, len(work), bounds.num_rows, int(stitched), violations=out)
 
 
-def _ranges_sql(m: ir.Machine) -> str:
+def ranges_sql(m: ir.Machine) -> str:
     """Table `o`: per window partition (key, `_neg`) and unit, the ranks of its first and last boundary rows in the
     pass's order (`_rf`, `_rl`), their seqs (`_sf`, `_sl`), and the unit before it in that partition's order of units
     (`_prev`, with its last rank and seq `_prev_rl`, `_prev_sl`)."""

@@ -1,0 +1,169 @@
+"""The trace properties' phase 1 inside a `duckspark` task (`conformance/traces/duckstage.py`): its CPU per event
+beside the task's row pass alone, and the driver's stitching of the staged rows (issue 33).
+
+    .venv/bin/python -m benchmarks.duckstage_task [--sizes 1e6] [--unit-rows 500000] [--runs 1] [--scratch DIR]
+
+Data: `bench_traces`' tiled Transaction traces (`make_base`: 20,000 generated rows, seed 1; `tile`: renamed keys,
+disjoint producer ids, one row group per copy, 1M-row files; 0 violations), cut into `duckspark.units`. Each run is a
+fresh process per phase, the phases taking turns; each runs every unit as `duckspark.task_function` does, in this
+process (no Spark): pyarrow reads the unit's row groups, a DuckDB of one thread runs the pass.
+- `rows`: the task as it is — `duckcheck.flag_rows` over the unit, then its hits (`hits_sql`) and boundary rows
+  (`bounds_sql`) fetched as Arrow tables;
+- `rows+stage`: the same, then `duckstage.unit_staged` and `unit_parts` over the unit's rows, fetched; and, after
+  the units, the driver's `duckstage.stitch` over every unit's staged rows, parts and boundary rows (its CPU apart);
+- `pass`: the task with the row pass materialised once (`duckcheck.pass_query`, every row, into a temporary table):
+  its hits (one query per count's condition, as `duckspark.hits_sql`) and boundary rows (`_rn` 1 or the unit's rows
+  of the partition, from `unit_parts`) read from it — the same answers as `rows`, another task shape;
+- `pass+stage`: the same, then `duckstage.unit_staged_from` over the materialised pass (its window reused);
+- `one`: `duckstage.unit_checked` — the pass's flagged/first/last rows and the staged rows from one query (one
+  window, plus one ordered by `_rn` for `_last` and the timeline), read by `hits_sql`, `bounds_sql` and
+  `unit_staged_of` as `rows` reads `flag_rows`' rows.
+CPU is the process's (getrusage) from after its imports to the last row fetched, without the Parquet read (timed
+apart, the same in both); CPU-µs per event divide it by the trace's rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bench_traces import MACHINE, ROOT, make_base, pq_rows, tile
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def measure(phase: str, data: str, unit_rows: int) -> dict[str, Any]:
+    """Every unit of `data` as a task runs it (`phase`: rows or rows+stage), in this process."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kcoord.conformance.traces import duckprops, duckspark, duckstage
+    from kcoord.conformance.traces.duckcheck import flag_rows, pass_query
+    from kcoord.conformance.traces.sparkprops import needs
+    from kcoord.conformance.traces.sparkread import typed_columns
+    from kcoord.model import sqltree as q
+    from kcoord.model.loader import bundled_machines
+
+    machines = bundled_machines()
+    m = machines[MACHINE]
+    plans = duckprops.expression_plans(machines)
+    plan, need = plans[MACHINE], needs(plans)[MACHINE]
+    work = duckspark.units(sorted(Path(data).rglob("*.parquet")), unit_rows)
+    sql, hits, bounds = flag_rows(m, "t"), duckspark.hits_sql(m, "r", "{unit}"), duckspark.bounds_sql(m, "r")
+    staged, staged_from = duckstage.unit_staged(plan, need, "t"), duckstage.unit_staged_from(plan, need, "s")
+    assert staged is not None and staged_from is not None
+    checked, staged_of = duckstage.unit_checked(plan, need, "t"), duckstage.unit_staged_of(need, "r")
+    passed, conditions = pass_query(m, "t")
+    pass_hits = " UNION ALL ".join(f"SELECT key, seq, {q.DUCKDB.string(n)} AS name, _rn, {{unit}} AS _unit FROM s "
+                                   f"WHERE {q.DUCKDB.render(e)}" for e, n in conditions)
+    kept = ", ".join(f"s.{q.DUCKDB.quote(n)}" for n, _ in typed_columns(m))
+    pass_bounds = (f"SELECT {kept}, {{unit}} AS _unit, s._rn = 1 AS _first, s._rn = c._rows AS _last FROM s "
+                   "JOIN c ON c.key = s.key AND c._neg = (s.seq < 0) WHERE s._rn = 1 OR s._rn = c._rows")
+    out: dict[str, Any] = {"units": len(work), "read_s": 0.0, "hits": 0, "staged": 0, "bounds": 0}
+    tables: dict[str, list[Any]] = {"staged": [], "parts": [], "bounds": []}
+    start = _cpu()
+    for unit, (path, groups) in enumerate(work):
+        before = _cpu()
+        t = pq.ParquetFile(path).read_row_groups(groups)
+        out["read_s"] += _cpu() - before
+        con = duckdb.connect(config={"threads": 1})
+        try:
+            con.register("t", t)
+            if phase == "one":  # (`unit_checked`: the pass's rows and the staged rows from one query)
+                con.register("r", con.execute(checked).to_arrow_table())
+                out["hits"] += con.execute(hits.replace("{unit}", str(unit))).to_arrow_table().num_rows
+                tables["bounds"].append(con.execute(bounds.replace("{unit}", str(unit))).to_arrow_table())
+                tables["staged"].append(con.execute(staged_of.replace("{unit}", str(unit))).to_arrow_table())
+                tables["parts"].append(con.execute(duckstage.unit_parts("t", str(unit))).to_arrow_table())
+            elif phase.startswith("rows"):
+                con.register("r", con.execute(sql).to_arrow_table())
+                out["hits"] += con.execute(hits.replace("{unit}", str(unit))).to_arrow_table().num_rows
+                tables["bounds"].append(con.execute(bounds.replace("{unit}", str(unit))).to_arrow_table())
+            else:  # (the pass materialised once: its hits, its boundary rows, and the staged rows from it)
+                con.execute(f"CREATE TEMP TABLE s AS {passed}")
+                con.register("c", con.execute(duckstage.unit_parts("t", str(unit))).to_arrow_table())
+                out["hits"] += con.execute(pass_hits.replace("{unit}", str(unit))).to_arrow_table().num_rows
+                tables["bounds"].append(con.execute(pass_bounds.replace("{unit}", str(unit))).to_arrow_table())
+            if phase.endswith("+stage"):
+                query = staged if phase.startswith("rows") else staged_from
+                tables["staged"].append(con.execute(query.replace("{unit}", str(unit))).to_arrow_table())
+                tables["parts"].append(con.execute(duckstage.unit_parts("t", str(unit))).to_arrow_table())
+        finally:
+            con.close()
+    out["cpu_s"] = _cpu() - start - out["read_s"]
+    out["bounds"] = sum(b.num_rows for b in tables["bounds"])
+    if phase.endswith("+stage") or phase == "one":
+        out["staged"] = sum(s.num_rows for s in tables["staged"])
+        before = _cpu()
+        got = duckstage.stitch(plan, need, *(pa.concat_tables(tables[k]) for k in ("staged", "parts", "bounds")))
+        out["stitch_s"] = _cpu() - before
+        assert not isinstance(got, duckstage.Refused), got.reason
+        out["staged_after_stitch"] = got.num_rows
+    out["load_avg"] = os.getloadavg()[0]
+    return out
+
+
+def run_child(phase: str, data: Path, unit_rows: int) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.duckstage_task", "--child", phase, str(data),
+                           str(unit_rows)], cwd=ROOT, check=True, capture_output=True, text=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", default="1e6", help="tiled Transaction traces of these sizes")
+    p.add_argument("--unit-rows", type=int, default=500_000)
+    p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--phases", default="rows,rows+stage,pass,pass+stage,one")
+    p.add_argument("--base", type=int, default=20_000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--scratch")
+    p.add_argument("--child", nargs=3, metavar=("PHASE", "DATA", "UNIT_ROWS"))
+    args = p.parse_args()
+    if args.child:
+        phase, data, unit_rows = args.child
+        print(json.dumps(measure(phase, data, int(unit_rows))))
+        return
+    scratch = Path(args.scratch) if args.scratch else Path(tempfile.mkdtemp(prefix="bench-duckstage-"))
+    base = scratch / "base" / MACHINE / "part-0.parquet"
+    if not base.exists():
+        make_base(scratch / "base", args.base, args.seed)
+    print("| events | units | phase | CPU s (runs) | **CPU-µs/event** | rows out | driver stitch CPU s | load |")
+    print("|---:|---:|---|---|---:|---|---:|---:|")
+    for size in (int(float(s)) for s in args.sizes.split(",") if s):
+        data = scratch / f"data-{size}"
+        if not data.is_dir():
+            tile(base, data, size)
+        rows = sum(pq_rows(f) for f in data.rglob("*.parquet"))
+        measured: dict[str, list[dict[str, Any]]] = {p: [] for p in args.phases.split(",")}
+        for _ in range(args.runs):
+            for phase in measured:
+                measured[phase].append(run_child(phase, data, args.unit_rows))
+                print(size, phase, json.dumps(measured[phase][-1]), file=sys.stderr, flush=True)
+        for phase, runs in measured.items():
+            cpu = sorted(r["cpu_s"] for r in runs)[len(runs) // 2]
+            last = runs[-1]
+            out = f"{last['hits']} hits, {last['bounds']:,} boundary rows" + (
+                f", {last['staged']:,} staged ({last['staged_after_stitch']:,} after the stitch)"
+                if "staged_after_stitch" in last else "")
+            stitch = f"{last['stitch_s']:.2f}" if "stitch_s" in last else ""
+            each = ", ".join(f"{r['cpu_s']:.2f}" for r in runs)
+            print(f"| {rows:,} | {last['units']} | {phase} | {each} "
+                  f"| **{cpu * 1e6 / rows:.3f}** | {out} | {stitch} "
+                  f"| {min(r['load_avg'] for r in runs):.1f}–{max(r['load_avg'] for r in runs):.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

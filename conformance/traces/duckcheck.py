@@ -12,8 +12,8 @@ No validation (the rows are taken as the writer wrote them: typed, valid), no tr
 a full check flags, not its report. This module builds SQL text; the caller runs it (a DuckDB connection of its
 own, in a process or in a Spark task). Also owns `pass_query`: the pass itself, for a caller that reads more of it
 (`duckprops.staged_from`).
-Must not import: duckdb (a test-extra dependency: only the modules that run a DuckDB check import it, when they
-run: `duckspark`), kcoord.cli.
+Must not import: duckdb (only the modules that run a DuckDB check import it, when they run: `duckspark`),
+kcoord.cli.
 """
 
 from __future__ import annotations

@@ -14,8 +14,7 @@ with one line saying why the run must take the Spark SQL plan instead — a key 
 that reads the key's whole sequence (`duckstage.refusal`), or Spark's Python workers without duckdb or pyarrow),
 `witness_fetcher` (the rows around chosen violations, by key, from the Parquet files).
 Not here: JSON Lines and v1 Parquet inputs, coordinator logs' record pairs (the caller takes the Spark SQL plan
-for them), the CLI. Must not import: duckdb at import time (a test extra: imported when a run takes this path),
-kcoord.cli.
+for them), the CLI. Must not import: duckdb at import time (imported when a run takes this path), kcoord.cli.
 """
 
 from __future__ import annotations

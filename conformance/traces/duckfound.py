@@ -8,7 +8,7 @@ the row's position in its unit's window partition) and `read_columns` (the pass'
 that those rows read: what `flag_rows` must keep). Nothing is written here but the SELECT around the trees: names,
 messages and locations are `MachinePlan.found` and `MachinePlan.location`, rendered in `sqltree`'s DuckDB dialect;
 `pos` is the unit's (`_rn - 1`): the caller offsets it by the rows of the key in the units before.
-Must not import: duckdb (a test-extra dependency: the caller runs the SQL), kcoord.cli.
+Must not import: duckdb (the caller runs the SQL), kcoord.cli.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ violation of every trace property of one machine: machine, key, check, name, seq
 (`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and names), rendered in `sqltree`'s
 DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This module builds SQL text; the caller
 runs it (a DuckDB connection of its own).
-Must not import: duckdb (a test dependency only: kcoord itself never needs it), kcoord.cli.
+Must not import: duckdb (this module builds SQL text; the caller runs it), kcoord.cli.
 """
 
 from __future__ import annotations

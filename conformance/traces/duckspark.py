@@ -38,9 +38,9 @@ again is at that offset exactly.
 
 Not here: the SQL of the trace properties' phase 1 and its stitching for keys that cross units (`duckstage`, called
 by `duckengine` with what `check` returns), their phase 2, witnesses, the outputs (`duckengine`), the CLI.
-Must not import: duckdb at import time (a test-extra dependency: `stitch`, `check` and the tasks import it when they
-run), kcoord.cli. The task is a closure that imports only pyarrow and duckdb, so cloudpickle ships it by value: a
-worker needs those two packages, not this one.
+Must not import: duckdb at import time (`stitch`, `check` and the tasks import it when they run), kcoord.cli.
+The task is a closure that imports only pyarrow and duckdb, so cloudpickle ships it by value: a worker needs those
+two packages, not this one.
 """
 
 from __future__ import annotations

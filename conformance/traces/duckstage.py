@@ -24,7 +24,7 @@ computed values and whether it is staged at all come from that pass, its positio
 above (the task keeps every unit-first row, so that its local `next_ts` is at hand).
 
 Not here: the row checks and their stitching (`duckspark`), phase 2 (`duckprops.violations`).
-Must not import: duckdb at import time (a test-extra dependency: `stitch` imports it when it runs), kcoord.cli.
+Must not import: duckdb at import time (`stitch` imports it when it runs), kcoord.cli.
 """
 
 from __future__ import annotations

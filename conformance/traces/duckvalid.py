@@ -11,7 +11,7 @@ writes the SELECT around it. Not here: JSON Lines (the Spark and Python readers'
 whose footer names differ from the spec's (`sparkread` maps their codes; `layout` refuses them), the quarantine's
 `raw` column. This module builds SQL text and reads footers (pyarrow); the caller runs the SQL (a DuckDB
 connection).
-Must not import: duckdb (a test dependency only: kcoord itself never needs it), kcoord.cli.
+Must not import: duckdb (this module builds SQL text; the caller runs it), kcoord.cli.
 """
 
 from __future__ import annotations

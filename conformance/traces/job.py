@@ -88,6 +88,7 @@ class Config:
     #: where a local driver JVM finds its class-data archive (`sparkcds`; None: it starts without one)
     spark_archive: str | None = field(default_factory=lambda: str(sparkcds.default_folder()))
     duckdb_tasks: bool = True  # spark engine: DuckDB in Spark's tasks when every input allows (`duckengine`)
+    duckdb_tasks_max_rows: int | None = None  # ... and has at most this many rows (None: `DUCKDB_TASKS_MAX_ROWS`)
     unit_rows: int = 500_000  # ... in work units of about this many rows (a file's consecutive row groups)
 
 
@@ -114,6 +115,13 @@ def load_machines(spec_files: Sequence[str]) -> dict[str, ir.Machine]:
 #: `--engine auto` checks inputs of up to this many rows with the Python checker, larger ones on Spark: about where
 #: both take the same time on a 2-core machine, Spark's start-up included (benchmarks/RESULTS.md, issue 33)
 AUTO_PYTHON_ROWS = 200_000
+
+
+#: the Spark engine checks inputs of up to this many rows with DuckDB in its tasks, larger ones with the Spark SQL
+#: plan: where their CPU per event crosses (benchmarks/RESULTS.md, issue 33, ninth session: DuckDB in the tasks costs
+#: ~3 CPU-s a run plus ~8.6 CPU-µs/event, 8.96 at 10M against the plan's 11.29; the plan ~4 CPU-µs/event past 10M
+#: once its JIT has paid off, 5.5-5.8 at 50M — a crossover estimated from the two curves, not measured at it)
+DUCKDB_TASKS_MAX_ROWS = 15_000_000
 
 
 def choose_engine(config: Config, sources: Sequence[Source], spark: Any = None) -> tuple[str, str]:
@@ -297,6 +305,9 @@ def _check_with_duckdb(config: Config, machines: Mapping[str, ir.Machine], sourc
     why = duckengine.why_not(machines, sources, pairs)
     if why is not None:
         return why
+    most = config.duckdb_tasks_max_rows if config.duckdb_tasks_max_rows is not None else DUCKDB_TASKS_MAX_ROWS
+    if estimated_rows(sources, most + 1) > most:
+        return f"more than {most:,} rows: the Spark SQL plan costs less CPU per event above that"
     tick = _ticker(progress, 3)
     tick("checking")
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")

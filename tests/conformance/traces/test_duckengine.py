@@ -107,13 +107,13 @@ def _crossing(folder: Path) -> int:
     return sum(1 for n in groups.values() if n > 1)
 
 
-def _both(spark: Any, root: Path, unit_rows: int = GROUP_ROWS,
-          ms: dict[str, Any] | None = None) -> tuple[Outcome, Outcome, list[str]]:
+def _both(spark: Any, root: Path, unit_rows: int = GROUP_ROWS, ms: dict[str, Any] | None = None,
+          max_rows: int | None = None) -> tuple[Outcome, Outcome, list[str]]:
     said: list[str] = []
     ms = ms if ms is not None else dict(bundled_machines())
     py = run(Config([str(root)], str(root.parent / f"{root.name}-python"), engine="python"), ms)
-    sp = run(Config([str(root)], str(root.parent / f"{root.name}-spark"), engine="spark", unit_rows=unit_rows), ms,
-             spark=spark, say=said.append)
+    sp = run(Config([str(root)], str(root.parent / f"{root.name}-spark"), engine="spark", unit_rows=unit_rows,
+                    duckdb_tasks_max_rows=max_rows), ms, spark=spark, say=said.append)
     return py, sp, said
 
 
@@ -205,6 +205,21 @@ def test_a_key_whose_units_interleave_is_answered_by_the_spark_plan(
     assert sp.summary.engine == "spark"
     (line,) = said
     assert "\n" not in line and "not clustered by key" in line
+
+
+def test_an_input_past_the_size_limit_is_answered_by_the_spark_plan(
+        spark: Any, traces: Path, tmp_path: Path) -> None:
+    """An input of more rows than `duckdb_tasks_max_rows` (`job.DUCKDB_TASKS_MAX_ROWS` by default: where the Spark SQL
+    plan's CPU per event falls below the DuckDB tasks') takes the plan, and the run says why in one line."""
+    import pyarrow.parquet as pq
+
+    root = _layout(traces, tmp_path / "large", ["Transaction", "ConsumerGroup"], "keys")
+    rows = sum(pq.read_metadata(p).num_rows for p in root.rglob("*.parquet"))
+    py, sp, said = _both(spark, root, max_rows=rows - 1)
+    _same(py, sp, root)
+    assert sp.summary.engine == "spark"
+    (line,) = said
+    assert "\n" not in line and f"more than {rows - 1:,} rows" in line
 
 
 def test_workers_without_duckdb_fall_back_and_other_task_errors_do_not(

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from kcoord.conformance.traces.duckengine import ENGINE
 from kcoord.conformance.traces.generate import Options, generate
 from kcoord.conformance.traces.job import Config, run
 from kcoord.conformance.traces.mutations import mutate_every
@@ -75,6 +76,7 @@ def test_a_spark_connect_server_finds_what_local_spark_finds(spark: Any, connect
                            str(tmp_path / "cli")], capture_output=True, text=True, timeout=900)
     assert done.returncode == 1, done.stderr[-3000:]
     assert f"engine: spark (--remote {connect_server.url})" in done.stderr
+    assert f"({ENGINE}, " in done.stdout, done.stdout[:500]  # the server's Python workers ran the DuckDB tasks
     assert _identities(tmp_path / "cli") == expected
     server_log = connect_server.log.read_text(errors="replace")
     assert f"INFO {SESSIONS}: Session with" in server_log
@@ -88,6 +90,7 @@ def test_a_standalone_cluster_finds_what_local_spark_finds(spark: Any, cluster: 
                            str(tmp_path / "cli")], env=cluster.env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "engine: spark (--master spark://" in done.stderr
+    assert f"({ENGINE}, " in done.stdout, done.stdout[:500]  # the workers' Python ran the DuckDB tasks
     assert _identities(tmp_path / "cli") == expected
 
     from kcoord.conformance.traces import job
@@ -96,7 +99,7 @@ def test_a_standalone_cluster_finds_what_local_spark_finds(spark: Any, cluster: 
         [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.master, job.__file__, str(root), "--out",
          str(tmp_path / "submit")], env=cluster.env, capture_output=True, text=True, timeout=900)
     assert submitted.returncode == 1, submitted.stderr[-3000:]
-    assert _identities(tmp_path / "submit") == expected
+    assert _identities(tmp_path / "submit") == expected and f"({ENGINE}, " in submitted.stdout
 
     assert len(cluster.executor_logs()) >= 4  # two applications, an executor on each worker
     assert fallbacks(done.stderr + submitted.stderr + cluster.logs()) == []

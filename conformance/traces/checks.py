@@ -21,6 +21,16 @@ An event argument may be null: the runtime computes some arguments only when the
 producer id is allocated only by the rows that use it) and records null for one it never computed. A precondition
 (`requires`) that reads a null argument is not evaluated, as in the runtime.
 
+A null in a condition (a guard, a precondition, an invariant, a step property) means unknown, as in SQL: the checkers
+evaluate conditions with SQL's three-valued logic, Python (`nullexpr`) as the SQL checkers do (a comparison or any
+other operation on a null is unknown; `and`/`or`/`not` are Kleene's, so `x >= 0 or y` and `y or x >= 0` with x null
+are both true when y is, else unknown; `if` takes its else branch on unknown). A guard, a rejection's
+condition, an invariant and a step property hold only when true (unknown fails them: nothing on the row shows them
+true); a transition's precondition fails only when false (unknown — it read an argument the runtime never computed —
+is the precondition not evaluated, above). One rule for both kinds of checker, since the SQL trees are shared by the
+DuckDB and the Spark SQL engines, and none that depends on the order of a condition's parts. The runtime never sees a
+null, so its evaluation (Python's operators) is not changed.
+
 `load` rows are snapshots, not transitions. A coordinator that loads a partition installs each key's latest value
 (and a log reader turns every record value into one): the value may summarise several transitions (states that are
 never written, values superseded before a compaction) and the loading coordinator may not have known the key at all
@@ -49,8 +59,9 @@ The row checks (one violation per row and check; `invariant` and `step` one per 
 - `wrong_error`: the row's `error` is not its spec row's error (a rejection's error, a transition's answer), or a
   rejection's condition (guard and `assumes`) is false.
 - `invariant`: each invariant on the post-state (variables, key fields, `to_state`), every row of the sequence.
-- `step`: each step property on (pre-state, post-state) of every transition and stay (rejections change nothing
-  and `load` rows are snapshots: neither is a step).
+- `step`: each step property on (pre-state, post-state) of every transition and stay whose row index names a spec
+  row of its event and kind, as for the guard (rejections change nothing and `load` rows are snapshots: neither is a
+  step; a row naming no such spec row is an `illegal_transition`, not a known step).
 
 The trace properties (`trace` declarations; one violation per row and property; seq -1 rows never take part):
 

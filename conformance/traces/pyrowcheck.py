@@ -4,8 +4,9 @@ Owns `MachineChecker` (the rows of each key sorted into contexts, `Ctx`: the row
 its key), one function per row check, named as in `checks.CHECKS` and in `sparkcheck` (`illegal_transition`,
 `discontinuity`, `guard_false`, `effect_mismatch`, `frame_mismatch`, `reject_changed_state`, `wrong_error`,
 `invariant`, `step`), `within` (the per-key trace property), and each violation's witness rows (rendered later by
-`pycheck`). Expressions are evaluated by the model's Python evaluator (`kcoord.model.pyexpr`), the code the runtime
-tables run.
+`pycheck`). Values (effects, bounds) are evaluated by the model's Python evaluator (`kcoord.model.pyexpr`), the code
+the runtime tables run; conditions (guards, preconditions, invariants, steps) under SQL's three-valued logic
+(`nullexpr`), as the SQL checkers evaluate them on rows with nulls (see `checks`).
 Must not import: pyspark, kcoord.cli.
 """
 
@@ -21,6 +22,7 @@ from kcoord.model.pyexpr import PythonEvaluator
 
 from . import witness as W
 from .checks import TRACE_FORMS, Spec, Violation, location, row_check_location
+from .nullexpr import NullEvaluator
 from .readers import TraceRow, columns
 
 Row = TraceRow  # a row is also its own post-state (`state` reads its `to_state`)
@@ -49,6 +51,7 @@ class MachineChecker:
         self.spec = spec
         self.m = spec.machine
         self.ev = PythonEvaluator()
+        self.cond = NullEvaluator()
         self.names = [name for name, _ in columns(self.m) if name != "machine"]  # (the order: see `checks`)
         self.ir_rows = {x.index: x for x in self.m.rows}  # `Machine.rows` sorts on every call
         sequences: dict[str, list[Row]] = defaultdict(list)
@@ -114,9 +117,18 @@ class MachineChecker:
 
     def holds(self, e: ir.Expr, pre: Mapping[str, Any], args: Mapping[str, Any] | None = None,
               post: Mapping[str, Any] | None = None) -> bool:
-        """`e` on concrete values; an evaluation that fails (a value of the wrong shape) counts as false."""
+        """The condition `e` is true on the row (SQL's `coalesce(e, false)`: unknown, from a null, does not hold); an
+        evaluation that fails (a value of the wrong shape) counts as false."""
         try:
-            return self.ev.eval(e, pre, args, post) is True
+            return self.cond.eval(e, pre, args, post) is True
+        except (TypeError, KeyError, ValueError):
+            return False
+
+    def not_false(self, e: ir.Expr, pre: Mapping[str, Any], args: Mapping[str, Any] | None = None) -> bool:
+        """The condition `e` is true or unknown (SQL's `coalesce(e, true)`: a transition's precondition that reads a
+        null argument is not failed); an evaluation that fails counts as false."""
+        try:
+            return self.cond.eval(e, pre, args) is not False
         except (TypeError, KeyError, ValueError):
             return False
 
@@ -216,22 +228,9 @@ def guard_false(k: MachineChecker, c: Ctx) -> list[Found]:
     if not isinstance(sr, ir.Transition) or c.pre is None:
         return []
     args = k.args(c)
-    assumed = k.holds(sr.assumes, c.pre, args) or _unevaluated(k, sr.assumes, c.pre, args)
-    if k.holds(sr.guard, c.pre, args) and assumed:
+    if k.holds(sr.guard, c.pre, args) and k.not_false(sr.assumes, c.pre, args):
         return []
     return [("guard_false", sr.label, f"the guard of {sr.label} is false on the pre-state")]
-
-
-def _unevaluated(k: MachineChecker, e: ir.Expr, pre: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
-    """A precondition that reads an argument the runtime never computed (null in the row: it is computed only when
-    the chosen row reads it) is not evaluated, as the runtime does not evaluate it: it cannot fail."""
-    if not any(v is None for v in args.values()):
-        return False
-    try:
-        k.ev.eval(e, pre, {n: v for n, v in args.items() if v is not None}, None)
-    except (TypeError, KeyError, ValueError):
-        return True
-    return False
 
 
 def _changed(k: MachineChecker, c: Ctx, names: Iterable[str], expected: Callable[[str], Any]) -> list[str]:
@@ -289,8 +288,8 @@ def invariant(k: MachineChecker, c: Ctx) -> list[Found]:
 
 
 def step(k: MachineChecker, c: Ctx) -> list[Found]:
-    if c.row["kind"] in ("reject", "load") or c.pre is None:
-        return []
+    if c.row["kind"] in ("reject", "load") or c.pre is None or k.spec_row(c.row) is None:
+        return []  # (a row whose index names no spec row of its event and kind: no known step, as for its guard)
     post, args = c.row, k.args(c)
     return [("step", s.name, f"step property {s.name} is false on this row")
             for s in k.m.steps if s.event in (None, c.row["event"]) and not k.holds(s.expr, c.pre, args, post)]

@@ -19,12 +19,13 @@ import json
 import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks.child import last_json
 
 WORKLOAD = {"producers": 12, "streams": 8, "classic_consumers": 6, "consumers": 6, "veterans": 2}
 
@@ -63,10 +64,9 @@ def child(events: int, seed: int, fmt: str, scratch: Path) -> dict[str, Any]:
 def run_child(events: int, seed: int, fmt: str) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="bench-sim-"))
     try:
-        cmd = [sys.executable, __file__, "--child", str(events), "--seed", str(seed), "--format", fmt,
-               "--scratch", str(scratch)]
-        done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)  # checkpoints go to stderr
-        return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+        # the checkpoints go to stderr, shown as they come
+        return last_json("benchmarks.bench_sim", str(events), "--seed", str(seed), "--format", fmt,
+                         "--scratch", str(scratch), stderr=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -45,6 +45,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.child import last_json
+
 MACHINE = "Transaction"
 ID_COLUMNS = ("producer_id", "previous_producer_id", "next_producer_id", "arg_new_producer_id", "arg_pid",
               "arg_expected_producer_id")
@@ -349,10 +351,8 @@ def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dic
     out = scratch / f"out-{engine}"
     shutil.rmtree(out, ignore_errors=True)
     engine, _, rev = engine.partition("@")
-    cmd = [sys.executable, "-m", "benchmarks.bench_traces", "--child", engine, str(path), str(out), scope]
-    done = subprocess.run(cmd, check=True, capture_output=True, text=True,
-                          cwd=checkout(rev, scratch) if rev else ROOT)
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return last_json("benchmarks.bench_traces", engine, str(path), str(out), scope,  # type: ignore[return-value]
+                     cwd=checkout(rev, scratch) if rev else ROOT)
 
 
 def checkout(rev: str, scratch: Path) -> Path:

@@ -27,13 +27,13 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_traces import MACHINE, ROOT, make_base, pq_rows, tile
+from benchmarks.bench_traces import MACHINE, make_base, pq_rows, tile
+from benchmarks.child import last_json
 
 
 def _cpu() -> float:
@@ -101,10 +101,7 @@ def measure(phase: str, data: str, staged: str, threads: int) -> dict[str, Any]:
 
 
 def run_child(phase: str, data: Path, staged: Path, threads: int) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "benchmarks.duckprops_phase", "--child", phase, str(data),
-                           str(staged), str(threads)], cwd=ROOT, check=True, capture_output=True, text=True)
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return last_json("benchmarks.duckprops_phase", phase, str(data), str(staged), str(threads))
 
 
 def main() -> None:

@@ -28,13 +28,13 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_traces import MACHINE, ROOT, make_base, pq_rows, tile
+from benchmarks.bench_traces import MACHINE, make_base, pq_rows, tile
+from benchmarks.child import last_json
 
 
 def _cpu() -> float:
@@ -115,10 +115,7 @@ def measure(phase: str, data: str, unit_rows: int) -> dict[str, Any]:
 
 
 def run_child(phase: str, data: Path, unit_rows: int) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "benchmarks.duckstage_task", "--child", phase, str(data),
-                           str(unit_rows)], cwd=ROOT, check=True, capture_output=True, text=True)
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return last_json("benchmarks.duckstage_task", phase, str(data), str(unit_rows))
 
 
 def main() -> None:

@@ -37,7 +37,6 @@ import os
 import re
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,7 +44,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_traces import MACHINE, ROOT, _cpu_s, make_base, mutated_traces, pq_rows, tile
+from benchmarks.bench_traces import MACHINE, _cpu_s, make_base, mutated_traces, pq_rows, tile
+from benchmarks.child import last_json
 from kcoord.conformance.traces.duckcheck import row_pass
 from kcoord.conformance.traces.duckspark import Checked, check, counts, units
 from kcoord.model import ir
@@ -279,9 +279,7 @@ def run_child(design: str, path: Path) -> dict[str, Any]:
         got = bench_traces.run_child("spark", path, path.parent)
         return {**got, "jvm_cpu_s": got["cpu_s"], "workers_cpu_s": 0.0, "driver_py_cpu_s": 0.0,
                 "counts": {"violations": int(got["violations"])}}
-    done = subprocess.run([sys.executable, "-m", "benchmarks.vectorised_tasks", "--child", design, str(path)],
-                          check=True, capture_output=True, text=True, cwd=ROOT)
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return last_json("benchmarks.vectorised_tasks", design, str(path))
 
 
 def validate(scratch: Path, seed: int, designs: list[str]) -> dict[str, dict[str, int]]:

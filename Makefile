@@ -74,7 +74,7 @@ demo: setup
 
 # the style guide's "ruff and mypy --strict clean" is part of the tests (14 s)
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 # issue 28's fault and fuzz cases alone (media damage, full disk, damaged files, stalled/idle peers, nulls)
 ADVERSARIAL := tests/impl/test_media_damage.py tests/impl/test_damaged_metadata_files.py tests/impl/test_full_disk.py \

@@ -97,14 +97,17 @@ def _layout(source: Path, root: Path, machines: list[str], cut: str, moved: bool
     return root
 
 
-def _crossing(folder: Path) -> int:
-    """How many keys of the folder's Parquet file have rows in more than one row group."""
+def _crossing(folder: Path, unit_rows: int = GROUP_ROWS) -> int:
+    """How many keys of the folder's Parquet file have rows in more than one of `duckspark.units`' work units."""
     import pyarrow.parquet as pq
+
+    from kcoord.conformance.traces.duckspark import units
 
     (path,) = sorted(folder.glob("*.parquet"))
     f = pq.ParquetFile(path)
-    groups = Counter(k for i in range(f.num_row_groups) for k in set(f.read_row_group(i, ["key"])["key"].to_pylist()))
-    return sum(1 for n in groups.values() if n > 1)
+    seen = Counter(k for _, groups in units([path], unit_rows)
+                   for k in set(f.read_row_groups(groups, ["key"])["key"].to_pylist()))
+    return sum(1 for n in seen.values() if n > 1)
 
 
 def _both(spark: Any, root: Path, unit_rows: int = GROUP_ROWS, ms: dict[str, Any] | None = None,
@@ -154,8 +157,10 @@ def test_whole_keys_per_unit_are_checked_in_duckdb_as_python_checks_them(
 @pytest.mark.parametrize("order", ["by_key", "by_seq"])
 def test_keys_across_units_are_stitched_as_python_checks_them(
         spark: Any, traces: Path, tmp_path: Path, order: str) -> None:
-    """Every machine, its trace properties included: every key's rows in several units (`GROUP_ROWS` each), the row
-    checks and the properties' staged rows stitched on the driver, phase 2 over them — no fallback."""
+    """Every machine, its trace properties included: every key's rows in several units (three `GROUP_ROWS`-row groups
+    each: by key, a key of ~300 rows in three or four units; by seq, every key in every unit), the row checks and the
+    properties' staged rows stitched on the driver, phase 2 over them — no fallback. (Units of one row group, where a
+    key has one row or none in most units, are test_duckspark's and test_duckstage's.)"""
     from kcoord.conformance.traces.duckprops import expression_plans
     from kcoord.conformance.traces.sparkprops import needs
 
@@ -163,34 +168,48 @@ def test_keys_across_units_are_stitched_as_python_checks_them(
     staging = sorted(n for n, need in needs(expression_plans(dict(bundled_machines()))).items() if need.rows)
     assert "Transaction" in staging, staging
     root = _layout(traces, tmp_path / order, machines, "rows", by_seq=order == "by_seq")
-    for name in staging:  # (each unit one row group: a key in two row groups crosses units)
-        assert _crossing(root / name) > 0, name
-    py, sp, said = _both(spark, root)
+    for name in staging:
+        assert _crossing(root / name, 3 * GROUP_ROWS) > 0, name
+    py, sp, said = _both(spark, root, unit_rows=3 * GROUP_ROWS)
     assert sp.summary.engine == duckengine.ENGINE and said == []
     _same(py, sp, root)
 
 
-@pytest.mark.parametrize("order", ["by_key", "by_seq"])
-def test_trace_properties_broken_across_keys_and_units_are_found_as_python_finds_them(
-        spark: Any, tmp_path: Path, order: str) -> None:
+@pytest.fixture(scope="module")
+def scrambled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, Counter[tuple[Any, ...]]]:
     """test_duckdb_props' traces (40 keys of ~75 rows a machine, its `fenced` property added, columns the properties
-    read scrambled across keys: many more of their violations) in `GROUP_ROWS`-row groups, units of three: the whole
-    violations table is Python's, messages included — the trace properties' staged rows of keys crossing units,
-    stitched, and the row checks on rows whose conditions read nulls (SQL's three-valued logic in both checkers:
-    `checks`)."""
-    from kcoord.conformance.traces.checks import TRACE_FORMS
-
+    read scrambled across keys: many more of their violations), generated once for both orders; and the Python
+    checker's violations of them (the rows' order in a file does not change them)."""
     from .test_duckdb_props import SEEDS, traces, with_fenced
 
     machines = with_fenced()
-    source = tmp_path / "source"
-    traces(machines, SEEDS[0], source, mutate=True)
+    base = tmp_path_factory.mktemp("scrambled")
+    traces(machines, SEEDS[0], base / "source", mutate=True)
+    python = run(Config([str(base / "source")], str(base / "python"), engine="python"), machines)
+    assert python.exit_code == 1
+    return machines, base / "source", Counter(tuple(getattr(v, f) for f in FIELDS)
+                                              for v in read_violations(str(base / "python" / "violations")))
+
+
+@pytest.mark.parametrize("order", ["by_key", "by_seq"])
+def test_trace_properties_broken_across_keys_and_units_are_found_as_python_finds_them(
+        spark: Any, scrambled: tuple[dict[str, Any], Path, Counter[tuple[Any, ...]]], tmp_path: Path,
+        order: str) -> None:
+    """The `scrambled` traces in `GROUP_ROWS`-row groups, units of twelve (~6 units a machine: by key, a few keys
+    cross each boundary; by seq, every key crosses every unit): the whole violations table is Python's, messages
+    included — the trace properties' staged rows of keys crossing units, stitched, and the row checks on rows whose
+    conditions read nulls (SQL's three-valued logic in both checkers: `checks`)."""
+    from kcoord.conformance.traces.checks import TRACE_FORMS
+
+    machines, source, a = scrambled
     root = _layout(source, tmp_path / order, sorted(machines), "rows", by_seq=order == "by_seq")
-    _, sp, said = _both(spark, root, unit_rows=3 * GROUP_ROWS, ms=machines)
+    for name in ("Transaction", "PartitionProducer"):
+        assert _crossing(root / name, 12 * GROUP_ROWS) > (0 if order == "by_key" else 30), name
+    said: list[str] = []
+    sp = run(Config([str(root)], str(tmp_path / "spark"), engine="spark", unit_rows=12 * GROUP_ROWS), machines,
+             spark=spark, say=said.append)
     assert sp.summary.engine == duckengine.ENGINE and said == []
-    a, b = (Counter(tuple(getattr(v, f) for f in FIELDS) for v in read_violations(str(root.parent / f"{root.name}-{e}"
-                                                                                      / "violations")))
-            for e in ("python", "spark"))
+    b = Counter(tuple(getattr(v, f) for f in FIELDS) for v in read_violations(str(tmp_path / "spark" / "violations")))
     assert b == a, f"spark alone: {sorted((b - a).elements())[:5]}; python alone: {sorted((a - b).elements())[:5]}"
     props = Counter(v[2] for v in a.elements() if v[2] in TRACE_FORMS)
     assert sum(props.values()) > 100 and {"fenced", "within", "exclusive", "monotonic", "before"} <= set(props), props

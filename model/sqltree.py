@@ -461,6 +461,8 @@ class DuckDBDialect(Dialect):
             return f"list_filter(list_distinct({args[0]}), lambda _e: NOT list_contains({args[1]}, _e))"
         if e.name == "array_intersect":
             return f"list_filter(list_distinct({args[0]}), lambda _e: list_contains({args[1]}, _e))"
+        if e.name == "to_json":  # (`json_of`: DuckDB writes null fields as Spark does with its option)
+            return f"to_json({args[0]})"
         return Dialect._fn(self, e)
 
     def _op(self, e: Op) -> str:
@@ -488,6 +490,12 @@ DUCKDB = DuckDBDialect("duckdb", quote_char='"', string_escapes=(("'", "''"),),
 def sql(e: Expr | Aliased, dialect: Dialect = SPARK) -> str:
     """The Spark SQL text of a tree (the one place trees become text)."""
     return dialect.render(e)
+
+
+def json_of(value: Expr) -> Fn:
+    """`value` (a struct) as a JSON object with every field, null ones written as null (Spark's `to_json` leaves them
+    out unless told otherwise; DuckDB's writes them)."""
+    return Fn("to_json", (value, Fn("map", (Lit("ignoreNullFields"), Lit("false")))))
 
 
 def transform(array: Expr, body: Callable[[Var], Expr]) -> Fn:

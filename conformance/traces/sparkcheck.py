@@ -487,7 +487,7 @@ class MachinePlan:
                 values.append((n, q.transform(q.col(n), lambda x, n=n: self.name_of(n, x))))  # type: ignore[misc]
             else:
                 values.append((n, self.name_of(n)))
-        return q.fn("to_json", q.Struct(tuple(values)))
+        return q.json_of(q.Struct(tuple(values)))
 
     def release(self) -> None:
         """Drop the staged rows now (a checkpoint would stay on disk until the JVM collects its RDD)."""

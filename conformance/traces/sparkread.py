@@ -257,8 +257,10 @@ def _sql_type(t: T.DataType) -> q.SqlType:
 
 
 def _code_of(x: q.Expr, names: Sequence[str]) -> q.Expr:
-    """A name → its code; an unknown name → -1 (quarantined as unknown before it is ever read)."""
-    return q.case([(q.lit(n), q.lit(i)) for i, n in enumerate(names)], q.lit(-1), subject=x)
+    """A name → its code; an unknown name → -1 (quarantined as unknown before it is ever read); null stays null (an
+    argument the runtime never computed, as in a typed file)."""
+    return q.when(q.IsNull(x, negated=True),
+                  q.case([(q.lit(n), q.lit(i)) for i, n in enumerate(names)], q.lit(-1), subject=x))
 
 
 def _set_of_strings(x: q.Expr, element: ir.Type, names: Sequence[str] | None) -> q.Expr:

@@ -40,6 +40,10 @@ class TxnConfig:
     #: partitions waiting for a marker, over all transactions of this node; above it, new client EndTxn requests
     #: are answered COORDINATOR_NOT_AVAILABLE (retriable) until the channel drains
     marker_backlog_max: int = 1_000_000
+    #: the Complete* record (written once every marker is durable) is applied once written, before its fsync: losing
+    #: it in a power failure is repaired by a load (the Prepare* re-sends the markers), and the transactional id's
+    #: next acknowledged write follows it in the same log (its fsync covers it). False: applied once durable
+    complete_when_written: bool = True
     def __post_init__(self) -> None:
         if self.max_timeout_ms <= 0:
             raise ValueError(f"max_timeout_ms must be positive, got {self.max_timeout_ms}")

@@ -94,7 +94,8 @@ class TransactionCoordinator:
         self.ctx = seeded.context(plans.TxnContext(
             table=self.table, clock=clock, codec=self.codec,
             server_txn_version=self.config.server_txn_version, max_timeout_ms=self.config.max_timeout_ms,
-            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers), seeded_bugs)
+            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers,
+            complete_when_written=self.config.complete_when_written), seeded_bugs)
 
     # ------------------------------------------------------------ lifecycle
 

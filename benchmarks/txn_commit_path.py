@@ -85,6 +85,17 @@ def _serve(data_dir: str, durability: str, control: multiprocessing.connection.C
         counters["polls"] += 1
         return poll(self)
 
+    from kcoord.impl.runtime.shard import Shard
+
+    complete_durable = Shard.complete_durable
+
+    def counted_complete_durable(self: Any) -> int:
+        done = complete_durable(self)
+        counters["shard_looks"] += 1
+        counters["shard_looks_idle"] += done == 0
+        return done
+
+    Shard.complete_durable = counted_complete_durable  # type: ignore[method-assign]
     KcoordServer._start_flush = counted_start_flush  # type: ignore[method-assign]
     markers.MarkerChannel.add = counted_add  # type: ignore[method-assign]
     markers.MarkerChannel._on_one_completed = counted_completed  # type: ignore[method-assign]
@@ -182,6 +193,8 @@ def run_once(bootstrap: str, pid: int, control: multiprocessing.connection.Conne
            "fsync_rounds_per_txn": delta.get("fsync_rounds", 0) / max(done, 1),
            "fsyncs_per_txn": delta.get("fsyncs", 0) / max(done, 1),
            "polls_per_txn": delta.get("polls", 0) / max(done, 1),
+           "shard_completions_looked_per_txn": delta.get("shard_looks", 0) / max(done, 1),
+           "shard_completions_idle_per_txn": delta.get("shard_looks_idle", 0) / max(done, 1),
            "rounds_markers_to_complete": delta.get("complete_rounds", 0) / max(delta.get("completed", 0), 1),
            "ms_markers_to_complete": delta.get("complete_us", 0) / 1000 / max(delta.get("completed", 0), 1)}
     for key, value in sorted(delta.items()):

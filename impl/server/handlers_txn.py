@@ -101,9 +101,17 @@ class TxnHandlers:
 
     async def end_txn(self, request: Request) -> ResponsePayload | EncodedBody:
         body: Any = request.body
-        answer = await self.ctx.wait(self.ctx.node.txn.end_txn(
+        txn = self.ctx.node.txn
+        answer = await self.ctx.wait(txn.end_txn(
             body.transactional_id, body.producer_id, body.producer_epoch, "COMMIT" if body.committed else "ABORT",
             request.api_version))
+        hold_ms = txn.config.end_txn_waits_for_markers_ms
+        if hold_ms and answer.error == Errors.NONE:
+            # answered once the markers and the Complete* record are written (bounded): the client's next
+            # transaction then starts at once instead of meeting CONCURRENT_TRANSACTIONS (DEVIATIONS.md)
+            settled = txn.when_settled(body.transactional_id)
+            if settled is not None:
+                await self.ctx.wait_at_most(settled, hold_ms / 1000)
         return self._bodies.body(
             (request.api_key, request.api_version, answer.error, answer.producer_id, answer.producer_epoch),
             lambda: build(response_schema(request.api_key, request.api_version), error_code=code(answer.error),

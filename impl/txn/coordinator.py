@@ -314,6 +314,11 @@ class TransactionCoordinator:
                             (producer_id, producer_epoch, result, request_version > 4), respond,
                             _fenced_finisher(respond))
 
+    def when_settled(self, transactional_id: str) -> Completion[None] | None:
+        """Done once the markers and the Complete* record of the transaction are written (or no longer this node's to
+        write); None when none are being written."""
+        return self.channel.when_settled(transactional_id)
+
     def describe_transactions(self, transactional_ids: Sequence[str]) -> Completion[list[TransactionDescription]]:
         answers: list[Completion[TransactionDescription]] = []
         for transactional_id in transactional_ids:

@@ -44,9 +44,10 @@ class TxnConfig:
     #: it in a power failure is repaired by a load (the Prepare* re-sends the markers), and the transactional id's
     #: next acknowledged write follows it in the same log (its fsync covers it). False: applied once durable
     complete_when_written: bool = True
-    #: `kcoord serve`: a client's EndTxn answered NONE is sent once the transaction's markers and Complete* record
-    #: are written, or after this long, whichever comes first (Kafka answers once the Prepare* record is durable; a
-    #: client's next transaction then meets CONCURRENT_TRANSACTIONS and waits 20 ms). 0: answered as Kafka does
+    #: `kcoord serve` with writes answered once fsynced (not `--durability os`): a client's EndTxn answered NONE is
+    #: sent once the transaction's markers and Complete* record are written, or after this long, whichever comes
+    #: first (Kafka answers once the Prepare* record is durable; a client's next transaction then meets
+    #: CONCURRENT_TRANSACTIONS and waits 20 ms). 0: answered as Kafka does
     end_txn_waits_for_markers_ms: int = 100
     def __post_init__(self) -> None:
         if self.max_timeout_ms <= 0:

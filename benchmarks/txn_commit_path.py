@@ -139,17 +139,36 @@ class _ThreadCpu:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.readings: list[tuple[float, float]] = []  # (all threads, the main thread)
+        self.switches: list[tuple[int, int]] = []  # context switches (the main thread, the other threads now alive)
 
     def __call__(self) -> float:
         total = _ticks(Path(f"/proc/{self.pid}/stat"))
         main = _ticks(Path(f"/proc/{self.pid}/task/{self.pid}/stat"))
         self.readings.append((total, main))
+        self.switches.append(_switches(self.pid))
         return total
 
 
 def _ticks(stat: Path) -> float:
     fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _switches(pid: int) -> tuple[int, int]:
+    """Voluntary + involuntary context switches of the main thread, and of the process's other live threads."""
+    main = others = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "status").read_text()
+        except OSError:
+            continue
+        n = sum(int(line.split()[1]) for line in text.splitlines() if line.endswith("ctxt_switches") or
+                "ctxt_switches:" in line)
+        if task.name == str(pid):
+            main = n
+        else:
+            others += n
+    return main, others
 
 
 def _client(bootstrap: str, pid: int, connections: int, first: int, tag: str, seconds: float, barrier: Any,
@@ -160,7 +179,9 @@ def _client(bootstrap: str, pid: int, connections: int, first: int, tag: str, se
     (total0, main0), (total1, main1) = cpu.readings[0], cpu.readings[-1]
     out.put({"done": counts.done, "retries": counts.retries, "requests": counts.requests,
              "elapsed_s": counts.elapsed_s, "server_cpu_s": total1 - total0, "loop_cpu_s": main1 - main0,
-             "client_cpu_s": counts.client_cpu_s})
+             "client_cpu_s": counts.client_cpu_s,
+             "loop_switches": cpu.switches[-1][0] - cpu.switches[0][0],
+             "other_switches": cpu.switches[-1][1] - cpu.switches[0][1]})
 
 
 def run_once(bootstrap: str, pid: int, control: multiprocessing.connection.Connection, tag: str, seconds: float,
@@ -189,6 +210,8 @@ def run_once(bootstrap: str, pid: int, control: multiprocessing.connection.Conne
            "other_threads_cpu_us_per_txn": (widest["server_cpu_s"] - widest["loop_cpu_s"]) * per,
            "clients_cpu_us_per_txn": sum(r["client_cpu_s"] for r in results) * per,
            "requests_per_txn": sum(r["requests"] for r in results) / max(done, 1),
+           "loop_context_switches_per_txn": widest["loop_switches"] / max(done, 1),
+           "other_threads_context_switches_per_txn": widest["other_switches"] / max(done, 1),
            "concurrent_retries_per_txn": sum(r["retries"] for r in results) / max(done, 1),
            "fsync_rounds_per_txn": delta.get("fsync_rounds", 0) / max(done, 1),
            "fsyncs_per_txn": delta.get("fsyncs", 0) / max(done, 1),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import multiprocessing.synchronize
@@ -83,9 +84,20 @@ def serve_kcoord(data_dir: str, durability: str, address_queue: multiprocessing.
 
 
 def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process `pid` (all its threads) so far (/proc/PID/stat fields 14 and 15)."""
+    """User + system CPU seconds of process `pid` (all its threads) and of its live child processes (a helper the
+    server started) so far (/proc/PID/stat fields 14 and 15)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    children = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for kid in kids:
+            with contextlib.suppress(OSError):
+                children += cpu_s(int(kid))
+    return own + children
 
 
 @dataclass

@@ -14,7 +14,12 @@ Workloads (each connection on its own group or transactional id):
   * ``txn``: a committed transaction with offsets, as a consume-transform-produce task commits one: AddPartitionsToTxn
     (2 partitions), one transactional Produce (acks=all) of one record to each, AddOffsetsToTxn, TxnOffsetCommit (one
     partition of the input topic), EndTxn(commit). An AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS (the last
-    transaction's markers are still being written) is retried after 1 ms, counted.
+    transaction's markers are still being written) is retried after `ADD_PARTITIONS_RETRY_BACKOFF_MS` (20 ms), counted:
+    what Kafka's Java client does (`TransactionManager.AddPartitionsToTxnHandler.maybeOverrideRetryBackoffMs`: the
+    first AddPartitionsToTxn of a transaction answered CONCURRENT_TRANSACTIONS is re-sent after
+    `ADD_PARTITIONS_RETRY_BACKOFF_MS = 20L`, which `Sender.maybeSendAndPollTransactionalRequest` sleeps before the
+    retry; read in kafka-clients 4.0.2's bytecode). Until issue 31's ninth session the bench retried after 1 ms, 20
+    times as eagerly as Kafka's client: `--add-retry-backoff-ms 1` measures that way again.
 Before any of them, FindCoordinator is asked until it answers (Kafka creates its internal topics on first use).
 """
 
@@ -59,6 +64,9 @@ INPUT_TOPIC = "bench-in"
 PARTITIONS = 16
 WORKLOADS = ("classic", "consumer", "txn")
 CONCURRENT_TRANSACTIONS = 51
+#: Kafka's Java client: the first AddPartitionsToTxn of a transaction answered CONCURRENT_TRANSACTIONS is retried after
+#: this long (`TransactionManager.ADD_PARTITIONS_RETRY_BACKOFF_MS`, kafka-clients 4.0.2)
+ADD_PARTITIONS_RETRY_BACKOFF_MS = 20
 MEMBER_ID_REQUIRED = 79
 RETRIABLE_SETUP = (14, 15, 16)  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 _SIZE = struct.Struct(">i")
@@ -290,8 +298,10 @@ def _produce_request(p: _Producer) -> ProduceRequest:
                           topic_data=(TopicProduceData(name=TopicName(TOPIC), partition_data=tuple(data)),))
 
 
-async def txn(conn: Connection, name: str, start: Start, counts: Counts, index: int) -> int:
+async def txn(conn: Connection, name: str, start: Start, counts: Counts, index: int,
+              add_retry_backoff_ms: float = ADD_PARTITIONS_RETRY_BACKOFF_MS) -> int:
     p = await _init_producer(conn, name, index)
+    backoff_s = add_retry_backoff_ms / 1000
     tid, pid, epoch = TransactionalId(p.txn_id), ProducerId(p.pid), i16(p.epoch)
     add = conn.frame(AddPartitionsToTxnRequest(
         v3_and_below_transactional_id=tid, v3_and_below_producer_id=pid, v3_and_below_producer_epoch=epoch,
@@ -310,7 +320,7 @@ async def txn(conn: Connection, name: str, start: Start, counts: Counts, index: 
             if codes == {0}:
                 break
             counts.retries += 1
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(backoff_s)
         produced = await conn.request(_produce_request(p))
         for response in produced.responses:
             for part in response.partition_responses:
@@ -339,10 +349,12 @@ async def txn(conn: Connection, name: str, start: Start, counts: Counts, index: 
 
 
 async def measure(bootstrap: str, workload: str, connections: int, tag: str, seconds: float, *,
-                  first_index: int = 0, barrier: Any = None, cpu: Callable[[], float] = lambda: 0.0) -> Counts:
+                  first_index: int = 0, barrier: Any = None, cpu: Callable[[], float] = lambda: 0.0,
+                  add_retry_backoff_ms: float = ADD_PARTITIONS_RETRY_BACKOFF_MS) -> Counts:
     """`connections` connections running `workload` for `seconds` (after every one has set up); names carry `tag`,
     so repeated runs use fresh groups and transactional ids. `first_index`: this process's first connection number
-    (several client processes split the connections of one run); `barrier`: see `Start`."""
+    (several client processes split the connections of one run); `barrier`: see `Start`; `add_retry_backoff_ms`:
+    the txn workload's wait before re-sending an AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS."""
     conns = [await Connection.open(bootstrap) for _ in range(connections)]
     counts = Counts()
     try:
@@ -353,7 +365,8 @@ async def measure(bootstrap: str, workload: str, connections: int, tag: str, sec
         elif workload == "consumer":
             jobs = [consumer(c, names[i], start) for i, c in enumerate(conns)]
         elif workload == "txn":
-            jobs = [txn(c, names[i], start, counts, first_index + i) for i, c in enumerate(conns)]
+            jobs = [txn(c, names[i], start, counts, first_index + i, add_retry_backoff_ms)
+                    for i, c in enumerate(conns)]
         else:
             raise ValueError(f"unknown workload {workload!r}")
         counts.done = sum(await asyncio.gather(*jobs))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import multiprocessing.synchronize
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_clients import WORKLOADS, Counts, create_topics, measure
+from bench_clients import ADD_PARTITIONS_RETRY_BACKOFF_MS, WORKLOADS, Counts, create_topics, measure
 
 DURABILITY = ("os", "fsync")
 TARGETS = ("kcoord", "kafka")
@@ -83,9 +84,20 @@ def serve_kcoord(data_dir: str, durability: str, address_queue: multiprocessing.
 
 
 def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process `pid` (all its threads) so far (/proc/PID/stat fields 14 and 15)."""
+    """User + system CPU seconds of process `pid` (all its threads) and of its live child processes (a helper the
+    server started) so far (/proc/PID/stat fields 14 and 15)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    children = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for kid in kids:
+            with contextlib.suppress(OSError):
+                children += cpu_s(int(kid))
+    return own + children
 
 
 @dataclass
@@ -144,9 +156,9 @@ STARTERS: dict[str, Callable[[Path, str, str], Server]] = {
 
 
 def _client(bootstrap: str, pids: list[int], workload: str, connections: int, first: int, tag: str, seconds: float,
-            barrier: Any, out: multiprocessing.Queue[Counts]) -> None:
+            barrier: Any, out: multiprocessing.Queue[Counts], backoff_ms: float) -> None:
     out.put(asyncio.run(measure(bootstrap, workload, connections, tag, seconds, first_index=first, barrier=barrier,
-                                cpu=lambda: sum(cpu_s(pid) for pid in pids))))
+                                cpu=lambda: sum(cpu_s(pid) for pid in pids), add_retry_backoff_ms=backoff_ms)))
 
 
 @dataclass(frozen=True)
@@ -164,7 +176,8 @@ class Sample:
         return cores * 1e6 / max(self.cpu_us_per_unit + self.client_cpu_us_per_unit, 1e-9)
 
 
-def sample(server: Server, workload: str, connections: int, processes: int, tag: str, seconds: float) -> Sample:
+def sample(server: Server, workload: str, connections: int, processes: int, tag: str, seconds: float,
+           backoff_ms: float = ADD_PARTITIONS_RETRY_BACKOFF_MS) -> Sample:
     """One run: `connections` connections split over `processes` client processes."""
     processes = max(1, min(processes, connections))
     barrier = multiprocessing.Barrier(processes)
@@ -176,7 +189,7 @@ def sample(server: Server, workload: str, connections: int, processes: int, tag:
         raise SystemExit(f"{server.name} has {len(nodes)} nodes: needs --client-processes >= {len(nodes)}")
     pids = [pid for _, pid in nodes]
     clients = [multiprocessing.Process(target=_client, args=(nodes[i % len(nodes)][0], pids, workload, n, first, tag,
-                                                              seconds, barrier, out))
+                                                              seconds, barrier, out, backoff_ms))
                for i, (n, first) in enumerate(zip(shares, firsts, strict=True))]
     for c in clients:
         c.start()
@@ -268,7 +281,7 @@ def _phase(durability: str, targets: list[str], workloads: list[str], connection
                     for target in order:
                         run += 1
                         s = sample(servers[target], workload, n, args.client_processes, f"{durability}{run}",
-                                   args.seconds)
+                                   args.seconds, args.add_retry_backoff_ms)
                         results.setdefault((durability, workload, n, target), []).append(s)
                         print(f"{durability} {workload} x{n} {target}: {s.per_s:,.0f}/s, "
                               f"{s.cpu_us_per_request:,.0f} CPU µs/request, {s.cpu_us_per_unit:,.0f} CPU µs/unit, "
@@ -292,6 +305,10 @@ def main() -> None:
                              "client processes split between them (the bound of one process per broker)")
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--loop", default="default", help="kcoord's event loop: default (kcoord serve's) or asyncio")
+    parser.add_argument("--add-retry-backoff-ms", type=float, default=ADD_PARTITIONS_RETRY_BACKOFF_MS,
+                        help="txn: the wait before re-sending an AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS "
+                             "(default: Kafka's Java client's 20 ms; 1 was the bench's own before issue 31's ninth "
+                             "session)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.quick:

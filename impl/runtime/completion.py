@@ -89,10 +89,19 @@ class Completion(Generic[T]):
                 fut.set_result(c._value)  # type: ignore[arg-type]
 
         def hand_over(c: Completion[T]) -> None:
-            if loop.is_running():
-                loop.call_soon_threadsafe(forward, c)
-            else:
+            if not loop.is_running():
                 forward(c)
+            elif _running_loop() is loop:  # set on the loop's own thread (the cluster loop): no wake-up to write
+                loop.call_soon(forward, c)
+            else:
+                loop.call_soon_threadsafe(forward, c)
 
         self.then(hand_over)
         return fut
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

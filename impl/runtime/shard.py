@@ -83,6 +83,11 @@ class Plan:
     after_apply: Callable[[], None] | None = None  # side effects once applied (schedule timers, send markers)
     batch: BatchAttributes | None = None  # producer fields of the appended batch (default: a plain batch)
     appended: AppendInfo | None = None  # set by the shard once the records are appended (their offsets)
+    #: applied and answered once written (in the page cache), before they are durable, in log order with the plans
+    #: before it; their log is not flushed for them (the next durable write to it covers them). Only for records
+    #: whose loss a load repairs (a Complete* record: the Prepare* before it makes the load re-send the markers and
+    #: write it again), and whose key's next acknowledged write goes to the same log after them
+    visible_when_written: bool = False
 
     def answer(self) -> Any:
         return self.response() if callable(self.response) else self.response
@@ -336,13 +341,14 @@ class Shard:
         completion.set(fallback.answer())
 
     def complete_durable(self) -> int:
-        """Apply and answer every in-flight plan whose records are now durable, in append order."""
+        """Apply and answer every in-flight plan whose records are now durable (or, `visible_when_written`, written),
+        in append order."""
         done = 0
         durable = self.log.durable_offset
         in_flight = self._in_flight
         check_record = self.spec.check_record if self.check_records else None
         apply = self.apply
-        while in_flight and in_flight[0].last_offset < durable:
+        while in_flight and (in_flight[0].last_offset < durable or in_flight[0].plan.visible_when_written):
             item = in_flight.popleft()
             plan = item.plan
             changes = plan.changes

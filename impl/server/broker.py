@@ -14,7 +14,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..cluster import Cluster, Node
 from ..errors import Errors
@@ -158,3 +158,10 @@ class BrokerContext:
             if completion.done:
                 return completion.result()
         return await completion.as_future()
+
+    async def wait_at_most(self, completion: Completion[Any], seconds: float) -> None:
+        """Until `completion` is done (its value is not read) or `seconds` have passed."""
+        if completion.done:
+            return
+        self.shared.kick()
+        await asyncio.wait((completion.as_future(),), timeout=seconds)

@@ -101,13 +101,28 @@ class TxnHandlers:
 
     async def end_txn(self, request: Request) -> ResponsePayload | EncodedBody:
         body: Any = request.body
-        answer = await self.ctx.wait(self.ctx.node.txn.end_txn(
+        txn = self.ctx.node.txn
+        answer = await self.ctx.wait(txn.end_txn(
             body.transactional_id, body.producer_id, body.producer_epoch, "COMMIT" if body.committed else "ABORT",
             request.api_version))
+        hold_ms = txn.config.end_txn_waits_for_markers_ms
+        if hold_ms and answer.error == Errors.NONE and self._waits_for_disk():
+            # answered once the markers and the Complete* record are written (bounded): the client's next
+            # transaction then starts at once instead of meeting CONCURRENT_TRANSACTIONS (DEVIATIONS.md)
+            settled = txn.when_settled(body.transactional_id)
+            if settled is not None:
+                await self.ctx.wait_at_most(settled, hold_ms / 1000)
         return self._bodies.body(
             (request.api_key, request.api_version, answer.error, answer.producer_id, answer.producer_epoch),
             lambda: build(response_schema(request.api_key, request.api_version), error_code=code(answer.error),
                           producer_id=answer.producer_id, producer_epoch=answer.producer_epoch))
+
+    def _waits_for_disk(self) -> bool:
+        """Writes are answered once fsynced (not `--durability os`, where the markers and the Complete* record are
+        written within the loop turn that answers EndTxn, so no client meets CONCURRENT_TRANSACTIONS and waiting
+        would only cost loop turns)."""
+        durability = self.ctx.cluster.config.durability
+        return durability is None or durability.mode != "os"
 
     async def describe_transactions(self, request: Request) -> ResponsePayload:
         body: Any = request.body

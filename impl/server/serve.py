@@ -27,6 +27,7 @@ import errno
 import fcntl
 import logging
 import os
+import threading
 import time
 from collections import Counter as Tally
 from collections.abc import Coroutine, Mapping
@@ -157,7 +158,7 @@ class KcoordServer:
         self._wake: asyncio.Event | None = None
         self._wake_at_ms = 0  # when the sleeping cluster loop wakes by itself (0: it is not sleeping)
         self._flushing: list[FlushTicket] | None = None  # the group commit whose fsyncs run now (fsync durability)
-        self._flush_waiter: asyncio.Future[list[None]] | None = None
+        self._flush_waiter: asyncio.Future[None] | None = None  # done once the round's fsyncs all ended
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
         self.request_memory: RequestMemory | None = None
@@ -337,8 +338,9 @@ class KcoordServer:
     def _start_flush(self) -> None:
         """Group commit (`--durability fsync`): unless a flush is in flight, begin one for every log holding
         appends not yet fsynced and run their fsyncs side by side on the fsync threads while the loop goes on; the
-        writes that arrive meanwhile wait for the next one. When they are done the loop is woken to complete what
-        became durable, and the next flush starts at once if anything is pending."""
+        writes that arrive meanwhile wait for the next one. When they are all done the loop is woken once (not once
+        per fsync: each wake-up is a self-pipe write, a loop turn and GIL hand-offs) to complete what became
+        durable, and the next flush starts at once if anything is pending."""
         assert self.cluster is not None
         if self._flushing is not None:
             return
@@ -347,11 +349,27 @@ class KcoordServer:
             return
         self._flushing = tickets
         loop = asyncio.get_running_loop()
-        pool = fsync_pool()
-        waiter = self._flush_waiter = asyncio.gather(*(loop.run_in_executor(pool, t.fsync) for t in tickets))
-        waiter.add_done_callback(lambda _: self._flush_done(tickets))
+        waiter = self._flush_waiter = loop.create_future()
+        left = [len(tickets)]
+        lock = threading.Lock()
 
-    def _flush_done(self, tickets: list[FlushTicket]) -> None:
+        def fsync(ticket: FlushTicket) -> None:  # on an fsync thread; the round's last one wakes the loop, once
+            try:
+                ticket.fsync()
+            finally:
+                with lock:
+                    left[0] -= 1
+                    last = left[0] == 0
+                if last:
+                    loop.call_soon_threadsafe(self._flush_done, tickets, waiter)
+
+        pool = fsync_pool()
+        for ticket in tickets:
+            pool.submit(fsync, ticket)
+
+    def _flush_done(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
         self._flushing = self._flush_waiter = None
         if self.cluster is not None:
             self.cluster.end_flush(tickets)

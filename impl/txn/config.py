@@ -40,6 +40,15 @@ class TxnConfig:
     #: partitions waiting for a marker, over all transactions of this node; above it, new client EndTxn requests
     #: are answered COORDINATOR_NOT_AVAILABLE (retriable) until the channel drains
     marker_backlog_max: int = 1_000_000
+    #: the Complete* record (written once every marker is durable) is applied once written, before its fsync: losing
+    #: it in a power failure is repaired by a load (the Prepare* re-sends the markers), and the transactional id's
+    #: next acknowledged write follows it in the same log (its fsync covers it). False: applied once durable
+    complete_when_written: bool = True
+    #: `kcoord serve` with writes answered once fsynced (not `--durability os`): a client's EndTxn answered NONE is
+    #: sent once the transaction's markers and Complete* record are written, or after this long, whichever comes
+    #: first (Kafka answers once the Prepare* record is durable; a client's next transaction then meets
+    #: CONCURRENT_TRANSACTIONS and waits 20 ms). 0: answered as Kafka does
+    end_txn_waits_for_markers_ms: int = 100
     def __post_init__(self) -> None:
         if self.max_timeout_ms <= 0:
             raise ValueError(f"max_timeout_ms must be positive, got {self.max_timeout_ms}")
@@ -50,6 +59,8 @@ class TxnConfig:
                      "marker_in_flight_max", "marker_backlog_max"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.end_txn_waits_for_markers_ms < 0:
+            raise ValueError(f"end_txn_waits_for_markers_ms must be >= 0, got {self.end_txn_waits_for_markers_ms}")
         if self.marker_retry_backoff_max_ms < self.marker_retry_backoff_ms:
             raise ValueError("marker_retry_backoff_max_ms must be >= marker_retry_backoff_ms")
 

@@ -94,7 +94,8 @@ class TransactionCoordinator:
         self.ctx = seeded.context(plans.TxnContext(
             table=self.table, clock=clock, codec=self.codec,
             server_txn_version=self.config.server_txn_version, max_timeout_ms=self.config.max_timeout_ms,
-            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers), seeded_bugs)
+            new_producer_id=producer_ids.generate_producer_id, send_markers=self._send_markers,
+            complete_when_written=self.config.complete_when_written), seeded_bugs)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -312,6 +313,11 @@ class TransactionCoordinator:
         return self._submit(transactional_id, plans.end_txn,
                             (producer_id, producer_epoch, result, request_version > 4), respond,
                             _fenced_finisher(respond))
+
+    def when_settled(self, transactional_id: str) -> Completion[None] | None:
+        """Done once the markers and the Complete* record of the transaction are written (or no longer this node's to
+        write); None when none are being written."""
+        return self.channel.when_settled(transactional_id)
 
     def describe_transactions(self, transactional_ids: Sequence[str]) -> Completion[list[TransactionDescription]]:
         answers: list[Completion[TransactionDescription]] = []

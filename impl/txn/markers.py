@@ -73,6 +73,7 @@ class PendingTxn:
     remaining: set[TopicPartition]
     completing: bool = False  # the Complete* append is in flight
     attempts: int = 0  # retries so far (drives the back-off)
+    settled: Completion[None] | None = None  # `MarkerChannel.when_settled`'s, set once this leaves the channel
 
     def marker(self, partitions: Iterable[TopicPartition]) -> TxnMarker:
         return TxnMarker(self.producer_id, self.producer_epoch, self.result, self.coordinator_epoch,
@@ -130,6 +131,20 @@ class MarkerChannel:
     def pending(self, transactional_id: str) -> PendingTxn | None:
         return self._txns.get(transactional_id)
 
+    def when_settled(self, transactional_id: str) -> Completion[None] | None:
+        """Done once the transaction's markers and Complete* record are written (or the channel stops writing them:
+        the partition moved, a newer epoch exists); None if none are being written."""
+        txn = self._txns.get(transactional_id)
+        if txn is None:
+            return None
+        if txn.settled is None:
+            txn.settled = Completion()
+        return txn.settled
+
+    def _settle(self, txn: PendingTxn) -> None:
+        if txn.settled is not None and not txn.settled.done:
+            txn.settled.set(None)
+
     def queue_sizes(self) -> dict[str, int]:
         """Partitions queued per destination, plus those waiting for a retry back-off (`"delayed"`)."""
         sizes = {d.label: sum(len(parts) for _, parts in d.queue.values()) for d in self._destinations.values()}
@@ -186,6 +201,7 @@ class MarkerChannel:
     def _forget(self, txn: PendingTxn) -> None:
         if self._txns.get(txn.transactional_id) is txn:
             del self._txns[txn.transactional_id]
+        self._settle(txn)
         for dest in self._destinations.values():
             queued = dest.queue.get(txn.transactional_id)
             if queued is not None and queued[0] is txn:
@@ -355,6 +371,8 @@ class MarkerChannel:
             if self._txns.get(txn.transactional_id) is txn:
                 del self._txns[txn.transactional_id]
             self.stats.completed += 1
+            if txn.settled is not None:
+                self._settle(txn)
             return
         if error in _COMPLETE_RETRY or (error in _COMPLETE_MOVED and self._live(txn)):
             # A local storage failure is NOT_COORDINATOR too; while this node still owns the partition nobody

@@ -82,6 +82,7 @@ class TxnContext:
     max_timeout_ms: int
     new_producer_id: Callable[[], int]
     send_markers: Callable[[Shard, str], None]  # after a Prepare* is applied: queue its markers
+    complete_when_written: bool = True  # TxnConfig.complete_when_written
 
     def record(self, post: Mapping[str, Any]) -> RecordBytes:
         return self.codec.key(post["transactional_id"]), self.codec.encode(post)
@@ -298,7 +299,13 @@ def complete(ctx: TxnContext, shard: Shard, txns: list[tuple[str, int, int]]) ->
         assert decision.post is not None
         changes.append(change)
         records.append(ctx.record(decision.post))
-    return Plan(changes, records, response=Errors.NONE, on_failure=_failure_answer(_same))
+    # Visible once written, not once fsynced: the markers are durable already (the channel writes this only after
+    # every marker was acknowledged, which the partitions do once the marker is durable), so losing this record in a
+    # power failure loses nothing a load does not repair (the Prepare* before it re-sends the markers, which are
+    # idempotent, and writes it again); and the transactional id's next acknowledged write (Ongoing, Empty, a
+    # tombstone) is appended after it to this log, so the fsync that write waits for covers it.
+    return Plan(changes, records, response=Errors.NONE, on_failure=_failure_answer(_same),
+                visible_when_written=ctx.complete_when_written)
 
 
 def expire(ctx: TxnContext, shard: Shard, transactional_ids: list[str], expiration_ms: int) -> Plan:

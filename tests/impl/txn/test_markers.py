@@ -255,7 +255,9 @@ def test_complete_append_failure_is_retried_while_the_partition_is_ours(h: Harne
 
 
 def test_complete_is_dropped_when_the_partition_moves_away(tmp_path: Path) -> None:
-    h = Harness(tmp_path, durability=Durability.group(max_delay_ms=50, max_bytes=1 << 20))
+    """(With the Complete* record applied once durable, `complete_when_written=False`: only then is it pending.)"""
+    h = Harness(tmp_path, durability=Durability.group(max_delay_ms=50, max_bytes=1 << 20),
+                config=TxnConfig(complete_when_written=False))
     h.seed(T, "Ongoing", producer_id=PID, previous_producer_id=PID, producer_epoch=E,
            partitions=frozenset({"orders-0"}))
     h.run(h.coordinator.end_txn(T, PID, E, "COMMIT", 3))
@@ -266,6 +268,34 @@ def test_complete_is_dropped_when_the_partition_moves_away(tmp_path: Path) -> No
     h.coordinator.load(h.partition(T))
     h.settle()
     assert h.get(T)["state"] == "CompleteCommit"
+
+
+def test_complete_is_visible_once_written_and_durable_with_the_next_write(tmp_path: Path) -> None:
+    """The Complete* record, written once every marker is durable, is applied once written (not fsynced yet); the
+    log is not flushed for it, and the transactional id's next write (an Ongoing) is appended after it, so the fsync
+    that write is answered after covers it."""
+    h = Harness(tmp_path, durability=Durability.fsync())
+    h.seed(T, "Ongoing", producer_id=PID, previous_producer_id=PID, producer_epoch=E,
+           partitions=frozenset({"orders-0"}))
+    log = h.shard(T).log
+    h.coordinator.flush()
+    h.run(h.coordinator.end_txn(T, PID, E, "COMMIT", 3))
+    h.coordinator.poll()  # markers acknowledged at once; the Complete record is appended and applied
+    assert h.get(T)["state"] == "CompleteCommit" and not h.shard(T).pending("Transaction", (T,))
+    assert h.coordinator.channel.pending(T) is None
+    complete_end = log.log_end_offset
+    assert log.flushed_offset < complete_end  # not fsynced ...
+    assert not h.coordinator.runtime.begin_flush()  # ... and nothing asks for it
+    added = h.coordinator.add_partitions(T, PID, E, [TopicPartition("orders", 1)], request_version=3)
+    h.coordinator.poll()
+    assert not added.done  # the Ongoing record waits for its fsync, which covers the Complete record before it
+    tickets = h.coordinator.runtime.begin_flush()
+    assert [t.end_offset for t in tickets] == [complete_end + 1]
+    for t in tickets:
+        t.fsync()
+        t.log.end_flush(t)
+    h.coordinator.poll()
+    assert added.done and log.flushed_offset == log.log_end_offset
 
 
 def test_back_off_doubles_up_to_the_maximum(tmp_path: Path) -> None:

@@ -165,8 +165,7 @@ def _property_records(plans: Mapping[str, Any], results: Mapping[str, duckspark.
                 continue
             at = {p.name: location(p.span) for p in plan.m.traces}
             for r in con.execute(sql).to_arrow_table().to_pylist():
-                out.append({**r, "seq_from": r["seq"], "seq_to": r["seq"], "location": at[r["name"]], "pos": None,
-                            "row_json": None})
+                out.append({**r, "seq_from": r["seq"], "seq_to": r["seq"], "location": at[r["name"]], "row_json": None})
         return out
     finally:
         con.close()
@@ -232,17 +231,6 @@ def witness_fetcher(machines: Mapping[str, ir.Machine], sources: Sequence[Source
                 out.setdefault(r["key"], {})[pos] = row
         return out
     return fetch
-
-
-def with_positions(records: list[dict[str, Any]], fetch: Fetch) -> None:
-    """The trace properties' violations among `records` given the place of their row in its key (`pos`, which the
-    witness is cut around): the first valid row of the key with the violation's seq, read again by key."""
-    for name in sorted({r["machine"] for r in records if r["pos"] is None}):
-        mine = [r for r in records if r["machine"] == name and r["pos"] is None]
-        rows = fetch(name, [(k, 0, 2**62) for k in sorted({r["key"] for r in mine})])
-        for r in mine:
-            at = [p for p, row in rows.get(r["key"], {}).items() if row["seq"] == r["seq"]]
-            r["pos"] = min(at) if at else -1
 
 
 def _sorted(value: Any) -> Any:

@@ -10,10 +10,10 @@ relation, one window per task for both; `windowed`, `windowed_from`, `kept` and 
 `duckstage` stages keys that cross work units with), `trace_end` (phase 1: the latest `ts_ms` of the rows, which
 `within` compares its deadlines with: the driver takes the maximum over the units), `violations` (phase 2: one row per
 violation of every trace property of one machine: machine, key, check, name, seq, message, as the Python checker's
-`Violation`s), `not_checked` and `expression_plans`. The conditions and the values staged are the Spark checker's trees
-(`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and names), rendered in `sqltree`'s
-DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This module builds SQL text; the caller
-runs it (a DuckDB connection of its own).
+`Violation`s, and the row's `pos`), `not_checked` and `expression_plans`. The conditions and the values staged
+are the Spark checker's trees (`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and
+names), rendered in `sqltree`'s DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This
+module builds SQL text; the caller runs it (a DuckDB connection of its own).
 Must not import: duckdb (this module builds SQL text; the caller runs it), kcoord.cli.
 """
 
@@ -33,8 +33,9 @@ from .sparkprops import entering, needs
 DUCKDB = q.DUCKDB
 #: the columns every staged row keeps (besides those `Needs` names): what the properties' plumbing reads
 STAGED = ("key", "seq", "pos", "ts_ms", "kind", "event", "to_state", "pre_known", "pre_state", "p_to_state")
-#: one row per violation, as `checks.Violation` identifies it (machine, key, check, name, seq) and its message
-VIOLATION_COLUMNS = ("machine", "key", "check", "name", "seq", "message")
+#: one row per violation, as `checks.Violation` identifies it (machine, key, check, name, seq), its message and its
+#: row's place among its key's rows (`pos`, the staged row's: the witness is cut around it)
+VIOLATION_COLUMNS = ("machine", "key", "check", "name", "seq", "message", "pos")
 
 
 def expression_plans(machines: Mapping[str, ir.Machine]) -> dict[str, MachinePlan]:
@@ -183,7 +184,7 @@ def not_checked(plan: MachinePlan, present: Mapping[str, object]) -> list[str]:
 
 def _found(plan: MachinePlan, prop: ir.TraceProperty, rows: str, message: q.Expr, where: str = "true") -> str:
     head = ", ".join([f"{DUCKDB.string(plan.m.name)} AS machine", "key", f"{DUCKDB.string(prop.form)} AS {_q('check')}",
-                      f"{DUCKDB.string(prop.name)} AS name", "seq", f"{_r(message)} AS message"])
+                      f"{DUCKDB.string(prop.name)} AS name", "seq", f"{_r(message)} AS message", "pos"])
     return f"SELECT {head} FROM {rows} WHERE {where}"
 
 
@@ -300,9 +301,9 @@ def _fenced(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Ma
         return None
     per = [_q(k) for k in prop.per]
     mine = q.and_(q.eq(q.col("event"), q.lit(plan.event(event))), plan.is_kind(*ACCEPTED_KINDS))
-    union = f"SELECT {', '.join(per)}, ts_ms, 0 AS flag, seq, key, {_q('arg_' + param)} AS value " \
+    union = f"SELECT {', '.join(per)}, ts_ms, 0 AS flag, seq, key, {_q('arg_' + param)} AS value, pos " \
             f"FROM {_relation(staged_rows, plan.m.name)} s WHERE {_r(mine)} UNION ALL " \
-            f"SELECT {', '.join(per)}, ts_ms, 1 AS flag, seq, key, {_q(var)} AS value " \
+            f"SELECT {', '.join(per)}, ts_ms, 1 AS flag, seq, key, {_q(var)} AS value, pos " \
             f"FROM {_relation(staged_rows, other)} s"
     latest = f"last_value(CASE WHEN flag = 1 THEN value END IGNORE NULLS) OVER (PARTITION BY {', '.join(per)} " \
              "ORDER BY ts_ms, flag, seq, key, value ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"

@@ -167,6 +167,12 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                 writer.write_table(table)
             return bytes(sink.getvalue().to_pybytes())
 
+        def record(unit: int, **given: Any) -> Any:  # (a unit's result: the columns not given empty)
+            empty = {"rows": 0, "found": b"", "bounds": b"", "bad": b"", "staged": b"", "parts": b"", "ts_end": None,
+                     "error": None}
+            return pa.RecordBatch.from_pydict({"unit": [unit], **{c: [v] for c, v in (empty | given).items()}},
+                                              schema=schema)
+
         def table(query: str, unit: int, name: str | None = None) -> Any:
             out = con.execute(query.replace("{source}", "t").replace("{unit}", str(unit))).to_arrow_table()
             if name is not None:
@@ -182,9 +188,7 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                         con.register("t", pq.ParquetFile(path).read_row_groups(groups))
                     except Exception as e:  # (pages that break partway: said, for the caller to fall back)
                         why = " ".join(f"{type(e).__name__}: {e}".split())
-                        yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [0], "found": [b""], "bounds": [b""],
-                                                          "bad": [b""], "staged": [b""], "parts": [b""],
-                                                          "ts_end": [None], "error": [why]}, schema=schema)
+                        yield record(unit, error=why)
                         continue
                     bad = b""
                     if sql["valid"] is not None:  # (the valid rows replace `t`)
@@ -198,14 +202,12 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                         con.execute(f"CREATE OR REPLACE TEMP TABLE s AS {sql['pass'].replace('{source}', 't')}")
                         table(sql["flags"], unit, "r")
                         staged = ipc(table(sql["staged"], unit))
-                    parts = ipc(table(sql["parts"], unit)) if sql.get("parts") is not None else b""
+                    parts = ipc(table(sql["parts"], unit)) if sql["parts"] is not None else b""
                     rows, end = con.execute("SELECT count(*), max(ts_ms) FROM t").fetchone()  # type: ignore[misc]
                     found = ipc(table(sql["found"], unit))
                     edges = ipc(table(sql["bounds"], unit)) if bounds else b""
-                    yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [rows], "found": [found],
-                                                      "bounds": [edges], "bad": [bad], "staged": [staged],
-                                                      "parts": [parts], "ts_end": [end], "error": [None]},
-                                                     schema=schema)
+                    yield record(unit, rows=rows, found=found, bounds=edges, bad=bad, staged=staged, parts=parts,
+                                 ts_end=end)
         finally:
             con.close()
     return run

@@ -316,7 +316,6 @@ def _check_with_duckdb(config: Config, machines: Mapping[str, ir.Machine], sourc
         return result.reason
     tick("writing")
     first = [dict(r) for r in result.records[:config.max_witnesses]]
-    duckengine.with_positions(first, result.fetch)
     shown = _with_witnesses(result.fetch, {n: Spec.of(machines[n]) for n in {r["machine"] for r in first}}, first)
     if result.records:
         witnessed = {v.id: (v.witness, v.witness_rows) for v in shown}

@@ -2,11 +2,13 @@
 Parquet traces checked by `duckspark` (one Spark task per work unit, each validating its rows with `duckvalid`,
 checking them with the DuckDB row pass and, for a machine a trace property reads, staging its unit's rows from the
 same pass with `duckstage.unit_staged_from` and counting its rows per window partition with `duckstage.unit_parts`),
-the keys that cross units stitched on the driver (the row checks by `duckspark.stitch`; the staged rows by
-`duckstage.stitch`, from the tasks' staged rows, parts and boundary rows: the rows whole keys would stage), the trace
-properties' phase 2 (`duckprops.violations`) on the driver, and the same outputs as the Spark SQL plan's: `Summary`
-counts, `<out>/violations/` (`output.VIOLATION_FIELDS`, ids as `checks.violation_id`), witnesses for the first
-`max_witnesses` (their rows read again by key on the driver, in DuckDB) and the quarantine under `<out>/quarantine/`.
+the keys that cross units stitched (the row checks by `duckspark.stitch` on the driver; the staged rows, which the
+tasks write under `<out>/_staged/`, with `duckstage.prepare`'s tables: the driver reads only the tasks' parts and
+boundary rows), the trace properties' phase 2 (`duckprops.violations`: on the driver over at most
+`PHASE2_DRIVER_MAX_ROWS` staged rows, in Spark's tasks over more: `duckspread`), and the same outputs as the Spark
+SQL plan's: `Summary` counts, `<out>/violations/` (`output.VIOLATION_FIELDS`, ids as `checks.violation_id`),
+witnesses for the first `max_witnesses` (their rows read again by key on the driver, in DuckDB) and the quarantine
+under `<out>/quarantine/`.
 
 Owns: `why_not` (why a run cannot take this path: one line, or None), `check` (the path: a result, or `Fallback`
 with one line saying why the run must take the Spark SQL plan instead — a key whose units interleave
@@ -19,7 +21,6 @@ for them), the CLI. Must not import: duckdb at import time (imported when a run 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -33,7 +34,7 @@ from typing import Any
 from kcoord.model import ir
 from kcoord.model.traceschema import codes
 
-from . import duckprops, duckspark, duckstage, output
+from . import duckprops, duckspark, duckspread, duckstage, output
 from .checks import CHECKS, violation_id
 from .duckcheck import window_order
 from .duckvalid import layout, reasoned
@@ -79,16 +80,32 @@ def why_not(machines: Mapping[str, ir.Machine], sources: Sequence[Source], pairs
     return None
 
 
+#: phase 2 of the trace properties runs on the driver over at most this many staged rows, in Spark's tasks over
+#: more (`duckspread`: the driver never holds them)
+PHASE2_DRIVER_MAX_ROWS = 2_000_000
+
+
 def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Source], out: str,
-          unit_rows: int) -> Result | Fallback:
+          unit_rows: int, phase2_driver_max_rows: int = PHASE2_DRIVER_MAX_ROWS) -> Result | Fallback:
     """Every machine of `sources` (all of which `why_not` accepts) checked in Spark's tasks; the quarantine written
-    under `<out>/quarantine/` (only once no machine falls back)."""
+    under `<out>/quarantine/` (only once no machine falls back). The tasks write the staged rows under
+    `<out>/_staged/` (removed when done)."""
+    scratch = os.path.join(out, "_staged")
+    try:
+        return _check(spark, machines, sources, out, unit_rows, phase2_driver_max_rows, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Source], out: str, unit_rows: int,
+           phase2_driver_max_rows: int, scratch: str) -> Result | Fallback:
     names = sorted({s.machine for s in sources})
     plans = duckprops.expression_plans({n: machines[n] for n in names})
     from .sparkprops import needs
 
     wants = needs(plans)
     results: dict[str, duckspark.Checked] = {}
+    staged: dict[str, duckspread.Staged] = {}
     for name in names:
         m, plan, need = machines[name], plans[name], wants[name]
         why = duckstage.refusal(plan, need) if need.rows else None
@@ -96,8 +113,12 @@ def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sour
             return Fallback(why)
         files = sorted(s.path for s in sources if s.machine == name)
         valid = {f: reasoned(m, f, layout(m, f), relation="t", source=f"file://{os.path.abspath(f)}") for f in files}
-        staged = duckstage.unit_staged_from(plan, need, "s")
-        sql = duckspark.task_sql(m, valid, staged, duckstage.unit_parts("t") if staged is not None else None)
+        stage = duckstage.unit_staged_from(plan, need, "s")
+        folder = os.path.join(scratch, name)
+        if stage is not None:
+            os.makedirs(folder, exist_ok=True)
+        sql = duckspark.task_sql(m, valid, stage, duckstage.unit_parts("t") if stage is not None else None,
+                                 staged_to=folder if stage is not None else None)
         try:
             got = duckspark.check(spark, m, [Path(f) for f in files], unit_rows, sql=sql)
         except Exception as e:  # (a worker that cannot import what the task needs: the Spark SQL plan needs neither)
@@ -107,18 +128,20 @@ def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sour
             return Fallback(f"Spark's Python workers have no {missing} (the DuckDB tasks need duckdb and pyarrow)")
         if isinstance(got, duckspark.NotClustered | duckspark.Unreadable):
             return Fallback(got.reason)
-        if got.staged is not None:  # (phase 1 of the keys that cross units, put together: `duckstage`)
-            whole = duckstage.stitch(plan, need, got.staged, got.parts, got.bounds)
-            if isinstance(whole, duckstage.Refused):
-                return Fallback(whole.reason)
-            got = dataclasses.replace(got, staged=whole)
+        if stage is not None and got.units:  # (phase 1 of the keys that cross units, put together: `duckstage`)
+            ready = duckstage.prepare(plan, need, got.parts, got.bounds)
+            if isinstance(ready, duckstage.Refused):
+                return Fallback(ready.reason)
+            staged[name] = _kept(ready, folder, got.units)
         results[name] = got
     summary = output.Summary(ENGINE)
     for name, got in results.items():
         summary.rows_read[name] = got.rows
         _quarantine(machines[name], got.bad, os.path.join(out, "quarantine"), summary)
         summary.not_checked += duckprops.not_checked(plans[name], plans)
-    records = [*(r for got in results.values() for r in _row_records(got)), *_property_records(plans, results)]
+    ends = {n: got.trace_end for n, got in results.items()}
+    records = [*(r for got in results.values() for r in _row_records(got)),
+               *_property_records(spark, plans, staged, ends, phase2_driver_max_rows)]
     records.sort(key=lambda r: (r["machine"], CHECKS.index(r["check"]), r["key"], r["seq"], r["name"]))
     per: dict[str, Counter[str]] = {}
     for r in records:
@@ -126,6 +149,18 @@ def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sour
     summary.violations = {m: dict(sorted(c.items(), key=lambda kv: CHECKS.index(kv[0])))
                           for m, c in sorted(per.items())}
     return Result(summary, records, witness_fetcher(machines, sources))
+
+
+def _kept(ready: duckstage.Prepared, folder: str, units: int) -> duckspread.Staged:
+    """A machine's staged rows as its tasks wrote them under `folder`, with `ready`'s tables written beside them."""
+    import pyarrow.parquet as pq
+
+    files = {u: os.path.join(folder, f"unit-{u}.parquet") for u in range(units)}
+    assert all(os.path.exists(f) for f in files.values()), f"a unit's staged rows are missing from {folder}"
+    tables = os.path.join(folder, "_units.parquet"), os.path.join(folder, "_again.parquet")
+    pq.write_table(ready.units, tables[0])
+    pq.write_table(ready.again, tables[1])
+    return duckspread.Staged(files, ready, *tables)
 
 
 def _missing_module(e: Exception) -> str | None:
@@ -143,30 +178,47 @@ def _row_records(got: duckspark.Checked) -> list[dict[str, Any]]:
     return [{c: r[c] for c in VIOLATION_COLUMNS} for r in got.violations.to_pylist()]
 
 
-def _property_records(plans: Mapping[str, Any], results: Mapping[str, duckspark.Checked]) -> list[dict[str, Any]]:
-    """Phase 2 of the trace properties over every unit's staged rows (an in-process DuckDB on the driver)."""
-    import duckdb
+def _property_records(spark: Any, plans: Mapping[str, Any], staged: Mapping[str, duckspread.Staged],
+                      ends: Mapping[str, int | None], driver_max_rows: int) -> list[dict[str, Any]]:
+    """Phase 2 of the trace properties over every unit's staged rows: an in-process DuckDB on the driver over at most
+    `driver_max_rows` of them, else Spark's tasks (`duckspread`)."""
+    import pyarrow.parquet as pq
 
     from .checks import location
 
-    staged = {n: got.staged for n, got in results.items() if got.staged is not None}
     if not staged:
         return []
+    rows = sum(pq.read_metadata(f).num_rows for s in staged.values() for f in s.files.values())
+    if rows > driver_max_rows:
+        found = duckspread.violations(spark, plans, staged, ends, duckspread.bucket_count(spark, rows))
+    else:
+        found = _on_driver(plans, staged, ends)
+    at = {(n, p.name): location(p.span) for n, plan in plans.items() for p in plan.m.traces}
+    return [{**r, "seq_from": r["seq"], "seq_to": r["seq"], "location": at[r["machine"], r["name"]], "row_json": None}
+            for r in (found.to_pylist() if found is not None else [])]
+
+
+def _on_driver(plans: Mapping[str, Any], staged: Mapping[str, duckspread.Staged],
+               ends: Mapping[str, int | None]) -> Any:
+    """Phase 2 over every machine's staged rows, read here and stitched (an in-process DuckDB): the violations as
+    one Arrow table, or None."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     con = duckdb.connect()
     try:
         relations = {}
-        for i, (name, table) in enumerate(sorted(staged.items())):
-            con.register(f"staged_{i}", table)
+        for i, (name, s) in enumerate(sorted(staged.items())):
+            rows = pa.concat_tables([pq.read_table(f) for _, f in sorted(s.files.items())])
+            con.register(f"staged_{i}", duckstage.stitch_with(s.prepared, rows))
             relations[name] = f"staged_{i}"
-        out = []
+        found = []
         for name, plan in sorted(plans.items()):
-            sql = duckprops.violations(plans, plan, relations, results[name].trace_end)
-            if sql is None:
-                continue
-            at = {p.name: location(p.span) for p in plan.m.traces}
-            for r in con.execute(sql).to_arrow_table().to_pylist():
-                out.append({**r, "seq_from": r["seq"], "seq_to": r["seq"], "location": at[r["name"]], "row_json": None})
-        return out
+            sql = duckprops.violations(plans, plan, relations, ends.get(name))
+            if sql is not None:
+                found.append(con.execute(sql).to_arrow_table())
+        return pa.concat_tables(found) if found else None
     finally:
         con.close()
 

@@ -165,11 +165,18 @@ def violations(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows:
     if plan.m.name not in staged_rows:
         return None
     parts = []
-    for i, prop in enumerate(plan.m.traces):
-        found = _FORMS[prop.form](plans, plan, staged_rows, prop, i, end)
+    for i in range(len(plan.m.traces)):
+        found = property_violations(plans, plan, staged_rows, i, end)
         if found is not None:
             parts.append(found)
     return " UNION ALL ".join(f"SELECT * FROM ({p}) p{i}" for i, p in enumerate(parts)) or None
+
+
+def property_violations(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Mapping[str, str], i: int,
+                        end: int | None) -> str | None:
+    """`violations` of `plan`'s machine's property `i` alone (None: it has nothing to check here)."""
+    prop = plan.m.traces[i]
+    return _FORMS[prop.form](plans, plan, staged_rows, prop, i, end)
 
 
 def not_checked(plan: MachinePlan, present: Mapping[str, object]) -> list[str]:
@@ -265,15 +272,19 @@ def _before(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Ma
     """Rows entering S with no accepted row of N.E of equal K (the entering row's K as before it) at or after the
     time the instance entered the state it leaves (the first row of that run; none for a key's first row) and at
     or before the row."""
-    state, other, event = prop.subject[1], prop.subject[2], prop.subject[3]
-    theirs = plans.get(other)
-    if theirs is None or other not in staged_rows:
+    rows = before_entering(plans, plan, staged_rows, prop)
+    if rows is None:
         return None
-    known = event in {e.name for e in theirs.m.events}  # (an event N does not have: no row of N is one)
-    wanted = q.and_(q.eq(q.col("event"), q.lit(theirs.event(event))), theirs.is_kind(*ACCEPTED_KINDS)) if known \
-        else q.FALSE
-    keys = ", ".join(f"{_q(k)} AS {_q('_e_' + k)}" for k in prop.per)
-    events = f"(SELECT {keys}, ts_ms AS _e_ts FROM {_relation(staged_rows, other)} s WHERE {_r(wanted)})"
+    return before_missing(plans, plan, prop, i, f"({rows}) s", _relation(staged_rows, prop.subject[2]))
+
+
+def before_entering(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Mapping[str, str],
+                    prop: ir.TraceProperty) -> str | None:
+    """`before`'s first half, over each key's rows (a window by key): the rows entering S, each with `_since` (when
+    the instance entered the state it leaves; null for a key's first row). None when N has no staged rows."""
+    state, other = prop.subject[1], prop.subject[2]
+    if plans.get(other) is None or other not in staged_rows:
+        return None
     run = q.when(q.or_(q.IsNull(q.col("p_to_state")), q.ne(q.col("p_to_state"), q.col("to_state"))), q.col("ts_ms"))
     enter = entering(plan, (state,))
     rows = f"(SELECT *, {_r(q.Aliased(run, '_run'))}, {_r(q.Aliased(enter, '_entering'))} " \
@@ -282,6 +293,21 @@ def _before(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Ma
               "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
     rows = f"(SELECT *, lag(_entered) OVER (PARTITION BY key ORDER BY pos) AS _since " \
            f"FROM (SELECT *, {entered} AS _entered FROM {rows}) s) s"
+    return f"SELECT * FROM {rows} WHERE _entering"
+
+
+def before_missing(plans: Mapping[str, MachinePlan], plan: MachinePlan, prop: ir.TraceProperty, i: int,
+                   rows: str, events: str) -> str:
+    """`before`'s second half, over the entering rows of equal K (`rows`: `before_entering`'s, as a relation) and N's
+    staged rows (`events`, a relation): one violation per entering row with no accepted N.E of equal K in its
+    window."""
+    state, other, event = prop.subject[1], prop.subject[2], prop.subject[3]
+    theirs = plans[other]
+    known = event in {e.name for e in theirs.m.events}  # (an event N does not have: no row of N is one)
+    wanted = q.and_(q.eq(q.col("event"), q.lit(theirs.event(event))), theirs.is_kind(*ACCEPTED_KINDS)) if known \
+        else q.FALSE
+    keys = ", ".join(f"{_q(k)} AS {_q('_e_' + k)}" for k in prop.per)
+    events = f"(SELECT {keys}, ts_ms AS _e_ts FROM {events} s WHERE {_r(wanted)})"
     # K equal as the Python checker compares them (a null K equals a null K)
     same = [_r(q.same(q.col(f"_bk_{i}_{k}"), q.nested("e", f"_e_{k}"))) for k in prop.per]
     window = "e._e_ts <= s.ts_ms AND (s._since IS NULL OR e._e_ts >= s._since)"

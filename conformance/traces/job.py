@@ -90,6 +90,7 @@ class Config:
     duckdb_tasks: bool = True  # spark engine: DuckDB in Spark's tasks when every input allows (`duckengine`)
     duckdb_tasks_max_rows: int | None = None  # ... and has at most this many rows (None: `DUCKDB_TASKS_MAX_ROWS`)
     unit_rows: int = 500_000  # ... in work units of about this many rows (a file's consecutive row groups)
+    phase2_driver_max_rows: int | None = None  # ... trace properties over more staged rows in tasks (None: default)
 
 
 @dataclass(slots=True)
@@ -311,7 +312,9 @@ def _check_with_duckdb(config: Config, machines: Mapping[str, ir.Machine], sourc
     tick = _ticker(progress, 3)
     tick("checking")
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
-    result = duckengine.check(spark, machines, sources, out, config.unit_rows)
+    driver = config.phase2_driver_max_rows
+    result = duckengine.check(spark, machines, sources, out, config.unit_rows,
+                              duckengine.PHASE2_DRIVER_MAX_ROWS if driver is None else driver)
     if isinstance(result, duckengine.Fallback):
         return result.reason
     tick("writing")

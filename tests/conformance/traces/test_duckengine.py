@@ -108,12 +108,15 @@ def _crossing(folder: Path) -> int:
 
 
 def _both(spark: Any, root: Path, unit_rows: int = GROUP_ROWS, ms: dict[str, Any] | None = None,
-          max_rows: int | None = None) -> tuple[Outcome, Outcome, list[str]]:
+          max_rows: int | None = None, spread: bool = False) -> tuple[Outcome, Outcome, list[str]]:
+    """`--engine python` and `--engine spark` on `root`; `spread`: the trace properties' phase 2 in Spark's tasks
+    (`duckspread`), however few the staged rows."""
     said: list[str] = []
     ms = ms if ms is not None else dict(bundled_machines())
     py = run(Config([str(root)], str(root.parent / f"{root.name}-python"), engine="python"), ms)
     sp = run(Config([str(root)], str(root.parent / f"{root.name}-spark"), engine="spark", unit_rows=unit_rows,
-                    duckdb_tasks_max_rows=max_rows), ms, spark=spark, say=said.append)
+                    duckdb_tasks_max_rows=max_rows, phase2_driver_max_rows=0 if spread else None), ms, spark=spark,
+             say=said.append)
     return py, sp, said
 
 
@@ -151,33 +154,34 @@ def test_whole_keys_per_unit_are_checked_in_duckdb_as_python_checks_them(
     _same(py, sp, root)
 
 
-@pytest.mark.parametrize("order", ["by_key", "by_seq"])
+@pytest.mark.parametrize("order", ["by_key", "by_seq", "by_seq-spread"])
 def test_keys_across_units_are_stitched_as_python_checks_them(
         spark: Any, traces: Path, tmp_path: Path, order: str) -> None:
     """Every machine, its trace properties included: every key's rows in several units (`GROUP_ROWS` each), the row
-    checks and the properties' staged rows stitched on the driver, phase 2 over them — no fallback."""
+    checks and the properties' staged rows stitched on the driver, phase 2 over them — no fallback; `-spread`: the
+    staged rows stitched in Spark's tasks, phase 2 there too (`duckspread`)."""
     from kcoord.conformance.traces.duckprops import expression_plans
     from kcoord.conformance.traces.sparkprops import needs
 
     machines = sorted(bundled_machines())
     staging = sorted(n for n, need in needs(expression_plans(dict(bundled_machines()))).items() if need.rows)
     assert "Transaction" in staging, staging
-    root = _layout(traces, tmp_path / order, machines, "rows", by_seq=order == "by_seq")
+    root = _layout(traces, tmp_path / order, machines, "rows", by_seq=order.startswith("by_seq"))
     for name in staging:  # (each unit one row group: a key in two row groups crosses units)
         assert _crossing(root / name) > 0, name
-    py, sp, said = _both(spark, root)
+    py, sp, said = _both(spark, root, spread=order.endswith("spread"))
     assert sp.summary.engine == duckengine.ENGINE and said == []
     _same(py, sp, root)
 
 
-@pytest.mark.parametrize("order", ["by_key", "by_seq"])
+@pytest.mark.parametrize("order", ["by_key", "by_seq", "by_key-spread", "by_seq-spread"])
 def test_trace_properties_broken_across_keys_and_units_are_found_as_python_finds_them(
         spark: Any, tmp_path: Path, order: str) -> None:
     """test_duckdb_props' traces (40 keys of ~75 rows a machine, its `fenced` property added, columns the properties
     read scrambled across keys: many more of their violations) in `GROUP_ROWS`-row groups, units of three: the whole
     violations table is Python's, messages included — the trace properties' staged rows of keys crossing units,
     stitched, and the row checks on rows whose conditions read nulls (SQL's three-valued logic in both checkers:
-    `checks`)."""
+    `checks`). `-spread`: phase 2 in Spark's tasks (`duckspread`), every property's rows in buckets of its K."""
     from kcoord.conformance.traces.checks import TRACE_FORMS
 
     from .test_duckdb_props import SEEDS, traces, with_fenced
@@ -185,8 +189,8 @@ def test_trace_properties_broken_across_keys_and_units_are_found_as_python_finds
     machines = with_fenced()
     source = tmp_path / "source"
     traces(machines, SEEDS[0], source, mutate=True)
-    root = _layout(source, tmp_path / order, sorted(machines), "rows", by_seq=order == "by_seq")
-    _, sp, said = _both(spark, root, unit_rows=3 * GROUP_ROWS, ms=machines)
+    root = _layout(source, tmp_path / order, sorted(machines), "rows", by_seq=order.startswith("by_seq"))
+    _, sp, said = _both(spark, root, unit_rows=3 * GROUP_ROWS, ms=machines, spread=order.endswith("spread"))
     assert sp.summary.engine == duckengine.ENGINE and said == []
     a, b = (Counter(tuple(getattr(v, f) for f in FIELDS) for v in read_violations(str(root.parent / f"{root.name}-{e}"
                                                                                       / "violations")))

@@ -314,15 +314,14 @@ def _check_with_duckdb(config: Config, machines: Mapping[str, ir.Machine], sourc
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
     driver = config.phase2_driver_max_rows
     result = duckengine.check(spark, machines, sources, out, config.unit_rows,
-                              duckengine.PHASE2_DRIVER_MAX_ROWS if driver is None else driver)
+                              duckengine.PHASE2_DRIVER_MAX_ROWS if driver is None else driver, config.max_witnesses)
     if isinstance(result, duckengine.Fallback):
         return result.reason
     tick("writing")
-    first = [dict(r) for r in result.records[:config.max_witnesses]]
+    first = result.first
     shown = _with_witnesses(result.fetch, {n: Spec.of(machines[n]) for n in {r["machine"] for r in first}}, first)
-    if result.records:
-        witnessed = {v.id: (v.witness, v.witness_rows) for v in shown}
-        duckengine.write_violations(duckengine.violation_rows(result.records, witnessed), out)
+    if result.found is not None:
+        duckengine.write_violations(result.found, {v.id: (v.witness, v.witness_rows) for v in shown}, out)
     if not config.out:
         shutil.rmtree(out, ignore_errors=True)
     return result.summary, shown

@@ -88,19 +88,21 @@ PHASE2_DRIVER_MAX_ROWS = 2_000_000
 
 def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Source], out: str,
           unit_rows: int, phase2_driver_max_rows: int = PHASE2_DRIVER_MAX_ROWS,
-          max_witnesses: int = 1000) -> Result | Fallback:
+          max_witnesses: int = 1000, phase2_tasks: int | None = None) -> Result | Fallback:
     """Every machine of `sources` (all of which `why_not` accepts) checked in Spark's tasks; the quarantine written
     under `<out>/quarantine/` (only once no machine falls back). The tasks write the staged rows under
-    `<out>/_staged/` (removed when done)."""
+    `<out>/_staged/` (removed when done). `phase2_tasks`: the tasks of phase 2 in Spark (None: `duckspread`'s
+    choice)."""
     scratch = os.path.join(out, "_staged")
     try:
-        return _check(spark, machines, sources, out, unit_rows, phase2_driver_max_rows, scratch, max_witnesses)
+        return _check(spark, machines, sources, out, unit_rows, (phase2_driver_max_rows, phase2_tasks), scratch,
+                      max_witnesses)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Source], out: str, unit_rows: int,
-           phase2_driver_max_rows: int, scratch: str, max_witnesses: int) -> Result | Fallback:
+           phase2: tuple[int, int | None], scratch: str, max_witnesses: int) -> Result | Fallback:
     names = sorted({s.machine for s in sources})
     plans = duckprops.expression_plans({n: machines[n] for n in names})
     from .sparkprops import needs
@@ -143,7 +145,7 @@ def _check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sou
         summary.not_checked += duckprops.not_checked(plans[name], plans)
     ends = {n: got.trace_end for n, got in results.items()}
     tables = [got.violations for got in results.values() if got.violations is not None]
-    tables.append(_property_table(spark, plans, staged, ends, phase2_driver_max_rows))
+    tables.append(_property_table(spark, plans, staged, ends, *phase2))
     found = _violations_table(tables)
     summary.violations, first = _tally(found, max_witnesses)
     return Result(summary, found, first, witness_fetcher(machines, sources))
@@ -169,7 +171,7 @@ def _missing_module(e: Exception) -> str | None:
 
 
 def _property_table(spark: Any, plans: Mapping[str, Any], staged: Mapping[str, duckspread.Staged],
-                    ends: Mapping[str, int | None], driver_max_rows: int) -> Any:
+                    ends: Mapping[str, int | None], driver_max_rows: int, tasks: int | None) -> Any:
     """Phase 2 of the trace properties over every unit's staged rows (`sparkcheck.VIOLATION_COLUMNS`, an Arrow table,
     or None): an in-process DuckDB on the driver over at most `driver_max_rows` of them, else Spark's tasks
     (`duckspread`)."""
@@ -182,7 +184,7 @@ def _property_table(spark: Any, plans: Mapping[str, Any], staged: Mapping[str, d
         return None
     rows = sum(pq.read_metadata(f).num_rows for s in staged.values() for f in s.files.values())
     if rows > driver_max_rows:
-        found = duckspread.violations(spark, plans, staged, ends, duckspread.bucket_count(spark, rows))
+        found = duckspread.violations(spark, plans, staged, ends, tasks or duckspread.bucket_count(spark, rows))
     else:
         found = _on_driver(plans, staged, ends)
     if found is None:

@@ -54,9 +54,14 @@ class Staged:
 BUCKET_ROWS = 500_000
 
 
+#: bucket values per task: Spark hashes a bucket value again to pick its task, and many values per task spread
+#: the rows over every task (two values over two tasks may well hash to one)
+BUCKETS_PER_TASK = 8
+
+
 def bucket_count(spark: Any, rows: int) -> int:
-    """How many buckets (tasks of the second and third stages) for `rows` staged rows: the cluster's cores
-    (Spark's default parallelism; over Spark Connect, this host's cores), more past `BUCKET_ROWS` rows each."""
+    """How many tasks for the second and third stages, over `rows` staged rows: the cluster's cores (Spark's default
+    parallelism; over Spark Connect, this host's cores), more past `BUCKET_ROWS` rows each."""
     import os
 
     try:
@@ -111,9 +116,10 @@ def routes(plans: Mapping[str, MachinePlan], staged: Mapping[str, Any], ends: Ma
 
 
 def violations(spark: Any, plans: Mapping[str, MachinePlan], staged: Mapping[str, Staged],
-               ends: Mapping[str, int | None], buckets: int) -> Any:
+               ends: Mapping[str, int | None], tasks: int) -> Any:
     """Every machine's trace-property violations (`duckprops.VIOLATION_COLUMNS`, an Arrow table) over `staged`
-    (machine → its tasks' staged rows), in Spark's tasks: the driver receives the violations only."""
+    (machine → its tasks' staged rows), in Spark's tasks (`tasks` of them in the second and third stages, over
+    `BUCKETS_PER_TASK` times as many buckets): the driver receives the violations only."""
     import duckdb
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -128,7 +134,7 @@ def violations(spark: Any, plans: Mapping[str, MachinePlan], staged: Mapping[str
             schemas[name] = con.execute(s.prepared.rows("u")).to_arrow_table().schema
     finally:
         con.close()
-    todo, sends = routes(plans, staged, ends, buckets)
+    todo, sends = routes(plans, staged, ends, BUCKETS_PER_TASK * tasks)
     if not todo:
         return None
     work = [(name, unit, path) for name, s in sorted(staged.items()) for unit, path in sorted(s.files.items())]
@@ -136,7 +142,7 @@ def violations(spark: Any, plans: Mapping[str, MachinePlan], staged: Mapping[str
                     "sends": sends[name]} for name, s in staged.items()}
     df = spark.range(0, len(work), 1, len(work)).mapInArrow(_task(0, work, fixes, todo, schemas), SCHEMA)
     for stage in (1, 2):
-        df = df.repartition(buckets, "b").mapInArrow(_task(stage, work, fixes, todo, schemas), SCHEMA)
+        df = df.repartition(tasks, "b").mapInArrow(_task(stage, work, fixes, todo, schemas), SCHEMA)
     found = [pa.ipc.open_stream(pa.py_buffer(bytes(r["data"]))).read_all() for r in df.collect()]
     return pa.concat_tables(found) if found else None
 

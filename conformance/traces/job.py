@@ -91,6 +91,7 @@ class Config:
     duckdb_tasks_max_rows: int | None = None  # ... and has at most this many rows (None: `DUCKDB_TASKS_MAX_ROWS`)
     unit_rows: int = 500_000  # ... in work units of about this many rows (a file's consecutive row groups)
     phase2_driver_max_rows: int | None = None  # ... trace properties over more staged rows in tasks (None: default)
+    phase2_tasks: int | None = None  # ... in this many tasks (None: `duckspread.bucket_count`)
 
 
 @dataclass(slots=True)
@@ -314,7 +315,8 @@ def _check_with_duckdb(config: Config, machines: Mapping[str, ir.Machine], sourc
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
     driver = config.phase2_driver_max_rows
     result = duckengine.check(spark, machines, sources, out, config.unit_rows,
-                              duckengine.PHASE2_DRIVER_MAX_ROWS if driver is None else driver, config.max_witnesses)
+                              duckengine.PHASE2_DRIVER_MAX_ROWS if driver is None else driver, config.max_witnesses,
+                              config.phase2_tasks)
     if isinstance(result, duckengine.Fallback):
         return result.reason
     tick("writing")

@@ -110,12 +110,14 @@ def _crossing(folder: Path) -> int:
 def _both(spark: Any, root: Path, unit_rows: int = GROUP_ROWS, ms: dict[str, Any] | None = None,
           max_rows: int | None = None, spread: bool = False) -> tuple[Outcome, Outcome, list[str]]:
     """`--engine python` and `--engine spark` on `root`; `spread`: the trace properties' phase 2 in Spark's tasks
-    (`duckspread`), however few the staged rows."""
+    (`duckspread`), however few the staged rows, in 3 tasks (more than the test session's 2 cores: rows of equal K
+    meet across tasks only if their buckets are right)."""
     said: list[str] = []
     ms = ms if ms is not None else dict(bundled_machines())
     py = run(Config([str(root)], str(root.parent / f"{root.name}-python"), engine="python"), ms)
     sp = run(Config([str(root)], str(root.parent / f"{root.name}-spark"), engine="spark", unit_rows=unit_rows,
-                    duckdb_tasks_max_rows=max_rows, phase2_driver_max_rows=0 if spread else None), ms, spark=spark,
+                    duckdb_tasks_max_rows=max_rows, phase2_driver_max_rows=0 if spread else None,
+                    phase2_tasks=3 if spread else None), ms, spark=spark,
              say=said.append)
     return py, sp, said
 

@@ -213,14 +213,15 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     machines = dict(bundled_machines()) if scope == "all" else {MACHINE: bundled_machines()[MACHINE]}
     result: dict[str, float] = {}
     spark = None
-    if engine in ("spark", "spark-plan", "spark-c1", "spark-c2", "spark-twice", *FLOORS) or engine.startswith("stage:"):
+    if engine in ("spark", "spark-plan", "spark-spread", "spark-c1", "spark-c2", "spark-twice", *FLOORS) or \
+            engine.startswith("stage:"):
         from kcoord.conformance.traces.session import SMALL_INPUT_ROWS, local_session
 
         started = time.monotonic()
         rows: int | None = None  # (the large inputs' JIT, as `session.jit_options` chooses it above `SMALL_INPUT_ROWS`)
         if engine == "spark-c1":  # the small inputs' JIT (C1 only) whatever the size
             rows = SMALL_INPUT_ROWS
-        if engine in ("spark", "spark-plan", "spark-twice"):  # the JIT the CLI chooses for this input's size
+        if engine in ("spark", "spark-plan", "spark-spread", "spark-twice"):  # (the CLI's JIT for this size)
             from kcoord.conformance.traces.job import estimated_rows
             from kcoord.conformance.traces.readers import discover
 
@@ -265,11 +266,13 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         result["rows"] = float(sum(outcome.summary.rows_read.values()))
         result["violations"] = float(outcome.summary.violations_total)
     else:  # ("spark-c1", "spark-c2": the check with the small or the large inputs' JIT whatever the size;
-        # "spark": DuckDB in Spark's tasks where the input allows it, whatever its size; "spark-plan": the Spark SQL
-        # plan always)
+        # "spark": DuckDB in Spark's tasks where the input allows it, whatever its size; "spark-spread": the same
+        # with the trace properties' phase 2 in Spark's tasks however few the staged rows; "spark-plan": the Spark
+        # SQL plan always)
         said: list[str] = []
         outcome = run(Config([path], out, engine=engine.split("-")[0], max_witnesses=10,
-                             duckdb_tasks=engine != "spark-plan", duckdb_tasks_max_rows=2**62),
+                             duckdb_tasks=engine != "spark-plan", duckdb_tasks_max_rows=2**62,
+                             **({"phase2_driver_max_rows": 0} if engine == "spark-spread" else {})),
                       machines, spark=spark, say=said.append)
         result["engine"] = outcome.summary.engine  # type: ignore[assignment]
         result["fell_back"] = said  # type: ignore[assignment]

@@ -2,11 +2,14 @@
 Parquet traces checked by `duckspark` (one Spark task per work unit, each validating its rows with `duckvalid`,
 checking them with the DuckDB row pass and, for a machine a trace property reads, staging its unit's rows from the
 same pass with `duckstage.unit_staged_from` and counting its rows per window partition with `duckstage.unit_parts`),
-the keys that cross units stitched on the driver (the row checks by `duckspark.stitch`; the staged rows by
-`duckstage.stitch`, from the tasks' staged rows, parts and boundary rows: the rows whole keys would stage), the trace
-properties' phase 2 (`duckprops.violations`) on the driver, and the same outputs as the Spark SQL plan's: `Summary`
-counts, `<out>/violations/` (`output.VIOLATION_FIELDS`, ids as `checks.violation_id`), witnesses for the first
-`max_witnesses` (their rows read again by key on the driver, in DuckDB) and the quarantine under `<out>/quarantine/`.
+the keys that cross units stitched (the row checks by `duckspark.stitch` on the driver; the staged rows, which the
+tasks write under `<out>/_staged/`, with `duckstage.prepare`'s tables: the driver reads only the tasks' parts and
+boundary rows), the trace properties' phase 2 (`duckprops.violations`: on the driver over at most
+`PHASE2_DRIVER_MAX_ROWS` staged rows, in Spark's tasks over more: `duckspread`), and the same outputs as the Spark
+SQL plan's: `Summary` counts, `<out>/violations/` (`output.VIOLATION_FIELDS`, ids as `checks.violation_id`; the
+violations kept as one Arrow table, counted, ordered and written by DuckDB: a Python object only for each of the
+first `max_witnesses`), witnesses for those (their rows read again by key on the driver, in DuckDB) and the
+quarantine under `<out>/quarantine/`.
 
 Owns: `why_not` (why a run cannot take this path: one line, or None), `check` (the path: a result, or `Fallback`
 with one line saying why the run must take the Spark SQL plan instead — a key whose units interleave
@@ -19,12 +22,10 @@ for them), the CLI. Must not import: duckdb at import time (imported when a run 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
 import shutil
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +34,8 @@ from typing import Any
 from kcoord.model import ir
 from kcoord.model.traceschema import codes
 
-from . import duckprops, duckspark, duckstage, output
-from .checks import CHECKS, violation_id
+from . import duckprops, duckspark, duckspread, duckstage, output
+from .checks import CHECKS
 from .duckcheck import window_order
 from .duckvalid import layout, reasoned
 from .readers import Source, columns
@@ -54,7 +55,8 @@ class Fallback:
 @dataclass(slots=True)
 class Result:
     summary: output.Summary
-    records: list[dict[str, Any]]  # every violation (`sparkcheck.VIOLATION_COLUMNS`), in the report's order
+    found: Any  # every violation (`sparkcheck.VIOLATION_COLUMNS`): an Arrow table, or None (no violation)
+    first: list[dict[str, Any]]  # the first `max_witnesses` of them, in the report's order
     fetch: Fetch  # the witnesses' rows
 
 
@@ -79,16 +81,35 @@ def why_not(machines: Mapping[str, ir.Machine], sources: Sequence[Source], pairs
     return None
 
 
+#: phase 2 of the trace properties runs on the driver over at most this many staged rows, in Spark's tasks over
+#: more (`duckspread`: the driver never holds them)
+PHASE2_DRIVER_MAX_ROWS = 2_000_000
+
+
 def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Source], out: str,
-          unit_rows: int) -> Result | Fallback:
+          unit_rows: int, phase2_driver_max_rows: int = PHASE2_DRIVER_MAX_ROWS,
+          max_witnesses: int = 1000, phase2_tasks: int | None = None) -> Result | Fallback:
     """Every machine of `sources` (all of which `why_not` accepts) checked in Spark's tasks; the quarantine written
-    under `<out>/quarantine/` (only once no machine falls back)."""
+    under `<out>/quarantine/` (only once no machine falls back). The tasks write the staged rows under
+    `<out>/_staged/` (removed when done). `phase2_tasks`: the tasks of phase 2 in Spark (None: `duckspread`'s
+    choice)."""
+    scratch = os.path.join(out, "_staged")
+    try:
+        return _check(spark, machines, sources, out, unit_rows, (phase2_driver_max_rows, phase2_tasks), scratch,
+                      max_witnesses)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Source], out: str, unit_rows: int,
+           phase2: tuple[int, int | None], scratch: str, max_witnesses: int) -> Result | Fallback:
     names = sorted({s.machine for s in sources})
     plans = duckprops.expression_plans({n: machines[n] for n in names})
     from .sparkprops import needs
 
     wants = needs(plans)
     results: dict[str, duckspark.Checked] = {}
+    staged: dict[str, duckspread.Staged] = {}
     for name in names:
         m, plan, need = machines[name], plans[name], wants[name]
         why = duckstage.refusal(plan, need) if need.rows else None
@@ -96,8 +117,12 @@ def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sour
             return Fallback(why)
         files = sorted(s.path for s in sources if s.machine == name)
         valid = {f: reasoned(m, f, layout(m, f), relation="t", source=f"file://{os.path.abspath(f)}") for f in files}
-        staged = duckstage.unit_staged_from(plan, need, "s")
-        sql = duckspark.task_sql(m, valid, staged, duckstage.unit_parts("t") if staged is not None else None)
+        stage = duckstage.unit_staged_from(plan, need, "s")
+        folder = os.path.join(scratch, name)
+        if stage is not None:
+            os.makedirs(folder, exist_ok=True)
+        sql = duckspark.task_sql(m, valid, stage, duckstage.unit_parts("t") if stage is not None else None,
+                                 staged_to=folder if stage is not None else None)
         try:
             got = duckspark.check(spark, m, [Path(f) for f in files], unit_rows, sql=sql)
         except Exception as e:  # (a worker that cannot import what the task needs: the Spark SQL plan needs neither)
@@ -107,25 +132,35 @@ def check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sour
             return Fallback(f"Spark's Python workers have no {missing} (the DuckDB tasks need duckdb and pyarrow)")
         if isinstance(got, duckspark.NotClustered | duckspark.Unreadable):
             return Fallback(got.reason)
-        if got.staged is not None:  # (phase 1 of the keys that cross units, put together: `duckstage`)
-            whole = duckstage.stitch(plan, need, got.staged, got.parts, got.bounds)
-            if isinstance(whole, duckstage.Refused):
-                return Fallback(whole.reason)
-            got = dataclasses.replace(got, staged=whole)
+        if stage is not None and got.units:  # (phase 1 of the keys that cross units, put together: `duckstage`)
+            ready = duckstage.prepare(plan, need, got.parts, got.bounds)
+            if isinstance(ready, duckstage.Refused):
+                return Fallback(ready.reason)
+            staged[name] = _kept(ready, folder, got.units)
         results[name] = got
     summary = output.Summary(ENGINE)
     for name, got in results.items():
         summary.rows_read[name] = got.rows
         _quarantine(machines[name], got.bad, os.path.join(out, "quarantine"), summary)
         summary.not_checked += duckprops.not_checked(plans[name], plans)
-    records = [*(r for got in results.values() for r in _row_records(got)), *_property_records(plans, results)]
-    records.sort(key=lambda r: (r["machine"], CHECKS.index(r["check"]), r["key"], r["seq"], r["name"]))
-    per: dict[str, Counter[str]] = {}
-    for r in records:
-        per.setdefault(r["machine"], Counter())[r["check"]] += 1
-    summary.violations = {m: dict(sorted(c.items(), key=lambda kv: CHECKS.index(kv[0])))
-                          for m, c in sorted(per.items())}
-    return Result(summary, records, witness_fetcher(machines, sources))
+    ends = {n: got.trace_end for n, got in results.items()}
+    tables = [got.violations for got in results.values() if got.violations is not None]
+    tables.append(_property_table(spark, plans, staged, ends, *phase2))
+    found = _violations_table(tables)
+    summary.violations, first = _tally(found, max_witnesses)
+    return Result(summary, found, first, witness_fetcher(machines, sources))
+
+
+def _kept(ready: duckstage.Prepared, folder: str, units: int) -> duckspread.Staged:
+    """A machine's staged rows as its tasks wrote them under `folder`, with `ready`'s tables written beside them."""
+    import pyarrow.parquet as pq
+
+    files = {u: os.path.join(folder, f"unit-{u}.parquet") for u in range(units)}
+    assert all(os.path.exists(f) for f in files.values()), f"a unit's staged rows are missing from {folder}"
+    tables = os.path.join(folder, "_units.parquet"), os.path.join(folder, "_again.parquet")
+    pq.write_table(ready.units, tables[0])
+    pq.write_table(ready.again, tables[1])
+    return duckspread.Staged(files, ready, *tables)
 
 
 def _missing_module(e: Exception) -> str | None:
@@ -135,39 +170,98 @@ def _missing_module(e: Exception) -> str | None:
     return found.group(1) if found else None
 
 
-def _row_records(got: duckspark.Checked) -> list[dict[str, Any]]:
-    from .sparkcheck import VIOLATION_COLUMNS
-
-    if got.violations is None:
-        return []
-    return [{c: r[c] for c in VIOLATION_COLUMNS} for r in got.violations.to_pylist()]
-
-
-def _property_records(plans: Mapping[str, Any], results: Mapping[str, duckspark.Checked]) -> list[dict[str, Any]]:
-    """Phase 2 of the trace properties over every unit's staged rows (an in-process DuckDB on the driver)."""
-    import duckdb
+def _property_table(spark: Any, plans: Mapping[str, Any], staged: Mapping[str, duckspread.Staged],
+                    ends: Mapping[str, int | None], driver_max_rows: int, tasks: int | None) -> Any:
+    """Phase 2 of the trace properties over every unit's staged rows (`sparkcheck.VIOLATION_COLUMNS`, an Arrow table,
+    or None): an in-process DuckDB on the driver over at most `driver_max_rows` of them, else Spark's tasks
+    (`duckspread`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from .checks import location
 
-    staged = {n: got.staged for n, got in results.items() if got.staged is not None}
     if not staged:
-        return []
+        return None
+    rows = sum(pq.read_metadata(f).num_rows for s in staged.values() for f in s.files.values())
+    if rows > driver_max_rows:
+        found = duckspread.violations(spark, plans, staged, ends, tasks or duckspread.bucket_count(spark, rows))
+    else:
+        found = _on_driver(plans, staged, ends)
+    if found is None:
+        return None
+    at = pa.table({"machine": [n for n, plan in sorted(plans.items()) for _ in plan.m.traces],
+                   "name": [p.name for _, plan in sorted(plans.items()) for p in plan.m.traces],
+                   "location": [location(p.span) for _, plan in sorted(plans.items()) for p in plan.m.traces]})
+    return _sql('SELECT f.machine, key, "check", f.name, seq, seq AS seq_from, seq AS seq_to, location, message, '
+                "pos, CAST(NULL AS VARCHAR) AS row_json FROM f JOIN locs l ON l.machine = f.machine "
+                "AND l.name = f.name",
+                f=found, locs=at)
+
+
+def _sql(query: str, **tables: Any) -> Any:
+    """`query`'s rows (an Arrow table) over `tables` (name → Arrow table), in an in-process DuckDB."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        for name, table in tables.items():
+            con.register(name, table)
+        return con.execute(query).to_arrow_table()
+    finally:
+        con.close()
+
+
+def _violations_table(tables: Sequence[Any]) -> Any:
+    """The tables' violations as one Arrow table of `sparkcheck.VIOLATION_COLUMNS` (None: no violation)."""
+    import pyarrow as pa
+
+    from .sparkcheck import VIOLATION_COLUMNS
+
+    schema = pa.schema([(c, pa.int64() if c in ("seq", "seq_from", "seq_to", "pos") else pa.string())
+                        for c in VIOLATION_COLUMNS])
+    kept = [t.select(list(VIOLATION_COLUMNS)).cast(schema) for t in tables if t is not None and t.num_rows]
+    return pa.concat_tables(kept) if kept else None
+
+
+def _order() -> str:
+    """The report's order of violations (machine, check in `CHECKS`' order, key, seq, name), as SQL."""
+    checks = ", ".join(duckprops.DUCKDB.string(c) for c in CHECKS)
+    return f'machine, list_position([{checks}], "check"), key, seq, name'
+
+
+def _tally(found: Any, max_witnesses: int) -> tuple[dict[str, dict[str, int]], list[dict[str, Any]]]:
+    """The violations per machine and check (in `CHECKS`' order), and the first `max_witnesses` in the report's
+    order."""
+    if found is None:
+        return {}, []
+    per: dict[str, dict[str, int]] = {}
+    counts = _sql('SELECT machine, "check", count(*) AS n FROM f GROUP BY ALL', f=found).to_pylist()
+    for r in sorted(counts, key=lambda r: (r["machine"], CHECKS.index(r["check"]))):
+        per.setdefault(r["machine"], {})[r["check"]] = r["n"]
+    return per, _sql(f"SELECT * FROM f ORDER BY {_order()} LIMIT {int(max_witnesses)}", f=found).to_pylist()
+
+
+def _on_driver(plans: Mapping[str, Any], staged: Mapping[str, duckspread.Staged],
+               ends: Mapping[str, int | None]) -> Any:
+    """Phase 2 over every machine's staged rows, read here and stitched (an in-process DuckDB): the violations as
+    one Arrow table, or None."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     con = duckdb.connect()
     try:
         relations = {}
-        for i, (name, table) in enumerate(sorted(staged.items())):
-            con.register(f"staged_{i}", table)
+        for i, (name, s) in enumerate(sorted(staged.items())):
+            rows = pa.concat_tables([pq.read_table(f) for _, f in sorted(s.files.items())])
+            con.register(f"staged_{i}", duckstage.stitch_with(s.prepared, rows))
             relations[name] = f"staged_{i}"
-        out = []
+        found = []
         for name, plan in sorted(plans.items()):
-            sql = duckprops.violations(plans, plan, relations, results[name].trace_end)
-            if sql is None:
-                continue
-            at = {p.name: location(p.span) for p in plan.m.traces}
-            for r in con.execute(sql).to_arrow_table().to_pylist():
-                out.append({**r, "seq_from": r["seq"], "seq_to": r["seq"], "location": at[r["name"]], "pos": None,
-                            "row_json": None})
-        return out
+            sql = duckprops.violations(plans, plan, relations, ends.get(name))
+            if sql is not None:
+                found.append(con.execute(sql).to_arrow_table())
+        return pa.concat_tables(found) if found else None
     finally:
         con.close()
 
@@ -234,40 +328,34 @@ def witness_fetcher(machines: Mapping[str, ir.Machine], sources: Sequence[Source
     return fetch
 
 
-def with_positions(records: list[dict[str, Any]], fetch: Fetch) -> None:
-    """The trace properties' violations among `records` given the place of their row in its key (`pos`, which the
-    witness is cut around): the first valid row of the key with the violation's seq, read again by key."""
-    for name in sorted({r["machine"] for r in records if r["pos"] is None}):
-        mine = [r for r in records if r["machine"] == name and r["pos"] is None]
-        rows = fetch(name, [(k, 0, 2**62) for k in sorted({r["key"] for r in mine})])
-        for r in mine:
-            at = [p for p, row in rows.get(r["key"], {}).items() if row["seq"] == r["seq"]]
-            r["pos"] = min(at) if at else -1
-
-
 def _sorted(value: Any) -> Any:
     return sorted(value) if isinstance(value, list) else value
 
 
-def violation_rows(records: list[dict[str, Any]], witnessed: Mapping[str, tuple[str, str]]) -> list[dict[str, Any]]:
-    """The violations table's rows (`output.VIOLATION_FIELDS`): each record with its id, and its witness (JSON and
-    text) when it is among the witnessed ones (else null, as the Spark plan writes them)."""
-    out = []
-    for r in records:
-        vid = violation_id(r["machine"], r["key"], r["check"], r["name"], int(r["seq"]))
-        witness, rows = witnessed.get(vid, (None, None))
-        out.append({**{n: r.get(n) for n, _ in output.VIOLATION_FIELDS}, "id": vid, "witness": witness,
-                    "witness_rows": rows})
-    return out
-
-
-def write_violations(rows: list[dict[str, Any]], out: str) -> None:
-    """`<out>/violations/` as one Parquet file (the Spark plan writes a folder of parts; readers read either)."""
+def write_violations(found: Any, witnessed: Mapping[str, tuple[str, str]], out: str) -> None:
+    """`<out>/violations/` as one Parquet file (`output.VIOLATION_FIELDS`; the Spark plan writes a folder of parts,
+    readers read either), in the report's order: each violation with its id (`checks.violation_id`, in SQL) and its
+    witness (JSON and text) when it is among the witnessed ones (else null, as the Spark plan writes them). Written by
+    DuckDB from the Arrow table, not row by row."""
+    import duckdb
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     folder = os.path.join(out, "violations")
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
-    schema = pa.schema([(n, pa.string() if t == "string" else pa.int64()) for n, t in output.VIOLATION_FIELDS])
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), os.path.join(folder, "part-00000.parquet"))
+    ids = sorted(witnessed)
+    shown = pa.table({"id": pa.array(ids, pa.string()), "witness": [witnessed[i][0] for i in ids],
+                      "witness_rows": [witnessed[i][1] for i in ids]}, schema=pa.schema(
+                          [("id", pa.string()), ("witness", pa.string()), ("witness_rows", pa.string())]))
+    vid = "substr(sha1(concat_ws('|', machine, key, \"check\", name, CAST(seq AS VARCHAR))), 1, 12)"
+    fields = ", ".join(("w." if n in ("witness", "witness_rows") else "v.") + duckprops.DUCKDB.quote(n)
+                       for n, _ in output.VIOLATION_FIELDS)
+    path = duckprops.DUCKDB.string(os.path.join(folder, "part-00000.parquet"))
+    con = duckdb.connect()
+    try:
+        con.register("f", found)
+        con.register("w", shown)
+        con.execute(f"COPY (SELECT {fields} FROM (SELECT *, {vid} AS id FROM f) v LEFT JOIN w ON w.id = v.id "
+                    f"ORDER BY {_order()}) TO {path} (FORMAT parquet)")
+    finally:
+        con.close()

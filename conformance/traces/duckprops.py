@@ -10,10 +10,10 @@ relation, one window per task for both; `windowed`, `windowed_from`, `kept` and 
 `duckstage` stages keys that cross work units with), `trace_end` (phase 1: the latest `ts_ms` of the rows, which
 `within` compares its deadlines with: the driver takes the maximum over the units), `violations` (phase 2: one row per
 violation of every trace property of one machine: machine, key, check, name, seq, message, as the Python checker's
-`Violation`s), `not_checked` and `expression_plans`. The conditions and the values staged are the Spark checker's trees
-(`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and names), rendered in `sqltree`'s
-DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This module builds SQL text; the caller
-runs it (a DuckDB connection of its own).
+`Violation`s, and the row's `pos`), `not_checked` and `expression_plans`. The conditions and the values staged
+are the Spark checker's trees (`sparkprops.needs` and `entering`, `sparkcheck.MachinePlan`: its pre-state, codes and
+names), rendered in `sqltree`'s DuckDB dialect; only the SELECT/WINDOW/JOIN plumbing is text of this module. This
+module builds SQL text; the caller runs it (a DuckDB connection of its own).
 Must not import: duckdb (this module builds SQL text; the caller runs it), kcoord.cli.
 """
 
@@ -33,8 +33,9 @@ from .sparkprops import entering, needs
 DUCKDB = q.DUCKDB
 #: the columns every staged row keeps (besides those `Needs` names): what the properties' plumbing reads
 STAGED = ("key", "seq", "pos", "ts_ms", "kind", "event", "to_state", "pre_known", "pre_state", "p_to_state")
-#: one row per violation, as `checks.Violation` identifies it (machine, key, check, name, seq) and its message
-VIOLATION_COLUMNS = ("machine", "key", "check", "name", "seq", "message")
+#: one row per violation, as `checks.Violation` identifies it (machine, key, check, name, seq), its message and its
+#: row's place among its key's rows (`pos`, the staged row's: the witness is cut around it)
+VIOLATION_COLUMNS = ("machine", "key", "check", "name", "seq", "message", "pos")
 
 
 def expression_plans(machines: Mapping[str, ir.Machine]) -> dict[str, MachinePlan]:
@@ -164,11 +165,18 @@ def violations(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows:
     if plan.m.name not in staged_rows:
         return None
     parts = []
-    for i, prop in enumerate(plan.m.traces):
-        found = _FORMS[prop.form](plans, plan, staged_rows, prop, i, end)
+    for i in range(len(plan.m.traces)):
+        found = property_violations(plans, plan, staged_rows, i, end)
         if found is not None:
             parts.append(found)
     return " UNION ALL ".join(f"SELECT * FROM ({p}) p{i}" for i, p in enumerate(parts)) or None
+
+
+def property_violations(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Mapping[str, str], i: int,
+                        end: int | None) -> str | None:
+    """`violations` of `plan`'s machine's property `i` alone (None: it has nothing to check here)."""
+    prop = plan.m.traces[i]
+    return _FORMS[prop.form](plans, plan, staged_rows, prop, i, end)
 
 
 def not_checked(plan: MachinePlan, present: Mapping[str, object]) -> list[str]:
@@ -183,7 +191,7 @@ def not_checked(plan: MachinePlan, present: Mapping[str, object]) -> list[str]:
 
 def _found(plan: MachinePlan, prop: ir.TraceProperty, rows: str, message: q.Expr, where: str = "true") -> str:
     head = ", ".join([f"{DUCKDB.string(plan.m.name)} AS machine", "key", f"{DUCKDB.string(prop.form)} AS {_q('check')}",
-                      f"{DUCKDB.string(prop.name)} AS name", "seq", f"{_r(message)} AS message"])
+                      f"{DUCKDB.string(prop.name)} AS name", "seq", f"{_r(message)} AS message", "pos"])
     return f"SELECT {head} FROM {rows} WHERE {where}"
 
 
@@ -264,15 +272,19 @@ def _before(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Ma
     """Rows entering S with no accepted row of N.E of equal K (the entering row's K as before it) at or after the
     time the instance entered the state it leaves (the first row of that run; none for a key's first row) and at
     or before the row."""
-    state, other, event = prop.subject[1], prop.subject[2], prop.subject[3]
-    theirs = plans.get(other)
-    if theirs is None or other not in staged_rows:
+    rows = before_entering(plans, plan, staged_rows, prop)
+    if rows is None:
         return None
-    known = event in {e.name for e in theirs.m.events}  # (an event N does not have: no row of N is one)
-    wanted = q.and_(q.eq(q.col("event"), q.lit(theirs.event(event))), theirs.is_kind(*ACCEPTED_KINDS)) if known \
-        else q.FALSE
-    keys = ", ".join(f"{_q(k)} AS {_q('_e_' + k)}" for k in prop.per)
-    events = f"(SELECT {keys}, ts_ms AS _e_ts FROM {_relation(staged_rows, other)} s WHERE {_r(wanted)})"
+    return before_missing(plans, plan, prop, i, f"({rows}) s", _relation(staged_rows, prop.subject[2]))
+
+
+def before_entering(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Mapping[str, str],
+                    prop: ir.TraceProperty) -> str | None:
+    """`before`'s first half, over each key's rows (a window by key): the rows entering S, each with `_since` (when
+    the instance entered the state it leaves; null for a key's first row). None when N has no staged rows."""
+    state, other = prop.subject[1], prop.subject[2]
+    if plans.get(other) is None or other not in staged_rows:
+        return None
     run = q.when(q.or_(q.IsNull(q.col("p_to_state")), q.ne(q.col("p_to_state"), q.col("to_state"))), q.col("ts_ms"))
     enter = entering(plan, (state,))
     rows = f"(SELECT *, {_r(q.Aliased(run, '_run'))}, {_r(q.Aliased(enter, '_entering'))} " \
@@ -281,6 +293,21 @@ def _before(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Ma
               "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
     rows = f"(SELECT *, lag(_entered) OVER (PARTITION BY key ORDER BY pos) AS _since " \
            f"FROM (SELECT *, {entered} AS _entered FROM {rows}) s) s"
+    return f"SELECT * FROM {rows} WHERE _entering"
+
+
+def before_missing(plans: Mapping[str, MachinePlan], plan: MachinePlan, prop: ir.TraceProperty, i: int,
+                   rows: str, events: str) -> str:
+    """`before`'s second half, over the entering rows of equal K (`rows`: `before_entering`'s, as a relation) and N's
+    staged rows (`events`, a relation): one violation per entering row with no accepted N.E of equal K in its
+    window."""
+    state, other, event = prop.subject[1], prop.subject[2], prop.subject[3]
+    theirs = plans[other]
+    known = event in {e.name for e in theirs.m.events}  # (an event N does not have: no row of N is one)
+    wanted = q.and_(q.eq(q.col("event"), q.lit(theirs.event(event))), theirs.is_kind(*ACCEPTED_KINDS)) if known \
+        else q.FALSE
+    keys = ", ".join(f"{_q(k)} AS {_q('_e_' + k)}" for k in prop.per)
+    events = f"(SELECT {keys}, ts_ms AS _e_ts FROM {events} s WHERE {_r(wanted)})"
     # K equal as the Python checker compares them (a null K equals a null K)
     same = [_r(q.same(q.col(f"_bk_{i}_{k}"), q.nested("e", f"_e_{k}"))) for k in prop.per]
     window = "e._e_ts <= s.ts_ms AND (s._since IS NULL OR e._e_ts >= s._since)"
@@ -300,9 +327,9 @@ def _fenced(plans: Mapping[str, MachinePlan], plan: MachinePlan, staged_rows: Ma
         return None
     per = [_q(k) for k in prop.per]
     mine = q.and_(q.eq(q.col("event"), q.lit(plan.event(event))), plan.is_kind(*ACCEPTED_KINDS))
-    union = f"SELECT {', '.join(per)}, ts_ms, 0 AS flag, seq, key, {_q('arg_' + param)} AS value " \
+    union = f"SELECT {', '.join(per)}, ts_ms, 0 AS flag, seq, key, {_q('arg_' + param)} AS value, pos " \
             f"FROM {_relation(staged_rows, plan.m.name)} s WHERE {_r(mine)} UNION ALL " \
-            f"SELECT {', '.join(per)}, ts_ms, 1 AS flag, seq, key, {_q(var)} AS value " \
+            f"SELECT {', '.join(per)}, ts_ms, 1 AS flag, seq, key, {_q(var)} AS value, pos " \
             f"FROM {_relation(staged_rows, other)} s"
     latest = f"last_value(CASE WHEN flag = 1 THEN value END IGNORE NULLS) OVER (PARTITION BY {', '.join(per)} " \
              "ORDER BY ts_ms, flag, seq, key, value ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"

@@ -129,19 +129,20 @@ def bounds_sql(m: ir.Machine, source: str) -> str:
 
 
 def task_sql(m: ir.Machine, valid: Mapping[str, str] | None = None, staged: str | None = None,
-             parts: str | None = None) -> dict[str, Any]:
+             parts: str | None = None, staged_to: str | None = None) -> dict[str, Any]:
     """What a task runs, as text with placeholders (`task_function`): `valid` (file → its rows with `_reason`,
     `duckvalid.reasoned` over `{source}`; None: the rows are taken as valid), the row pass and its flagged rows'
     violations and boundary rows, `staged` (phase 1 of the trace properties over the pass `s`:
     `duckstage.unit_staged_from`, or None) and `parts` (the unit's rows per window partition over its valid rows
-    `t`: `duckstage.unit_parts`, or None)."""
+    `t`: `duckstage.unit_parts`, or None); `staged_to`: a folder each unit's staged rows are written to
+    (`unit-<unit>.parquet`) instead of returned (None: returned)."""
     keep = read_columns(m)
     typed = ", ".join(q.DUCKDB.quote(n) for n, _ in typed_columns(m))
     return {"valid": dict(valid) if valid is not None else None, "typed": typed,
             "pass": pass_rows(m, "{source}"), "flags": flag_rows(m, "{source}", keep=keep, passed="s"),
             "flag_rows": flag_rows(m, "{source}", keep=keep),
             "found": violation_rows(m, "r", carry=("{unit} AS _unit",)), "bounds": bounds_sql(m, "r"),
-            "staged": staged, "parts": parts}
+            "staged": staged, "parts": parts, "staged_to": staged_to}
 
 
 def task_function(work: list[Unit], sql: Mapping[str, Any],
@@ -167,6 +168,12 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                 writer.write_table(table)
             return bytes(sink.getvalue().to_pybytes())
 
+        def record(unit: int, **given: Any) -> Any:  # (a unit's result: the columns not given empty)
+            empty = {"rows": 0, "found": b"", "bounds": b"", "bad": b"", "staged": b"", "parts": b"", "ts_end": None,
+                     "error": None}
+            return pa.RecordBatch.from_pydict({"unit": [unit], **{c: [v] for c, v in (empty | given).items()}},
+                                              schema=schema)
+
         def table(query: str, unit: int, name: str | None = None) -> Any:
             out = con.execute(query.replace("{source}", "t").replace("{unit}", str(unit))).to_arrow_table()
             if name is not None:
@@ -182,9 +189,7 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                         con.register("t", pq.ParquetFile(path).read_row_groups(groups))
                     except Exception as e:  # (pages that break partway: said, for the caller to fall back)
                         why = " ".join(f"{type(e).__name__}: {e}".split())
-                        yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [0], "found": [b""], "bounds": [b""],
-                                                          "bad": [b""], "staged": [b""], "parts": [b""],
-                                                          "ts_end": [None], "error": [why]}, schema=schema)
+                        yield record(unit, error=why)
                         continue
                     bad = b""
                     if sql["valid"] is not None:  # (the valid rows replace `t`)
@@ -197,15 +202,17 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                     else:  # (one window for both: the pass into a table, read by the flags and the staged rows)
                         con.execute(f"CREATE OR REPLACE TEMP TABLE s AS {sql['pass'].replace('{source}', 't')}")
                         table(sql["flags"], unit, "r")
-                        staged = ipc(table(sql["staged"], unit))
-                    parts = ipc(table(sql["parts"], unit)) if sql.get("parts") is not None else b""
+                        mine = table(sql["staged"], unit)
+                        if sql["staged_to"] is None:
+                            staged = ipc(mine)
+                        else:  # (phase 2 in Spark's tasks too: the driver never holds them)
+                            pq.write_table(mine, f"{sql['staged_to']}/unit-{unit}.parquet")
+                    parts = ipc(table(sql["parts"], unit)) if sql["parts"] is not None else b""
                     rows, end = con.execute("SELECT count(*), max(ts_ms) FROM t").fetchone()  # type: ignore[misc]
                     found = ipc(table(sql["found"], unit))
                     edges = ipc(table(sql["bounds"], unit)) if bounds else b""
-                    yield pa.RecordBatch.from_pydict({"unit": [unit], "rows": [rows], "found": [found],
-                                                      "bounds": [edges], "bad": [bad], "staged": [staged],
-                                                      "parts": [parts], "ts_end": [end], "error": [None]},
-                                                     schema=schema)
+                    yield record(unit, rows=rows, found=found, bounds=edges, bad=bad, staged=staged, parts=parts,
+                                 ts_end=end)
         finally:
             con.close()
     return run

@@ -199,6 +199,46 @@ def stitch(plan: MachinePlan, need: Needs, staged: Any, parts: Any, bounds: Any)
     every unit's `unit_parts` rows; `bounds`: every unit's `duckspark.bounds_sql` rows): the machine's staged rows as
     an Arrow table (`duckprops.kept`'s columns), or `Refused` (a computed value reads the key's whole sequence, or a
     partition's units interleave)."""
+    got = prepare(plan, need, parts, bounds)
+    return got if isinstance(got, Refused) else stitch_with(got, staged)
+
+
+def stitch_with(prepared: Prepared, staged: Any) -> Any:
+    """`staged` (some units' staged rows, all of each unit's: an Arrow table) stitched with `prepare`'s tables."""
+    import duckdb
+
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        con.register("staged_rows", staged)
+        con.register("staged_units", prepared.units)
+        con.register("staged_again", prepared.again)
+        (missing,) = con.execute(unstaged("staged_rows")).fetchone() or (0,)
+        assert missing == 0, f"{missing} unit-first rows missing from their tasks' staged rows (see `unit_staged`)"
+        return con.execute(prepared.rows("staged_rows")).to_arrow_table()
+    finally:
+        con.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What stitching a machine's staged rows needs besides the rows themselves (`stitched`'s tables, as Arrow
+    tables): `units` (`staged_units`: per unit and key, the offsets), `again` (`staged_again`: the unit-first rows
+    staged again against their predecessors), and `sql` (the statement over a relation of staged rows, `{staged}`
+    in it, and the two tables under those names). Each unit's staged rows can be stitched on their own with the
+    rows of `units` and `again` of that unit (`rows`)."""
+
+    units: Any
+    again: Any
+    sql: str
+
+    def rows(self, staged: str) -> str:
+        """The stitched rows of `staged` (a relation of some units' staged rows, all of each unit's)."""
+        return self.sql.replace("{staged}", staged)
+
+
+def prepare(plan: MachinePlan, need: Needs, parts: Any, bounds: Any) -> Prepared | Refused:
+    """`stitched`'s tables over every unit's parts and boundary rows (Arrow tables), without the staged rows: what
+    each unit's staged rows are stitched with, wherever they are (`Prepared`), or `Refused`."""
     import duckdb
 
     why = refusal(plan, need)
@@ -206,10 +246,9 @@ def stitch(plan: MachinePlan, need: Needs, staged: Any, parts: Any, bounds: Any)
         return Refused(why)
     con = duckdb.connect(config={"threads": 1})
     try:
-        con.register("staged_rows", staged)
         con.register("unit_parts", parts)
         con.register("bounds", bounds)
-        *tables, rows = stitched(plan, need, "staged_rows", "unit_parts", "bounds")
+        *tables, rows = stitched(plan, need, "{staged}", "unit_parts", "bounds")
         con.execute(tables[0])
         bad = con.execute(interleaved()).fetchone()
         if bad is not None:
@@ -219,9 +258,14 @@ def stitch(plan: MachinePlan, need: Needs, staged: Any, parts: Any, bounds: Any)
                            "rows cannot be stitched; stage whole keys")
         for sql in tables[1:]:
             con.execute(sql)
-        (missing,) = con.execute("SELECT count(*) FROM staged_again p ANTI JOIN staged_rows f ON f.key = p.key "
-                                 "AND f._unit = p._unit AND f._rn = 1").fetchone() or (0,)
-        assert missing == 0, f"{missing} unit-first rows missing from their tasks' staged rows (see `unit_staged`)"
-        return con.execute(rows).to_arrow_table()
+        return Prepared(con.execute("SELECT * FROM staged_units").to_arrow_table(),
+                        con.execute("SELECT * FROM staged_again").to_arrow_table(), rows)
     finally:
         con.close()
+
+
+def unstaged(staged: str) -> str:
+    """How many of `staged_again`'s rows have no row in `staged` (a relation of the same units' staged rows): none
+    when every task kept its unit-first rows."""
+    return (f"SELECT count(*) FROM staged_again p ANTI JOIN {staged} f ON f.key = p.key AND f._unit = p._unit "
+            "AND f._rn = 1")

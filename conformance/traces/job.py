@@ -90,6 +90,8 @@ class Config:
     duckdb_tasks: bool = True  # spark engine: DuckDB in Spark's tasks when every input allows (`duckengine`)
     duckdb_tasks_max_rows: int | None = None  # ... and has at most this many rows (None: `DUCKDB_TASKS_MAX_ROWS`)
     unit_rows: int = 500_000  # ... in work units of about this many rows (a file's consecutive row groups)
+    phase2_driver_max_rows: int | None = None  # ... trace properties over more staged rows in tasks (None: default)
+    phase2_tasks: int | None = None  # ... in this many tasks (None: `duckspread.bucket_count`)
 
 
 @dataclass(slots=True)
@@ -311,16 +313,17 @@ def _check_with_duckdb(config: Config, machines: Mapping[str, ir.Machine], sourc
     tick = _ticker(progress, 3)
     tick("checking")
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")
-    result = duckengine.check(spark, machines, sources, out, config.unit_rows)
+    driver = config.phase2_driver_max_rows
+    result = duckengine.check(spark, machines, sources, out, config.unit_rows,
+                              duckengine.PHASE2_DRIVER_MAX_ROWS if driver is None else driver, config.max_witnesses,
+                              config.phase2_tasks)
     if isinstance(result, duckengine.Fallback):
         return result.reason
     tick("writing")
-    first = [dict(r) for r in result.records[:config.max_witnesses]]
-    duckengine.with_positions(first, result.fetch)
+    first = result.first
     shown = _with_witnesses(result.fetch, {n: Spec.of(machines[n]) for n in {r["machine"] for r in first}}, first)
-    if result.records:
-        witnessed = {v.id: (v.witness, v.witness_rows) for v in shown}
-        duckengine.write_violations(duckengine.violation_rows(result.records, witnessed), out)
+    if result.found is not None:
+        duckengine.write_violations(result.found, {v.id: (v.witness, v.witness_rows) for v in shown}, out)
     if not config.out:
         shutil.rmtree(out, ignore_errors=True)
     return result.summary, shown

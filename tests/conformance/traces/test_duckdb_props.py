@@ -188,7 +188,7 @@ def duckdb_violations(machines: Mapping[str, ir.Machine], root: Path, units: int
             (end,) = con.execute(trace_end(source)).fetchone() or (None,)
             sql = violations(plans, plans[name], tables, end)
             if sql is not None:
-                out |= {(m, k, c, n, int(s), msg) for m, k, c, n, s, msg in con.execute(sql).fetchall()}
+                out |= {(m, k, c, n, int(s), msg) for m, k, c, n, s, msg, _ in con.execute(sql).fetchall()}
         staged = sum(int((con.execute(f"SELECT count(*) FROM {t}").fetchone() or (0,))[0]) for t in tables.values())
     finally:
         con.close()

@@ -111,12 +111,17 @@ def _crossing(folder: Path, unit_rows: int = GROUP_ROWS) -> int:
 
 
 def _both(spark: Any, root: Path, unit_rows: int = GROUP_ROWS, ms: dict[str, Any] | None = None,
-          max_rows: int | None = None) -> tuple[Outcome, Outcome, list[str]]:
+          max_rows: int | None = None, spread: bool = False) -> tuple[Outcome, Outcome, list[str]]:
+    """`--engine python` and `--engine spark` on `root`; `spread`: the trace properties' phase 2 in Spark's tasks
+    (`duckspread`), however few the staged rows, in 3 tasks (more than the test session's 2 cores: rows of equal K
+    meet across tasks only if their buckets are right)."""
     said: list[str] = []
     ms = ms if ms is not None else dict(bundled_machines())
     py = run(Config([str(root)], str(root.parent / f"{root.name}-python"), engine="python"), ms)
     sp = run(Config([str(root)], str(root.parent / f"{root.name}-spark"), engine="spark", unit_rows=unit_rows,
-                    duckdb_tasks_max_rows=max_rows), ms, spark=spark, say=said.append)
+                    duckdb_tasks_max_rows=max_rows, phase2_driver_max_rows=0 if spread else None,
+                    phase2_tasks=3 if spread else None), ms, spark=spark,
+             say=said.append)
     return py, sp, said
 
 
@@ -154,23 +159,24 @@ def test_whole_keys_per_unit_are_checked_in_duckdb_as_python_checks_them(
     _same(py, sp, root)
 
 
-@pytest.mark.parametrize("order", ["by_key", "by_seq"])
+@pytest.mark.parametrize("order", ["by_key", "by_seq", "by_seq-spread"])
 def test_keys_across_units_are_stitched_as_python_checks_them(
         spark: Any, traces: Path, tmp_path: Path, order: str) -> None:
     """Every machine, its trace properties included: every key's rows in several units (three `GROUP_ROWS`-row groups
     each: by key, a key of ~300 rows in three or four units; by seq, every key in every unit), the row checks and the
-    properties' staged rows stitched on the driver, phase 2 over them — no fallback. (Units of one row group, where a
-    key has one row or none in most units, are test_duckspark's and test_duckstage's.)"""
+    properties' staged rows stitched on the driver, phase 2 over them — no fallback; `-spread`: phase 2 in Spark's
+    tasks (`duckspread`). (Units of one row group, where a key has one row or none in most units, are
+    test_duckspark's and test_duckstage's.)"""
     from kcoord.conformance.traces.duckprops import expression_plans
     from kcoord.conformance.traces.sparkprops import needs
 
     machines = sorted(bundled_machines())
     staging = sorted(n for n, need in needs(expression_plans(dict(bundled_machines()))).items() if need.rows)
     assert "Transaction" in staging, staging
-    root = _layout(traces, tmp_path / order, machines, "rows", by_seq=order == "by_seq")
+    root = _layout(traces, tmp_path / order, machines, "rows", by_seq=order.startswith("by_seq"))
     for name in staging:
         assert _crossing(root / name, 3 * GROUP_ROWS) > 0, name
-    py, sp, said = _both(spark, root, unit_rows=3 * GROUP_ROWS)
+    py, sp, said = _both(spark, root, unit_rows=3 * GROUP_ROWS, spread=order.endswith("spread"))
     assert sp.summary.engine == duckengine.ENGINE and said == []
     _same(py, sp, root)
 
@@ -191,22 +197,25 @@ def scrambled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
                                               for v in read_violations(str(base / "python" / "violations")))
 
 
-@pytest.mark.parametrize("order", ["by_key", "by_seq"])
+@pytest.mark.parametrize("order", ["by_key", "by_seq", "by_seq-spread"])
 def test_trace_properties_broken_across_keys_and_units_are_found_as_python_finds_them(
         spark: Any, scrambled: tuple[dict[str, Any], Path, Counter[tuple[Any, ...]]], tmp_path: Path,
         order: str) -> None:
     """The `scrambled` traces in `GROUP_ROWS`-row groups, units of twelve (~6 units a machine: by key, a few keys
     cross each boundary; by seq, every key crosses every unit): the whole violations table is Python's, messages
     included — the trace properties' staged rows of keys crossing units, stitched, and the row checks on rows whose
-    conditions read nulls (SQL's three-valued logic in both checkers: `checks`)."""
+    conditions read nulls (SQL's three-valued logic in both checkers: `checks`). `-spread`: phase 2 in Spark's tasks
+    (`duckspread`), every property's rows in buckets of its K (the layout does not change those buckets: one order)."""
     from kcoord.conformance.traces.checks import TRACE_FORMS
 
     machines, source, a = scrambled
-    root = _layout(source, tmp_path / order, sorted(machines), "rows", by_seq=order == "by_seq")
+    root = _layout(source, tmp_path / order, sorted(machines), "rows", by_seq=order.startswith("by_seq"))
     for name in ("Transaction", "PartitionProducer"):
         assert _crossing(root / name, 12 * GROUP_ROWS) > (0 if order == "by_key" else 30), name
     said: list[str] = []
-    sp = run(Config([str(root)], str(tmp_path / "spark"), engine="spark", unit_rows=12 * GROUP_ROWS), machines,
+    spread = order.endswith("spread")
+    sp = run(Config([str(root)], str(tmp_path / "spark"), engine="spark", unit_rows=12 * GROUP_ROWS,
+                    phase2_driver_max_rows=0 if spread else None, phase2_tasks=3 if spread else None), machines,
              spark=spark, say=said.append)
     assert sp.summary.engine == duckengine.ENGINE and said == []
     b = Counter(tuple(getattr(v, f) for f in FIELDS) for v in read_violations(str(tmp_path / "spark" / "violations")))

@@ -168,7 +168,7 @@ def phase2(machines: Mapping[str, ir.Machine], tables: Mapping[str, Any], ends: 
         for name in tables:
             sql = violations(plans, plans[name], names, ends[name])
             if sql is not None:
-                out |= {(m, k, c, n, int(s), msg) for m, k, c, n, s, msg in con.execute(sql).fetchall()}
+                out |= {(m, k, c, n, int(s), msg) for m, k, c, n, s, msg, _ in con.execute(sql).fetchall()}
     finally:
         con.close()
     return out

@@ -5,9 +5,11 @@ Owns: `units` (the files' row groups cut into work units), `task_sql` and `task_
 reads its units; an in-process DuckDB of one thread validates each (`duckvalid.reasoned`, when asked: the malformed
 rows returned, the rest checked), runs `duckcheck.flag_rows` over it and `duckfound.violation_rows` over the flagged
 rows, and, when asked, stages what the trace properties read (the SQL `task_sql` is given: `duckstage.unit_staged_from`
-over the same pass, and `duckstage.unit_parts`); it returns the unit's violations (each with its count name and its
-place in the unit), its boundary rows, its malformed rows, its staged rows and parts and its latest ts_ms), `check`
-(the Spark job of one partition per unit and the stitching: a `Checked` result, with every unit's staged rows, parts
+over the same pass materialised, or `duckstage.unit_checked`'s one query, and `duckstage.unit_parts`); it returns the
+unit's violations (each with its count name and its place in the unit; the violations' query, ~350 KB of SQL for
+Transaction, only when the unit flags a row), its boundary rows, its malformed rows (the rows as read are checked, not
+copied, when none is), its staged rows and parts and its latest ts_ms), `check` (the Spark job of one partition per
+unit and the stitching: a `Checked` result, with every unit's staged rows, parts
 and boundary rows for `duckstage.stitch`; `NotClustered`; or `Unreadable` when pyarrow cannot read a unit), `stitch`
 (the driver's half of the row checks), `ranges_sql` (each partition's units in order, which `duckstage` orders them
 by too), `counts` (a result's violations per count, as `duckcheck.row_pass` counts them).
@@ -76,7 +78,7 @@ class Checked:
     units: int
     boundary_rows: int = 0  # (the rows the tasks returned for the stitching)
     stitched: int = 0  # unit-first rows judged again against their predecessor in another unit
-    violations: Any = None  # (a pyarrow Table)
+    violations: Any = None  # (a pyarrow Table; None when no row is flagged: no violations' query ran)
     bad: Any = None  # the malformed rows (validated tasks): `duckvalid.reasoned`'s columns, a pyarrow Table
     staged: Any = None  # every unit's phase 1 of the trace properties (`task_sql`'s `staged`), a pyarrow Table, or None
     parts: Any = None  # every unit's rows per window partition (`task_sql`'s `parts`), a pyarrow Table, or None

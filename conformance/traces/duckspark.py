@@ -5,9 +5,11 @@ Owns: `units` (the files' row groups cut into work units), `task_sql` and `task_
 reads its units; an in-process DuckDB of one thread validates each (`duckvalid.reasoned`, when asked: the malformed
 rows returned, the rest checked), runs `duckcheck.flag_rows` over it and `duckfound.violation_rows` over the flagged
 rows, and, when asked, stages what the trace properties read (the SQL `task_sql` is given: `duckstage.unit_staged_from`
-over the same pass, and `duckstage.unit_parts`); it returns the unit's violations (each with its count name and its
-place in the unit), its boundary rows, its malformed rows, its staged rows and parts and its latest ts_ms), `check`
-(the Spark job of one partition per unit and the stitching: a `Checked` result, with every unit's staged rows, parts
+over the same pass materialised, or `duckstage.unit_checked`'s one query, and `duckstage.unit_parts`); it returns the
+unit's violations (each with its count name and its place in the unit; the violations' query, ~350 KB of SQL for
+Transaction, only when the unit flags a row), its boundary rows, its malformed rows (the rows as read are checked, not
+copied, when none is), its staged rows and parts and its latest ts_ms), `check` (the Spark job of one partition per
+unit and the stitching: a `Checked` result, with every unit's staged rows, parts
 and boundary rows for `duckstage.stitch`; `NotClustered`; or `Unreadable` when pyarrow cannot read a unit), `stitch`
 (the driver's half of the row checks), `ranges_sql` (each partition's units in order, which `duckstage` orders them
 by too), `counts` (a result's violations per count, as `duckcheck.row_pass` counts them).
@@ -76,7 +78,7 @@ class Checked:
     units: int
     boundary_rows: int = 0  # (the rows the tasks returned for the stitching)
     stitched: int = 0  # unit-first rows judged again against their predecessor in another unit
-    violations: Any = None  # (a pyarrow Table)
+    violations: Any = None  # (a pyarrow Table; None when no row is flagged: no violations' query ran)
     bad: Any = None  # the malformed rows (validated tasks): `duckvalid.reasoned`'s columns, a pyarrow Table
     staged: Any = None  # every unit's phase 1 of the trace properties (`task_sql`'s `staged`), a pyarrow Table, or None
     parts: Any = None  # every unit's rows per window partition (`task_sql`'s `parts`), a pyarrow Table, or None
@@ -129,18 +131,30 @@ def bounds_sql(m: ir.Machine, source: str) -> str:
 
 
 def task_sql(m: ir.Machine, valid: Mapping[str, str] | None = None, staged: str | None = None,
-             parts: str | None = None, staged_to: str | None = None) -> dict[str, Any]:
+             parts: str | None = None, checked: str | None = None, staged_to: str | None = None) -> dict[str, Any]:
     """What a task runs, as text with placeholders (`task_function`): `valid` (file → its rows with `_reason`,
-    `duckvalid.reasoned` over `{source}`; None: the rows are taken as valid), the row pass and its flagged rows'
-    violations and boundary rows, `staged` (phase 1 of the trace properties over the pass `s`:
-    `duckstage.unit_staged_from`, or None) and `parts` (the unit's rows per window partition over its valid rows
-    `t`: `duckstage.unit_parts`, or None); `staged_to`: a folder each unit's staged rows are written to
+    `duckvalid.reasoned` over `t`; None: the rows are taken as valid), the row pass `r` (the flagged, first and last
+    rows: `flag_rows` over the unit; or, when `staged` is given, `flag_rows` over the pass `s` materialised once for
+    both; or `checked`), `flagged` (whether `r` has a flag), its flagged rows' violations and boundary rows, `staged`
+    (phase 1 of the trace properties: `duckstage.unit_staged_from` over the pass `s`, or `duckstage.unit_staged_of`
+    over `r` when `checked` is given; or None) and `parts` (the unit's rows per window partition over its valid rows
+    `t`: `duckstage.unit_parts`, or None). `checked`: `duckstage.unit_checked` over `{source}` (the pass's rows and
+    the staged rows from one query, keeping `duckfound.read_columns`): the pass is then not materialised. Only the
+    pass the task runs is rendered. `staged_to`: a folder each unit's staged rows are written to
     (`unit-<unit>.parquet`) instead of returned (None: returned)."""
     keep = read_columns(m)
-    typed = ", ".join(q.DUCKDB.quote(n) for n, _ in typed_columns(m))
-    return {"valid": dict(valid) if valid is not None else None, "typed": typed,
-            "pass": pass_rows(m, "{source}"), "flags": flag_rows(m, "{source}", keep=keep, passed="s"),
-            "flag_rows": flag_rows(m, "{source}", keep=keep),
+    names = [n for n, _ in typed_columns(m)]
+    flags = " OR ".join(q.DUCKDB.quote("_f_" + n) for n in count_names(m))
+    if checked is not None:
+        assert staged is not None, "`checked` gives `r`; `staged` (`duckstage.unit_staged_of` over `r`) reads it"
+        passed, rows = None, checked
+    elif staged is not None:  # (one window for both: the pass into a table, read by the flags and the staged rows)
+        passed, rows = pass_rows(m, "{source}"), flag_rows(m, "{source}", keep=keep, passed="s")
+    else:
+        passed, rows = None, flag_rows(m, "{source}", keep=keep)
+    return {"valid": dict(valid) if valid is not None else None, "typed": ", ".join(q.DUCKDB.quote(n) for n in names),
+            "typed_names": names, "pass": passed, "rows": rows,
+            "flagged": f"SELECT count(*) FROM r WHERE {flags}",
             "found": violation_rows(m, "r", carry=("{unit} AS _unit",)), "bounds": bounds_sql(m, "r"),
             "staged": staged, "parts": parts, "staged_to": staged_to}
 
@@ -150,9 +164,9 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
     """`mapInArrow`'s function: for each unit id of its input, the unit's row groups read with pyarrow and, in DuckDB
     with one thread (the task's core), validated (`sql["valid"]`: the malformed rows returned, the rest checked),
     checked by the row pass (`task_sql`); one row per unit (`RESULT_SCHEMA`): its valid rows, its flagged rows'
-    violations, its boundary rows (unless not `bounds`), its malformed rows, its staged rows and its rows per window
-    partition (when asked), each as an Arrow IPC stream, and its latest ts_ms. A closure of pyarrow and duckdb
-    only."""
+    violations (empty when it flags nothing: the violations' query is not run), its boundary rows (unless not
+    `bounds`), its malformed rows, its staged rows and its rows per window partition (when asked), each as an Arrow
+    IPC stream, and its latest ts_ms. A closure of pyarrow and duckdb only."""
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import duckdb
         import pyarrow as pa
@@ -186,22 +200,26 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                 for unit in batch.column(0).to_pylist():
                     path, groups = work[unit]
                     try:
-                        con.register("t", pq.ParquetFile(path).read_row_groups(groups))
+                        rows_read = pq.ParquetFile(path).read_row_groups(groups)
                     except Exception as e:  # (pages that break partway: said, for the caller to fall back)
                         why = " ".join(f"{type(e).__name__}: {e}".split())
                         yield record(unit, error=why)
                         continue
+                    con.register("t", rows_read)
                     bad = b""
                     if sql["valid"] is not None:  # (the valid rows replace `t`)
-                        table(sql["valid"][path], unit, "v")
-                        bad = ipc(table("SELECT * FROM v WHERE _reason IS NOT NULL", unit))
-                        table(f"SELECT {sql['typed']} FROM v WHERE _reason IS NULL", unit, "t")
-                    staged = b""
-                    if sql["staged"] is None:
-                        table(sql["flag_rows"], unit, "r")
-                    else:  # (one window for both: the pass into a table, read by the flags and the staged rows)
+                        valid = sql["valid"][path]
+                        malformed = table(f"SELECT * FROM ({valid}) v WHERE _reason IS NOT NULL", unit)
+                        bad = ipc(malformed)
+                        if malformed.num_rows or not set(sql["typed_names"]) <= set(rows_read.column_names):
+                            table(f"SELECT {sql['typed']} FROM ({valid}) v WHERE _reason IS NULL", unit, "t")
+                        else:  # (every row valid: the rows as read, no copy — the usual case)
+                            con.register("t", rows_read.select(sql["typed_names"]))
+                    if sql["pass"] is not None:
                         con.execute(f"CREATE OR REPLACE TEMP TABLE s AS {sql['pass'].replace('{source}', 't')}")
-                        table(sql["flags"], unit, "r")
+                    table(sql["rows"], unit, "r")
+                    staged = b""
+                    if sql["staged"] is not None:
                         mine = table(sql["staged"], unit)
                         if sql["staged_to"] is None:
                             staged = ipc(mine)
@@ -209,7 +227,9 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                             pq.write_table(mine, f"{sql['staged_to']}/unit-{unit}.parquet")
                     parts = ipc(table(sql["parts"], unit)) if sql["parts"] is not None else b""
                     rows, end = con.execute("SELECT count(*), max(ts_ms) FROM t").fetchone()  # type: ignore[misc]
-                    found = ipc(table(sql["found"], unit))
+                    (flagged,) = con.execute(sql["flagged"]).fetchone()  # type: ignore[misc]
+                    # (the violations' SQL is ~350 KB for Transaction: planned per unit, 0.4 CPU-s, only if needed)
+                    found = ipc(table(sql["found"], unit)) if flagged else b""
                     edges = ipc(table(sql["bounds"], unit)) if bounds else b""
                     yield record(unit, rows=rows, found=found, bounds=edges, bad=bad, staged=staged, parts=parts,
                                  ts_end=end)
@@ -237,12 +257,12 @@ def check(spark: Any, m: ir.Machine, files: Sequence[Path], unit_rows: int = 500
     if broken:
         return Unreadable(f"pyarrow cannot read {work[broken[0][0]][0]}: {broken[0][1]}")
     rows = sum(int(r["rows"]) for r in results)
-    found = pa.concat_tables([_table(r["found"]) for r in results])
+    found = _tables([r["found"] for r in results])  # (None: no unit flagged a row)
     ends = [int(r["ts_end"]) for r in results if r["ts_end"] is not None]
     extra = {"bad": _tables([r["bad"] for r in results]), "staged": _tables([r["staged"] for r in results]),
              "parts": _tables([r["parts"] for r in results]), "trace_end": max(ends) if ends else None}
     if not stitch_keys:
-        return Checked(_hits(found), rows, len(work), violations=found, **extra)
+        return Checked(_hits(found) if found is not None else Counter(), rows, len(work), violations=found, **extra)
     bounds = pa.concat_tables([_table(r["bounds"]) for r in results])
     assert bounds.column_names == [*names, *BOOKKEEPING], bounds.column_names
     got = stitch(m, work, rows, found, bounds)
@@ -277,7 +297,6 @@ def stitch(m: ir.Machine, work: Sequence[Unit], rows: int, found: Any, bounds: A
     con = duckdb.connect(config={"threads": 1})
     try:
         con.register("b", bounds)
-        con.register("h", found)
         con.execute(ranges_sql(m))
         bad = con.execute("SELECT key, _neg, _prev, _prev_sl, _unit, _sf, _sl FROM o WHERE _prev_rl > _rf "
                           "ORDER BY key, _neg, _unit LIMIT 1").fetchone()
@@ -289,18 +308,26 @@ def stitch(m: ir.Machine, work: Sequence[Unit], rows: int, found: Any, bounds: A
         # (the pass into a table first: `violation_rows` reads its source once per count, and a subquery there would
         # be planned and run once per count — 4.2 CPU-s for 4 pairs of Transaction, the pass's SQL being 123 KB)
         con.execute(f"CREATE TEMP TABLE p AS {flag_rows(m, pairs, partition=('_seg',), keep=read_columns(m))}")
-        again = violation_rows(m, "(SELECT * FROM p WHERE _rn = 2) p", carry=("_seg AS _unit",))
+        flags = " OR ".join(q.DUCKDB.quote("_f_" + n) for n in count_names(m))
+        (again_flagged,) = con.execute(f"SELECT count(*) FROM p WHERE _rn = 2 AND ({flags})").fetchone() or (0,)
         # a unit's rows of a partition come after the rows of the units before it (`_off`): a row's place in its
         # unit plus those; a unit-first row judged again (the second of its pair) is its unit's first
         moved = "CASE WHEN v.pos >= 0 THEN v.pos + o._off ELSE v.pos END AS pos"
         on = "o.key = v.key AND o._neg = (v.seq < 0) AND o._unit = v._unit"
-        out = con.execute(f"SELECT v.* REPLACE ({moved}) FROM h v JOIN o ON {on} WHERE v._rn > 1 OR o._prev IS NULL "
-                          f"UNION ALL SELECT v.* REPLACE ({moved}) FROM (SELECT * REPLACE (CASE WHEN pos >= 0 THEN 0 "
-                          f"ELSE pos END AS pos, 1 AS _rn) FROM ({again}) a) v JOIN o ON {on}").to_arrow_table()
+        parts = []
+        if found is not None:  # (None: no task flagged a row)
+            con.register("h", found)
+            parts.append(f"SELECT v.* REPLACE ({moved}) FROM h v JOIN o ON {on} WHERE v._rn > 1 OR o._prev IS NULL")
+        if again_flagged:  # (the violations' SQL is planned only when a pair's second row has a flag)
+            again = violation_rows(m, "(SELECT * FROM p WHERE _rn = 2) p", carry=("_seg AS _unit",))
+            parts.append(f"SELECT v.* REPLACE ({moved}) FROM (SELECT * REPLACE (CASE WHEN pos >= 0 THEN 0 ELSE pos "
+                         f"END AS pos, 1 AS _rn) FROM ({again}) a) v JOIN o ON {on}")
+        out = con.execute(" UNION ALL ".join(parts)).to_arrow_table() if parts else None
         (stitched,) = con.execute("SELECT count(*) FROM o WHERE _prev IS NOT NULL").fetchone() or (0,)
     finally:
         con.close()
-    return Checked(_hits(out), rows, len(work), bounds.num_rows, int(stitched), violations=out)
+    return Checked(_hits(out) if out is not None else Counter(), rows, len(work), bounds.num_rows, int(stitched),
+                   violations=out)
 
 
 def ranges_sql(m: ir.Machine) -> str:

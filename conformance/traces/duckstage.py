@@ -29,6 +29,7 @@ Must not import: duckdb at import time (`stitch` imports it when it runs), kcoor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,12 +108,13 @@ def _unit_rows(plan: MachinePlan, need: Needs, sql: str, unit: str) -> str:
     return f"SELECT {cols} FROM ({sql}) s WHERE seq >= 0 AND (_staged OR _rn = 1)"
 
 
-def unit_checked(plan: MachinePlan, need: Needs, source: str) -> str | None:
+def unit_checked(plan: MachinePlan, need: Needs, source: str, keep: Sequence[str] = ()) -> str | None:
     """The task's row pass and its staged rows from one window, in one query over `source` (a unit's typed rows):
     the rows `duckcheck.flag_rows` returns, with its columns (every typed column, `_rn`, `_last`, `_f_<count>`), and
     the rows `unit_staged` returns, with `duckprops.kept`'s columns and `_staged`. `duckspark.hits_sql` and
     `bounds_sql` read it as they read `flag_rows`' rows; `unit_staged_of` gives its staged rows. None when no
-    property reads this machine (then `flag_rows` alone)."""
+    property reads this machine (then `flag_rows` alone). `keep`: more of the pass's columns, as `flag_rows`' (what
+    the violations' messages read: `duckfound.read_columns`; a task runs `duckfound.violation_rows` over these rows)."""
     if not need.rows:
         return None
     assert refusal(plan, need) is None, refusal(plan, need)
@@ -125,7 +127,7 @@ def unit_checked(plan: MachinePlan, need: Needs, source: str) -> str | None:
     counts = f"(SELECT key AS _k, seq < 0 AS _k_neg, count(*) AS _k_rows FROM {source} GROUP BY ALL)"
     wanted = f"{d.render(q.holds(q.or_(*need.rows)))} AS _staged"
     typed = [n for n, _ in typed_columns(plan.m)]
-    cols = [_q(c) for c in dict.fromkeys([*typed, *kept(need)])]
+    cols = [_q(c) for c in dict.fromkeys([*typed, *keep, *kept(need)])]
     sql = (f"SELECT s.*, s._rn = c._k_rows AS _last FROM ({windowed_from(need, f'({passed})')}) s JOIN {counts} c "
            "ON c._k = s.key AND c._k_neg = (s.seq < 0)")
     # (`OFFSET 0` keeps the filter above the projection, as in `flag_rows`)

@@ -1,7 +1,7 @@
 """The Spark engine's DuckDB-in-Spark path (issue 33: "Spark schedules, DuckDB checks"): every machine's typed
 Parquet traces checked by `duckspark` (one Spark task per work unit, each validating its rows with `duckvalid`,
 checking them with the DuckDB row pass and, for a machine a trace property reads, staging its unit's rows from the
-same pass with `duckstage.unit_staged_from` and counting its rows per window partition with `duckstage.unit_parts`),
+same window (`duckstage.unit_checked`'s one query) and counting its rows per window partition (`unit_parts`)),
 the keys that cross units stitched (the row checks by `duckspark.stitch` on the driver; the staged rows, which the
 tasks write under `<out>/_staged/`, with `duckstage.prepare`'s tables: the driver reads only the tasks' parts and
 boundary rows), the trace properties' phase 2 (`duckprops.violations`: on the driver over at most
@@ -37,6 +37,7 @@ from kcoord.model.traceschema import codes
 from . import duckprops, duckspark, duckspread, duckstage, output
 from .checks import CHECKS
 from .duckcheck import window_order
+from .duckfound import read_columns
 from .duckvalid import layout, reasoned
 from .readers import Source, columns
 from .sparkread import TYPED, typed_columns
@@ -117,12 +118,15 @@ def _check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sou
             return Fallback(why)
         files = sorted(s.path for s in sources if s.machine == name)
         valid = {f: reasoned(m, f, layout(m, f), relation="t", source=f"file://{os.path.abspath(f)}") for f in files}
-        stage = duckstage.unit_staged_from(plan, need, "s")
+        # (the pass's rows and the staged rows from one query: the pass is not materialised for both)
+        checked = duckstage.unit_checked(plan, need, "{source}", keep=read_columns(m))
         folder = os.path.join(scratch, name)
-        if stage is not None:
+        if checked is None:
+            sql = duckspark.task_sql(m, valid)
+        else:
             os.makedirs(folder, exist_ok=True)
-        sql = duckspark.task_sql(m, valid, stage, duckstage.unit_parts("t") if stage is not None else None,
-                                 staged_to=folder if stage is not None else None)
+            sql = duckspark.task_sql(m, valid, duckstage.unit_staged_of(need, "r"), duckstage.unit_parts("t"),
+                                     checked=checked, staged_to=folder)
         try:
             got = duckspark.check(spark, m, [Path(f) for f in files], unit_rows, sql=sql)
         except Exception as e:  # (a worker that cannot import what the task needs: the Spark SQL plan needs neither)
@@ -132,7 +136,7 @@ def _check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sou
             return Fallback(f"Spark's Python workers have no {missing} (the DuckDB tasks need duckdb and pyarrow)")
         if isinstance(got, duckspark.NotClustered | duckspark.Unreadable):
             return Fallback(got.reason)
-        if stage is not None and got.units:  # (phase 1 of the keys that cross units, put together: `duckstage`)
+        if checked is not None and got.units:  # (phase 1 of the keys that cross units, put together: `duckstage`)
             ready = duckstage.prepare(plan, need, got.parts, got.bounds)
             if isinstance(ready, duckstage.Refused):
                 return Fallback(ready.reason)

@@ -79,8 +79,11 @@ UNREACHABLE = {"Transaction": (
 
 
 def txn_config() -> TxnConfig:
+    """The driven coordinator's configuration. Its Complete* record is applied once durable (`complete_when_written`
+    off), as Kafka applies it once appended: the driver holds it in flight (`HoldComplete`) to send the requests Kafka
+    answers while it is pending; `kcoord serve`'s default applies it once written, a window of no loop turn."""
     return TxnConfig(num_partitions=1, offsets_num_partitions=1, abort_interval_ms=1_000,
-                     expiration_interval_ms=10_000, id_expiration_ms=100_000)
+                     expiration_interval_ms=10_000, id_expiration_ms=100_000, complete_when_written=False)
 
 
 class TransactionDriver(ClusterDriver):

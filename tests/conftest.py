@@ -5,10 +5,41 @@ background threads after a test are not reported."""
 from __future__ import annotations
 
 import logging
+import os
+import sys
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+class _JvmWatch:
+    """Watches the shared session's driver JVM: if it exits while the tests run, says once (on stderr, at once) with
+    what code, during which test and with what the JVM left (an `hs_err_pid*.log`: a crash of the JVM itself; exit
+    -9: killed, e.g. by the kernel when memory ran out), and every later test asking for the session fails at its
+    set-up with that line, not with py4j's `Connection refused`."""
+
+    def __init__(self, proc: Any) -> None:
+        self.proc = proc
+        self.died: str | None = None
+        self._stop = threading.Event()
+        threading.Thread(target=self._watch, name="spark-jvm-watch", daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.5):
+            code = self.proc.poll()
+            if code is not None:
+                during = os.environ.get("PYTEST_CURRENT_TEST", "between tests")
+                crash = sorted(Path.cwd().glob(f"hs_err_pid{self.proc.pid}*.log"))
+                self.died = (f"the shared Spark session's driver JVM (pid {self.proc.pid}) exited with code {code} "
+                             f"during {during}" + (f"; the JVM's crash log: {crash[0]}" if crash else ""))
+                print(f"\n*** {self.died}", file=sys.__stderr__, flush=True)
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 @pytest.fixture(scope="session")
@@ -16,8 +47,23 @@ def spark() -> Iterator[Any]:
     from kcoord.conformance.traces.session import local_session
 
     session = local_session("local[2]", shuffle_partitions=2, rows=0)  # (small inputs only: the JIT's C1 suffices)
+    global _watch
+    _watch = _JvmWatch(session.sparkContext._gateway.proc)
     yield session
+    _watch.stop()
+    if _watch.died is not None:
+        pytest.fail(_watch.died, pytrace=False)
     session.stop()
+
+
+_watch: _JvmWatch | None = None
+
+
+@pytest.fixture(autouse=True)
+def _spark_jvm_alive(request: pytest.FixtureRequest) -> None:
+    """A test asking for the shared session after its JVM died fails with why (`_JvmWatch`)."""
+    if _watch is not None and _watch.died is not None and "spark" in request.fixturenames:
+        pytest.fail(_watch.died, pytrace=False)
 
 
 #: Kafka 4.0's defaults with the waits that only slow tests down made short: the same as `kcoord serve`'s in the

@@ -566,7 +566,8 @@ class PartitionLog:
     def _reopen_active(self) -> None:
         """The active segment's file may have been replaced by a rename: append to the new inode."""
         if self._fd is not None:
-            os.close(self._fd)
+            fd, self._fd = self._fd, None  # (if the open below fails, no later close may close that number again:
+            os.close(fd)  # by then it may be another file's, or another library's pipe)
         self._fd = os.open(self._segments[-1].path, os.O_WRONLY | os.O_APPEND)
         self._durable_offset = self._flushed_offset = self.log_end_offset
 

@@ -462,3 +462,30 @@ def test_the_recovery_point_follows_durable_appends_once_a_minute(log_dir: Path,
     log._fd = None
     with PartitionLog.open(log_dir) as reopened:
         assert reopened.recovery.recovery_point == 5 and reopened.log_end_offset == 6
+
+
+def test_a_failed_reopen_of_the_active_segment_closes_its_old_descriptor_once(log_dir: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """After compaction replaced the active segment, the log reopens it; if that open fails, the old descriptor's
+    number (closed, then free for the next file or pipe the process opens) must not be closed again by the log's
+    close: here a pipe that gets that number stays open."""
+    log = PartitionLog.open(log_dir)
+    log.append([kv(0)], timestamp_ms=0)
+    old = log._fd
+    assert old is not None
+
+    def refused(*args: object, **kwargs: object) -> int:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(os, "open", refused)
+    with pytest.raises(OSError):
+        log._reopen_active()
+    monkeypatch.undo()
+    read, write = os.pipe()
+    try:
+        assert old in (read, write)  # (the lowest free number: the one the log closed)
+        log.close()
+        os.fstat(read), os.fstat(write)  # still open
+    finally:
+        os.close(read)
+        os.close(write)

@@ -4,10 +4,12 @@ background threads after a test are not reported."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
 import threading
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,24 @@ class _JvmWatch:
         self.proc = proc
         self.died: str | None = None
         self._stop = threading.Event()
+        self._guard_stdin()
         threading.Thread(target=self._watch, name="spark-jvm-watch", daemon=True).start()
+
+    def _guard_stdin(self) -> None:
+        """The driver JVM exits when its stdin (a pipe from this process) reaches EOF: an `os.close` of that pipe's
+        number anywhere in this process (a descriptor closed twice, its number reused by the pipe) is refused, with
+        where it came from, and fails the test that did it."""
+        pipe = self.proc.stdin.fileno()
+        real_close = os.close
+
+        def close(fd: int) -> None:
+            if fd == pipe:
+                where = "".join(traceback.format_stack(limit=8)[:-1])
+                raise OSError(errno.EBADF, f"refused: closing descriptor {fd}, the Spark driver JVM's stdin pipe "
+                                           f"(a descriptor closed twice?), at\n{where}")
+            real_close(fd)
+
+        os.close = close
 
     def _watch(self) -> None:
         while not self._stop.wait(0.5):

@@ -159,6 +159,7 @@ class KcoordServer:
         self._wake_at_ms = 0  # when the sleeping cluster loop wakes by itself (0: it is not sleeping)
         self._flushing: list[FlushTicket] | None = None  # the group commit whose fsyncs run now (fsync durability)
         self._flush_waiter: asyncio.Future[None] | None = None  # done once the round's fsyncs all ended
+        self._serving = False  # the cluster loop runs (`_flush_done` then takes a turn of it)
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
         self.request_memory: RequestMemory | None = None
@@ -188,6 +189,7 @@ class KcoordServer:
             self._unlock()
             raise
         self._pump_task = asyncio.create_task(self._pump(), name="kcoord-cluster-loop")
+        self._serving = True
 
     async def _listen(self) -> None:
         """Open each node's listener, and the metrics endpoint if asked for."""
@@ -215,6 +217,7 @@ class KcoordServer:
 
     async def stop(self) -> None:
         """Close the listeners, stop the loop, flush and close the cluster, the traces and the metrics endpoint."""
+        self._serving = False
         for server in self.listeners.values():
             await server.stop()
         self.listeners.clear()
@@ -289,45 +292,70 @@ class KcoordServer:
             not any(server.has_ready_frames() for server in servers)
 
     def kick(self) -> None:
+        """New work was submitted: wake the cluster loop. (With `--durability fsync` and a round of fsyncs in
+        flight, not at once: every write now waits for the next round, and the turn that ends this one (`_flush_done`)
+        appends and flushes what was submitted meanwhile.)"""
+        if self._flushing is not None:
+            return
         if self._wake is not None:
             self._wake.set()
 
     def _nudge(self) -> None:
         """Wake the cluster loop if it sleeps past the cluster's next deadline (a timer scheduled or a batch opened
         by a request answered at once); a request that changed nothing due does not cost a loop turn."""
+        if self._flushing is not None:
+            return  # (fsync mode, a round in flight: the turn that ends it looks at the deadlines, `_flush_done`)
         if self._wake_at_ms and self.cluster is not None and self.cluster.changed:
-            self.kick()
+            self.kick_now()
+
+    def kick_now(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    def _timer_earlier(self) -> bool:
+        """A deadline of the cluster's comes before the sleeping cluster loop wakes by itself."""
+        assert self.cluster is not None
+        self.cluster.changed = False
+        deadline = self.cluster.next_deadline_ms()
+        return deadline is not None and deadline < self._wake_at_ms
 
     async def _pump(self) -> None:
-        cluster, wake = self.cluster, self._wake
-        assert cluster is not None and wake is not None and self.shared is not None
-        in_background = self._in_background
+        wake = self._wake
+        assert self.cluster is not None and wake is not None and self.shared is not None
         while True:
             wake.clear()
-            work = 0
-            try:
-                if in_background:
-                    for _ in range(_POLLS_PER_TURN):
-                        done = cluster.poll()
-                        work += done
-                        if done == 0:
-                            break
-                    self._start_flush()  # what this turn's handlers and timers wrote, fsynced on threads
-                else:
-                    for _ in range(_POLLS_PER_TURN):
-                        done = cluster.poll()
-                        if done:  # what this turn's handlers and timers wrote goes to disk together, now
-                            done += cluster.flush()
-                        work += done
-                        if done == 0:
-                            break
-                    if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
-                        work = cluster.flush()
-            except Exception:
-                _log.exception("cluster poll failed")  # a coordinator bug; the server keeps answering
-            self.shared.progress.notify()
-            self._maybe_flush_traces()
+            work = self._turn()
             await self._sleep(wake, work)
+
+    def _turn(self) -> int:
+        """One turn of the cluster loop: poll until nothing is due; then flush (fsync mode: start a round on the
+        fsync threads; otherwise fsync now what the turn wrote). Returns the work done."""
+        cluster = self.cluster
+        assert cluster is not None and self.shared is not None
+        work = 0
+        try:
+            if self._in_background:
+                for _ in range(_POLLS_PER_TURN):
+                    done = cluster.poll()
+                    work += done
+                    if done == 0:
+                        break
+                self._start_flush()  # what this turn's handlers and timers wrote, fsynced on threads
+            else:
+                for _ in range(_POLLS_PER_TURN):
+                    done = cluster.poll()
+                    if done:  # what this turn's handlers and timers wrote goes to disk together, now
+                        done += cluster.flush()
+                    work += done
+                    if done == 0:
+                        break
+                if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
+                    work = cluster.flush()
+        except Exception:
+            _log.exception("cluster poll failed")  # a coordinator bug; the server keeps answering
+        self.shared.progress.notify()
+        self._maybe_flush_traces()
+        return work
 
     @property
     def _in_background(self) -> bool:
@@ -368,12 +396,22 @@ class KcoordServer:
             pool.submit(fsync, ticket)
 
     def _flush_done(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
+        """The round's fsyncs ended: what they made durable is completed, and what was written meanwhile flushed,
+        in this callback (one turn of the cluster loop here, not a wake-up of the loop's task and a turn later); the
+        sleeping loop is woken only if a deadline now comes before its own wake-up."""
         if not waiter.done():
             waiter.set_result(None)
         self._flushing = self._flush_waiter = None
-        if self.cluster is not None:
-            self.cluster.end_flush(tickets)
-        self.kick()
+        if self.cluster is None:
+            return
+        self.cluster.end_flush(tickets)
+        if not self._serving:  # (stopping: `stop` flushes and closes)
+            return
+        self._turn()
+        if not self._wake_at_ms:
+            return  # the loop is not sleeping: its next turn comes anyway
+        if self.cluster.changed and self._timer_earlier():
+            self.kick_now()
 
     async def _sleep(self, wake: asyncio.Event, work: int) -> None:
         assert self.cluster is not None

@@ -316,7 +316,7 @@ class KcoordServer:
         """A deadline of the cluster's comes before the sleeping cluster loop wakes by itself."""
         assert self.cluster is not None
         self.cluster.changed = False
-        deadline = self.cluster.next_deadline_ms()
+        deadline = self.cluster.next_deadline_ms(open_batches=self._flushing is None)
         return deadline is not None and deadline < self._wake_at_ms
 
     async def _pump(self) -> None:
@@ -415,11 +415,12 @@ class KcoordServer:
 
     async def _sleep(self, wake: asyncio.Event, work: int) -> None:
         assert self.cluster is not None
-        if work:
+        if work and self._flushing is None:  # (a round in flight: the turn that ends it comes anyway)
             await asyncio.sleep(0)
             return
         self.cluster.changed = False
-        deadline = self.cluster.next_deadline_ms()
+        # (a round of fsyncs in flight: a batch opened meanwhile waits for the turn that ends it, `_flush_done`)
+        deadline = self.cluster.next_deadline_ms(open_batches=self._flushing is None)
         now_ms = self.clock.now_ms()
         delay_s = _IDLE_SLEEP_MAX_S if deadline is None else (deadline - now_ms) / 1000
         delay_s = min(max(delay_s, _BUSY_SLEEP_S), _IDLE_SLEEP_MAX_S)

@@ -1,0 +1,93 @@
+"""`--durability fsync`: the requests that arrive while a round of fsyncs is in flight cost the cluster loop no turn
+(every write then waits for the next round anyway); the turn that ends the round, in the round's own callback,
+completes what it made durable and starts the next round with what arrived meanwhile, and every request is answered
+once its own write is durable."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kio.schema.init_producer_id.v4 import InitProducerIdRequest
+from kio.schema.types import ProducerId, TransactionalId
+from kio.static.primitive import i16
+from served_cluster import ServedCluster
+from test_response_memo import INFO, _ms
+
+from kcoord.impl.cluster import ClusterConfig
+from kcoord.impl.server.apis import node_registry
+from kcoord.impl.server.broker import BrokerContext
+from kcoord.impl.server.codec import decode_response, encode_request
+from kcoord.impl.server.dispatch import Dispatcher, Reply
+from kcoord.impl.storage.log import Durability
+from kcoord.impl.txn.config import TxnConfig
+
+pytestmark = [pytest.mark.wire]
+
+FSYNC_S = 0.3  # every fsync takes this long: the later requests all arrive while the first round is in flight
+LATER = 6
+
+
+def _init(tid: str) -> Any:
+    return InitProducerIdRequest(transactional_id=TransactionalId(tid), transaction_timeout=_ms(60_000),
+                                 producer_id=ProducerId(-1), producer_epoch=i16(-1))
+
+
+def test_requests_arriving_during_a_round_wait_for_its_end_without_polling(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # (no timer due during the round: the transaction shards' abort checks an hour apart)
+    config = ClusterConfig(txn=TxnConfig(abort_interval_ms=3_600_000), durability=Durability.fsync())
+    with ServedCluster(tmp_path, 1, trace=False, config=config) as served:
+        server = served.server
+        cluster = server.cluster
+        dispatcher = served.call(lambda: Dispatcher(node_registry(BrokerContext(server.shared, 0))))
+        polls = [0]
+        poll = cluster.poll
+
+        def counted_poll() -> int:
+            polls[0] += 1
+            return int(poll())
+
+        real_fsync = os.fsync
+
+        def slow_fsync(fd: int) -> None:
+            time.sleep(FSYNC_S)
+            real_fsync(fd)
+
+        async def send(tid: str, correlation_id: int) -> tuple[int, float]:
+            frame = encode_request(_init(tid), correlation_id=correlation_id, client_id="rounds")
+            outcome = await dispatcher.dispatch(frame, INFO)
+            assert isinstance(outcome, Reply)
+            answer = decode_response(_init(tid).__api_key__, 4, outcome.payload)[1]
+            return int(answer.error_code.value), time.monotonic()
+
+        async def scenario() -> dict[str, Any]:
+            first = asyncio.ensure_future(send("rounds-0", 1))
+            while server._flushing is None:  # the first request's round has started
+                await asyncio.sleep(0.001)
+            round_in_flight = server._flushing
+            before = polls[0]
+            later = []
+            for i in range(1, LATER + 1):  # each in a loop turn of its own
+                later.append(asyncio.ensure_future(send(f"rounds-{i}", i + 1)))
+                await asyncio.sleep(0.005)
+            during = polls[0] - before
+            still_same_round = server._flushing is round_in_flight
+            first_code, first_at = await first
+            answers = [await f for f in later]
+            return {"polls during the round": during, "same round": still_same_round, "first": first_code,
+                    "later": [code for code, _ in answers], "later after first": all(at >= first_at
+                                                                                      for _, at in answers)}
+
+        monkeypatch.setattr(cluster, "poll", counted_poll)
+        monkeypatch.setattr(os, "fsync", slow_fsync)
+        assert served.thread is not None
+        outcome = served.thread.run(scenario())
+        monkeypatch.setattr(os, "fsync", real_fsync)
+        assert outcome["same round"], "the requests took longer to send than a round: nothing measured"
+        assert outcome == {"polls during the round": 0, "same round": True, "first": 0, "later": [0] * LATER,
+                           "later after first": True}

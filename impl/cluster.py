@@ -185,13 +185,10 @@ class Cluster:
         if not done():
             raise TimeoutError(f"not done after {max_polls} polls")
 
-    def next_deadline_ms(self, *, open_batches: bool = True) -> int | None:
-        """The earliest moment `poll` has work; `open_batches=False`: the coordinators' open batches are not due
-        (`CoordinatorRuntime.next_deadline_ms`)."""
+    def next_deadline_ms(self) -> int | None:
         deadlines = [d for d in (self.partitions.next_deadline_ms(),
-                                 *(n.txn.next_deadline_ms(open_batches=open_batches) for n in self.nodes if n.alive),
-                                 *(n.groups.runtime.next_deadline_ms(open_batches=open_batches)
-                                   for n in self.nodes if n.alive))
+                                 *(n.txn.next_deadline_ms() for n in self.nodes if n.alive),
+                                 *(n.groups.runtime.next_deadline_ms() for n in self.nodes if n.alive))
                      if d is not None]
         return min(deadlines) if deadlines else None
 

@@ -391,12 +391,10 @@ class CoordinatorRuntime:
                      "again", self.topic, partition, doing, error)
         self.unload(partition)
 
-    def next_deadline_ms(self, *, open_batches: bool = True) -> int | None:
-        """The earliest moment `poll` has timer or group-commit work (for an event loop's sleep). `open_batches=False`:
-        an open batch is not due (`--durability fsync` with a round of fsyncs in flight: the turn that ends the round
-        appends it)."""
+    def next_deadline_ms(self) -> int | None:
+        """The earliest moment `poll` has timer or group-commit work (for an event loop's sleep)."""
         busy = self._busy.values()
-        if open_batches and any(s.has_open for s in busy):
+        if any(s.has_open for s in busy):
             return self.clock.now_ms()  # the open batches are appended at the next poll
         deadlines = [d for s in busy if (d := s.log.next_flush_due_ms) is not None]
         if self._busy:

@@ -316,7 +316,7 @@ class KcoordServer:
         """A deadline of the cluster's comes before the sleeping cluster loop wakes by itself."""
         assert self.cluster is not None
         self.cluster.changed = False
-        deadline = self.cluster.next_deadline_ms(open_batches=self._flushing is None)
+        deadline = self.cluster.next_deadline_ms()
         return deadline is not None and deadline < self._wake_at_ms
 
     async def _pump(self) -> None:
@@ -419,8 +419,7 @@ class KcoordServer:
             await asyncio.sleep(0)
             return
         self.cluster.changed = False
-        # (a round of fsyncs in flight: a batch opened meanwhile waits for the turn that ends it, `_flush_done`)
-        deadline = self.cluster.next_deadline_ms(open_batches=self._flushing is None)
+        deadline = self.cluster.next_deadline_ms()
         now_ms = self.clock.now_ms()
         delay_s = _IDLE_SLEEP_MAX_S if deadline is None else (deadline - now_ms) / 1000
         delay_s = min(max(delay_s, _BUSY_SLEEP_S), _IDLE_SLEEP_MAX_S)

@@ -132,9 +132,8 @@ class TransactionCoordinator:
         done = self.runtime.flush()
         return done + self.channel.poll()
 
-    def next_deadline_ms(self, *, open_batches: bool = True) -> int | None:
-        deadlines = [d for d in (self.runtime.next_deadline_ms(open_batches=open_batches),
-                                 self.channel.next_deadline_ms()) if d is not None]
+    def next_deadline_ms(self) -> int | None:
+        deadlines = [d for d in (self.runtime.next_deadline_ms(), self.channel.next_deadline_ms()) if d is not None]
         return min(deadlines) if deadlines else None
 
     def _owns(self, partition: int, coordinator_epoch: int) -> bool:

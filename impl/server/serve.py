@@ -160,6 +160,7 @@ class KcoordServer:
         self._flushing: list[FlushTicket] | None = None  # the group commit whose fsyncs run now (fsync durability)
         self._flush_waiter: asyncio.Future[None] | None = None  # done once the round's fsyncs all ended
         self._serving = False  # the cluster loop runs (`_flush_done` then takes a turn of it)
+        self._unfinished = False  # the last turn stopped at `_POLLS_PER_TURN` with work still due (fsync durability)
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
         self.request_memory: RequestMemory | None = None
@@ -333,6 +334,7 @@ class KcoordServer:
         cluster = self.cluster
         assert cluster is not None and self.shared is not None
         work = 0
+        self._unfinished = False
         try:
             if self._in_background:
                 for _ in range(_POLLS_PER_TURN):
@@ -340,6 +342,8 @@ class KcoordServer:
                     work += done
                     if done == 0:
                         break
+                else:
+                    self._unfinished = True  # (work still due after the turn's polls: a long load)
                 self._start_flush()  # what this turn's handlers and timers wrote, fsynced on threads
             else:
                 for _ in range(_POLLS_PER_TURN):
@@ -410,12 +414,12 @@ class KcoordServer:
         self._turn()
         if not self._wake_at_ms:
             return  # the loop is not sleeping: its next turn comes anyway
-        if self.cluster.changed and self._timer_earlier():
+        if self._unfinished or (self.cluster.changed and self._timer_earlier()):
             self.kick_now()
 
     async def _sleep(self, wake: asyncio.Event, work: int) -> None:
         assert self.cluster is not None
-        if work and self._flushing is None:  # (a round in flight: the turn that ends it comes anyway)
+        if work and (self._flushing is None or self._unfinished):  # (a round in flight: its last turn comes anyway)
             await asyncio.sleep(0)
             return
         self.cluster.changed = False

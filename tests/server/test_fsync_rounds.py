@@ -94,3 +94,38 @@ def test_requests_arriving_during_a_round_wait_for_its_end_without_polling(tmp_p
         # (the turn that starts the round: a poll that appends the first request's write, one that finds nothing)
         assert outcome == {"polls starting the round": 2, "polls during the round": 0, "same round": True,
                            "first": 0, "later": [0] * LATER, "later after first": True}
+
+
+def test_work_left_after_a_turns_polls_is_polled_on_without_a_new_request(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn stops after `_POLLS_PER_TURN` polls that all did work (a long load); the rest is polled in the next
+    turns at once, also when the turn is the one that ends a round, or one that started a round."""
+    config = ClusterConfig(txn=TxnConfig(abort_interval_ms=3_600_000), durability=Durability.fsync())
+    with ServedCluster(tmp_path, 1, trace=False, config=config) as served:
+        server = served.server
+        cluster = server.cluster
+        dispatcher = served.call(lambda: Dispatcher(node_registry(BrokerContext(server.shared, 0))))
+        left = [0]  # polls still to report work (as a load in steps would)
+        poll = cluster.poll
+
+        def busy_poll() -> int:
+            done = int(poll())
+            if left[0] > 0:
+                left[0] -= 1
+                done += 1
+            return done
+
+        async def scenario() -> tuple[int, int]:
+            left[0] = 200  # more than three turns' polls
+            frame = encode_request(_init("unfinished-0"), correlation_id=1, client_id="rounds")
+            outcome = await dispatcher.dispatch(frame, INFO)
+            assert isinstance(outcome, Reply)
+            code = int(decode_response(_init("x").__api_key__, 4, outcome.payload)[1].error_code.value)
+            deadline = time.monotonic() + 0.5
+            while left[0] and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            return code, left[0]
+
+        monkeypatch.setattr(cluster, "poll", busy_poll)
+        assert served.thread is not None
+        assert served.thread.run(scenario()) == (0, 0)

@@ -419,7 +419,7 @@ class KcoordServer:
 
     async def _sleep(self, wake: asyncio.Event, work: int) -> None:
         assert self.cluster is not None
-        if work and (self._flushing is None or self._unfinished):  # (a round in flight: its last turn comes anyway)
+        if work and self._flushing is None:  # (a round in flight: the turn that ends it comes anyway)
             await asyncio.sleep(0)
             return
         self.cluster.changed = False

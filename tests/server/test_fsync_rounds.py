@@ -99,14 +99,22 @@ def test_requests_arriving_during_a_round_wait_for_its_end_without_polling(tmp_p
 def test_work_left_after_a_turns_polls_is_polled_on_without_a_new_request(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A turn stops after `_POLLS_PER_TURN` polls that all did work (a long load); the rest is polled in the next
-    turns at once, also when the turn is the one that ends a round, or one that started a round."""
+    turns at once, also when the turn is the one that ends a round (in `_flush_done`, outside the loop's task)."""
     config = ClusterConfig(txn=TxnConfig(abort_interval_ms=3_600_000), durability=Durability.fsync())
     with ServedCluster(tmp_path, 1, trace=False, config=config) as served:
         server = served.server
         cluster = server.cluster
         dispatcher = served.call(lambda: Dispatcher(node_registry(BrokerContext(server.shared, 0))))
         left = [0]  # polls still to report work (as a load in steps would)
-        poll = cluster.poll
+        poll, end_flush = cluster.poll, cluster.end_flush
+
+        rounds = [0]
+
+        def end_flush_then_busy(tickets: Any) -> None:  # work due from the first round's end on
+            end_flush(tickets)
+            rounds[0] += 1
+            if rounds[0] == 1:
+                left[0] = 200  # more than three turns' polls
 
         def busy_poll() -> int:
             done = int(poll())
@@ -115,8 +123,7 @@ def test_work_left_after_a_turns_polls_is_polled_on_without_a_new_request(tmp_pa
                 done += 1
             return done
 
-        async def scenario() -> tuple[int, int]:
-            left[0] = 200  # more than three turns' polls
+        async def scenario() -> tuple[int, int, int]:
             frame = encode_request(_init("unfinished-0"), correlation_id=1, client_id="rounds")
             outcome = await dispatcher.dispatch(frame, INFO)
             assert isinstance(outcome, Reply)
@@ -124,8 +131,9 @@ def test_work_left_after_a_turns_polls_is_polled_on_without_a_new_request(tmp_pa
             deadline = time.monotonic() + 0.5
             while left[0] and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
-            return code, left[0]
+            return code, left[0], rounds[0]
 
         monkeypatch.setattr(cluster, "poll", busy_poll)
+        monkeypatch.setattr(cluster, "end_flush", end_flush_then_busy)
         assert served.thread is not None
-        assert served.thread.run(scenario()) == (0, 0)
+        assert served.thread.run(scenario()) == (0, 0, 1)  # (answer NONE, nothing left, one round)

@@ -91,8 +91,8 @@ class Completion(Generic[T]):
         def hand_over(c: Completion[T]) -> None:
             if not loop.is_running():
                 forward(c)
-            elif _running_loop() is loop:  # set on the loop's own thread (the cluster loop): no wake-up to write
-                loop.call_soon(forward, c)
+            elif _running_loop() is loop:  # set on the loop's own thread (the cluster loop): the future's own
+                forward(c)  # callbacks (the awaiting task's wake-up) are scheduled by it, never run inside this call
             else:
                 loop.call_soon_threadsafe(forward, c)
 

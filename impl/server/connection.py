@@ -141,7 +141,7 @@ class WireServer:
             self._reaper.cancel()
             await asyncio.gather(self._reaper, return_exceptions=True)
             self._reaper = None
-        tasks = [peer.task for peer in self._peers.values() if peer.task is not None]
+        tasks = [peer.task.finished() for peer in self._peers.values() if peer.task is not None]
         for peer in list(self._peers.values()):
             peer.abort("server stopping")
         await asyncio.gather(*tasks, return_exceptions=True)

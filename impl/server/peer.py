@@ -3,15 +3,16 @@ in order, most of them within the same loop callback.
 
 Owns: `Peer` (frame splitting, the read-ahead bounds, request memory per frame, dispatching one frame at a time,
 writing answers, flow control both ways, end of stream and errors, closing) and `run_soon` (drive a dispatch to its
-first suspension without a task). Knows nothing of APIs: every decision about a frame is the dispatcher's.
+first suspension, and on from there, without a task). Knows nothing of APIs: every decision about a frame is the
+dispatcher's.
 Must not import: `kcoord.model`.
 
 Why a protocol and not a stream reader: a request costs the event loop one callback (`data_received`) and the answer
 one `transport.write`, where a reader task and a processor task cost two task wake-ups, half a dozen futures and a
 condition variable per request. A dispatch is started in the callback itself (`run_soon`): a request answered from
 memory (a heartbeat, an offset fetch) is answered before the callback returns, and several requests that arrived
-together are answered in one wake-up; only a request that has to wait (a write being made durable, a parked
-JoinGroup) gets a task, which resumes the same coroutine where it stopped.
+together are answered in one wake-up; a request that has to wait (a write being made durable, a parked JoinGroup)
+is resumed where it stopped by a callback of the future it waits for (`Driven`; no asyncio task).
 
 Ordering (Kafka's guarantee): requests on one connection are dispatched strictly one at a time, in the order sent,
 and each answer is written before the next request is taken. The read-ahead is bounded as before: at most
@@ -30,7 +31,7 @@ import functools
 import logging
 import struct
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast
 
@@ -96,41 +97,88 @@ class Closing:
 _PEER_CLOSED: Final = Closing("peer closed", bad_input=False)
 
 
-class _Rest:
-    """The rest of an `__await__` iterator that has already yielded `first` (the future it waits for): awaited in a
-    task, it hands the task that future, then resumes the iterator where it stopped (and forwards a cancellation)."""
+class Driven:
+    """A coroutine that suspended: resumed, without an asyncio task, by a callback of the future it waits for (a
+    task costs a `Task`, a context copy, a loop turn for its first step and another for its done callback; this costs
+    the future's one callback). Follows `asyncio.Task`'s protocol for what the coroutine yields: a future that
+    blocks (resumed once it is done), a bare yield (`asyncio.sleep(0)`: resumed at the next loop turn). `cancel`
+    throws `CancelledError` into the coroutine at once (and cancels the future it waits for)."""
 
-    __slots__ = ("_first", "_steps")
+    __slots__ = ("_done", "_failed", "_finished", "_loop", "_steps", "_waiting")
 
-    def __init__(self, steps: Iterator[Any], first: Any) -> None:
+    def __init__(self, steps: Generator[Any, None, Any], done: Callable[[Any], None],
+                 failed: Callable[[BaseException], None]) -> None:
         self._steps = steps
-        self._first = first
+        self._done = done
+        self._failed = failed
+        self._loop = asyncio.get_running_loop()
+        self._waiting: Any = None  # the future it waits for (or `_BARE`)
+        self._finished: asyncio.Future[None] | None = None  # made by `finished()` only (the server stopping)
 
-    def __await__(self) -> Generator[Any, None, Any]:
-        steps, value = self._steps, self._first
-        while True:
-            try:
-                yield value
-            except BaseException as e:  # thrown into the task (a cancellation): into the iterator it goes
-                try:
-                    value = steps.throw(e)  # type: ignore[attr-defined]
-                except StopIteration as stop:
-                    return stop.value
-            else:
-                try:
-                    value = next(steps)
-                except StopIteration as stop:
-                    return stop.value
+    def _suspend(self, yielded: Any) -> None:
+        if yielded is None:  # a bare yield
+            self._waiting = _BARE
+            self._loop.call_soon(self._resume, _BARE)
+        elif getattr(yielded, "_asyncio_future_blocking", False):
+            yielded._asyncio_future_blocking = False
+            self._waiting = yielded
+            yielded.add_done_callback(self._resume)
+        else:
+            self._step(RuntimeError(f"a dispatch yielded {yielded!r}, not a future"))
+
+    def _resume(self, waited: Any) -> None:
+        if waited is not self._waiting:
+            return  # (cancelled meanwhile: a done future's callback was already scheduled)
+        self._waiting = None
+        self._step(None)
+
+    def _step(self, error: BaseException | None) -> None:
+        try:
+            yielded = self._steps.send(None) if error is None else self._steps.throw(error)
+        except StopIteration as stop:
+            self._end()
+            self._done(stop.value)
+        except (Exception, asyncio.CancelledError) as e:
+            self._end()
+            self._failed(e)
+        else:
+            self._suspend(yielded)
+
+    def _end(self) -> None:
+        finished, self._finished = self._finished, _ENDED
+        if finished is not None and finished is not _ENDED and not finished.done():
+            finished.set_result(None)
+
+    def cancel(self) -> None:
+        """Throw `CancelledError` into the coroutine now (it ends, or suspends again if it catches it)."""
+        if self._finished is _ENDED:
+            return
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None and waiting is not _BARE:
+            waiting.remove_done_callback(self._resume)
+            waiting.cancel()
+        self._step(asyncio.CancelledError())
+
+    def finished(self) -> asyncio.Future[None]:
+        """Done once the coroutine has ended."""
+        if self._finished is _ENDED:
+            future = self._loop.create_future()
+            future.set_result(None)
+            return future
+        if self._finished is None:
+            self._finished = self._loop.create_future()
+        return self._finished
 
 
-async def _finish(rest: _Rest) -> Any:
-    return await rest
+_ENDED: Final[Any] = object()  # `Driven._finished` once the coroutine has ended
+_BARE: Final[Any] = object()  # `Driven._waiting` after a bare yield: the next loop turn resumes it
 
 
 def run_soon(awaitable: Awaitable[Any], done: Callable[[Any], None],
-             failed: Callable[[BaseException], None]) -> asyncio.Task[Any] | None:
+             failed: Callable[[BaseException], None]) -> Driven | None:
     """Run `awaitable` now, up to its first suspension: `done(result)` (or `failed(error)`) at once if it needs
-    none, and None is returned; otherwise a task finishes it (calling `done`/`failed` then) and is returned."""
+    none, and None is returned; otherwise it is resumed by the future it waits for (`Driven`, returned), calling
+    `done`/`failed` when it ends."""
     steps = awaitable.__await__()
     try:
         first = next(steps)
@@ -140,20 +188,9 @@ def run_soon(awaitable: Awaitable[Any], done: Callable[[Any], None],
     except Exception as e:
         failed(e)
         return None
-    task = asyncio.get_running_loop().create_task(_finish(_Rest(steps, first)))
-
-    def finished(t: asyncio.Task[Any]) -> None:
-        if t.cancelled():
-            failed(asyncio.CancelledError())
-            return
-        error = t.exception()
-        if error is not None:
-            failed(error)
-        else:
-            done(t.result())
-
-    task.add_done_callback(finished)
-    return task
+    driven = Driven(cast(Generator[Any, None, Any], steps), done, failed)
+    driven._suspend(first)
+    return driven
 
 
 class Peer(asyncio.Protocol):
@@ -166,13 +203,13 @@ class Peer(asyncio.Protocol):
         self.info = ConnectionInfo(0, "?", 0)
         self.last_active_s = time.monotonic()
         self.busy = False  # a request of it is being answered (a parked JoinGroup may wait minutes)
-        self.task: asyncio.Task[Any] | None = None  # the request answered in a task, if any
+        self.task: Driven | None = None  # the request being answered, if it waits for something
         self._buffer = bytearray()
         self._body_size = -1  # the frame whose body is being read (its memory held); -1: reading a size prefix
         self._frames: collections.deque[bytes | Closing] = collections.deque()
         self._queued_bytes = 0
         self._overflow: bytes | None = None  # one frame read and waiting for room in the queue
-        self._memory_wait: asyncio.Task[None] | None = None
+        self._memory_wait: Driven | None = None
         self._input_done = False  # no frame is read any more (end of stream, bad framing, socket error)
         self._reading = True
         self._writing_paused = False

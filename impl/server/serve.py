@@ -12,6 +12,10 @@ that did work, and after a turn that found none (a produce's append is not the c
 every handler that ran since the last flush (and of the timers and transaction markers) share that fsync, and the
 requests that arrive while it runs share the next. So a lone writer never waits the linger for company that is not
 coming, and writers that arrive together still share their fsyncs.
+`--durability fsync` (`_start_flush`): a round's fsyncs run on threads; while a round is in flight a request does
+not wake the pump (its write can only go to disk in the next round), and the pump's turn that ends the round runs in
+the round's own callback (`_flush_done`: it completes what became durable, starts the next round with what arrived
+meanwhile, and wakes the sleeping pump only for an earlier deadline or work left after its polls).
 Every cluster call happens on the loop's thread; handlers and the pump interleave only at `await` points.
 Durability: `ClusterConfig.durability` — fsync of every batch (default: nothing is acknowledged before it is on
 disk) or group commit.
@@ -159,6 +163,8 @@ class KcoordServer:
         self._wake_at_ms = 0  # when the sleeping cluster loop wakes by itself (0: it is not sleeping)
         self._flushing: list[FlushTicket] | None = None  # the group commit whose fsyncs run now (fsync durability)
         self._flush_waiter: asyncio.Future[None] | None = None  # done once the round's fsyncs all ended
+        self._serving = False  # the cluster loop runs (`_flush_done` then takes a turn of it)
+        self._unfinished = False  # the last turn stopped at `_POLLS_PER_TURN` with work still due (fsync durability)
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
         self.request_memory: RequestMemory | None = None
@@ -188,6 +194,7 @@ class KcoordServer:
             self._unlock()
             raise
         self._pump_task = asyncio.create_task(self._pump(), name="kcoord-cluster-loop")
+        self._serving = True
 
     async def _listen(self) -> None:
         """Open each node's listener, and the metrics endpoint if asked for."""
@@ -215,6 +222,7 @@ class KcoordServer:
 
     async def stop(self) -> None:
         """Close the listeners, stop the loop, flush and close the cluster, the traces and the metrics endpoint."""
+        self._serving = False
         for server in self.listeners.values():
             await server.stop()
         self.listeners.clear()
@@ -289,45 +297,73 @@ class KcoordServer:
             not any(server.has_ready_frames() for server in servers)
 
     def kick(self) -> None:
+        """New work was submitted: wake the cluster loop. (With `--durability fsync` and a round of fsyncs in
+        flight, not at once: every write now waits for the next round, and the turn that ends this one (`_flush_done`)
+        appends and flushes what was submitted meanwhile.)"""
+        if self._flushing is not None:
+            return
         if self._wake is not None:
             self._wake.set()
 
     def _nudge(self) -> None:
         """Wake the cluster loop if it sleeps past the cluster's next deadline (a timer scheduled or a batch opened
         by a request answered at once); a request that changed nothing due does not cost a loop turn."""
+        if self._flushing is not None:
+            return  # (fsync mode, a round in flight: the turn that ends it looks at the deadlines, `_flush_done`)
         if self._wake_at_ms and self.cluster is not None and self.cluster.changed:
-            self.kick()
+            self.kick_now()
+
+    def kick_now(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    def _timer_earlier(self) -> bool:
+        """A deadline of the cluster's comes before the sleeping cluster loop wakes by itself."""
+        assert self.cluster is not None
+        self.cluster.changed = False
+        deadline = self.cluster.next_deadline_ms()
+        return deadline is not None and deadline < self._wake_at_ms
 
     async def _pump(self) -> None:
-        cluster, wake = self.cluster, self._wake
-        assert cluster is not None and wake is not None and self.shared is not None
-        in_background = self._in_background
+        wake = self._wake
+        assert self.cluster is not None and wake is not None and self.shared is not None
         while True:
             wake.clear()
-            work = 0
-            try:
-                if in_background:
-                    for _ in range(_POLLS_PER_TURN):
-                        done = cluster.poll()
-                        work += done
-                        if done == 0:
-                            break
-                    self._start_flush()  # what this turn's handlers and timers wrote, fsynced on threads
-                else:
-                    for _ in range(_POLLS_PER_TURN):
-                        done = cluster.poll()
-                        if done:  # what this turn's handlers and timers wrote goes to disk together, now
-                            done += cluster.flush()
-                        work += done
-                        if done == 0:
-                            break
-                    if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
-                        work = cluster.flush()
-            except Exception:
-                _log.exception("cluster poll failed")  # a coordinator bug; the server keeps answering
-            self.shared.progress.notify()
-            self._maybe_flush_traces()
+            work = self._turn()
             await self._sleep(wake, work)
+
+    def _turn(self) -> int:
+        """One turn of the cluster loop: poll until nothing is due; then flush (fsync mode: start a round on the
+        fsync threads; otherwise fsync now what the turn wrote). Returns the work done."""
+        cluster = self.cluster
+        assert cluster is not None and self.shared is not None
+        work = 0
+        self._unfinished = False
+        try:
+            if self._in_background:
+                for _ in range(_POLLS_PER_TURN):
+                    done = cluster.poll()
+                    work += done
+                    if done == 0:
+                        break
+                else:
+                    self._unfinished = True  # (work still due after the turn's polls: a long load)
+                self._start_flush()  # what this turn's handlers and timers wrote, fsynced on threads
+            else:
+                for _ in range(_POLLS_PER_TURN):
+                    done = cluster.poll()
+                    if done:  # what this turn's handlers and timers wrote goes to disk together, now
+                        done += cluster.flush()
+                    work += done
+                    if done == 0:
+                        break
+                if work == 0:  # a turn with nothing new: what is still pending (a produce's append) goes now
+                    work = cluster.flush()
+        except Exception:
+            _log.exception("cluster poll failed")  # a coordinator bug; the server keeps answering
+        self.shared.progress.notify()
+        self._maybe_flush_traces()
+        return work
 
     @property
     def _in_background(self) -> bool:
@@ -368,16 +404,26 @@ class KcoordServer:
             pool.submit(fsync, ticket)
 
     def _flush_done(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
+        """The round's fsyncs ended: what they made durable is completed, and what was written meanwhile flushed,
+        in this callback (one turn of the cluster loop here, not a wake-up of the loop's task and a turn later); the
+        sleeping loop is woken only if a deadline now comes before its own wake-up."""
         if not waiter.done():
             waiter.set_result(None)
         self._flushing = self._flush_waiter = None
-        if self.cluster is not None:
-            self.cluster.end_flush(tickets)
-        self.kick()
+        if self.cluster is None:
+            return
+        self.cluster.end_flush(tickets)
+        if not self._serving:  # (stopping: `stop` flushes and closes)
+            return
+        self._turn()
+        if not self._wake_at_ms:
+            return  # the loop is not sleeping: its next turn comes anyway
+        if self._unfinished or (self.cluster.changed and self._timer_earlier()):
+            self.kick_now()
 
     async def _sleep(self, wake: asyncio.Event, work: int) -> None:
         assert self.cluster is not None
-        if work:
+        if work and self._flushing is None:  # (a round in flight: the turn that ends it comes anyway)
             await asyncio.sleep(0)
             return
         self.cluster.changed = False

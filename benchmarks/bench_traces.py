@@ -46,7 +46,16 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.child import last_json
-from benchmarks.cpu_tree import Reaper, adopt_orphans, jvm_tree_cpu_s, peak_rss_mb, thread_cpu_s, tree_cpu_s
+from benchmarks.cpu_tree import (
+    CPUACCT,
+    Cgroup,
+    Reaper,
+    adopt_orphans,
+    jvm_tree_cpu_s,
+    peak_rss_mb,
+    thread_cpu_s,
+    tree_cpu_s,
+)
 
 MACHINE = "Transaction"
 ID_COLUMNS = ("producer_id", "previous_producer_id", "next_producer_id", "arg_new_producer_id", "arg_pid",
@@ -212,6 +221,7 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     from kcoord.model.loader import bundled_machines
 
     adopt_orphans()  # (before any process is started: every one of them stays in this process's tree)
+    cgroup = Cgroup(f"kcoord-bench-{os.getpid()}")  # (the kernel's count of the same, where a cgroup can be made)
     machines = dict(bundled_machines()) if scope == "all" else {MACHINE: bundled_machines()[MACHINE]}
     result: dict[str, float] = {}
     spark = None
@@ -238,7 +248,7 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         clustered = with_previous(clustered_copy(spark, path, out))
         plan = clustered._jdf.queryExecution().executedPlan().toString()
         assert "Exchange" not in plan and "Sort [" not in plan, f"the clustered copy is shuffled or sorted:\n{plan}"
-    cpu, cpu_jvm_tree = tree_cpu_s(), jvm_tree_cpu_s(jvm_pid)
+    cpu, cpu_jvm_tree, cpu_cgroup = tree_cpu_s(), jvm_tree_cpu_s(jvm_pid), cgroup.usage_s()
     threads = thread_cpu_s(jvm_pid) if jvm_pid is not None else {}
     started = time.monotonic()
     if engine == "duckdb":
@@ -264,7 +274,8 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         config = Config([path], out, engine="spark", max_witnesses=10)
         run(config, machines, spark=spark)
         result["first_cpu_s"] = tree_cpu_s() - cpu
-        cpu, cpu_jvm_tree, started = tree_cpu_s(), jvm_tree_cpu_s(jvm_pid), time.monotonic()
+        cpu, cpu_jvm_tree, cpu_cgroup = tree_cpu_s(), jvm_tree_cpu_s(jvm_pid), cgroup.usage_s()
+        started = time.monotonic()
         outcome = run(config, machines, spark=spark)
         result["rows"] = float(sum(outcome.summary.rows_read.values()))
         result["violations"] = float(outcome.summary.violations_total)
@@ -285,6 +296,8 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     result["check_s"] = time.monotonic() - started
     result["cpu_s"] = tree_cpu_s() - cpu  # the checking's CPU seconds, every process's: robust under load
     result["cpu_s_jvm_tree"] = jvm_tree_cpu_s(jvm_pid) - cpu_jvm_tree  # (i33p's count, which missed orphans)
+    if cpu_cgroup is not None:
+        result["cpu_s_cgroup"] = (cgroup.usage_s() or 0.0) - cpu_cgroup
     reaper.stop()
     result["orphans_reaped"] = reaper.reaped
     if jvm_pid is not None:
@@ -309,8 +322,13 @@ def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dic
     out = scratch / f"out-{engine}"
     shutil.rmtree(out, ignore_errors=True)
     engine, _, rev = engine.partition("@")
-    return last_json("benchmarks.bench_traces", engine, str(path), str(out), scope,  # type: ignore[return-value]
-                     cwd=checkout(rev, scratch) if rev else ROOT)
+    before = {p.name for p in CPUACCT.glob("kcoord-bench-*")}
+    try:
+        return last_json("benchmarks.bench_traces", engine, str(path), str(out), scope,  # type: ignore[return-value]
+                         cwd=checkout(rev, scratch) if rev else ROOT)
+    finally:
+        for made in {p.name for p in CPUACCT.glob("kcoord-bench-*")} - before:  # (the child's `Cgroup`)
+            Cgroup.remove(made)
 
 
 def checkout(rev: str, scratch: Path) -> Path:
@@ -364,7 +382,7 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
                     last = measured[engine][-1]
                     say(f"{size:,} {engine}: {last['cpu_s']:.1f} CPU s ({last.get('cpu_s_jvm_tree', 0):.1f} without "
                         f"orphans, {last.get('orphans_reaped', 0)} reaped), {last['check_s']:.0f} s, load "
-                        f"{last['load_avg']:.1f}")
+                        f"{last['load_avg']:.1f}; cgroup {last.get('cpu_s_cgroup', float('nan')):.1f} CPU s")
         for engine in here:
             results.append(_record(size, engine, measured[engine]))
             say(table_row(results[-1]))
@@ -531,7 +549,8 @@ def _record(size: int, engine: str, measured: list[dict[str, float]]) -> dict[st
             "runs_cpu_s": [r["cpu_s"] for r in measured],  # and the medians of the threads' CPU, the first check's
             "checked_by": measured[0].get("engine"), "fell_back": measured[0].get("fell_back"),
             **{k: statistics.median(r.get(k, 0.0) for r in measured) for k in measured[0]
-               if k.startswith("threads:") or k in ("first_cpu_s", "cpu_s_jvm_tree", "orphans_reaped")}}
+               if k.startswith("threads:") or k in ("first_cpu_s", "cpu_s_jvm_tree", "cpu_s_cgroup",
+                                                    "orphans_reaped")}}
 
 
 HEADER = ["| events | engine | check s (median) | events/s | CPU s | CPU-µs/event | Spark start-up s | "

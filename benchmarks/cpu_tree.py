@@ -17,6 +17,7 @@ import ctypes
 import os
 import resource
 import threading
+import time
 from pathlib import Path
 
 #: prctl(2)'s option: this process becomes the reaper of its descendants' orphans (Linux ≥ 3.4)
@@ -150,3 +151,38 @@ def peak_rss_mb(pid: int) -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+#: where a cgroup (v1) of the cpuacct controller can be made: the cross-check of `tree_cpu_s`, when there is one
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+class Cgroup:
+    """A cpuacct cgroup holding this process and so every process it starts from now on (fork inherits it): its CPU
+    counted by the kernel, however the processes end — the independent check of `tree_cpu_s`. `usage_s` is None where
+    none can be made (no cgroup v1 cpuacct, or not allowed). `remove` deletes it once its processes have ended."""
+
+    def __init__(self, name: str) -> None:
+        self.path: Path | None = CPUACCT / name
+        try:
+            self.path.mkdir()
+            (self.path / "cgroup.procs").write_text(f"{os.getpid()}\n")
+        except OSError:
+            self.path = None
+
+    def usage_s(self) -> float | None:
+        if self.path is None:
+            return None
+        return int((self.path / "cpuacct.usage").read_text()) / 1e9
+
+    @staticmethod
+    def remove(name: str, wait_s: float = 20.0) -> None:
+        path = CPUACCT / name
+        deadline = time.monotonic() + wait_s
+        while path.exists():
+            try:
+                path.rmdir()
+            except OSError:  # (still has processes: the JVM ending)
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.2)

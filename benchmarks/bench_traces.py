@@ -25,8 +25,8 @@ small one (`--cli-sim` rows) is checked by `kcoord check-traces` as a user runs 
 `--against REV` measures each engine also with commit REV's code (`ENGINE@REV`, a `git archive` of it), in the same
 rounds: before and after side by side.
 Every figure is the median of `--runs` fresh processes (the engines take turns, round after round); CPU seconds are
-the JVM's (Spark) or the process's (Python, DuckDB, with all their threads), so CPU-µs per event is robust to the
-machine's load (noted per row).
+those of the measuring process and of every process it started, the JVM and its Python workers included, orphaned or
+not (`cpu_tree`), so CPU-µs per event is robust to the machine's load (noted per row).
 Prints a markdown table; `run(quick)` returns the figures.
 """
 
@@ -46,6 +46,16 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.child import last_json
+from benchmarks.cpu_tree import (
+    CPUACCT,
+    Cgroup,
+    Reaper,
+    adopt_orphans,
+    jvm_tree_cpu_s,
+    peak_rss_mb,
+    thread_cpu_s,
+    tree_cpu_s,
+)
 
 MACHINE = "Transaction"
 ID_COLUMNS = ("producer_id", "previous_producer_id", "next_producer_id", "arg_new_producer_id", "arg_pid",
@@ -210,6 +220,8 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     from kcoord.conformance.traces.job import Config, run
     from kcoord.model.loader import bundled_machines
 
+    adopt_orphans()  # (before any process is started: every one of them stays in this process's tree)
+    cgroup = Cgroup(f"kcoord-bench-{os.getpid()}")  # (the kernel's count of the same, where a cgroup can be made)
     machines = dict(bundled_machines()) if scope == "all" else {MACHINE: bundled_machines()[MACHINE]}
     result: dict[str, float] = {}
     spark = None
@@ -230,13 +242,14 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         spark.range(1).count()
         result["startup_s"] = time.monotonic() - started
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()) if spark else None  # type: ignore[union-attr]
+    reaper = Reaper(keep={jvm_pid} if jvm_pid is not None else set()).start()  # (orphans: see `cpu_tree`)
     clustered = None
     if engine == "spark-prev-clustered":
         clustered = with_previous(clustered_copy(spark, path, out))
         plan = clustered._jdf.queryExecution().executedPlan().toString()
         assert "Exchange" not in plan and "Sort [" not in plan, f"the clustered copy is shuffled or sorted:\n{plan}"
-    cpu = _spark_cpu_s(jvm_pid)
-    threads = _thread_cpu_s(jvm_pid) if jvm_pid is not None else {}
+    cpu, cpu_jvm_tree, cpu_cgroup = tree_cpu_s(), jvm_tree_cpu_s(jvm_pid), cgroup.usage_s()
+    threads = thread_cpu_s(jvm_pid) if jvm_pid is not None else {}
     started = time.monotonic()
     if engine == "duckdb":
         from benchmarks.duckdb_peer import count
@@ -260,8 +273,9 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     elif engine == "spark-twice":  # the same check twice in one session: the second's cost is a warm session's
         config = Config([path], out, engine="spark", max_witnesses=10)
         run(config, machines, spark=spark)
-        result["first_cpu_s"] = _spark_cpu_s(jvm_pid) - cpu
-        cpu, started = _spark_cpu_s(jvm_pid), time.monotonic()
+        result["first_cpu_s"] = tree_cpu_s() - cpu
+        cpu, cpu_jvm_tree, cpu_cgroup = tree_cpu_s(), jvm_tree_cpu_s(jvm_pid), cgroup.usage_s()
+        started = time.monotonic()
         outcome = run(config, machines, spark=spark)
         result["rows"] = float(sum(outcome.summary.rows_read.values()))
         result["violations"] = float(outcome.summary.violations_total)
@@ -280,14 +294,19 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         result["violations"] = float(outcome.summary.violations_total)
         result["spilled"] = float(sum(outcome.summary.spilled.values()))  # buckets, when the Python checker spilled
     result["check_s"] = time.monotonic() - started
-    result["cpu_s"] = _spark_cpu_s(jvm_pid) - cpu  # the checking's CPU seconds: robust under load
+    result["cpu_s"] = tree_cpu_s() - cpu  # the checking's CPU seconds, every process's: robust under load
+    result["cpu_s_jvm_tree"] = jvm_tree_cpu_s(jvm_pid) - cpu_jvm_tree  # (i33p's count, which missed orphans)
+    if cpu_cgroup is not None:
+        result["cpu_s_cgroup"] = (cgroup.usage_s() or 0.0) - cpu_cgroup
+    reaper.stop()
+    result["orphans_reaped"] = reaper.reaped
     if jvm_pid is not None:
-        result |= {f"threads:{k}": v - threads.get(k, 0.0) for k, v in _thread_cpu_s(jvm_pid).items()}
+        result |= {f"threads:{k}": v - threads.get(k, 0.0) for k, v in thread_cpu_s(jvm_pid).items()}
     result["load_avg"] = os.getloadavg()[0]
     result["python_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if spark is not None:
         pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()  # type: ignore[union-attr]
-        result["jvm_peak_mb"] = _peak_rss_mb(int(pid))
+        result["jvm_peak_mb"] = peak_rss_mb(int(pid))
         spark.stop()
     return result
 
@@ -298,74 +317,18 @@ def pq_rows(path: Path) -> int:
     return int(pq.read_metadata(path).num_rows)
 
 
-def _spark_cpu_s(jvm: int | None) -> float:
-    """This process's CPU seconds, and with Spark the JVM's and its Python workers' (the daemon and its forks: the
-    DuckDB tasks run there; reaped ones included) — the whole check's, whichever engine."""
-    if jvm is None:
-        return _cpu_s(None)
-    from benchmarks.vectorised_tasks import _tree_cpu_s
-
-    return _cpu_s(jvm) + _reaped_cpu_s(jvm) + _tree_cpu_s(jvm) + _cpu_s(None)
-
-
-def _reaped_cpu_s(pid: int) -> float:
-    """CPU seconds of process `pid`'s children that ended and were reaped (cutime + cstime): the JVM's Python daemon,
-    with its own reaped workers, once Spark has stopped it — live, it is counted among the JVM's descendants; ended,
-    only here. (It does not explain i33p's 50M runs of the DuckDB tasks, which counted ~43 CPU-s with and without it
-    where `ps` had shown their workers at well over 100: where those workers' CPU goes is still open.)"""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_s(pid: int | None) -> float:
-    """CPU seconds (user + system) used so far by process `pid` (None: this process)."""
-    if pid is None:
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        return usage.ru_utime + usage.ru_stime
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-#: JVM threads by their name's start (Linux keeps 15 characters of it): where a run's CPU goes
-THREAD_KINDS = (("C2 Compi", "JIT C2"), ("C1 Compi", "JIT C1"), ("Executor task", "tasks"), ("GC ", "GC"),
-                ("G1 ", "GC"), ("VM Thread", "GC"), ("Thread-", "driver (py4j)"), ("py4j", "driver (py4j)"))
-
-
-def _thread_cpu_s(pid: int) -> dict[str, float]:
-    """CPU seconds so far of process `pid`'s live threads, by kind (`THREAD_KINDS`, else "other"); "ended": the
-    process's CPU not in a live thread (threads that ended: short-lived compiler and task threads)."""
-    out: dict[str, float] = {}
-    tick = os.sysconf("SC_CLK_TCK")
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            head, tail = (task / "stat").read_text().rsplit(")", 1)
-            fields = tail.split()
-        except OSError:
-            continue
-        name = head.split("(", 1)[1]
-        kind = next((k for prefix, k in THREAD_KINDS if name.startswith(prefix)), "other")
-        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
-    out["ended"] = _cpu_s(pid) - sum(out.values())
-    return out
-
-
-def _peak_rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dict[str, float]:
     """One measurement in a fresh process; `ENGINE@REV`: ENGINE with the code of commit REV (`checkout`)."""
     out = scratch / f"out-{engine}"
     shutil.rmtree(out, ignore_errors=True)
     engine, _, rev = engine.partition("@")
-    return last_json("benchmarks.bench_traces", engine, str(path), str(out), scope,  # type: ignore[return-value]
-                     cwd=checkout(rev, scratch) if rev else ROOT)
+    before = {p.name for p in CPUACCT.glob("kcoord-bench-*")}
+    try:
+        return last_json("benchmarks.bench_traces", engine, str(path), str(out), scope,  # type: ignore[return-value]
+                         cwd=checkout(rev, scratch) if rev else ROOT)
+    finally:
+        for made in {p.name for p in CPUACCT.glob("kcoord-bench-*")} - before:  # (the child's `Cgroup`)
+            Cgroup.remove(made)
 
 
 def checkout(rev: str, scratch: Path) -> Path:
@@ -416,7 +379,10 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
             for engine in here:
                 if engine != "python" or round_ == 0:
                     measured[engine].append(run_child(engine, data, scratch))
-                    say(f"{size:,} {engine}: {measured[engine][-1]['cpu_s']:.1f} CPU s")
+                    last = measured[engine][-1]
+                    say(f"{size:,} {engine}: {last['cpu_s']:.1f} CPU s ({last.get('cpu_s_jvm_tree', 0):.1f} without "
+                        f"orphans, {last.get('orphans_reaped', 0)} reaped), {last['check_s']:.0f} s, load "
+                        f"{last['load_avg']:.1f}; cgroup {last.get('cpu_s_cgroup', float('nan')):.1f} CPU s")
         for engine in here:
             results.append(_record(size, engine, measured[engine]))
             say(table_row(results[-1]))
@@ -583,7 +549,8 @@ def _record(size: int, engine: str, measured: list[dict[str, float]]) -> dict[st
             "runs_cpu_s": [r["cpu_s"] for r in measured],  # and the medians of the threads' CPU, the first check's
             "checked_by": measured[0].get("engine"), "fell_back": measured[0].get("fell_back"),
             **{k: statistics.median(r.get(k, 0.0) for r in measured) for k in measured[0]
-               if k.startswith("threads:") or k == "first_cpu_s"}}
+               if k.startswith("threads:") or k in ("first_cpu_s", "cpu_s_jvm_tree", "cpu_s_cgroup",
+                                                    "orphans_reaped")}}
 
 
 HEADER = ["| events | engine | check s (median) | events/s | CPU s | CPU-µs/event | Spark start-up s | "

@@ -149,11 +149,13 @@ def test_a_key_whose_units_interleave_is_refused_not_answered(
 def test_the_pass_reads_one_row_back_only() -> None:
     """What the stitching's soundness rests on: the row pass's window functions are `lag` of one row (each column
     compared with the previous row), `row_number` (the row's position: `pos`, and the first row's mark) and
-    `lead(true)` (the last row's mark) — no lag further back, no running aggregate, no frame."""
+    `lead(true)` (the last row's mark) — no lag further back, no running aggregate, no frame; and, before the window,
+    `duckcheck.tied`'s rank of the rows that share a key and seq (the window's order among them), nothing else."""
     for name, m in sorted(bundled_machines().items()):
         sql = flag_rows(m, "t")
         calls = re.findall(r"(\w+)\(([^()]*)\) OVER w\b", sql)
-        assert len(calls) == sql.count(" OVER "), name
+        ties = re.findall(r'dense_rank\(\) OVER \(PARTITION BY _s\."key", _s\."seq" ORDER BY [^()]*\) AS _tie', sql)
+        assert len(calls) + len(ties) == sql.count(" OVER ") and len(ties) == 1, name
         assert {f for f, _ in calls} == {"lag", "row_number", "lead"}, name
         assert all("," not in args for f, args in calls if f == "lag"), name
         assert [args for f, args in calls if f == "lead"] == ["true"], name

@@ -11,6 +11,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,9 @@ class _JvmWatch:
     -9: killed, e.g. by the kernel when memory ran out), and every later test asking for the session fails at its
     set-up with that line, not with py4j's `Connection refused`."""
 
-    def __init__(self, proc: Any) -> None:
+    def __init__(self, proc: Any, stderr: Path) -> None:
         self.proc = proc
+        self.stderr = stderr
         self.died: str | None = None
         self._stop = threading.Event()
         self._guard_stdin()
@@ -52,8 +54,10 @@ class _JvmWatch:
             if code is not None:
                 during = os.environ.get("PYTEST_CURRENT_TEST", "between tests")
                 crash = sorted(Path.cwd().glob(f"hs_err_pid{self.proc.pid}*.log"))
+                said = self.stderr.read_text(errors="replace").splitlines() if self.stderr.exists() else []
                 self.died = (f"the shared Spark session's driver JVM (pid {self.proc.pid}) exited with code {code} "
-                             f"during {during}" + (f"; the JVM's crash log: {crash[0]}" if crash else ""))
+                             f"during {during}" + (f"; the JVM's crash log: {crash[0]}" if crash else "") +
+                             f"; the last lines of its stderr ({self.stderr}):\n" + "\n".join(said[-80:]))
                 print(f"\n*** {self.died}", file=sys.__stderr__, flush=True)
                 return
 
@@ -61,13 +65,31 @@ class _JvmWatch:
         self._stop.set()
 
 
+@contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Inside, this process's descriptor 2 is `path` (appended to): a child started here keeps it as its stderr."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as f:
+        os.dup2(f.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The driver JVM's stderr (Spark's log at ERROR, a dying thread's stack) goes to a file of its own, not to the
+    output pytest captured for whichever test started it; `_JvmWatch` shows its end if the JVM dies."""
     from kcoord.conformance.traces.session import local_session
 
-    session = local_session("local[2]", shuffle_partitions=2, rows=0)  # (small inputs only: the JIT's C1 suffices)
+    stderr = tmp_path_factory.mktemp("spark-driver") / "stderr.log"
+    with _stderr_to(stderr):
+        session = local_session("local[2]", shuffle_partitions=2, rows=0)  # (small inputs only: C1 suffices)
     global _watch
-    _watch = _JvmWatch(session.sparkContext._gateway.proc)
+    _watch = _JvmWatch(session.sparkContext._gateway.proc, stderr)
     yield session
     _watch.stop()
     if _watch.died is not None:

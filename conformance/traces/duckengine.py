@@ -252,14 +252,13 @@ def _on_driver(plans: Mapping[str, Any], staged: Mapping[str, duckspread.Staged]
     one Arrow table, or None."""
     import duckdb
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     con = duckdb.connect()
     try:
         relations = {}
         for i, (name, s) in enumerate(sorted(staged.items())):
-            rows = pa.concat_tables([pq.read_table(f) for _, f in sorted(s.files.items())])
-            con.register(f"staged_{i}", duckstage.stitch_with(s.prepared, rows))
+            files = tuple(f for _, f in sorted(s.files.items()))  # (read from disk by DuckDB: not on the Python heap)
+            con.register(f"staged_{i}", duckstage.stitch_with(s.prepared, files))
             relations[name] = f"staged_{i}"
         found = []
         for name, plan in sorted(plans.items()):

@@ -204,12 +204,13 @@ def stitch(plan: MachinePlan, need: Needs, staged: Any, parts: Any, bounds: Any)
 
 
 def stitch_with(prepared: Prepared, staged: Any) -> Any:
-    """`staged` (some units' staged rows, all of each unit's: an Arrow table) stitched with `prepare`'s tables."""
+    """`staged` (some units' staged rows, all of each unit's: an Arrow table, or their Parquet files, a tuple of paths,
+    read from disk) stitched with `prepare`'s tables."""
     import duckdb
 
     con = duckdb.connect(config={"threads": 1})
     try:
-        con.register("staged_rows", staged)
+        relation(con, "staged_rows", staged)
         con.register("staged_units", prepared.units)
         con.register("staged_again", prepared.again)
         (missing,) = con.execute(unstaged("staged_rows")).fetchone() or (0,)

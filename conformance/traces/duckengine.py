@@ -120,13 +120,14 @@ def _check(spark: Any, machines: Mapping[str, ir.Machine], sources: Sequence[Sou
         valid = {f: reasoned(m, f, layout(m, f), relation="t", source=f"file://{os.path.abspath(f)}") for f in files}
         # (the pass's rows and the staged rows from one query: the pass is not materialised for both)
         checked = duckstage.unit_checked(plan, need, "{source}", keep=read_columns(m))
-        folder = os.path.join(scratch, name)
+        folder, spill = os.path.join(scratch, name), os.path.join(scratch, f"{name}.bounds")
+        os.makedirs(spill, exist_ok=True)  # (each unit's boundary rows and parts: read by the driver from disk)
         if checked is None:
-            sql = duckspark.task_sql(m, valid)
+            sql = duckspark.task_sql(m, valid, bounds_to=spill)
         else:
             os.makedirs(folder, exist_ok=True)
             sql = duckspark.task_sql(m, valid, duckstage.unit_staged_of(need, "r"), duckstage.unit_parts("t"),
-                                     checked=checked, staged_to=folder)
+                                     checked=checked, staged_to=folder, bounds_to=spill)
         try:
             got = duckspark.check(spark, m, [Path(f) for f in files], unit_rows, sql=sql)
         except Exception as e:  # (a worker that cannot import what the task needs: the Spark SQL plan needs neither)
@@ -251,14 +252,13 @@ def _on_driver(plans: Mapping[str, Any], staged: Mapping[str, duckspread.Staged]
     one Arrow table, or None."""
     import duckdb
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     con = duckdb.connect()
     try:
         relations = {}
         for i, (name, s) in enumerate(sorted(staged.items())):
-            rows = pa.concat_tables([pq.read_table(f) for _, f in sorted(s.files.items())])
-            con.register(f"staged_{i}", duckstage.stitch_with(s.prepared, rows))
+            files = tuple(f for _, f in sorted(s.files.items()))  # (read from disk by DuckDB: not on the Python heap)
+            con.register(f"staged_{i}", duckstage.stitch_with(s.prepared, files))
             relations[name] = f"staged_{i}"
         found = []
         for name, plan in sorted(plans.items()):

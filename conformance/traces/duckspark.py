@@ -131,7 +131,8 @@ def bounds_sql(m: ir.Machine, source: str) -> str:
 
 
 def task_sql(m: ir.Machine, valid: Mapping[str, str] | None = None, staged: str | None = None,
-             parts: str | None = None, checked: str | None = None, staged_to: str | None = None) -> dict[str, Any]:
+             parts: str | None = None, checked: str | None = None, staged_to: str | None = None,
+             bounds_to: str | None = None) -> dict[str, Any]:
     """What a task runs, as text with placeholders (`task_function`): `valid` (file → its rows with `_reason`,
     `duckvalid.reasoned` over `t`; None: the rows are taken as valid), the row pass `r` (the flagged, first and last
     rows: `flag_rows` over the unit; or, when `staged` is given, `flag_rows` over the pass `s` materialised once for
@@ -141,7 +142,8 @@ def task_sql(m: ir.Machine, valid: Mapping[str, str] | None = None, staged: str 
     `t`: `duckstage.unit_parts`, or None). `checked`: `duckstage.unit_checked` over `{source}` (the pass's rows and
     the staged rows from one query, keeping `duckfound.read_columns`): the pass is then not materialised. Only the
     pass the task runs is rendered. `staged_to`: a folder each unit's staged rows are written to
-    (`unit-<unit>.parquet`) instead of returned (None: returned)."""
+    (`unit-<unit>.parquet`) instead of returned (None: returned); `bounds_to`: the same for its boundary rows and parts
+    (`bounds-<unit>.parquet`, `parts-<unit>.parquet`), which the driver's DuckDB then reads from disk."""
     keep = read_columns(m)
     names = [n for n, _ in typed_columns(m)]
     flags = " OR ".join(q.DUCKDB.quote("_f_" + n) for n in count_names(m))
@@ -156,7 +158,7 @@ def task_sql(m: ir.Machine, valid: Mapping[str, str] | None = None, staged: str 
             "typed_names": names, "pass": passed, "rows": rows,
             "flagged": f"SELECT count(*) FROM r WHERE {flags}",
             "found": violation_rows(m, "r", carry=("{unit} AS _unit",)), "bounds": bounds_sql(m, "r"),
-            "staged": staged, "parts": parts, "staged_to": staged_to}
+            "staged": staged, "parts": parts, "staged_to": staged_to, "bounds_to": bounds_to}
 
 
 def task_function(work: list[Unit], sql: Mapping[str, Any],
@@ -225,12 +227,23 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                             staged = ipc(mine)
                         else:  # (phase 2 in Spark's tasks too: the driver never holds them)
                             pq.write_table(mine, f"{sql['staged_to']}/unit-{unit}.parquet")
-                    parts = ipc(table(sql["parts"], unit)) if sql["parts"] is not None else b""
+                    spill = sql.get("bounds_to")  # (None: returned; else written, the driver never holds them)
+                    parts = b""
+                    if sql["parts"] is not None:
+                        mine = table(sql["parts"], unit)
+                        if spill is None:
+                            parts = ipc(mine)
+                        else:
+                            pq.write_table(mine, f"{spill}/parts-{unit}.parquet")
                     rows, end = con.execute("SELECT count(*), max(ts_ms) FROM t").fetchone()  # type: ignore[misc]
                     (flagged,) = con.execute(sql["flagged"]).fetchone()  # type: ignore[misc]
                     # (the violations' SQL is ~350 KB for Transaction: planned per unit, 0.4 CPU-s, only if needed)
                     found = ipc(table(sql["found"], unit)) if flagged else b""
-                    edges = ipc(table(sql["bounds"], unit)) if bounds else b""
+                    edges = b""
+                    if bounds and spill is None:
+                        edges = ipc(table(sql["bounds"], unit))
+                    elif bounds:
+                        pq.write_table(table(sql["bounds"], unit), f"{spill}/bounds-{unit}.parquet")
                     yield record(unit, rows=rows, found=found, bounds=edges, bad=bad, staged=staged, parts=parts,
                                  ts_end=end)
         finally:
@@ -259,12 +272,18 @@ def check(spark: Any, m: ir.Machine, files: Sequence[Path], unit_rows: int = 500
     rows = sum(int(r["rows"]) for r in results)
     found = _tables([r["found"] for r in results])  # (None: no unit flagged a row)
     ends = [int(r["ts_end"]) for r in results if r["ts_end"] is not None]
+    spill = (sql or {}).get("bounds_to")
     extra = {"bad": _tables([r["bad"] for r in results]), "staged": _tables([r["staged"] for r in results]),
              "parts": _tables([r["parts"] for r in results]), "trace_end": max(ends) if ends else None}
+    if spill is not None and sql is not None and sql["parts"] is not None:
+        extra["parts"] = tuple(f"{spill}/parts-{u}.parquet" for u in range(len(work)))
     if not stitch_keys:
         return Checked(_hits(found) if found is not None else Counter(), rows, len(work), violations=found, **extra)
-    bounds = pa.concat_tables([_table(r["bounds"]) for r in results])
-    assert bounds.column_names == [*names, *BOOKKEEPING], bounds.column_names
+    if spill is not None:  # (the tasks' files: read by the driver's DuckDB, never on the Python heap)
+        bounds: Any = tuple(f"{spill}/bounds-{u}.parquet" for u in range(len(work)))
+    else:
+        bounds = pa.concat_tables([_table(r["bounds"]) for r in results])
+        assert bounds.column_names == [*names, *BOOKKEEPING], bounds.column_names
     got = stitch(m, work, rows, found, bounds)
     return got if isinstance(got, NotClustered) else dataclasses.replace(got, bounds=bounds, **extra)
 
@@ -296,7 +315,7 @@ def stitch(m: ir.Machine, work: Sequence[Unit], rows: int, found: Any, bounds: A
 
     con = duckdb.connect(config={"threads": 1})
     try:
-        con.register("b", bounds)
+        relation(con, "b", bounds)
         con.execute(ranges_sql(m))
         bad = con.execute("SELECT key, _neg, _prev, _prev_sl, _unit, _sf, _sl FROM o WHERE _prev_rl > _rf "
                           "ORDER BY key, _neg, _unit LIMIT 1").fetchone()
@@ -324,27 +343,42 @@ def stitch(m: ir.Machine, work: Sequence[Unit], rows: int, found: Any, bounds: A
                          f"END AS pos, 1 AS _rn) FROM ({again}) a) v JOIN o ON {on}")
         out = con.execute(" UNION ALL ".join(parts)).to_arrow_table() if parts else None
         (stitched,) = con.execute("SELECT count(*) FROM o WHERE _prev IS NOT NULL").fetchone() or (0,)
+        (boundary_rows,) = con.execute("SELECT count(*) FROM b").fetchone() or (0,)
     finally:
         con.close()
-    return Checked(_hits(out) if out is not None else Counter(), rows, len(work), bounds.num_rows, int(stitched),
+    return Checked(_hits(out) if out is not None else Counter(), rows, len(work), int(boundary_rows), int(stitched),
                    violations=out)
 
 
-def ranges_sql(m: ir.Machine) -> str:
-    """Table `o`: per window partition (key, `_neg`) and unit, the ranks of its first and last boundary rows in the
-    pass's order (`_rf`, `_rl`), their seqs (`_sf`, `_sl`), and the unit before it in that partition's order of units
-    (`_prev`, with its last rank and seq `_prev_rl`, `_prev_sl`)."""
-    ranked = (f"SELECT key, seq, seq < 0 AS _neg, _unit, _first, _last, _rn, dense_rank() OVER (PARTITION BY key, "
-              f"seq < 0 "
-              f"ORDER BY seq, {window_order(m)}) AS _r FROM b")
+def relation(con: Any, name: str, rows: Any) -> None:
+    """`rows` under `name` in `con`: an Arrow table registered, or Parquet files (a tuple of paths) as a view that
+    reads them from disk."""
+    if isinstance(rows, tuple):
+        files = ", ".join(q.DUCKDB.string(f) for f in rows)
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM read_parquet([{files}])")
+    else:
+        con.register(name, rows)
+
+
+def ranges_sql(m: ir.Machine, source: str = "b") -> str:
+    """Table `o`: per window partition (key, `_neg`) and unit, the ranks of its first and last boundary rows (of
+    `source`: `bounds_sql`'s rows) in the pass's order (`_rf`, `_rl`), their seqs (`_sf`, `_sl`), and the unit before
+    it in that partition's order of units (`_prev`, with its last rank and seq `_prev_rl`, `_prev_sl`). Only the
+    partitions whose rows lie in more than one unit are ranked (the wide sort over every typed column); a partition
+    of one unit has no unit before it, so its ranks are 0 and its offset 0."""
+    base = "key, seq, seq < 0 AS _neg, _unit, _first, _last, _rn"
+    crossing = f"(SELECT key, seq < 0 AS _neg FROM {source} GROUP BY ALL HAVING count(DISTINCT _unit) > 1)"
+    ranked = (f"SELECT {base}, dense_rank() OVER (PARTITION BY key, seq < 0 ORDER BY seq, {window_order(m)}) AS _r "
+              f"FROM {source} SEMI JOIN {crossing} x ON x.key = {source}.key AND x._neg = ({source}.seq < 0) "
+              f"UNION ALL SELECT {base}, 0 AS _r FROM {source} ANTI JOIN {crossing} x "
+              f"ON x.key = {source}.key AND x._neg = ({source}.seq < 0)")
     ranges = ("SELECT key, _neg, _unit, max(_r) FILTER (WHERE _first) AS _rf, max(_r) FILTER (WHERE _last) AS _rl, "
               "max(seq) FILTER (WHERE _first) AS _sf, max(seq) FILTER (WHERE _last) AS _sl, "
               "max(_rn) FILTER (WHERE _last) AS _n FROM r GROUP BY key, _neg, _unit")
-    return (f"CREATE TEMP TABLE o AS WITH r AS ({ranked}), u AS ({ranges}) SELECT *, lag(_rl) OVER p AS _prev_rl, "
-            "lag(_sl) OVER p AS _prev_sl, lag(_unit) OVER p AS _prev, CAST(coalesce(sum(_n) OVER (PARTITION BY key, "
-            "_neg ORDER BY _rf, _rl, _unit ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS _off "
-            "FROM u "
-            "WINDOW p AS (PARTITION BY key, _neg ORDER BY _rf, _rl, _unit)")
+    return (f"CREATE OR REPLACE TEMP TABLE o AS WITH r AS ({ranked}), u AS ({ranges}) SELECT *, lag(_rl) OVER p AS "
+            "_prev_rl, lag(_sl) OVER p AS _prev_sl, lag(_unit) OVER p AS _prev, CAST(coalesce(sum(_n) OVER "
+            "(PARTITION BY key, _neg ORDER BY _rf, _rl, _unit ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) "
+            "AS BIGINT) AS _off FROM u WINDOW p AS (PARTITION BY key, _neg ORDER BY _rf, _rl, _unit)")
 
 
 def _interleaved(m: ir.Machine, work: Sequence[Unit], bad: tuple[Any, ...]) -> str:

@@ -38,7 +38,7 @@ from kcoord.model import sqltree as q
 from .duckcheck import pass_query
 from .duckprops import columns_read, kept, windowed, windowed_from
 from .duckspark import BOOKKEEPING as BOUNDARY
-from .duckspark import ranges_sql
+from .duckspark import ranges_sql, relation
 from .sparkcheck import MachinePlan, Needs
 from .sparkread import typed_columns
 
@@ -159,9 +159,7 @@ def stitched(plan: MachinePlan, need: Needs, staged: str, parts: str, bounds: st
     machine's staged rows (`duckprops.kept`'s columns), to read. Between the first and the second, the caller checks
     that no partition's ranges interleave (`interleaved`)."""
     assert need.rows and refusal(plan, need) is None
-    ranges = ranges_sql(plan.m)  # (over `bounds` instead of its table `b`)
-    assert ranges.count(" FROM b") == 1 and ranges.startswith("CREATE TEMP TABLE o "), ranges[:80]
-    ranges = ranges.replace(" FROM b", f" FROM {bounds}").replace("CREATE TEMP", "CREATE OR REPLACE TEMP", 1)
+    ranges = ranges_sql(plan.m, bounds)
     order = "PARTITION BY o.key ORDER BY o._rf, o._rl, o._unit"
     before = f"({order} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
     units = (f"SELECT o.key, o._unit, o._prev, c._rows, CAST(coalesce(sum(c._rows) OVER {before}, 0) AS BIGINT) "
@@ -206,12 +204,13 @@ def stitch(plan: MachinePlan, need: Needs, staged: Any, parts: Any, bounds: Any)
 
 
 def stitch_with(prepared: Prepared, staged: Any) -> Any:
-    """`staged` (some units' staged rows, all of each unit's: an Arrow table) stitched with `prepare`'s tables."""
+    """`staged` (some units' staged rows, all of each unit's: an Arrow table, or their Parquet files, a tuple of paths,
+    read from disk) stitched with `prepare`'s tables."""
     import duckdb
 
     con = duckdb.connect(config={"threads": 1})
     try:
-        con.register("staged_rows", staged)
+        relation(con, "staged_rows", staged)
         con.register("staged_units", prepared.units)
         con.register("staged_again", prepared.again)
         (missing,) = con.execute(unstaged("staged_rows")).fetchone() or (0,)
@@ -248,8 +247,8 @@ def prepare(plan: MachinePlan, need: Needs, parts: Any, bounds: Any) -> Prepared
         return Refused(why)
     con = duckdb.connect(config={"threads": 1})
     try:
-        con.register("unit_parts", parts)
-        con.register("bounds", bounds)
+        relation(con, "unit_parts", parts)
+        relation(con, "bounds", bounds)
         *tables, rows = stitched(plan, need, "{staged}", "unit_parts", "bounds")
         con.execute(tables[0])
         bad = con.execute(interleaved()).fetchone()

@@ -159,3 +159,31 @@ def test_the_pass_reads_one_row_back_only() -> None:
         assert {f for f, _ in calls} == {"lag", "row_number", "lead"}, name
         assert all("," not in args for f, args in calls if f == "lag"), name
         assert [args for f, args in calls if f == "lead"] == ["true"], name
+
+
+def test_boundary_rows_and_parts_written_by_the_tasks_give_the_same_answer(
+        spark: Any, mutated: tuple[Path, dict[str, Counter[Hit]], dict[str, Counter[Found]]], tmp_path: Path) -> None:
+    """`task_sql(bounds_to=)`, as `duckengine` runs it: each unit's boundary rows and parts written by its task and
+    read from disk by the driver's DuckDB (the driver's memory stays flat), not returned: the same hits, violations,
+    stitched rows and boundary rows as returned ones, on the layout where every key crosses most units."""
+    import pyarrow.parquet as pq
+
+    from kcoord.conformance.traces import duckstage
+
+    root, python, _ = mutated
+    m = bundled_machines()["Transaction"]
+    source, table = _read(root, "Transaction")
+    files = _rewrite(source, tmp_path / "in", table.sort_by(LAYOUTS["by_seq"]))
+    spill = tmp_path / "bounds"
+    spill.mkdir()
+    parts = duckstage.unit_parts("t")
+    held = duckspark.check(spark, m, files, unit_rows=GROUP_ROWS, sql=duckspark.task_sql(m, parts=parts))
+    got = duckspark.check(spark, m, files, unit_rows=GROUP_ROWS,
+                          sql=duckspark.task_sql(m, parts=parts, bounds_to=str(spill)))
+    assert isinstance(held, Checked) and isinstance(got, Checked), (held, got)
+    assert isinstance(got.bounds, tuple) and isinstance(got.parts, tuple) and len(got.bounds) == got.units > 10
+    assert sum(pq.read_metadata(f).num_rows for f in got.bounds) == held.bounds.num_rows == got.boundary_rows
+    assert sum(pq.read_metadata(f).num_rows for f in got.parts) == held.parts.num_rows
+    assert got.hits == held.hits == python["Transaction"] and got.stitched == held.stitched > 10
+    rows = sorted(map(str, got.violations.to_pylist()))
+    assert rows == sorted(map(str, held.violations.to_pylist())) and rows

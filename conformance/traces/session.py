@@ -48,6 +48,14 @@ SMALL_INPUT_ROWS = 3_000_000
 INTERPRETED_ROWS = 50_000
 
 
+#: the thread stack of the JVMs that run the checks (a local driver, whose tasks run in it, or a cluster's executors):
+#: Catalyst and Janino recurse over the depth of an expression, and the checks' expressions are deep (every guard of a
+#: machine in one CASE); a StackOverflowError in a task thread is fatal to Spark's executor, which exits (code 50) —
+#: in local mode that is the driver, the whole check lost. HotSpot's default is 1 MB; interpreted frames (a cold or
+#: loaded JVM whose JIT has not compiled the recursion yet) are several times larger than compiled ones.
+THREAD_STACK = "-Xss16m"
+
+
 def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
                   app_name: str = APP_NAME, driver_memory: str | None = None, rows: int | None = None,
                   archive_folder: Path | None = ARCHIVE_FOLDER, extra_java_options: str = "") -> SparkSession:
@@ -68,9 +76,9 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
         # by spark-submit's launcher: set here, the workers ran the python3 on PATH); a user's own choice is kept.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-        driver_options = f"{jit_options(rows)} {extra_java_options}".strip()
+        driver_options = f"{jit_options(rows)} {THREAD_STACK} {extra_java_options}".strip()
     elif master is not None:  # a cluster's executors run the checks: the same JIT (benchmarks/bench_cluster.py)
-        builder = builder.config("spark.executor.extraJavaOptions", jit_options(rows))
+        builder = builder.config("spark.executor.extraJavaOptions", f"{jit_options(rows)} {THREAD_STACK}")
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)
     if shuffle_partitions is not None:

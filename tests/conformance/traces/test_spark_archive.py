@@ -136,6 +136,7 @@ def test_the_shared_session_s_driver_maps_the_archive(spark: Any) -> None:
     assert str(archive.jsa) in maps, f"the driver JVM {pid} has not mapped {archive.jsa}"
     flags = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
     assert f"-XX:SharedArchiveFile={archive.jsa}" in list(flags)
+    assert session.THREAD_STACK in list(flags)  # (the tasks' threads: a StackOverflowError there ends the JVM)
 
 
 @pytest.mark.slow

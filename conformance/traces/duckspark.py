@@ -190,6 +190,13 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
             return pa.RecordBatch.from_pydict({"unit": [unit], **{c: [v] for c, v in (empty | given).items()}},
                                               schema=schema)
 
+        def kept(query: str, unit: int, folder: str | None, file: str) -> bytes:  # returned, or written to `folder`
+            rows = table(query, unit)  # (written: the driver reads the file from disk, never holds the rows)
+            if folder is None:
+                return ipc(rows)
+            pq.write_table(rows, f"{folder}/{file}-{unit}.parquet")
+            return b""
+
         def table(query: str, unit: int, name: str | None = None) -> Any:
             out = con.execute(query.replace("{source}", "t").replace("{unit}", str(unit))).to_arrow_table()
             if name is not None:
@@ -220,30 +227,14 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                     if sql["pass"] is not None:
                         con.execute(f"CREATE OR REPLACE TEMP TABLE s AS {sql['pass'].replace('{source}', 't')}")
                     table(sql["rows"], unit, "r")
-                    staged = b""
-                    if sql["staged"] is not None:
-                        mine = table(sql["staged"], unit)
-                        if sql["staged_to"] is None:
-                            staged = ipc(mine)
-                        else:  # (phase 2 in Spark's tasks too: the driver never holds them)
-                            pq.write_table(mine, f"{sql['staged_to']}/unit-{unit}.parquet")
-                    spill = sql.get("bounds_to")  # (None: returned; else written, the driver never holds them)
-                    parts = b""
-                    if sql["parts"] is not None:
-                        mine = table(sql["parts"], unit)
-                        if spill is None:
-                            parts = ipc(mine)
-                        else:
-                            pq.write_table(mine, f"{spill}/parts-{unit}.parquet")
+                    spill = sql.get("bounds_to")
+                    staged = kept(sql["staged"], unit, sql["staged_to"], "unit") if sql["staged"] is not None else b""
+                    parts = kept(sql["parts"], unit, spill, "parts") if sql["parts"] is not None else b""
                     rows, end = con.execute("SELECT count(*), max(ts_ms) FROM t").fetchone()  # type: ignore[misc]
                     (flagged,) = con.execute(sql["flagged"]).fetchone()  # type: ignore[misc]
                     # (the violations' SQL is ~350 KB for Transaction: planned per unit, 0.4 CPU-s, only if needed)
                     found = ipc(table(sql["found"], unit)) if flagged else b""
-                    edges = b""
-                    if bounds and spill is None:
-                        edges = ipc(table(sql["bounds"], unit))
-                    elif bounds:
-                        pq.write_table(table(sql["bounds"], unit), f"{spill}/bounds-{unit}.parquet")
+                    edges = kept(sql["bounds"], unit, spill, "bounds") if bounds else b""
                     yield record(unit, rows=rows, found=found, bounds=edges, bad=bad, staged=staged, parts=parts,
                                  ts_end=end)
         finally:

@@ -1,6 +1,6 @@
 """`kcoord kafka-reference` end to end: a real Apache Kafka started from the fetched jars answers on the printed
 bootstrap and stops cleanly on SIGTERM (exit 0, its processes gone); the one-line refusals (port in use, jars missing,
-a data folder formatted for another node count)."""
+a data folder formatted for another node count, a node whose storage cannot be formatted)."""
 
 from __future__ import annotations
 
@@ -75,6 +75,11 @@ def test_one_line_refusals(tmp_path: Path) -> None:
     (tmp_path / "c" / "kcoord-reference.json").write_text('{"cluster_id": "x", "nodes": 1}\n')
     assert "holds a reference Kafka of 1 node(s), not 3" in _refused("--data-dir", str(tmp_path / "c"), "--nodes", "3",
                                                                       "--port", "0")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "node-1").write_text("")  # a file where node 1's log folder goes: its format fails
+    assert _refused("--data-dir", str(tmp_path / "d"), "--nodes", "3", "--port", "0") == (
+        "kcoord: error: formatting node-1's storage failed: No available log directories to format.")
+    assert not (tmp_path / "d" / "kcoord-reference.json").exists()
 
 
 def test_a_killed_launcher_leaves_no_kafka_behind(tmp_path: Path) -> None:

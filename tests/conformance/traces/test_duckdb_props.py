@@ -7,7 +7,7 @@ clean generated traces, where rows were staged and checked."""
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -201,15 +201,14 @@ def machines() -> dict[str, ir.Machine]:
 
 
 @pytest.fixture(scope="module")
-def mutated(machines: dict[str, ir.Machine],
-            tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[set[Found], set[Found], int]]:
-    """Per seed: the Python checker's and DuckDB's trace-property violations of the mutated traces, and how many
-    rows DuckDB staged."""
+def mutated(machines: dict[str, ir.Machine], mutated_traces: Callable[[int], tuple[Path, frozenset[Found]]]
+            ) -> dict[int, tuple[set[Found], set[Found], int]]:
+    """Per seed: the Python checker's and DuckDB's trace-property violations of the mutated traces (the session's:
+    conftest), and how many rows DuckDB staged."""
     out = {}
     for seed in SEEDS:
-        root = tmp_path_factory.mktemp(f"duckdb-props-{seed}")
-        python = traces(machines, seed, root, mutate=True)
-        out[seed] = (python, *duckdb_violations(machines, root))
+        root, python = mutated_traces(seed)
+        out[seed] = (set(python), *duckdb_violations(machines, root))
     return out
 
 
@@ -221,11 +220,11 @@ def test_duckdb_finds_the_trace_property_violations_the_python_checker_finds(
     assert staged > 0
 
 
-def test_the_staged_rows_from_the_row_pass_give_the_same_violations(machines: dict[str, ir.Machine],
-                                                                     tmp_path: Path) -> None:
+def test_the_staged_rows_from_the_row_pass_give_the_same_violations(
+        machines: dict[str, ir.Machine], mutated_traces: Callable[[int], tuple[Path, frozenset[Found]]]) -> None:
     """`staged_from` over the row pass's relation (one window per task) finds what the Python checker finds."""
-    python = traces(machines, SEEDS[0], tmp_path, mutate=True)
-    duck, staged = duckdb_violations(machines, tmp_path, fused=True)
+    root, python = mutated_traces(SEEDS[0])
+    duck, staged = duckdb_violations(machines, root, fused=True)
     assert duck == python, (f"DuckDB alone: {sorted(duck - python)}; Python alone: {sorted(python - duck)}")
     assert staged > 0 and python
 

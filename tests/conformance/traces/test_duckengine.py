@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -182,18 +183,19 @@ def test_keys_across_units_are_stitched_as_python_checks_them(
 
 
 @pytest.fixture(scope="module")
-def scrambled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, Counter[tuple[Any, ...]]]:
+def scrambled(tmp_path_factory: pytest.TempPathFactory, mutated_traces: Callable[[int], tuple[Path, frozenset[Any]]]
+              ) -> tuple[dict[str, Any], Path, Counter[tuple[Any, ...]]]:
     """test_duckdb_props' traces (40 keys of ~75 rows a machine, its `fenced` property added, columns the properties
     read scrambled across keys: many more of their violations), generated once for both orders; and the Python
     checker's violations of them (the rows' order in a file does not change them)."""
-    from .test_duckdb_props import SEEDS, traces, with_fenced
+    from .test_duckdb_props import SEEDS, with_fenced
 
     machines = with_fenced()
     base = tmp_path_factory.mktemp("scrambled")
-    traces(machines, SEEDS[0], base / "source", mutate=True)
-    python = run(Config([str(base / "source")], str(base / "python"), engine="python"), machines)
+    source, _ = mutated_traces(SEEDS[0])
+    python = run(Config([str(source)], str(base / "python"), engine="python"), machines)
     assert python.exit_code == 1
-    return machines, base / "source", Counter(tuple(getattr(v, f) for f in FIELDS)
+    return machines, source, Counter(tuple(getattr(v, f) for f in FIELDS)
                                               for v in read_violations(str(base / "python" / "violations")))
 
 

@@ -9,7 +9,7 @@ whole key, refused."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from kcoord.conformance.traces.sparkprops import needs
 from kcoord.model import ir
 from kcoord.model import sqltree as q
 
-from .test_duckdb_props import SEEDS, Found, traces, with_fenced
+from .test_duckdb_props import SEEDS, Found, with_fenced
 
 UNIT_ROWS = 40  # rows per unit: far fewer than a key's (3,000 rows, 40 keys a machine)
 #: (name, sort keys): clustered by key (a key crosses a unit boundary or two), and in seq order across keys (every
@@ -181,11 +181,11 @@ def machines() -> dict[str, ir.Machine]:
 
 @pytest.fixture(scope="module")
 def cut(machines: dict[str, ir.Machine],
-        tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[Found], dict[str, Layout]]:
+        mutated_traces: Callable[[int], tuple[Path, frozenset[Found]]]) -> tuple[Path, set[Found], dict[str, Layout]]:
     """The mutated traces of test_duckdb_props' first seed: where they are, the Python checker's trace-property
     violations, and each layout's staged rows."""
-    root = tmp_path_factory.mktemp("duckstage")
-    python = traces(machines, SEEDS[0], root, mutate=True)
+    root, found = mutated_traces(SEEDS[0])
+    python = set(found)
     return root, python, {f"{name}-{shape}": layout(machines, root, sort, shape)
                           for name, sort in LAYOUTS.items() for shape in SHAPES}
 

@@ -3,8 +3,17 @@ shared reference cluster: three brokers and a controller), with the same operato
 cluster, stop one broker) and the same settings (`fast_cluster_config` / `REFERENCE_SETTINGS`): each must pass on both,
 and what each broker showed (`Observations`: error codes, group states, generations and epochs as they progress,
 assignment balance and exclusivity, committed offsets, what read_committed readers saw, fencing outcomes) must not
-differ. A scenario that fails on Kafka encoded our belief, not Kafka's behaviour. The last test prints the table
-`kcoord conformance --bootstrap … --reference …` prints for the whole set, from the same pairs.
+differ. A scenario that fails on Kafka encoded our belief, not Kafka's behaviour. Then the table
+`kcoord conformance --bootstrap … --reference …` prints for the whole set, from the same pairs; last, the traces
+`kcoord serve` recorded through all of it pass the checker.
+
+The scenarios are real clients' work: kafka-python, aiokafka and confluent-kafka each run a consumer group of 3 that
+rebalances as members join and leave (each partition owned by one member at a time, from the clients' own rebalance
+callbacks), commits, and resumes from the committed offsets after a broker restart; static membership
+(kafka-python); KIP-848 with confluent-kafka; consume-transform-produce transactions (commit and abort,
+read_committed sees only committed records) and fencing per client; a restart in the middle of a transactional
+workload; a coordinator failover when a node stops. (They ran on a served cluster of their own in
+tests/server/test_real_clients.py too, until the run on this one, traced, made that second run a copy.)
 """
 
 from __future__ import annotations
@@ -22,13 +31,14 @@ from kcoord.conformance.wire.runner import run_one
 from kcoord.conformance.wire.scenarios import SCENARIOS, Scenario
 from kcoord.conformance.wire.target import Target
 from tests.server.served_cluster import FAST_TUNING, ServedCluster
+from tests.server.trace_check import trace_violations
 
 pytestmark = [pytest.mark.wire, pytest.mark.slow, pytest.mark.kafka]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedCluster]:
-    with ServedCluster(tmp_path_factory.mktemp("served"), 3, trace=False) as cluster:
+    with ServedCluster(tmp_path_factory.mktemp("served"), 3) as cluster:
         yield cluster
 
 
@@ -70,3 +80,19 @@ def test_the_whole_set_shows_no_difference(pairs: list[Pair], tmp_path: Path) ->
     text = out.export_text()
     assert f"tested: {len(SCENARIOS)} passed, 0 failed, 0 skipped" in text, text
     assert "no difference in" in text
+
+
+#: every machine the scenarios drive `kcoord serve`'s coordinators through
+MACHINES = ("ClassicGroup", "ConsumerGroup", "ConsumerGroupMember", "Transaction", "PartitionProducer")
+
+
+def test_the_traces_kcoord_recorded_pass_the_checker(served: ServedCluster, pairs: list[Pair]) -> None:
+    """Everything the real clients made the server record is well formed and obeys the spec."""
+    if len(pairs) != len(SCENARIOS):
+        pytest.skip(f"only {len(pairs)} of {len(SCENARIOS)} scenarios ran in this session")
+    served.stop()  # flushes and closes the trace files
+    check = trace_violations(served.trace_dir)
+    for machine in MACHINES:
+        assert check.rows.get(machine, 0) > 0, f"no {machine} rows were recorded: {check.rows}"
+    assert check.quarantined == [], f"malformed trace rows: {check.quarantined[:10]}"
+    assert check.problems == [], "\n".join(check.problems[:20])

@@ -254,7 +254,8 @@ def check(spark: Any, m: ir.Machine, files: Sequence[Path], unit_rows: int = 500
     if not work:
         return Checked(Counter(), 0, 0)
     names = [n for n, _ in typed_columns(m)]
-    fn = task_function(work, sql if sql is not None else task_sql(m), bounds=stitch_keys)
+    sql = sql if sql is not None else task_sql(m)
+    fn = task_function(work, sql, bounds=stitch_keys)
     results = spark.range(0, len(work), 1, len(work)).mapInArrow(fn, RESULT_SCHEMA).collect()
     assert sorted(int(r["unit"]) for r in results) == list(range(len(work))), "a unit's result is missing"
     broken = sorted((int(r["unit"]), r["error"]) for r in results if r["error"] is not None)
@@ -263,10 +264,10 @@ def check(spark: Any, m: ir.Machine, files: Sequence[Path], unit_rows: int = 500
     rows = sum(int(r["rows"]) for r in results)
     found = _tables([r["found"] for r in results])  # (None: no unit flagged a row)
     ends = [int(r["ts_end"]) for r in results if r["ts_end"] is not None]
-    spill = (sql or {}).get("bounds_to")
+    spill = sql["bounds_to"]
     extra = {"bad": _tables([r["bad"] for r in results]), "staged": _tables([r["staged"] for r in results]),
              "parts": _tables([r["parts"] for r in results]), "trace_end": max(ends) if ends else None}
-    if spill is not None and sql is not None and sql["parts"] is not None:
+    if spill is not None and sql["parts"] is not None:
         extra["parts"] = tuple(f"{spill}/parts-{u}.parquet" for u in range(len(work)))
     if not stitch_keys:
         return Checked(_hits(found) if found is not None else Counter(), rows, len(work), violations=found, **extra)

@@ -111,8 +111,8 @@ def _unit_rows(plan: MachinePlan, need: Needs, sql: str, unit: str) -> str:
 def unit_checked(plan: MachinePlan, need: Needs, source: str, keep: Sequence[str] = ()) -> str | None:
     """The task's row pass and its staged rows from one window, in one query over `source` (a unit's typed rows):
     the rows `duckcheck.flag_rows` returns, with its columns (every typed column, `_rn`, `_last`, `_f_<count>`), and
-    the rows `unit_staged` returns, with `duckprops.kept`'s columns and `_staged`. `duckspark.hits_sql` and
-    `bounds_sql` read it as they read `flag_rows`' rows; `unit_staged_of` gives its staged rows. None when no
+    the rows `unit_staged` returns, with `duckprops.kept`'s columns and `_staged`. `duckspark.bounds_sql` and the
+    task's flag count read it as they read `flag_rows`' rows; `unit_staged_of` gives its staged rows. None when no
     property reads this machine (then `flag_rows` alone). `keep`: more of the pass's columns, as `flag_rows`' (what
     the violations' messages read: `duckfound.read_columns`; a task runs `duckfound.violation_rows` over these rows)."""
     if not need.rows:

@@ -323,12 +323,15 @@ def test_fsync_mode_polls_skip_shards_whose_writes_wait_for_a_round(tmp_path: Pa
     rt.poll()  # the open batch appended, looked at once
     tickets = rt.begin_flush()  # a round in flight, covering it
     assert [t.log for t in tickets] == [first.log] and looks == {0: 1, 1: 0}
-    other = submit_init(second, "t2")  # a write during the round: its batch is appended by the next poll
+    other = submit_init(second, "t2")  # writes during the round: their batches are appended by the next poll,
+    third = submit_init(first, "t3")  # also beside a plan that waits for the round
     for _ in range(3):
         rt.poll()
-    assert looks == {0: 1, 1: 1} and second.log.log_end_offset == 1 and not done.done and not other.done
+    assert looks == {0: 2, 1: 1} and (first.log.log_end_offset, second.log.log_end_offset) == (2, 1)
+    assert not done.done and not other.done and not third.done
     for ticket in tickets:
         ticket.fsync()
         ticket.log.end_flush(ticket)
     rt.poll()
-    assert looks == {0: 2, 1: 1} and done.done and done.result()[0] == "NONE" and not other.done
+    assert looks == {0: 3, 1: 1} and done.done and done.result()[0] == "NONE"
+    assert not other.done and not third.done  # (written after the round began: they wait for the next)

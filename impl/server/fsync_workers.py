@@ -3,7 +3,8 @@
 A job is handed over with one `SimpleQueue.put` (which wakes one idle thread) and run as it is: no
 `concurrent.futures` future, work item, condition or idle-semaphore per fsync, none of which the round needs (its
 last fsync wakes the loop once itself). That is ~20 Python calls per fsync fewer, on the loop's thread and the
-worker's. The threads start with the first job and end with `close`, which waits for the jobs already handed over.
+worker's. The threads start with the first job (again after a `close`) and end with `close`, which waits for the
+jobs already handed over.
 A job that raises is logged and the thread goes on (a round's fsync catches its own `OSError`: what escapes is a bug).
 Must not import: `kcoord.model`.
 """
@@ -32,11 +33,8 @@ class FsyncWorkers(Generic[T]):
         self._name = name
         self._queue: SimpleQueue[tuple[Callable[[T], None], T] | None] = SimpleQueue()
         self._threads: list[threading.Thread] = []
-        self._closed = False
 
     def submit(self, job: Callable[[T], None], arg: T) -> None:
-        if self._closed:
-            raise RuntimeError("fsync workers closed")
         if not self._threads:
             self._start()
         self._queue.put((job, arg))
@@ -61,7 +59,6 @@ class FsyncWorkers(Generic[T]):
 
     def close(self) -> None:
         """Let the jobs handed over finish, then end the threads."""
-        self._closed = True
         for _ in self._threads:
             self._queue.put(_STOP)
         for thread in self._threads:

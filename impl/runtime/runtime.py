@@ -249,9 +249,7 @@ class CoordinatorRuntime:
         Only the shards that wrote since their writes were last settled (`_busy`: told by `Shard.on_write`, and every
         shard once after its load) are looked at, and the timers of all only once the earliest deadline any of them
         may hold has come (`_timers_due_ms`, lowered by every `Timers.schedule`): a poll with nothing to do costs
-        the same however many partitions the node owns. With `--durability fsync`, of those only the ones with an
-        open batch or whose log a flush round made more durable since they were last looked at
-        (`Shard.unchanged_since_looked_at`): the others' writes wait for a round."""
+        the same however many partitions the node owns."""
         work = 0
         for partition in list(self.loading):
             self._advance_load(partition, LOAD_BATCHES_PER_POLL)
@@ -260,9 +258,8 @@ class CoordinatorRuntime:
         timers_due = now >= self._timers_due_ms
         if timers_due:
             active = [(p, s) for p, s in self.shards.items() if p not in self.loading]
-        elif self._busy:  # (a shard whose writes all wait for an fsync round still in flight is not looked at)
-            active = [(p, s) for p, s in self._busy.items() if p not in self.loading and
-                      not s.unchanged_since_looked_at]
+        elif self._busy:
+            active = [(p, s) for p, s in self._busy.items() if p not in self.loading]
         else:
             return work
         for _, shard in active:

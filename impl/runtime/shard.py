@@ -170,8 +170,6 @@ class Shard:
         self._open_records: list[RecordBytes] = []
         self._open_since_ms = 0
         self._coalesce = False
-        self._waits_for_rounds = False  # `--durability fsync`: only a flush round makes its writes durable
-        self._looked_at = -1  # the log's durable offset when `complete_durable` last ran
         self._pending: dict[tuple[str, Key], int] = {}
         self._waiting: dict[tuple[str, Key], deque[Callable[[], None]]] = {}
         self.failed: BaseException | None = None
@@ -182,7 +180,6 @@ class Shard:
         self.log = log
         self.coordinator_epoch = coordinator_epoch
         self._coalesce = log.durability.coalesces
-        self._waits_for_rounds = log.durability.mode == "fsync"
 
     # ------------------------------------------------------------ reading state
 
@@ -347,7 +344,7 @@ class Shard:
         """Apply and answer every in-flight plan whose records are now durable (or, `visible_when_written`, written),
         in append order."""
         done = 0
-        durable = self._looked_at = self.log.durable_offset
+        durable = self.log.durable_offset
         in_flight = self._in_flight
         check_record = self.spec.check_record if self.check_records else None
         apply = self.apply
@@ -382,14 +379,6 @@ class Shard:
     def in_flight(self) -> int:
         """Plans whose records are not durable yet (in the open batch or appended)."""
         return len(self._in_flight) + len(self._open)
-
-    @property
-    def unchanged_since_looked_at(self) -> bool:
-        """Nothing for its owner's `poll` to do here but timers (`--durability fsync` only): no open batch, plans
-        in flight, and no flush round has made more of the log durable since `complete_durable` last ran — its
-        plans wait for a round. (With other modes a write or a group commit's linger moves the log on unseen.)"""
-        return self._waits_for_rounds and not self._open and bool(self._in_flight) and \
-            self.log.durable_offset == self._looked_at
 
     @property
     def has_open(self) -> bool:

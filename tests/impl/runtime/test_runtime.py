@@ -304,34 +304,3 @@ def test_a_write_a_timer_makes_is_written_and_answered(tmp_path: Path) -> None:
         rt.poll()
     assert made[0].done and made[0].result()[0] == "NONE"
     assert not shard.pending("Transaction", ("t1",))
-
-
-def test_fsync_mode_polls_skip_shards_whose_writes_wait_for_a_round(tmp_path: Path) -> None:
-    """`--durability fsync`: while a flush round is in flight, `poll` does not look at a shard whose plans all wait
-    for it (no `complete_durable` call), still appends another shard's open batch, and looks again once the
-    round's end made the log more durable, which answers the plan."""
-    rt = make_runtime(tmp_path, Durability.fsync())
-    first, second = rt.load(0), rt.load(1)
-    rt.poll()  # (each shard is looked at once after its load)
-    looks = {0: 0, 1: 0}
-    for partition, shard in ((0, first), (1, second)):
-        def counted(shard: Shard = shard, partition: int = partition) -> int:
-            looks[partition] += 1
-            return Shard.complete_durable(shard)
-        shard.complete_durable = counted  # type: ignore[method-assign]
-    done = submit_init(first, "t1")
-    rt.poll()  # the open batch appended, looked at once
-    tickets = rt.begin_flush()  # a round in flight, covering it
-    assert [t.log for t in tickets] == [first.log] and looks == {0: 1, 1: 0}
-    other = submit_init(second, "t2")  # writes during the round: their batches are appended by the next poll,
-    third = submit_init(first, "t3")  # also beside a plan that waits for the round
-    for _ in range(3):
-        rt.poll()
-    assert looks == {0: 2, 1: 1} and (first.log.log_end_offset, second.log.log_end_offset) == (2, 1)
-    assert not done.done and not other.done and not third.done
-    for ticket in tickets:
-        ticket.fsync()
-        ticket.log.end_flush(ticket)
-    rt.poll()
-    assert looks == {0: 3, 1: 1} and done.done and done.result()[0] == "NONE"
-    assert not other.done and not third.done  # (written after the round began: they wait for the next)

@@ -8,7 +8,8 @@ kcoord, laid out as the installed package, is measured with this script's client
 
 One `kcoord serve` node per durability mode (as `bench_server.py` starts it: no record check), instrumented in its own
 process: `KcoordServer._start_flush` counts the fsync rounds (a round: the fsyncs of every log with appends not yet
-on disk, side by side on the fsync threads) and their fsyncs; `MarkerChannel.add` and `._on_one_completed` time each
+on disk, side by side on the fsync threads) and their fsyncs, by the kind of log (`__transaction_state`,
+`__consumer_offsets`, data); `MarkerChannel.add` and `._on_one_completed` time each
 transaction from its markers being queued (its EndTxn is answered then) to its Complete* record being applied (its
 next AddPartitionsToTxn is no longer CONCURRENT_TRANSACTIONS), in fsync rounds and in ms; `Cluster.poll` counts the
 cluster loop's polls; the handlers' latency counters give the requests per API. The clients are `bench_clients.py`'s
@@ -61,6 +62,11 @@ def _serve(data_dir: str, durability: str, control: multiprocessing.connection.C
         if before is None and self._flushing is not None:
             counters["fsync_rounds"] += 1
             counters["fsyncs"] += len(self._flushing)
+            counters["fsyncs:same log again in a round"] += len(self._flushing) - len(
+                {id(t.log) for t in self._flushing})
+            for ticket in self._flushing:  # what each fsync is for: the log's kind
+                name = ticket.log.path.name
+                counters["fsyncs:" + (name.rsplit("-", 1)[0] if name.startswith("__") else "data")] += 1
 
     add = markers.MarkerChannel.add
 
@@ -223,7 +229,7 @@ def run_once(bootstrap: str, pid: int, control: multiprocessing.connection.Conne
            "rounds_markers_to_complete": delta.get("complete_rounds", 0) / max(delta.get("completed", 0), 1),
            "ms_markers_to_complete": delta.get("complete_us", 0) / 1000 / max(delta.get("completed", 0), 1)}
     for key, value in sorted(delta.items()):
-        if key.startswith("requests:"):
+        if key.startswith(("requests:", "fsyncs:")):
             row[f"{key}_per_txn"] = value / max(done, 1)
     return row
 

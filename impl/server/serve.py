@@ -12,8 +12,9 @@ that did work, and after a turn that found none (a produce's append is not the c
 every handler that ran since the last flush (and of the timers and transaction markers) share that fsync, and the
 requests that arrive while it runs share the next. So a lone writer never waits the linger for company that is not
 coming, and writers that arrive together still share their fsyncs.
-`--durability fsync` (`_start_flush`): a round's fsyncs run on threads; while a round is in flight a request does
-not wake the pump (its write can only go to disk in the next round), and the pump's turn that ends the round runs in
+`--durability fsync` (`_start_flush`): a round's fsyncs run on threads (`FsyncWorkers`: one queue put per fsync);
+while a round is in flight a request does not wake the pump (its write can only go to disk in the next round), and
+the pump's turn that ends the round runs in
 the round's own callback (`_flush_done`: it completes what became durable, starts the next round with what arrived
 meanwhile, and wakes the sleeping pump only for an earlier deadline or work left after its polls).
 Every cluster call happens on the loop's thread; handlers and the pump interleave only at `await` points.
@@ -42,7 +43,7 @@ from typing import Any, Final, Literal, TypeVar
 from .._generated.classic_group import State as ClassicGroupState
 from ..cluster import Cluster, ClusterConfig
 from ..runtime.clock import Clock, SystemClock
-from ..runtime.runtime import fsync_pool
+from ..runtime.runtime import FSYNC_THREADS
 from ..runtime.trace import JsonlSink, ParquetSink, TraceSink, TypedSchema
 from ..statemachine import MachineTable
 from ..storage.log import FlushTicket
@@ -51,6 +52,7 @@ from .broker import BrokerContext, Endpoint, ServedCluster, wait_for_event
 from .connection import ListenerSettings, ServerOptions, WireServer
 from .dispatch import Dispatcher
 from .frames import DEFAULT_MAX_FRAME_BYTES
+from .fsync_workers import FsyncWorkers
 from .metrics import MetricsHttpServer, MetricsTap, ServerMetrics, Snapshot
 from .request_memory import RequestMemory
 
@@ -163,6 +165,7 @@ class KcoordServer:
         self._wake_at_ms = 0  # when the sleeping cluster loop wakes by itself (0: it is not sleeping)
         self._flushing: list[FlushTicket] | None = None  # the group commit whose fsyncs run now (fsync durability)
         self._flush_waiter: asyncio.Future[None] | None = None  # done once the round's fsyncs all ended
+        self._fsync_workers: FsyncWorkers[FlushTicket] = FsyncWorkers(FSYNC_THREADS)  # (threads from the first round)
         self._serving = False  # the cluster loop runs (`_flush_done` then takes a turn of it)
         self._unfinished = False  # the last turn stopped at `_POLLS_PER_TURN` with work still due (fsync durability)
         self._last_trace_flush_s = 0.0
@@ -234,6 +237,7 @@ class KcoordServer:
         if self._flush_waiter is not None:  # the fsyncs in flight end before the logs close
             with contextlib.suppress(Exception):
                 await self._flush_waiter
+        self._fsync_workers.close()
         if self.metrics_server is not None:
             await self.metrics_server.stop()
             self.metrics_server = None
@@ -399,9 +403,9 @@ class KcoordServer:
                 if last:
                     loop.call_soon_threadsafe(self._flush_done, tickets, waiter)
 
-        pool = fsync_pool()
+        submit = self._fsync_workers.submit
         for ticket in tickets:
-            pool.submit(fsync, ticket)
+            submit(fsync, ticket)
 
     def _flush_done(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
         """The round's fsyncs ended: what they made durable is completed, and what was written meanwhile flushed,

@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_traces import ROOT, make_base, tile, watch_children
+from benchmarks.bench_traces import ROOT, watch_children
+from benchmarks.trace_data import make_base, tile
 
 #: the same for both: the local driver runs the tasks (so gets the memory the two executors get together)
 SETTINGS = {"spark.driver.memory": "4g", "spark.executor.memory": "2g", "spark.executor.cores": "1",

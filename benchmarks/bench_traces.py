@@ -5,11 +5,10 @@
         [--cli-sim 1e4] [--no-duckdb] [--engines spark,spark-c1,spark-c2,spark-twice] [--against REV]
     .venv/bin/python -m benchmarks.bench_traces --stages 1e7 [--runs 3]   # the full check's cost by stage
 
-Data: random valid traces of the Transaction machine (the largest guards and effects with a cross-key `monotonic`
-and a `within` property), generated once in Python (`--base` rows), then tiled with pyarrow to each size: every tile
-renames its keys and moves its producer ids (values >= 0 of the columns that hold producer ids) to a range of its
-own, so tiles are independent traces and the whole stays valid (the script checks a small tiled sample with the
-reference checker first). Each measurement runs in a fresh process, so peak memory is per size: the driver JVM's
+Data (`trace_data`): random valid traces of the Transaction machine (the largest guards and effects with a
+cross-key `monotonic` and a `within` property), generated once in Python (`--base` rows), then tiled to each
+size, every tile an independent trace (a small tiled sample is checked with the reference checker first).
+Each measurement runs in a fresh process, so peak memory is per size: the driver JVM's
 peak resident set (VmHWM) and the Python process's (ru_maxrss). Spark's start-up (JVM + session) is reported
 separately; checked events/s exclude it. Beside the check, three Spark jobs that do less than any check can
 (`FLOORS`: read every column; read, then shuffle and sort by key and seq; pair each row with its key's previous row
@@ -27,7 +26,8 @@ rounds: before and after side by side.
 Every figure is the median of `--runs` fresh processes (the engines take turns, round after round); CPU seconds are
 those of the measuring process and of every process it started, the JVM and its Python workers included, orphaned or
 not (`cpu_tree`), so CPU-µs per event is robust to the machine's load (noted per row).
-Prints a markdown table; `run(quick)` returns the figures.
+Prints a markdown table (and each run's line on stderr); `run(quick)` returns the figures, `--json` writes them
+with every run's own (`each`).
 """
 
 from __future__ import annotations
@@ -56,82 +56,9 @@ from benchmarks.cpu_tree import (
     thread_cpu_s,
     tree_cpu_s,
 )
+from benchmarks.trace_data import MACHINE, make_base, make_sim, pq_rows, tile, validate_peer, validate_tiling
 
-MACHINE = "Transaction"
-ID_COLUMNS = ("producer_id", "previous_producer_id", "next_producer_id", "arg_new_producer_id", "arg_pid",
-              "arg_expected_producer_id")
-ID_STRIDE = 10**12
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def make_base(folder: Path, rows: int, seed: int) -> Path:
-    from kcoord.conformance.traces.generate import Options, generate
-    from kcoord.conformance.traces.writers import write_parquet
-    from kcoord.model.loader import bundled_machines
-
-    machines = {MACHINE: bundled_machines()[MACHINE]}
-    traces, _ = generate(machines, seed, Options(keys=max(10, rows // 200), rows=rows))
-    write_parquet(traces, machines, str(folder))
-    return folder / MACHINE / "part-0.parquet"
-
-
-def tile(base: Path, root: Path, events: int, rows_per_file: int = 1_000_000) -> Path:
-    """`events` rows made of copies of `base` with renamed keys and disjoint producer ids, streamed into files of
-    about `rows_per_file` rows (one row group per copy): only one copy is in memory at a time."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(base)
-    folder = root / MACHINE
-    folder.mkdir(parents=True, exist_ok=True)
-    copies, rest = divmod(events, table.num_rows)
-    writer, in_file, files = None, 0, 0
-    try:
-        for t in range(copies + (1 if rest else 0)):
-            part = table if t < copies else table.slice(0, rest)
-            suffix = pa.scalar(f"#{t}")
-            cols = {}
-            for name in part.column_names:
-                col = part[name]
-                if name in ("key", "transactional_id"):
-                    col = pc.binary_join_element_wise(col, suffix, "")
-                elif name in ID_COLUMNS:
-                    col = pc.if_else(pc.greater_equal(col, 0), pc.add(col, t * ID_STRIDE), col)
-                cols[name] = col
-            if writer is None or in_file >= rows_per_file:
-                if writer is not None:
-                    writer.close()
-                writer = pq.ParquetWriter(folder / f"part-{files:05d}.parquet", table.schema)
-                files, in_file = files + 1, 0
-            writer.write_table(pa.table(cols, schema=table.schema))
-            in_file += part.num_rows
-    finally:
-        if writer is not None:
-            writer.close()
-    return root
-
-
-def make_sim(folder: Path, events: int, seed: int) -> Path:
-    """`events` rows of one simulation (every client kind and fault, the default mix), as Parquet under `folder`."""
-    from kcoord.impl.sim import SimConfig, default_cluster_config, simulate
-
-    config = SimConfig(seed=seed, events=events)
-    data = Path(tempfile.mkdtemp(prefix="bench-sim-logs-"))
-    try:
-        simulate(config, folder, data, fmt="parquet", cluster_config=default_cluster_config(config))
-    finally:
-        shutil.rmtree(data, ignore_errors=True)
-    return folder
-
-
-def validate_tiling(base: Path, scratch: Path) -> None:
-    from kcoord.conformance.traces.pycheck import check_paths
-    from kcoord.model.loader import bundled_machines
-
-    sample = tile(base, scratch / "sample", pq_rows(base) * 2)
-    result = check_paths([str(sample)], {MACHINE: bundled_machines()[MACHINE]})
-    assert not result.violations, f"tiled traces are not clean: {result.violations[:3]}"
 
 
 # ---------------------------------------------------------------- one measurement (in its own process)
@@ -311,12 +238,6 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     return result
 
 
-def pq_rows(path: Path) -> int:
-    import pyarrow.parquet as pq
-
-    return int(pq.read_metadata(path).num_rows)
-
-
 def run_child(engine: str, path: Path, scratch: Path, scope: str = "one") -> dict[str, float]:
     """One measurement in a fresh process; `ENGINE@REV`: ENGINE with the code of commit REV (`checkout`)."""
     out = scratch / f"out-{engine}"
@@ -379,19 +300,21 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
             for engine in here:
                 if engine != "python" or round_ == 0:
                     measured[engine].append(run_child(engine, data, scratch))
-                    last = measured[engine][-1]
-                    say(f"{size:,} {engine}: {last['cpu_s']:.1f} CPU s ({last.get('cpu_s_jvm_tree', 0):.1f} without "
-                        f"orphans, {last.get('orphans_reaped', 0)} reaped), {last['check_s']:.0f} s, load "
-                        f"{last['load_avg']:.1f}; cgroup {last.get('cpu_s_cgroup', float('nan')):.1f} CPU s")
+                    say(said(f"{size:,} {engine}", measured[engine][-1]))
         for engine in here:
             results.append(_record(size, engine, measured[engine]))
             say(table_row(results[-1]))
         shutil.rmtree(data, ignore_errors=True)
     if sim or sim_dir:
         data = sim_dir or make_sim(scratch / "sim", sim, seed)
+        on_sim: dict[str, list[dict[str, float]]] = {e: [] for e in sim_engines}
+        for round_ in range(runs):  # (rounds of every engine in turn, as above)
+            for engine in sim_engines:
+                if engine != "python" or round_ == 0:
+                    on_sim[engine].append(run_child(engine, data, scratch, "all"))
+                    say(said(f"simulator {engine}", on_sim[engine][-1]))
         for engine in sim_engines:
-            measured = [run_child(engine, data, scratch, "all") for _ in range(runs if engine != "python" else 1)]
-            record = _record(int(measured[0]["rows"]), engine, measured) | {"traces": "simulator"}
+            record = _record(int(on_sim[engine][0]["rows"]), engine, on_sim[engine]) | {"traces": "simulator"}
             results.append(record)
             say(table_row(record))
         if sim_dir is None:
@@ -406,6 +329,14 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
             say(cli_row(record))
         shutil.rmtree(data, ignore_errors=True)
     return {"machine": MACHINE, "cores": os.cpu_count(), "spark_runs": runs, "results": results, "cli": cli}
+
+
+def said(what: str, last: dict[str, float]) -> str:
+    """One run's line on stderr: its CPU by each count, wall, load and the driver's peaks."""
+    return (f"{what}: {last['cpu_s']:.1f} CPU s ({last.get('cpu_s_jvm_tree', 0):.1f} without orphans, "
+            f"{last.get('orphans_reaped', 0)} reaped; cgroup {last.get('cpu_s_cgroup', float('nan')):.1f}), "
+            f"{last['check_s']:.0f} s, load {last['load_avg']:.1f}; driver peaks: JVM "
+            f"{last.get('jvm_peak_mb', 0):,.0f} MB, Python {last['python_peak_mb']:,.0f} MB")
 
 
 def bench_stages(size: int, runs: int, scratch: Path, base_rows: int = 20_000, seed: int = 1,
@@ -438,43 +369,6 @@ def stage_rows(records: list[dict[str, Any]]) -> list[str]:
                    f"{r['load_avg']:.1f} |")
         previous = per_event
     return out
-
-
-def mutated_traces(scratch: Path, seed: int) -> tuple[Path, dict[str, int]]:
-    """Transaction traces with every mutation (written under `scratch`/peer) and the Python reference checker's
-    counts of the illegal transitions, the discontinuities and the first invariant's violations in them."""
-    import random
-
-    from benchmarks.duckdb_peer import NAMED_CHECKS
-    from kcoord.conformance.traces.generate import Options, generate
-    from kcoord.conformance.traces.mutations import mutate_every
-    from kcoord.conformance.traces.pycheck import check_paths
-    from kcoord.conformance.traces.writers import write_parquet
-    from kcoord.model.loader import bundled_machines
-
-    machine = bundled_machines()[MACHINE]
-    machines = {MACHINE: machine}
-    traces, _ = generate(machines, seed, Options(keys=40, rows=3_000))
-    rng = random.Random(seed)
-    traces = mutate_every(traces, machines, rng, rounds=5)
-    root = scratch / "peer"
-    write_parquet(traces, machines, str(root))
-    first = machine.invariants[0].name
-    expected = {c: 0 for c in NAMED_CHECKS}
-    for v in check_paths([str(root)], machines).violations:
-        if v.check in ("illegal_transition", "discontinuity") or (v.check == "invariant" and v.name == first):
-            expected[v.check] += 1
-    return root, expected
-
-
-def validate_peer(scratch: Path, seed: int) -> None:
-    """DuckDB's three named checks count what the Python reference checker finds, on traces with every mutation."""
-    from benchmarks.duckdb_peer import count
-    from kcoord.model.loader import bundled_machines
-
-    root, expected = mutated_traces(scratch, seed)
-    got = count(bundled_machines()[MACHINE], str(root / MACHINE / "*.parquet"))
-    assert got == expected and all(expected.values()), f"DuckDB counts {got}, the Python checker {expected}"
 
 
 def run_cli(engine: str, path: Path, scratch: Path) -> dict[str, float]:
@@ -546,9 +440,9 @@ def _record(size: int, engine: str, measured: list[dict[str, float]]) -> dict[st
             "violations": int(measured[0]["violations"]), "rows": int(measured[0]["rows"]),
             "spilled": int(measured[0].get("spilled", 0)), "cpu_s": statistics.median(r["cpu_s"] for r in measured),
             "load_avg": statistics.median(r["load_avg"] for r in measured),
-            "runs_cpu_s": [r["cpu_s"] for r in measured],  # and the medians of the threads' CPU, the first check's
+            "runs_cpu_s": [r["cpu_s"] for r in measured], "each": measured,  # (every run's figures, for --json)
             "checked_by": measured[0].get("engine"), "fell_back": measured[0].get("fell_back"),
-            **{k: statistics.median(r.get(k, 0.0) for r in measured) for k in measured[0]
+            **{k: statistics.median(r.get(k, 0.0) for r in measured) for k in measured[0]  # (medians: the threads, ...)
                if k.startswith("threads:") or k in ("first_cpu_s", "cpu_s_jvm_tree", "cpu_s_cgroup",
                                                     "orphans_reaped")}}
 

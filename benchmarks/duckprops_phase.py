@@ -32,8 +32,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_traces import MACHINE, make_base, pq_rows, tile
 from benchmarks.child import last_json
+from benchmarks.trace_data import MACHINE, make_base, pq_rows, tile
 
 
 def _cpu() -> float:

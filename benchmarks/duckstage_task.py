@@ -41,7 +41,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_traces import MACHINE, ROOT, checkout, make_base, pq_rows, tile
+from benchmarks.bench_traces import ROOT, checkout
+from benchmarks.trace_data import MACHINE, make_base, pq_rows, tile
 
 
 def _cpu() -> float:

@@ -44,9 +44,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_traces import MACHINE, make_base, mutated_traces, pq_rows, tile
 from benchmarks.child import last_json
 from benchmarks.cpu_tree import cpu_s as _cpu_s
+from benchmarks.trace_data import MACHINE, make_base, mutated_traces, pq_rows, tile
 from kcoord.conformance.traces.duckcheck import row_pass
 from kcoord.conformance.traces.duckspark import Checked, check, counts, units
 from kcoord.model import ir

@@ -120,10 +120,12 @@ AUTO_PYTHON_ROWS = 200_000
 
 
 #: the Spark engine checks inputs of up to this many rows with DuckDB in its tasks, larger ones with the Spark SQL
-#: plan: where their CPU per event crosses (benchmarks/RESULTS.md, issue 33, ninth session: DuckDB in the tasks costs
-#: ~3 CPU-s a run plus ~8.6 CPU-µs/event, 8.96 at 10M against the plan's 11.29; the plan ~4 CPU-µs/event past 10M
-#: once its JIT has paid off, 5.5-5.8 at 50M — a crossover estimated from the two curves, not measured at it)
-DUCKDB_TASKS_MAX_ROWS = 15_000_000
+#: plan; None: every size with DuckDB. None since issue 33's twelfth session (benchmarks/RESULTS.md): at 50M rows, the
+#: largest measured, the DuckDB path took 0.80x the plan's CPU and 0.52-0.54x its driver memory (JVM + Python; two
+#: pairs), at 10M 0.51x and 0.64x; from 10M to 50M each further event cost both ~5.2-5.4 CPU-µs, so the plan, dearer
+#: by its fixed cost, is not seen catching up (past 50M not measured; 15M until then, a crossover estimated from the
+#: ninth session's curves)
+DUCKDB_TASKS_MAX_ROWS: int | None = None
 
 
 def choose_engine(config: Config, sources: Sequence[Source], spark: Any = None) -> tuple[str, str]:
@@ -298,6 +300,15 @@ def run_spark(config: Config, machines: Mapping[str, ir.Machine], sources: Seque
         return _check_on_spark(config, machines, sources, progress, spark, pairs)
 
 
+def past_duckdb_limit(config: Config, sources: Sequence[Source]) -> str | None:
+    """Why the input has too many rows for DuckDB in Spark's tasks (one line), or None: more than
+    `config.duckdb_tasks_max_rows` (None: `DUCKDB_TASKS_MAX_ROWS`, itself None: no limit)."""
+    most = config.duckdb_tasks_max_rows if config.duckdb_tasks_max_rows is not None else DUCKDB_TASKS_MAX_ROWS
+    if most is not None and estimated_rows(sources, most + 1) > most:
+        return f"more than {most:,} rows (the limit of DuckDB in Spark's tasks, duckdb_tasks_max_rows)"
+    return None
+
+
 def _check_with_duckdb(config: Config, machines: Mapping[str, ir.Machine], sources: Sequence[Source],
                        progress: Progress | None, spark: Any,
                        pairs: str | None) -> tuple[Summary, list[Violation]] | str:
@@ -307,9 +318,9 @@ def _check_with_duckdb(config: Config, machines: Mapping[str, ir.Machine], sourc
     why = duckengine.why_not(machines, sources, pairs)
     if why is not None:
         return why
-    most = config.duckdb_tasks_max_rows if config.duckdb_tasks_max_rows is not None else DUCKDB_TASKS_MAX_ROWS
-    if estimated_rows(sources, most + 1) > most:
-        return f"more than {most:,} rows: the Spark SQL plan costs less CPU per event above that"
+    too_large = past_duckdb_limit(config, sources)
+    if too_large is not None:
+        return too_large
     tick = _ticker(progress, 3)
     tick("checking")
     out = config.out or tempfile.mkdtemp(prefix="kcoord-traces-")

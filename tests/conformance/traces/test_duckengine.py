@@ -239,8 +239,8 @@ def test_a_key_whose_units_interleave_is_answered_by_the_spark_plan(
 
 def test_an_input_past_the_size_limit_is_answered_by_the_spark_plan(
         spark: Any, traces: Path, tmp_path: Path) -> None:
-    """An input of more rows than `duckdb_tasks_max_rows` (`job.DUCKDB_TASKS_MAX_ROWS` by default: where the Spark SQL
-    plan's CPU per event falls below the DuckDB tasks') takes the plan, and the run says why in one line."""
+    """An input of more rows than a `duckdb_tasks_max_rows` given in the config takes the plan, and the run says why
+    in one line (by default there is no limit: the next test)."""
     import pyarrow.parquet as pq
 
     root = _layout(traces, tmp_path / "large", ["Transaction", "ConsumerGroup"], "keys")
@@ -250,6 +250,18 @@ def test_an_input_past_the_size_limit_is_answered_by_the_spark_plan(
     assert sp.summary.engine == "spark"
     (line,) = said
     assert "\n" not in line and f"more than {rows - 1:,} rows" in line
+
+
+def test_by_default_no_input_is_too_large_for_the_duckdb_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`job.DUCKDB_TASKS_MAX_ROWS` is None: at 50M rows, the largest measured, DuckDB in the tasks took less CPU and
+    less driver memory than the Spark SQL plan (benchmarks/RESULTS.md, issue 33, twelfth session), so an input of
+    10^12 rows keeps the DuckDB path; a limit given in the config still applies, said in one line."""
+    from kcoord.conformance.traces import job
+
+    monkeypatch.setattr(job, "estimated_rows", lambda sources, stop: min(stop, 10**12))  # (it stops past `stop`)
+    assert job.past_duckdb_limit(Config(["in"]), []) is None
+    why = job.past_duckdb_limit(Config(["in"], duckdb_tasks_max_rows=50_000_000), [])
+    assert why is not None and "\n" not in why and why.startswith("more than 50,000,000 rows"), why
 
 
 def test_workers_without_duckdb_fall_back_and_other_task_errors_do_not(

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_traces import ROOT, watch_children
-from benchmarks.cpu_tree import CPUACCT, Cgroup, cpu_s
+from benchmarks.cpu_tree import Cgroup, cpu_s
 from benchmarks.trace_data import make_base, tile
 
 #: the same for both: the local driver runs the tasks (so gets the memory the two executors get together)
@@ -44,15 +44,15 @@ SETTINGS = {"spark.driver.memory": "4g", "spark.executor.memory": "2g", "spark.e
 
 
 def run_cli(path: Path, out: Path, master: str, env: dict[str, str], workers: tuple[int, ...],
-            on_workers: Path | None = None) -> dict[str, Any]:
+            on_workers: Cgroup | None = None) -> dict[str, Any]:
     """One `kcoord check-traces` on `master`: wall, CPU by process kind, violations; `on_workers`: the cgroup the
     workers are in (see the module's docstring)."""
     shutil.rmtree(out, ignore_errors=True)
     kcoord = str(Path(sys.executable).parent / "kcoord")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    mine = CPUACCT / f"kcoord-bench-cli-{os.getpid()}-{out.name}"
-    joined = _join_at_exec(mine)
-    counted = (_usage_s(on_workers) - sum(cpu_s(w) for w in workers)) if on_workers else 0.0
+    mine = Cgroup(f"kcoord-bench-cli-{os.getpid()}-{out.name}", pids=())
+    joined = mine.joiner()
+    counted = _executors_s(on_workers, workers)
     started = time.monotonic()
     log = out.with_suffix(".log")
     try:
@@ -61,11 +61,11 @@ def run_cli(path: Path, out: Path, master: str, env: dict[str, str], workers: tu
                 stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT, env=env, preexec_fn=joined) as cli:
             driver, executors = watch_children(cli, workers)
         wall = time.monotonic() - started
-        on_executors = (_usage_s(on_workers) - sum(cpu_s(w) for w in workers) - counted) if on_workers else 0.0
-        kernel = _usage_s(mine) + on_executors if joined else None
+        used = mine.usage_s()
+        kernel = used + _executors_s(on_workers, workers) - counted if used is not None else None
     finally:
-        if joined:
-            Cgroup.remove(mine.name)
+        if mine.path is not None:
+            Cgroup.remove(mine.path.name)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert cli.returncode in (0, 1), log.read_text(errors="replace")[-2000:]
     assert not workers or executors > 0, "no executor of the workers was seen"
@@ -78,34 +78,10 @@ def run_cli(path: Path, out: Path, master: str, env: dict[str, str], workers: tu
             "violations": summary.get("violations_total", 0), "load_avg": os.getloadavg()[0]}
 
 
-def _join_at_exec(group: Path) -> Any:
-    """A `preexec_fn` that puts the child in cpuacct cgroup `group` (made here), or None where none can be made."""
-    try:
-        group.mkdir()
-    except OSError:
-        return None
-    procs = str(group / "cgroup.procs")
-
-    def join() -> None:
-        with open(procs, "w", encoding="ascii") as f:
-            f.write(f"{os.getpid()}\n")
-    return join
-
-
-def _usage_s(group: Path) -> float:
-    return int((group / "cpuacct.usage").read_text()) / 1e9
-
-
-def workers_cgroup(pids: list[int]) -> Path | None:
-    """A cpuacct cgroup holding the standalone workers' processes (their executors, started later, inherit it)."""
-    group = CPUACCT / f"kcoord-bench-workers-{os.getpid()}"
-    try:
-        group.mkdir()
-        for pid in pids:
-            (group / "cgroup.procs").write_text(f"{pid}\n")
-    except OSError:
-        return None
-    return group
+def _executors_s(on_workers: Cgroup | None, workers: tuple[int, ...]) -> float:
+    """The CPU of the workers' cgroup less the workers' own: their executors' and those executors' children's."""
+    used = on_workers.usage_s() if on_workers is not None else None
+    return used - sum(cpu_s(w) for w in workers) if used is not None else 0.0
 
 
 def bench(events: int, runs: int, scratch: Path, base_rows: int = 20_000) -> dict[str, list[dict[str, Any]]]:
@@ -114,7 +90,7 @@ def bench(events: int, runs: int, scratch: Path, base_rows: int = 20_000) -> dic
     path = tile(make_base(scratch / "base", base_rows, 1), scratch / "traces", events)
     cluster = Cluster(scratch / "cluster", "rootLogger.level = warn\n", SETTINGS, worker_memory="3g")
     cluster.start()
-    on_workers = workers_cgroup(cluster.worker_pids())
+    on_workers = Cgroup(f"kcoord-bench-workers-{os.getpid()}", pids=cluster.worker_pids())  # (executors inherit it)
     local_conf = scratch / "local-conf"
     local_conf.mkdir(exist_ok=True)
     (local_conf / "spark-defaults.conf").write_text("".join(f"{k} {v}\n" for k, v in SETTINGS.items()))
@@ -131,8 +107,8 @@ def bench(events: int, runs: int, scratch: Path, base_rows: int = 20_000) -> dic
                 results[name].append(measured)
     finally:
         cluster.stop()
-        if on_workers is not None:
-            Cgroup.remove(on_workers.name)
+        if on_workers.path is not None:
+            Cgroup.remove(on_workers.path.name)
     return results
 
 

@@ -18,6 +18,7 @@ import os
 import resource
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 #: prctl(2)'s option: this process becomes the reaper of its descendants' orphans (Linux ≥ 3.4)
@@ -159,16 +160,29 @@ CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 class Cgroup:
     """A cpuacct cgroup holding this process and so every process it starts from now on (fork inherits it): its CPU
-    counted by the kernel, however the processes end — the independent check of `tree_cpu_s`. `usage_s` is None where
-    none can be made (no cgroup v1 cpuacct, or not allowed). `remove` deletes it once its processes have ended."""
+    counted by the kernel, however the processes end — the independent check of `tree_cpu_s`. `pids`: these processes
+    instead (and what they start later); `()`: none yet, a child joins it with `joiner`. `usage_s` is None where none
+    can be made (no cgroup v1 cpuacct, or not allowed). `remove` deletes it once its processes have ended."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, pids: Sequence[int] | None = None) -> None:
         self.path: Path | None = CPUACCT / name
         try:
             self.path.mkdir()
-            (self.path / "cgroup.procs").write_text(f"{os.getpid()}\n")
+            for pid in (os.getpid(),) if pids is None else pids:
+                (self.path / "cgroup.procs").write_text(f"{pid}\n")
         except OSError:
             self.path = None
+
+    def joiner(self) -> Callable[[], None] | None:
+        """A `preexec_fn` that puts the child it runs in into this cgroup (None where there is none)."""
+        if self.path is None:
+            return None
+        procs = str(self.path / "cgroup.procs")
+
+        def join() -> None:
+            with open(procs, "w", encoding="ascii") as f:
+                f.write(f"{os.getpid()}\n")
+        return join
 
     def usage_s(self) -> float | None:
         if self.path is None:

@@ -14,9 +14,9 @@ requests that arrive while it runs share the next. So a lone writer never waits 
 coming, and writers that arrive together still share their fsyncs.
 `--durability fsync` (`_start_flush`): a round's fsyncs run on threads (`FsyncWorkers`: one queue put per fsync);
 while a round is in flight a request does not wake the pump (its write can only go to disk in the next round), and
-the pump's turn that ends the round runs in
-the round's own callback (`_flush_done`: it completes what became durable, starts the next round with what arrived
-meanwhile, and wakes the sleeping pump only for an earlier deadline or work left after its polls).
+the pump's turn that ends the round runs in the round's own callback (`_flush_done`: it completes what became
+durable, starts the next round with what arrived meanwhile, and wakes the sleeping pump only for an earlier deadline
+or work left after its polls).
 Every cluster call happens on the loop's thread; handlers and the pump interleave only at `await` points.
 Durability: `ClusterConfig.durability` — fsync of every batch (default: nothing is acknowledged before it is on
 disk) or group commit.

@@ -227,7 +227,7 @@ def task_function(work: list[Unit], sql: Mapping[str, Any],
                     if sql["pass"] is not None:
                         con.execute(f"CREATE OR REPLACE TEMP TABLE s AS {sql['pass'].replace('{source}', 't')}")
                     table(sql["rows"], unit, "r")
-                    spill = sql.get("bounds_to")
+                    spill = sql["bounds_to"]
                     staged = kept(sql["staged"], unit, sql["staged_to"], "unit") if sql["staged"] is not None else b""
                     parts = kept(sql["parts"], unit, spill, "parts") if sql["parts"] is not None else b""
                     rows, end = con.execute("SELECT count(*), max(ts_ms) FROM t").fetchone()  # type: ignore[misc]

@@ -8,7 +8,8 @@ loader the driver compiles generated code in (`tasks_class_loader`); a driver JV
 archive of `sparkcds` when one was built (`make setup`), else starts as it always did. It reads no argv and one
 environment variable, the one `spark-submit` sets for the driver it starts (so that the master is then the one given
 to `spark-submit`); the CLI passes the master in. A local session sets PYSPARK_PYTHON to this interpreter unless it
-is set (the interpreter of Python workers, should a job start any).
+is set (the interpreter of Python workers, should a job start any), and forks them from `sparkdaemon` (pyspark's
+daemon after the DuckDB tasks' imports) when that interpreter finds it (`preloading_daemon`).
 Must not import: kcoord.cli.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -76,6 +78,8 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
         # by spark-submit's launcher: set here, the workers ran the python3 on PATH); a user's own choice is kept.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        if SparkContext._active_spark_context is None and preloading_daemon(os.environ["PYSPARK_PYTHON"]):
+            builder = builder.config("spark.python.daemon.module", DAEMON_MODULE)
         driver_options = f"{jit_options(rows)} {THREAD_STACK} {extra_java_options}".strip()
     elif master is not None:  # a cluster's executors run the checks: the same JIT (benchmarks/bench_cluster.py)
         builder = builder.config("spark.executor.extraJavaOptions", f"{jit_options(rows)} {THREAD_STACK}")
@@ -91,6 +95,26 @@ def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
     session.sparkContext.setLogLevel("ERROR")
     tune(session)
     return session
+
+
+#: Spark's Python daemon in a local session (`sparkdaemon`: pyspark's, after the DuckDB tasks' imports)
+DAEMON_MODULE = "kcoord.conformance.traces.sparkdaemon"
+
+
+def preloading_daemon(python: str) -> bool:
+    """Whether the Python workers of a local session started now can be forked from `sparkdaemon`: they run
+    `python` (PYSPARK_PYTHON) in this directory and environment, as a child started here does — it is asked whether
+    it finds the module (a few hundredths of a CPU-second; a script run from another folder, or another interpreter,
+    may not: then pyspark's own daemon, which needs nothing of kcoord)."""
+    probe = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({DAEMON_MODULE!r}) is None)"
+    try:
+        done = subprocess.run([python, "-c", probe], capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        LOG.info("Spark's Python workers start from pyspark's own daemon: %s cannot be run (%s)", python, e)
+        return False
+    if done.returncode != 0:
+        LOG.info("Spark's Python workers start from pyspark's own daemon: %s does not find %s", python, DAEMON_MODULE)
+    return done.returncode == 0
 
 
 def driver_archive(folder: Path | None, driver_memory: str | None = None) -> sparkcds.Archive | None:

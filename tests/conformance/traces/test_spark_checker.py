@@ -358,3 +358,31 @@ def test_python_workers_of_a_local_session_run_this_interpreter(spark: Any) -> N
 
     ran = spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("sys").executable).collect()
     assert ran == [sys.executable]
+
+
+def test_python_workers_of_a_local_session_are_forked_from_the_preloading_daemon(spark: Any) -> None:
+    """A local session's Python workers are forked from `sparkdaemon` (`spark.python.daemon.module`): the worker's
+    `__main__` is that module, run by Spark, and what it preloads is imported before the task imports anything."""
+    from kcoord.conformance.traces.sparkdaemon import PRELOADED
+
+    def seen(_: Any) -> tuple[str, list[str]]:  # (in the worker: only `sys`, which every Python has loaded)
+        import sys
+
+        return sys.modules["__main__"].__spec__.name, sorted(m for m in PRELOADED if m in sys.modules)
+
+    ran = spark.sparkContext.parallelize([0, 1], 2).map(seen).collect()
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == session.DAEMON_MODULE
+    assert ran == [(session.DAEMON_MODULE, sorted(PRELOADED))] * 2, ran
+
+
+def test_a_python_that_does_not_find_the_daemon_keeps_pyspark_s_own(tmp_path: Path) -> None:
+    """The daemon is set only when the workers' Python finds it: this interpreter does; the same one without its
+    site-packages (`-S`: no editable or installed kcoord) does not, nor a path that is no program."""
+    import sys
+
+    bare = tmp_path / "python-without-site"
+    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    bare.chmod(0o755)
+    assert session.preloading_daemon(sys.executable)
+    assert not session.preloading_daemon(str(bare))
+    assert not session.preloading_daemon(str(tmp_path / "no-such-python"))

@@ -371,8 +371,8 @@ def test_python_workers_of_a_local_session_are_forked_from_the_preloading_daemon
         return sys.modules["__main__"].__spec__.name, sorted(m for m in PRELOADED if m in sys.modules)
 
     ran = spark.sparkContext.parallelize([0, 1], 2).map(seen).collect()
-    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == session.DAEMON_MODULE
     assert ran == [(session.DAEMON_MODULE, sorted(PRELOADED))] * 2, ran
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == session.DAEMON_MODULE
 
 
 def test_a_python_that_does_not_find_the_daemon_keeps_pyspark_s_own(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Spark's Python daemon for a local session's DuckDB tasks (`duckspark`): pyspark's own daemon
 (`pyspark.daemon.manager`), which forks one Python worker per concurrent task, run after importing what every such
 task imports — so that the imports are paid once, in the daemon, not once per worker (issue 33: a cold 1M-event
-check 0.6 CPU-s lower with two workers, benchmarks/RESULTS.md, i33u and i33w).
+check 0.6–0.8 CPU-s lower with two workers, lower in 14 of 14 pairs: benchmarks/RESULTS.md, i33u and i33w).
 
 Owns: `PRELOADED` (what the daemon imports before it forks) and the daemon itself (run as
 `python -m kcoord.conformance.traces.sparkdaemon`: Spark's `spark.python.daemon.module`, which `session.local_session`

@@ -1,5 +1,6 @@
 """The traces the trace-checking benchmarks check: generated Transaction traces tiled to any size, a simulator run
-(and copies of one, tiled the same way: `tile_sim`), and the mutated traces DuckDB's peer is validated on (moved out of `bench_traces`, which measures them).
+(and copies of one, tiled the same way: `tile_sim`), and the mutated traces DuckDB's peer is validated on (moved out
+of `bench_traces`, which measures them).
 
 Tiling: random valid traces of the Transaction machine are generated once in Python, then copied with pyarrow to each
 size; every copy renames its keys and moves its producer ids (values >= 0 of the columns that hold producer ids) to a

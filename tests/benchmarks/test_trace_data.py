@@ -24,5 +24,5 @@ def test_copies_of_a_simulator_run_are_as_clean_as_the_run(sim: Path, tmp_path: 
 def test_copies_that_kept_their_group_ids_would_hold_one_partition_twice(sim: Path, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(trace_data, "RENAMED", tuple(c for c in trace_data.RENAMED if c != "group_id"))
-    with pytest.raises(AssertionError, match="3 copies have [1-9][0-9]* violations, the run 0"):
+    with pytest.raises(AssertionError, match=r"3 copies have [1-9][0-9]* violations, the run 0"):
         trace_data.validate_sim_tiling(sim, tmp_path, copies=3)

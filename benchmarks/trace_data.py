@@ -1,5 +1,6 @@
-"""The traces the trace-checking benchmarks check: generated Transaction traces tiled to any size, a simulator run,
-and the mutated traces DuckDB's peer is validated on (moved out of `bench_traces`, which measures them).
+"""The traces the trace-checking benchmarks check: generated Transaction traces tiled to any size, a simulator run
+(and copies of one, tiled the same way: `tile_sim`), and the mutated traces DuckDB's peer is validated on (moved out
+of `bench_traces`, which measures them).
 
 Tiling: random valid traces of the Transaction machine are generated once in Python, then copied with pyarrow to each
 size; every copy renames its keys and moves its producer ids (values >= 0 of the columns that hold producer ids) to a
@@ -17,6 +18,9 @@ MACHINE = "Transaction"
 ID_COLUMNS = ("producer_id", "previous_producer_id", "next_producer_id", "arg_new_producer_id", "arg_pid",
               "arg_expected_producer_id")
 ID_STRIDE = 10**12
+#: the columns a copy of a simulator run renames, besides `key`: the string key fields the trace properties and the
+#: machines' identities are per (`exclusive ... per group_id`; Transaction's, StreamsTask's ids)
+RENAMED = ("transactional_id", "group_id", "task_id")
 
 
 def make_base(folder: Path, rows: int, seed: int) -> Path:
@@ -78,6 +82,50 @@ def make_sim(folder: Path, events: int, seed: int) -> Path:
     finally:
         shutil.rmtree(data, ignore_errors=True)
     return folder
+
+
+def tile_sim(base: Path, root: Path, copies: int) -> Path:
+    """`copies` copies of the simulator run under `base` (every machine's folder), written under `root`: as `tile`,
+    each copy renames its keys and its `RENAMED` ids and moves its producer ids to a range of its own (so the
+    properties across machines — `before ... on producer_id, producer_epoch` — and across keys stay within a copy);
+    each copy's files are the base's, one after the other, so a key spans the files it spanned in the base."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    for machine in sorted(d for d in base.iterdir() if d.is_dir()):
+        (root / machine.name).mkdir(parents=True, exist_ok=True)
+        for file in sorted(machine.glob("*.parquet")):
+            table = pq.read_table(file)
+            for t in range(copies):
+                suffix = pa.scalar(f"#{t}")
+                cols = {}
+                for name in table.column_names:
+                    col = table[name]
+                    if name == "key" or name in RENAMED:
+                        col = pc.binary_join_element_wise(col, suffix, "")
+                    elif name in ID_COLUMNS:
+                        col = pc.if_else(pc.greater_equal(col, 0), pc.add(col, t * ID_STRIDE), col)
+                    cols[name] = col
+                pq.write_table(pa.table(cols, schema=table.schema), root / machine.name / f"c{t:04d}-{file.name}")
+    return root
+
+
+def sim_rows(root: Path) -> int:
+    return sum(pq_rows(f) for f in root.glob("*/*.parquet"))
+
+
+def validate_sim_tiling(base: Path, scratch: Path, copies: int = 3) -> None:
+    """`copies` copies of a simulator run are as clean as the run: the reference checker finds `copies` times its
+    violations (each copy's own, none between copies)."""
+    from kcoord.conformance.traces.pycheck import check_paths
+    from kcoord.model.loader import bundled_machines
+
+    machines = bundled_machines()
+    once = len(check_paths([str(base)], machines).violations)
+    tiled = check_paths([str(tile_sim(base, scratch / "sim-sample", copies))], machines)
+    assert len(tiled.violations) == copies * once, \
+        f"{copies} copies have {len(tiled.violations)} violations, the run {once}: {tiled.violations[:3]}"
 
 
 def validate_tiling(base: Path, scratch: Path) -> None:

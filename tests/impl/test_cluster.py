@@ -146,8 +146,9 @@ def test_one_flush_takes_a_lone_commit_to_complete_commit(tmp_path: Path, durabi
     the `__consumer_offsets` partition's, both on this node and answered within the send) and writes the
     CompleteCommit record they allow: the producer's next AddPartitionsToTxn finds no commit in progress (before,
     the record waited in the open batch for the next poll, and that AddPartitionsToTxn got CONCURRENT_TRANSACTIONS).
-    With durabilities where an append is durable once made (os, per batch); with fsync group commit the markers wait
-    for the next flush (the server's fsync rounds, `test_end_txn_waits.py`)."""
+    With durabilities where an append is durable once made: os (coalesced: the record was left in the open batch),
+    per batch (no open batch: this held before too); with fsync group commit the markers wait for the next flush
+    (the server's fsync rounds, `test_end_txn_waits.py`)."""
     cluster = Cluster(tmp_path, ManualClock(1_000), config=ClusterConfig(
         nodes=1, txn=TxnConfig(num_partitions=5), durability=durability))
     cluster.start()

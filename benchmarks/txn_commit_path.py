@@ -41,8 +41,11 @@ from bench_clients import ADD_PARTITIONS_RETRY_BACKOFF_MS, create_topics, measur
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _serve(data_dir: str, durability: str, control: multiprocessing.connection.Connection) -> None:
-    """An instrumented `kcoord serve` node; answers `control`'s "counters" with a snapshot, stops on "stop"."""
+def _serve(data_dir: str, durability: str, control: multiprocessing.connection.Connection,
+           count_calls: bool = False) -> None:
+    """An instrumented `kcoord serve` node; answers `control`'s "counters" with a snapshot, stops on "stop".
+    `count_calls`: also the spec decisions by machine and event, the shard submits, the cluster flushes and the loop
+    turns (wrappers around hot functions: off when CPU is compared)."""
     from kcoord.impl.cluster import Cluster, ClusterConfig
     from kcoord.impl.group.config import GroupConfig
     from kcoord.impl.runtime.process import tune_gc
@@ -101,6 +104,37 @@ def _serve(data_dir: str, durability: str, control: multiprocessing.connection.C
         counters["shard_looks_idle"] += done == 0
         return done
 
+    from kcoord.impl.statemachine import MachineTable
+
+    decide = MachineTable.decide
+
+    def counted_decide(self: Any, instance: Any, event: str, args: Any, **kw: Any) -> Any:
+        counters[f"decisions:{self.name}.{event}"] += 1
+        return decide(self, instance, event, args, **kw)
+
+    submit = Shard.submit
+
+    def counted_submit(self: Any, keys: Any, handler: Any, **kw: Any) -> Any:
+        counters["shard_submits"] += 1
+        return submit(self, keys, handler, **kw)
+
+    flush = Cluster.flush
+
+    def counted_flush(self: Any) -> int:
+        counters["cluster_flushes"] += 1
+        return flush(self)
+
+    turn = KcoordServer._turn
+
+    def counted_turn(self: Any) -> int:
+        counters["loop_turns"] += 1
+        return turn(self)
+
+    if count_calls:
+        MachineTable.decide = counted_decide  # type: ignore[method-assign]
+        Shard.submit = counted_submit  # type: ignore[method-assign]
+        Cluster.flush = counted_flush  # type: ignore[method-assign]
+        KcoordServer._turn = counted_turn  # type: ignore[method-assign]
     Shard.complete_durable = counted_complete_durable  # type: ignore[method-assign]
     KcoordServer._start_flush = counted_start_flush  # type: ignore[method-assign]
     markers.MarkerChannel.add = counted_add  # type: ignore[method-assign]
@@ -144,22 +178,23 @@ class _ThreadCpu:
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.readings: list[tuple[float, float]] = []  # (all threads, the main thread)
+        self.readings: list[tuple[float, float, float]] = []  # (all threads, the main thread, its system part)
         self.switches: list[tuple[int, int]] = []  # context switches (the main thread, the other threads now alive)
 
     def __call__(self) -> float:
         from bench_server import cpu_s
 
         total = cpu_s(self.pid)  # (with a helper process the server started)
-        main = _ticks(Path(f"/proc/{self.pid}/task/{self.pid}/stat"))
-        self.readings.append((total, main))
+        main, system = _ticks(Path(f"/proc/{self.pid}/task/{self.pid}/stat"))
+        self.readings.append((total, main, system))
         self.switches.append(_switches(self.pid))
         return total
 
 
-def _ticks(stat: Path) -> float:
+def _ticks(stat: Path) -> tuple[float, float]:
+    """A thread's user + system CPU seconds, and the system part alone."""
     fields = stat.read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    return (int(fields[11]) + int(fields[12])) / _TICK, int(fields[12]) / _TICK
 
 
 def _switches(pid: int) -> tuple[int, int]:
@@ -184,10 +219,10 @@ def _client(bootstrap: str, pid: int, connections: int, first: int, tag: str, se
     cpu = _ThreadCpu(pid)
     counts = asyncio.run(measure(bootstrap, "txn", connections, tag, seconds, first_index=first, barrier=barrier,
                                  cpu=cpu, add_retry_backoff_ms=backoff_ms))
-    (total0, main0), (total1, main1) = cpu.readings[0], cpu.readings[-1]
+    (total0, main0, sys0), (total1, main1, sys1) = cpu.readings[0], cpu.readings[-1]
     out.put({"done": counts.done, "retries": counts.retries, "requests": counts.requests,
              "elapsed_s": counts.elapsed_s, "server_cpu_s": total1 - total0, "loop_cpu_s": main1 - main0,
-             "client_cpu_s": counts.client_cpu_s,
+             "loop_sys_s": sys1 - sys0, "client_cpu_s": counts.client_cpu_s,
              "loop_switches": cpu.switches[-1][0] - cpu.switches[0][0],
              "other_switches": cpu.switches[-1][1] - cpu.switches[0][1]})
 
@@ -215,6 +250,7 @@ def run_once(bootstrap: str, pid: int, control: multiprocessing.connection.Conne
     per = 1e6 / max(done, 1)
     row = {"txn_per_s": done / statistics.mean(r["elapsed_s"] for r in results),
            "server_cpu_us_per_txn": widest["server_cpu_s"] * per, "loop_cpu_us_per_txn": widest["loop_cpu_s"] * per,
+           "loop_system_cpu_us_per_txn": widest["loop_sys_s"] * per,
            "other_threads_cpu_us_per_txn": (widest["server_cpu_s"] - widest["loop_cpu_s"]) * per,
            "clients_cpu_us_per_txn": sum(r["client_cpu_s"] for r in results) * per,
            "requests_per_txn": sum(r["requests"] for r in results) / max(done, 1),
@@ -224,12 +260,16 @@ def run_once(bootstrap: str, pid: int, control: multiprocessing.connection.Conne
            "fsync_rounds_per_txn": delta.get("fsync_rounds", 0) / max(done, 1),
            "fsyncs_per_txn": delta.get("fsyncs", 0) / max(done, 1),
            "polls_per_txn": delta.get("polls", 0) / max(done, 1),
+           "loop_turns_per_txn": delta.get("loop_turns", 0) / max(done, 1),
+           "cluster_flushes_per_txn": delta.get("cluster_flushes", 0) / max(done, 1),
+           "shard_submits_per_txn": delta.get("shard_submits", 0) / max(done, 1),
+           "decisions_per_txn": sum(v for k, v in delta.items() if k.startswith("decisions:")) / max(done, 1),
            "shard_completions_looked_per_txn": delta.get("shard_looks", 0) / max(done, 1),
            "shard_completions_idle_per_txn": delta.get("shard_looks_idle", 0) / max(done, 1),
            "rounds_markers_to_complete": delta.get("complete_rounds", 0) / max(delta.get("completed", 0), 1),
            "ms_markers_to_complete": delta.get("complete_us", 0) / 1000 / max(delta.get("completed", 0), 1)}
     for key, value in sorted(delta.items()):
-        if key.startswith(("requests:", "fsyncs:")):
+        if key.startswith(("requests:", "fsyncs:", "decisions:")):
             row[f"{key}_per_txn"] = value / max(done, 1)
     return row
 
@@ -242,6 +282,8 @@ def main() -> None:
     parser.add_argument("--add-retry-backoff-ms", default=str(ADD_PARTITIONS_RETRY_BACKOFF_MS),
                         help="comma-separated: each value is measured in turn (20: Kafka's Java client)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--count-calls", action="store_true",
+                        help="also count decisions (by machine.event), shard submits, cluster flushes, loop turns")
     args = parser.parse_args()
     backoffs = [float(b) for b in args.add_retry_backoff_ms.split(",")]
     load = [os.getloadavg()[0]]
@@ -249,7 +291,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kcoord-txn-path-") as tmp:
         for durability in args.durability.split(","):
             parent, child = multiprocessing.Pipe()
-            server = multiprocessing.Process(target=_serve, args=(f"{tmp}/{durability}", durability, child),
+            server = multiprocessing.Process(target=_serve, args=(f"{tmp}/{durability}", durability, child,
+                                                                   args.count_calls),
                                              daemon=True)
             server.start()
             bootstrap = parent.recv()

@@ -379,6 +379,17 @@ class CoordinatorRuntime:
                 done += shard.complete_durable()
         return done
 
+    def write_open(self) -> int:
+        """Append every shard's open batch now, without an fsync (what must be fsynced waits for the next flush), and
+        complete what that made visible (a `visible_when_written` plan; with os durability every append). Returns
+        the plans completed."""
+        done = 0
+        for partition, shard in list(self._busy.items()):
+            if shard.has_open and partition in self.shards and partition not in self.loading:
+                shard.write_open()
+                done += shard.complete_durable()
+        return done
+
     def _unload_failed(self, partition: int, doing: str, error: OSError) -> None:
         """A write the log cannot undo failed (an fsync: the page cache may have dropped the data; a compaction
         midway): the shard is unloaded (requests get NOT_COORDINATOR, Kafka's answer to KAFKA_STORAGE_ERROR) until it

@@ -128,9 +128,16 @@ class TransactionCoordinator:
         return work + self.channel.poll()
 
     def flush(self) -> int:
-        """Force group commits to disk, then let the channel send what became ready."""
+        """Force group commits to disk, then let the channel send what became ready. Markers the send has answered
+        already (a partition on this node appends a marker in the call and, with os durability, it is durable at
+        once) queue their transactions' Complete* records: these are appended in this call too (not fsynced: a
+        Complete* record is visible once written, `plans.complete`), not at the next poll, so a lone EndTxn leaves its
+        transaction completed and the producer's next AddPartitionsToTxn meets no commit in progress."""
         done = self.runtime.flush()
-        return done + self.channel.poll()
+        sent = self.channel.poll()
+        if sent:
+            done += self.runtime.write_open()
+        return done + sent
 
     def next_deadline_ms(self) -> int | None:
         deadlines = [d for d in (self.runtime.next_deadline_ms(), self.channel.next_deadline_ms()) if d is not None]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kcoord.impl.cluster import Cluster, ClusterConfig
 from kcoord.impl.group.messages import OffsetCommitPartition, OffsetFetchRequest, TxnOffsetCommitRequest
 from kcoord.impl.interfaces import TopicPartition
@@ -17,6 +19,7 @@ from kcoord.impl.runtime.clock import ManualClock
 from kcoord.impl.runtime.completion import Completion
 from kcoord.impl.runtime.trace import MemorySink
 from kcoord.impl.storage.batch import Record, RecordBatch
+from kcoord.impl.storage.log import Durability
 from kcoord.impl.txn.config import TxnConfig
 
 TOPIC = "out"
@@ -135,3 +138,37 @@ def test_find_coordinator_follows_ownership(tmp_path: Path) -> None:
     assert cluster.node_for_coordinator("group", GROUP).node_id == 1 - before
     assert cluster.nodes[before].groups.runtime.owns(p) is False
     assert cluster.nodes[1 - before].groups.runtime.owns(p) is True
+
+
+@pytest.mark.parametrize("durability", [Durability.os(), None], ids=["os", "per-batch"])
+def test_one_flush_takes_a_lone_commit_to_complete_commit(tmp_path: Path, durability: Durability | None) -> None:
+    """The flush that makes a lone EndTxn's PrepareCommit durable also sends its markers (the data partition's and
+    the `__consumer_offsets` partition's, both on this node and answered within the send) and writes the
+    CompleteCommit record they allow: the producer's next AddPartitionsToTxn finds no commit in progress (before,
+    the record waited in the open batch for the next poll, and that AddPartitionsToTxn got CONCURRENT_TRANSACTIONS).
+    With durabilities where an append is durable once made: os (coalesced: the record was left in the open batch),
+    per batch (no open batch: this held before too); with fsync group commit the markers wait for the next flush
+    (the server's fsync rounds, `test_end_txn_waits.py`)."""
+    cluster = Cluster(tmp_path, ManualClock(1_000), config=ClusterConfig(
+        nodes=1, txn=TxnConfig(num_partitions=5), durability=durability))
+    cluster.start()
+    cluster.create_topics([(TOPIC, 2)])
+    pid, epoch = init(cluster, "lone")
+    coordinator = cluster.nodes[0].txn
+    assert set(run(cluster, coordinator.add_partitions("lone", pid, epoch, [TopicPartition(TOPIC, 0)])).values()) \
+        == {"NONE"}
+    assert run(cluster, cluster.partitions.produce(TOPIC, 0, records(pid, epoch, 0, "a"),
+                                                   transactional_id="lone")).error == "NONE"
+    assert run(cluster, coordinator.add_offsets("lone", pid, epoch, GROUP)) == "NONE"
+    committed = run(cluster, cluster.nodes[0].groups.txn_offset_commit(TxnOffsetCommitRequest(
+        "lone", pid, epoch, GROUP, ((TOPIC, (OffsetCommitPartition(0, 1),)),))))
+    assert {e for _, parts in committed.topics for _, e in parts} == {"NONE"}
+    ended = coordinator.end_txn("lone", pid, epoch, "COMMIT", 3)
+    cluster.flush()
+    assert ended.done and ended.result().error == "NONE"
+    described = run(cluster, coordinator.describe_transactions(["lone"]))
+    next_add = coordinator.add_partitions("lone", pid, epoch, [TopicPartition(TOPIC, 1)])
+    assert (described[0].state, coordinator.channel.pending_transactions) == ("CompleteCommit", 0)
+    cluster.flush()
+    assert next_add.done and set(next_add.result().values()) == {"NONE"}
+    assert read_committed(cluster) == ["a"]

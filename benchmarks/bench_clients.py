@@ -20,6 +20,13 @@ Workloads (each connection on its own group or transactional id):
     `ADD_PARTITIONS_RETRY_BACKOFF_MS = 20L`, which `Sender.maybeSendAndPollTransactionalRequest` sleeps before the
     retry; read in kafka-clients 4.0.2's bytecode). Until issue 31's ninth session the bench retried after 1 ms, 20
     times as eagerly as Kafka's client: `--add-retry-backoff-ms 1` measures that way again.
+  * ``txn2``: the same transaction as Kafka 4.0's Java client sends it once `transaction.version` 2 is finalized
+    (Transactions V2, KIP-890): a transactional Produce v12 to the 2 partitions (the partition leader adds them to the
+    transaction), TxnOffsetCommit v5 (the group coordinator adds the offsets partition), EndTxn v5 (commit; the
+    answer carries the bumped epoch, which the next transaction uses, its sequences starting again at 0): 3
+    requests. A Produce or TxnOffsetCommit answered CONCURRENT_TRANSACTIONS (the leader's implicit add met the last
+    transaction's unfinished markers) or NOT_ENOUGH_REPLICAS (the leader's add was inconclusive) is re-sent after
+    the same 20 ms back-off, counted (`Counts.retried`, by error).
 Before any of them, FindCoordinator is asked until it answers (Kafka creates its internal topics on first use).
 """
 
@@ -40,16 +47,19 @@ from kio.schema.add_partitions_to_txn.v3.request import AddPartitionsToTxnTopic
 from kio.schema.consumer_group_heartbeat.v0 import ConsumerGroupHeartbeatRequest
 from kio.schema.create_topics.v4 import CreateTopicsRequest
 from kio.schema.create_topics.v4.request import CreatableTopic
+from kio.schema.end_txn import v5 as end_txn_v5
 from kio.schema.end_txn.v3 import EndTxnRequest
 from kio.schema.find_coordinator.v3 import FindCoordinatorRequest
 from kio.schema.heartbeat.v4 import HeartbeatRequest
 from kio.schema.init_producer_id.v4 import InitProducerIdRequest
 from kio.schema.join_group.v5 import JoinGroupRequest
 from kio.schema.join_group.v5.request import JoinGroupRequestProtocol
+from kio.schema.produce import v12 as produce_v12
 from kio.schema.produce.v8 import ProduceRequest
 from kio.schema.produce.v8.request import PartitionProduceData, TopicProduceData
 from kio.schema.sync_group.v3 import SyncGroupRequest
 from kio.schema.sync_group.v3.request import SyncGroupRequestAssignment
+from kio.schema.txn_offset_commit import v5 as txn_offset_commit_v5
 from kio.schema.txn_offset_commit.v3 import TxnOffsetCommitRequest
 from kio.schema.txn_offset_commit.v3.request import TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic
 from kio.schema.types import GroupId, ProducerId, TopicName, TransactionalId
@@ -62,8 +72,9 @@ from kcoord.impl.storage.batch import encode_new_batch
 TOPIC = "bench-out"
 INPUT_TOPIC = "bench-in"
 PARTITIONS = 16
-WORKLOADS = ("classic", "consumer", "txn")
+WORKLOADS = ("classic", "consumer", "txn", "txn2")
 CONCURRENT_TRANSACTIONS = 51
+NOT_ENOUGH_REPLICAS = 19
 #: Kafka's Java client: the first AddPartitionsToTxn of a transaction answered CONCURRENT_TRANSACTIONS is retried after
 #: this long (`TransactionManager.ADD_PARTITIONS_RETRY_BACKOFF_MS`, kafka-clients 4.0.2)
 ADD_PARTITIONS_RETRY_BACKOFF_MS = 20
@@ -191,6 +202,8 @@ class Counts:
     server_cpu_s: float = 0.0  # the server's CPU time from this process's start to its last answer
     client_cpu_s: float = 0.0  # this client process's own CPU time (all its threads) over the same span
     errors: list[str] = field(default_factory=list)
+    retried: dict[str, int] = field(default_factory=dict)  # txn2: retries by "API:error code"
+    epoch_bumps: int = 0  # txn2: EndTxn answers carrying the producer's epoch + 1 (Transactions V2)
 
 
 # ---------------------------------------------------------------------------------------------- heartbeats
@@ -345,6 +358,73 @@ async def txn(conn: Connection, name: str, start: Start, counts: Counts, index: 
     return done
 
 
+def _retry(counts: Counts, api: str, code: int) -> None:
+    counts.retries += 1
+    key = f"{api}:{code}"
+    counts.retried[key] = counts.retried.get(key, 0) + 1
+
+
+def _produce_v12(p: _Producer) -> Any:
+    now = int(time.time() * 1000)
+    data = []
+    for i, partition in enumerate(p.partitions):
+        batch = encode_new_batch([(None, b"bench")], base_offset=0, timestamp_ms=now, producer_id=p.pid,
+                                 producer_epoch=p.epoch, base_sequence=p.sequences[i], transactional=True)
+        p.sequences[i] += 1
+        data.append(produce_v12.request.PartitionProduceData(index=i32(partition), records=batch))
+    return produce_v12.ProduceRequest(
+        transactional_id=TransactionalId(p.txn_id), acks=i16(-1), timeout=_ms(30_000),
+        topic_data=(produce_v12.request.TopicProduceData(name=TopicName(TOPIC), partition_data=tuple(data)),))
+
+
+async def txn2(conn: Connection, name: str, start: Start, counts: Counts, index: int,
+               retry_backoff_ms: float = ADD_PARTITIONS_RETRY_BACKOFF_MS) -> int:
+    """Transactions V2: Produce v12, TxnOffsetCommit v5, EndTxn v5 per transaction (see the module's docstring)."""
+    p = await _init_producer(conn, name, index)
+    backoff_s = retry_backoff_ms / 1000
+    tid, group = TransactionalId(p.txn_id), GroupId(p.group)
+    retriable = (CONCURRENT_TRANSACTIONS, NOT_ENOUGH_REPLICAS)
+    done = 0
+    deadline = await start.ready(conn)
+    while time.perf_counter() < deadline:
+        produce = conn.frame(_produce_v12(p))  # (a retry re-sends the same batches: their sequences were not taken)
+        while True:
+            answer = await conn.send(produce, 0, 12)
+            codes = {_check(part.error_code, "Produce v12", retriable)
+                     for response in answer.responses for part in response.partition_responses}
+            if codes == {0}:
+                break
+            _retry(counts, "Produce", max(codes))
+            await asyncio.sleep(backoff_s)
+        pid, epoch = ProducerId(p.pid), i16(p.epoch)
+        offsets = conn.frame(txn_offset_commit_v5.TxnOffsetCommitRequest(
+            transactional_id=tid, group_id=group, producer_id=pid, producer_epoch=epoch, generation_id=i32(-1),
+            member_id="", group_instance_id=None,
+            topics=(txn_offset_commit_v5.request.TxnOffsetCommitRequestTopic(name=TopicName(INPUT_TOPIC), partitions=(
+                txn_offset_commit_v5.request.TxnOffsetCommitRequestPartition(
+                    partition_index=i32(index % PARTITIONS), committed_offset=i64(done + 1),
+                    committed_leader_epoch=i32(-1), committed_metadata=""),)),)))
+        while True:
+            committed = await conn.send(offsets, 28, 5)
+            codes = {_check(part.error_code, "TxnOffsetCommit v5", (*retriable, *RETRIABLE_SETUP))
+                     for topic in committed.topics for part in topic.partitions}
+            if codes == {0}:
+                break
+            _retry(counts, "TxnOffsetCommit", max(codes))
+            await asyncio.sleep(backoff_s)
+        ended = await conn.request(end_txn_v5.EndTxnRequest(transactional_id=tid, producer_id=pid,
+                                                            producer_epoch=epoch, committed=True))
+        _check(ended.error_code, "EndTxn v5")
+        new_pid, new_epoch = int(ended.producer_id), int(ended.producer_epoch)
+        if new_pid < 0 or new_epoch < 0:
+            raise BenchError(f"EndTxn v5 answered producer {new_pid} epoch {new_epoch}: no Transactions V2 epoch")
+        counts.epoch_bumps += new_pid == p.pid and new_epoch == p.epoch + 1
+        if (new_pid, new_epoch) != (p.pid, p.epoch):  # a new epoch: each partition's sequences start again
+            p.pid, p.epoch, p.sequences = new_pid, new_epoch, [0, 0]
+        done += 1
+    return done
+
+
 # ---------------------------------------------------------------------------------------------- driver
 
 
@@ -366,6 +446,9 @@ async def measure(bootstrap: str, workload: str, connections: int, tag: str, sec
             jobs = [consumer(c, names[i], start) for i, c in enumerate(conns)]
         elif workload == "txn":
             jobs = [txn(c, names[i], start, counts, first_index + i, add_retry_backoff_ms)
+                    for i, c in enumerate(conns)]
+        elif workload == "txn2":
+            jobs = [txn2(c, names[i], start, counts, first_index + i, add_retry_backoff_ms)
                     for i, c in enumerate(conns)]
         else:
             raise ValueError(f"unknown workload {workload!r}")

@@ -3,8 +3,9 @@ CONCURRENT_TRANSACTIONS retries, the fsync rounds and the time between an EndTxn
 transaction's Complete* being visible, and the server's CPU split between the event loop's thread and the others.
 
 Run: ``.venv/bin/python benchmarks/txn_commit_path.py [--durability os,fsync] [--runs 3] [--seconds 3]
-[--add-retry-backoff-ms 20[,1]] [--json PATH]`` (from any directory; with ``PYTHONPATH=TREE`` another checkout's
-kcoord, laid out as the installed package, is measured with this script's clients).
+[--add-retry-backoff-ms 20[,1]] [--workloads txn[,txn2]] [--json PATH]`` (from any directory; with
+``PYTHONPATH=TREE`` another checkout's kcoord, laid out as the installed package, is measured with this
+script's clients).
 
 One `kcoord serve` node per durability mode (as `bench_server.py` starts it: no record check), instrumented in its own
 process: `KcoordServer._start_flush` counts the fsync rounds (a round: the fsyncs of every log with appends not yet
@@ -13,7 +14,8 @@ on disk, side by side on the fsync threads) and their fsyncs, by the kind of log
 transaction from its markers being queued (its EndTxn is answered then) to its Complete* record being applied (its
 next AddPartitionsToTxn is no longer CONCURRENT_TRANSACTIONS), in fsync rounds and in ms; `Cluster.poll` counts the
 cluster loop's polls; the handlers' latency counters give the requests per API. The clients are `bench_clients.py`'s
-(8 connections in 2 processes), which read the server's per-thread CPU from /proc at the start and the end of the
+(8 connections in 2 processes; `--workloads txn,txn2`: Transactions V1 and V2, alternating within each run),
+which read the server's per-thread CPU from /proc at the start and the end of the
 measured window: the loop thread is the process's main thread, the others are the fsync threads (and the metrics
 server's, idle here).
 """
@@ -215,27 +217,28 @@ def _switches(pid: int) -> tuple[int, int]:
 
 
 def _client(bootstrap: str, pid: int, connections: int, first: int, tag: str, seconds: float, barrier: Any,
-            backoff_ms: float, out: multiprocessing.Queue[dict[str, Any]]) -> None:
+            backoff_ms: float, out: multiprocessing.Queue[dict[str, Any]], workload: str = "txn") -> None:
     cpu = _ThreadCpu(pid)
-    counts = asyncio.run(measure(bootstrap, "txn", connections, tag, seconds, first_index=first, barrier=barrier,
+    counts = asyncio.run(measure(bootstrap, workload, connections, tag, seconds, first_index=first, barrier=barrier,
                                  cpu=cpu, add_retry_backoff_ms=backoff_ms))
     (total0, main0, sys0), (total1, main1, sys1) = cpu.readings[0], cpu.readings[-1]
     out.put({"done": counts.done, "retries": counts.retries, "requests": counts.requests,
              "elapsed_s": counts.elapsed_s, "server_cpu_s": total1 - total0, "loop_cpu_s": main1 - main0,
              "loop_sys_s": sys1 - sys0, "client_cpu_s": counts.client_cpu_s,
              "loop_switches": cpu.switches[-1][0] - cpu.switches[0][0],
-             "other_switches": cpu.switches[-1][1] - cpu.switches[0][1]})
+             "other_switches": cpu.switches[-1][1] - cpu.switches[0][1], "retried": counts.retried,
+             "epoch_bumps": counts.epoch_bumps})
 
 
 def run_once(bootstrap: str, pid: int, control: multiprocessing.connection.Connection, tag: str, seconds: float,
-             backoff_ms: float, connections: int = 8, processes: int = 2) -> dict[str, float]:
+             backoff_ms: float, connections: int = 8, processes: int = 2, workload: str = "txn") -> dict[str, float]:
     barrier = multiprocessing.Barrier(processes)
     out: multiprocessing.Queue[dict[str, Any]] = multiprocessing.Queue()
     shares = [connections // processes + (i < connections % processes) for i in range(processes)]
     control.send("counters")
     before = control.recv()
     clients = [multiprocessing.Process(target=_client, args=(bootstrap, pid, n, sum(shares[:i]), f"{tag}p{i}",
-                                                             seconds, barrier, backoff_ms, out))
+                                                             seconds, barrier, backoff_ms, out, workload))
                for i, n in enumerate(shares)]
     for c in clients:
         c.start()
@@ -268,6 +271,11 @@ def run_once(bootstrap: str, pid: int, control: multiprocessing.connection.Conne
            "shard_completions_idle_per_txn": delta.get("shard_looks_idle", 0) / max(done, 1),
            "rounds_markers_to_complete": delta.get("complete_rounds", 0) / max(delta.get("completed", 0), 1),
            "ms_markers_to_complete": delta.get("complete_us", 0) / 1000 / max(delta.get("completed", 0), 1)}
+    if workload == "txn2":
+        row["epoch_bumps_per_txn"] = sum(r["epoch_bumps"] for r in results) / max(done, 1)
+    for r in results:
+        for key, n in r["retried"].items():
+            row[f"retried:{key}_per_txn"] = row.get(f"retried:{key}_per_txn", 0) + n / max(done, 1)
     for key, value in sorted(delta.items()):
         if key.startswith(("requests:", "fsyncs:", "decisions:")):
             row[f"{key}_per_txn"] = value / max(done, 1)
@@ -281,11 +289,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--add-retry-backoff-ms", default=str(ADD_PARTITIONS_RETRY_BACKOFF_MS),
                         help="comma-separated: each value is measured in turn (20: Kafka's Java client)")
+    parser.add_argument("--workloads", default="txn", help="comma-separated, alternating: txn (Transactions V1, "
+                        "5 requests), txn2 (V2, Kafka 4.0's Java client: 3 requests)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--count-calls", action="store_true",
                         help="also count decisions (by machine.event), shard submits, cluster flushes, loop turns")
     args = parser.parse_args()
     backoffs = [float(b) for b in args.add_retry_backoff_ms.split(",")]
+    workloads = args.workloads.split(",")
     load = [os.getloadavg()[0]]
     out: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="kcoord-txn-path-") as tmp:
@@ -299,13 +310,16 @@ def main() -> None:
             assert server.pid is not None
             asyncio.run(create_topics(bootstrap))
             try:
+                pairs = [(w, b) for w in workloads for b in backoffs]
                 for run in range(args.runs):
-                    for backoff in backoffs if run % 2 == 0 else backoffs[::-1]:
-                        row = run_once(bootstrap, server.pid, parent, f"{durability}{run}b{backoff:g}",
-                                       args.seconds, backoff)
+                    for workload, backoff in pairs if run % 2 == 0 else pairs[::-1]:
+                        row = run_once(bootstrap, server.pid, parent, f"{durability}{run}{workload}b{backoff:g}",
+                                       args.seconds, backoff, workload=workload)
                         row["load"] = os.getloadavg()[0]
-                        out.setdefault(f"{durability}/backoff{backoff:g}", []).append(row)
-                        print(f"{durability} backoff {backoff:g} ms: " + ", ".join(
+                        name = f"{durability}/backoff{backoff:g}" if workloads == ["txn"] else \
+                            f"{durability}/{workload}/backoff{backoff:g}"
+                        out.setdefault(name, []).append(row)
+                        print(f"{durability} {workload} backoff {backoff:g} ms: " + ", ".join(
                             f"{k} {v:,.2f}" for k, v in row.items()), file=sys.stderr, flush=True)
             finally:
                 parent.send("stop")

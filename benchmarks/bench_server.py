@@ -1,8 +1,9 @@
 """`kcoord serve` against Apache Kafka 4.0.2 on the same machine, in the same run, with the same clients: classic and
 KIP-848 heartbeats, and committed transactions with offsets, per second and per CPU-second of the server.
 
-Run: ``.venv/bin/python benchmarks/bench_server.py [--quick] [--seconds S] [--runs N] [--workloads classic,consumer,txn]
-[--connections 8] [--durability os,fsync] [--targets kcoord,kafka[,kcoord2]] [--client-processes 2] [--json PATH]``.
+Run: ``.venv/bin/python benchmarks/bench_server.py [--quick] [--seconds S] [--runs N]
+[--workloads classic,consumer,txn,txn2] [--connections 8] [--durability os,fsync]
+[--targets kcoord,kafka[,kcoord2]] [--client-processes 2] [--json PATH]``.
 
 For each durability mode, one `kcoord serve` node (`KcoordServer` in its own process; Kafka 4.0's defaults except
 `group.initial.rebalance.delay.ms=0`) and one Apache Kafka 4.0.2 node (`ReferenceKafka`, KRaft, combined
@@ -47,7 +48,7 @@ DURABILITY = ("os", "fsync")
 TARGETS = ("kcoord", "kafka")
 #: what each target runs with in each durability mode
 KAFKA_SETTINGS = {"os": {}, "fsync": {"log.flush.interval.messages": "1"}}
-UNIT = {"classic": "heartbeats", "consumer": "heartbeats", "txn": "transactions"}
+UNIT = {"classic": "heartbeats", "consumer": "heartbeats", "txn": "transactions", "txn2": "transactions"}
 
 
 def serve_kcoord(data_dir: str, durability: str, address_queue: multiprocessing.Queue[str],
@@ -273,7 +274,7 @@ def _phase(durability: str, targets: list[str], workloads: list[str], connection
                 asyncio.run(create_topics(bootstrap))
         run = 0
         for workload in workloads:
-            if durability == "fsync" and workload != "txn" and "os" in args.durability:
+            if durability == "fsync" and not workload.startswith("txn") and "os" in args.durability:
                 continue  # heartbeats write nothing: measured once, in the os phase
             for n in connections:
                 for r in range(args.runs):

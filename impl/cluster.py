@@ -293,6 +293,13 @@ class Cluster:
             return Completion.of(Errors.NOT_COORDINATOR)
         return node.txn.add_partition(transactional_id, producer_id, producer_epoch, partition)
 
+    def add_partitions_v2(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Sequence[TopicPartition]) -> Completion[Mapping[TopicPartition, str]]:
+        node = self.node_for_coordinator("transaction", transactional_id)
+        if not node.alive:
+            return Completion.of(dict.fromkeys(partitions, Errors.NOT_COORDINATOR))
+        return node.txn.add_partitions_v2(transactional_id, producer_id, producer_epoch, partitions)
+
     # ------------------------------------------------------------ topics
 
     def topic_exists(self, topic: str) -> bool:

@@ -105,6 +105,12 @@ class TxnVerifier(Protocol):
         """Transactions V2: add `partition` to the producer's transaction (opening one if none is open), as
         AddPartitionsToTxn v5 without verifyOnly; NONE or the coordinator's error."""
 
+    def add_partitions_v2(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Sequence[TopicPartition]) -> Completion[Mapping[TopicPartition, str]]:
+        """`add_partition` for several partitions in one request to the coordinator (a Produce request's
+        partitions, as Kafka's `ReplicaManager` asks `AddPartitionsToTxnManager` once per request): each
+        partition's answer."""
+
 
 class PartitionRouter(Protocol):
     def leader_of(self, partition: TopicPartition) -> MarkerTarget | None:

@@ -338,7 +338,7 @@ class PartitionManager:
                     self.verify_deferred(deferred, transactional_id)  # written twice: the earlier writes go first
                 if self.verification.needed(part, batch, operation):
                     write = PendingWrite(part, batch, origin, acks, operation, out)
-                    if deferred is None or write.adds:
+                    if deferred is None:
                         self.verification.verify_then_append(write, transactional_id)
                     else:
                         deferred.append(write)

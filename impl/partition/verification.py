@@ -6,9 +6,9 @@ one batch waiting for it.
 
 Before a transactional batch of a producer with no open transaction here, the leader creates a verification guard
 and asks the `TxnVerifier`; the batch is then appended with the guard, and the spec decides with `verification_ok`.
-A Produce request's verify-only batches are asked about together (`verify_then_append_all`: one
-`TxnVerifier.verify_partitions` per producer id and epoch, as Kafka's `ReplicaManager` sends one verify-only
-AddPartitionsToTxn per request), then each is answered and appended as on its own.
+A Produce request's batches are asked about together (`verify_then_append_all`: one
+`TxnVerifier.verify_partitions`, or `add_partitions_v2` for Transactions V2, per producer id and epoch, as Kafka's
+`ReplicaManager` sends one AddPartitionsToTxn per request), then each is answered and appended as on its own.
 Transactions V2 (Produce v12+, `TxnOperation.ADD_PARTITION`): instead of verifying, the leader asks the coordinator
 to add the partition (AddPartitionsToTxn v5), even with verification switched off, and while the coordinator answers
 CONCURRENT_TRANSACTIONS (the previous transaction's markers are still being written) asks again every
@@ -114,7 +114,7 @@ class Verifications:
         self._ask(write, transactional_id, self.clock.now_ms())
 
     def verify_then_append_all(self, writes: list[PendingWrite], transactional_id: str | None) -> None:
-        """`verify_then_append` for the verify-only writes of one Produce request (distinct partitions), asking the
+        """`verify_then_append` for the writes of one Produce request (distinct partitions), asking the
         coordinator once per producer id and epoch for all their partitions, as Kafka's `ReplicaManager` asks
         `AddPartitionsToTxnManager` once per request; each write is then answered and appended as on its own."""
         if len(writes) == 1 or transactional_id is None or self.verifier is None:
@@ -128,6 +128,9 @@ class Verifications:
         for (producer_id, producer_epoch), group in groups.items():
             if len(group) == 1:
                 self._ask(group[0], transactional_id, self.clock.now_ms())
+                continue
+            if group[0].adds:
+                self._ask_adds(group, transactional_id, self.clock.now_ms())
                 continue
             asked = self.verifier.verify_partitions(transactional_id, producer_id, producer_epoch,
                                                     tuple(write.part.tp for write in group))
@@ -156,6 +159,30 @@ class Verifications:
                                                lambda: self._ask(write, transactional_id, started_ms)))
                 return
             self._verified(write, error)
+
+        asked.then(answered)
+
+    def _ask_adds(self, group: list[PendingWrite], transactional_id: str, started_ms: int) -> None:
+        """`_ask` for the Transactions V2 adds of one request and producer, in one ask; the partitions answered
+        CONCURRENT_TRANSACTIONS are asked again together after the back-off until the retry time is up."""
+        assert self.verifier is not None
+        batch = group[0].batch
+        asked = self.verifier.add_partitions_v2(transactional_id, batch.producer_id, batch.producer_epoch,
+                                                tuple(w.part.tp for w in group))
+
+        def answered(done: Completion[Mapping[TopicPartition, str]]) -> None:
+            errors = _answer(done, lambda error: dict.fromkeys((w.part.tp for w in group), error))
+            now_ms = self.clock.now_ms()
+            again = [w for w in group if errors[w.part.tp] == Errors.CONCURRENT_TRANSACTIONS]
+            if again and now_ms - started_ms < self.config.add_partitions_retry_max_ms:
+                heapq.heappush(self._retries, (now_ms + self.config.add_partitions_retry_backoff_ms,
+                                               next(self._retry_order),
+                                               lambda: self._ask_adds(again, transactional_id, started_ms)))
+                group_done = [w for w in group if w not in again]
+            else:
+                group_done = group
+            for w in group_done:
+                self._verified(w, errors[w.part.tp])
 
         asked.then(answered)
 

@@ -22,7 +22,7 @@ Must not import: `kcoord.model`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -301,6 +301,24 @@ class TransactionCoordinator:
         def forward(done: Completion[AddPartitionsResponse]) -> None:
             try:
                 out.set(done.result()[partition])
+            except BaseException as e:
+                out.fail(e)
+
+        added.then(forward)
+        return out
+
+    def add_partitions_v2(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Sequence[TopicPartition]) -> Completion[Mapping[TopicPartition, str]]:
+        """`TxnVerifier`: `add_partition` for a Produce request's partitions in one AddPartitionsToTxn v5 (one
+        transition: two separate adds of one transaction would meet each other's pending write and one be
+        answered CONCURRENT_TRANSACTIONS)."""
+        out: Completion[Mapping[TopicPartition, str]] = Completion()
+        added = self.add_partitions(transactional_id, producer_id, producer_epoch, partitions, 2, request_version=5)
+
+        def forward(done: Completion[AddPartitionsResponse]) -> None:
+            try:
+                r = done.result()
+                out.set({tp: r[tp] for tp in partitions})
             except BaseException as e:
                 out.fail(e)
 

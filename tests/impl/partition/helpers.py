@@ -96,6 +96,24 @@ class FakeVerifier:
             done.set(answer)
         return done
 
+    def add_partitions_v2(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions: Sequence[TopicPartition]) -> Completion[Mapping[TopicPartition, str]]:
+        """One ask for several adds (recorded in `asks` with the transactional id prefixed `add:`), each answered
+        as `add_partition` answers it (and recorded in `calls` as it would be)."""
+        self.asks.append((f"add:{transactional_id}", producer_id, producer_epoch, tuple(partitions)))
+        each = {tp: self.add_partition(transactional_id, producer_id, producer_epoch, tp) for tp in partitions}
+        done: Completion[Mapping[TopicPartition, str]] = Completion()
+        left = [len(each)]
+
+        def one(_: Completion[str]) -> None:
+            left[0] -= 1
+            if left[0] == 0:
+                done.set({tp: answer.result() for tp, answer in each.items()})
+
+        for answer in each.values():
+            answer.then(one)
+        return done
+
     def release(self, index: int = 0) -> None:
         done, answer = self.held.pop(index)
         done.set(answer)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kcoord.impl.interfaces import MarkerTarget, TopicPartition
+from kcoord.impl.interfaces import MarkerTarget, TopicPartition, TxnOperation
 from kcoord.impl.partition import BrokerMarkerTarget, IsolationLevel, PartitionManager
 from kcoord.impl.runtime.clock import ManualClock
 from kcoord.impl.runtime.completion import Completion
@@ -141,3 +141,34 @@ def test_a_produce_request_is_verified_once_with_the_same_answers_and_rows(tmp_p
     verify_rows = [r for r in per_request_rows["Transaction"] if r.get("event") == "VerifyPartition"]
     assert [(r["arg_p"], r["error"]) for r in verify_rows] == [("orders-0", "NONE"),
                                                                ("orders-1", "TRANSACTION_ABORTABLE")]
+
+
+def test_a_transactions_v2_produce_request_adds_its_partitions_in_one_ask(tmp_path: Path) -> None:
+    """Transactions V2 (Produce v12): the leader adds a request's partitions to the transaction in one
+    AddPartitionsToTxn (Kafka's `ReplicaManager`: one `addOrVerifyTransaction` per request). Asked one partition
+    after the other, the second add would meet the first's pending transition and be answered
+    CONCURRENT_TRANSACTIONS, then asked again 20 ms later — once in every transaction of a client writing to two
+    partitions (issue 31, i31o)."""
+    node = Node(tmp_path)
+    try:
+        init = node.run(node.coordinator.init_producer_id("tx", 60_000))
+        pid, epoch = init.producer_id, init.producer_epoch
+        submits: list[str] = []
+        submit = node.coordinator._submit
+
+        def counted(*args: Any) -> Any:
+            submits.append(args[1].__name__)
+            return submit(*args)
+
+        node.coordinator._submit = counted  # type: ignore[method-assign]
+        deferred: list[Any] = []
+        answers = [node.partitions.produce(tp.topic, tp.partition, batch(pid, epoch, seq=0, txn=True, tag=str(tp)),
+                                           transactional_id="tx", deferred=deferred,
+                                           operation=TxnOperation.ADD_PARTITION) for tp in (TP0, TP1)]
+        node.partitions.verify_deferred(deferred, "tx")
+        assert [str(node.run(answer).error) for answer in answers] == ["NONE", "NONE"]
+        assert submits == ["add_partitions"]
+        assert node.run(node.coordinator.add_partitions("tx", pid, epoch, [TP0, TP1])) == {TP0: "NONE", TP1: "NONE"}
+    finally:
+        node.coordinator.shutdown()
+        node.partitions.close()

@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.bench_traces [--sizes 1e6,1e7,5e7] [--runs 3] [--python-max 5e7] [--json F]
         [--no-floors | --floors-only] [--sim 1e6 | --sim-dir DIR] [--sim-engines spark-read,spark,python]
         [--cli-sim 1e4] [--no-duckdb] [--engines spark,spark-c1,spark-c2,spark-twice] [--against REV]
+        [--tiny 1e4] [--keep-data]   # engines also: spark-plan, spark-plan-c2, spark-uN (units of N rows)
     .venv/bin/python -m benchmarks.bench_traces --stages 1e7 [--runs 3]   # the full check's cost by stage
 
 Data (`trace_data`): random valid traces of the Transaction machine (the largest guards and effects with a
@@ -26,6 +27,8 @@ rounds: before and after side by side.
 Every figure is the median of `--runs` fresh processes (the engines take turns, round after round); CPU seconds are
 those of the measuring process and of every process it started, the JVM and its Python workers included, orphaned or
 not (`cpu_tree`), so CPU-µs per event is robust to the machine's load (noted per row).
+`--tiny N` measures N events first (the fixed cost a run pays, to subtract), with each engine and with the large
+inputs' JIT ("-c2"); each run also records the peak memory of Spark's Python processes (`cpu_tree.PeakMemory`).
 Prints a markdown table (and each run's line on stderr); `run(quick)` returns the figures, `--json` writes them
 with every run's own (`each`).
 """
@@ -49,6 +52,7 @@ from benchmarks.child import last_json
 from benchmarks.cpu_tree import (
     CPUACCT,
     Cgroup,
+    PeakMemory,
     Reaper,
     adopt_orphans,
     jvm_tree_cpu_s,
@@ -152,15 +156,16 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     machines = dict(bundled_machines()) if scope == "all" else {MACHINE: bundled_machines()[MACHINE]}
     result: dict[str, float] = {}
     spark = None
-    if engine in ("spark", "spark-plan", "spark-spread", "spark-c1", "spark-c2", "spark-twice", *FLOORS) or \
-            engine.startswith("stage:"):
+    if engine in ("spark", "spark-plan", "spark-spread", "spark-c1", "spark-c2", "spark-plan-c2", "spark-twice",
+                  *FLOORS) or engine.startswith(("stage:", "spark-u")):
         from kcoord.conformance.traces.session import SMALL_INPUT_ROWS, local_session
 
         started = time.monotonic()
         rows: int | None = None  # (the large inputs' JIT, as `session.jit_options` chooses it above `SMALL_INPUT_ROWS`)
         if engine == "spark-c1":  # the small inputs' JIT (C1 only) whatever the size
             rows = SMALL_INPUT_ROWS
-        if engine in ("spark", "spark-plan", "spark-spread", "spark-twice"):  # (the CLI's JIT for this size)
+        if engine in ("spark", "spark-plan", "spark-spread", "spark-twice") or engine.startswith("spark-u"):
+            # (the CLI's JIT for this size; "spark-c2", "spark-plan-c2": the large inputs' whatever the size)
             from kcoord.conformance.traces.job import estimated_rows
             from kcoord.conformance.traces.readers import discover
 
@@ -170,6 +175,7 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
         result["startup_s"] = time.monotonic() - started
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()) if spark else None  # type: ignore[union-attr]
     reaper = Reaper(keep={jvm_pid} if jvm_pid is not None else set()).start()  # (orphans: see `cpu_tree`)
+    workers = PeakMemory(skip={jvm_pid} if jvm_pid is not None else set()).start()  # (Spark's Python processes)
     clustered = None
     if engine == "spark-prev-clustered":
         clustered = with_previous(clustered_copy(spark, path, out))
@@ -209,11 +215,12 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     else:  # ("spark-c1", "spark-c2": the check with the small or the large inputs' JIT whatever the size;
         # "spark": DuckDB in Spark's tasks where the input allows it, whatever its size; "spark-spread": the same
         # with the trace properties' phase 2 in Spark's tasks however few the staged rows; "spark-plan": the Spark
-        # SQL plan always)
+        # SQL plan always, "spark-plan-c2" with the large inputs' JIT; "spark-uN": "spark" in units of N rows)
         said: list[str] = []
+        units = {"unit_rows": int(engine.removeprefix("spark-u"))} if engine.startswith("spark-u") else {}
         outcome = run(Config([path], out, engine=engine.split("-")[0], max_witnesses=10,
-                             duckdb_tasks=engine != "spark-plan", duckdb_tasks_max_rows=2**62,
-                             **({"phase2_driver_max_rows": 0} if engine == "spark-spread" else {})),
+                             duckdb_tasks=not engine.startswith("spark-plan"), duckdb_tasks_max_rows=2**62,
+                             **({"phase2_driver_max_rows": 0} if engine == "spark-spread" else {}), **units),
                       machines, spark=spark, say=said.append)
         result["engine"] = outcome.summary.engine  # type: ignore[assignment]
         result["fell_back"] = said  # type: ignore[assignment]
@@ -226,7 +233,8 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
     if cpu_cgroup is not None:
         result["cpu_s_cgroup"] = (cgroup.usage_s() or 0.0) - cpu_cgroup
     reaper.stop()
-    result["orphans_reaped"] = reaper.reaped
+    workers.stop()
+    result |= {"orphans_reaped": reaper.reaped, "workers_peak_mb": workers.one_mb, "workers_sum_mb": workers.sum_mb}
     if jvm_pid is not None:
         result |= {f"threads:{k}": v - threads.get(k, 0.0) for k, v in thread_cpu_s(jvm_pid).items()}
     result["load_avg"] = os.getloadavg()[0]
@@ -274,9 +282,11 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
           scratch: Path | None = None, log: bool = True, floors: bool = True, sim: int = 0,
           checks: bool = True, duckdb: bool = True, cli_sim: int = 0, sim_dir: Path | None = None,
           sim_engines: tuple[str, ...] = ("spark", "python"),
-          only: tuple[str, ...] | None = None) -> dict[str, Any]:
+          only: tuple[str, ...] | None = None, tiny: int = 0, keep_data: bool = False) -> dict[str, Any]:
     """Measure both engines (and the floors, and DuckDB) at each size, then on `sim` simulator rows and `cli_sim`
-    ones through the CLI (0: not); returns the figures (one record per size and engine)."""
+    ones through the CLI (0: not); returns the figures (one record per size and engine). `tiny` events first (0:
+    not), with each engine and, for "spark" and "spark-plan", also with the large inputs' JIT ("-c2"): the fixed
+    cost to subtract. `keep_data`: tiled folders already in `scratch` with the right rows are reused, and kept."""
     scratch = scratch or Path(tempfile.mkdtemp(prefix="bench-traces-"))
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if log else (lambda text: None)
     say(f"seed {seed}; scratch {scratch}")
@@ -289,12 +299,14 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
     results: list[dict[str, Any]] = []
     engines = only or (*(FLOORS if floors else ()), *(("spark", "python") if checks else ()),
                        *(("duckdb",) if duckdb else ()))
-    for size in sizes:
+    with_c2 = (*engines, *(f"{e}-c2" for e in engines if e in ("spark", "spark-plan")))
+    for size, at_size in ([(tiny, with_c2)] if tiny else []) + [(size, engines) for size in sizes]:
         data = scratch / f"data-{size}"
-        shutil.rmtree(data, ignore_errors=True)
-        tile(base, data, size)
-        here = [e for e in engines if e != "python" or size <= python_max]
-        results += [{"events": size, "engine": e, "skipped": "above python_max"} for e in engines if e not in here]
+        if not (keep_data and data.is_dir() and sum(pq_rows(f) for f in data.rglob("*.parquet")) == size):
+            shutil.rmtree(data, ignore_errors=True)
+            tile(base, data, size)
+        here = [e for e in at_size if e != "python" or size <= python_max]
+        results += [{"events": size, "engine": e, "skipped": "above python_max"} for e in at_size if e not in here]
         measured: dict[str, list[dict[str, float]]] = {e: [] for e in here}
         for round_ in range(runs):  # (rounds of every engine in turn: side by side, each sees the same load)
             for engine in here:
@@ -304,7 +316,8 @@ def bench(sizes: list[int], runs: int = 3, python_max: float = 5e7, base_rows: i
         for engine in here:
             results.append(_record(size, engine, measured[engine]))
             say(table_row(results[-1]))
-        shutil.rmtree(data, ignore_errors=True)
+        if not keep_data:
+            shutil.rmtree(data, ignore_errors=True)
     if sim or sim_dir:
         data = sim_dir or make_sim(scratch / "sim", sim, seed)
         on_sim: dict[str, list[dict[str, float]]] = {e: [] for e in sim_engines}
@@ -336,7 +349,8 @@ def said(what: str, last: dict[str, float]) -> str:
     return (f"{what}: {last['cpu_s']:.1f} CPU s ({last.get('cpu_s_jvm_tree', 0):.1f} without orphans, "
             f"{last.get('orphans_reaped', 0)} reaped; cgroup {last.get('cpu_s_cgroup', float('nan')):.1f}), "
             f"{last['check_s']:.0f} s, load {last['load_avg']:.1f}; driver peaks: JVM "
-            f"{last.get('jvm_peak_mb', 0):,.0f} MB, Python {last['python_peak_mb']:,.0f} MB")
+            f"{last.get('jvm_peak_mb', 0):,.0f} MB, Python {last['python_peak_mb']:,.0f} MB; Python workers: peak "
+            f"{last.get('workers_peak_mb', 0):,.0f} MB, sum {last.get('workers_sum_mb', 0):,.0f} MB")
 
 
 def bench_stages(size: int, runs: int, scratch: Path, base_rows: int = 20_000, seed: int = 1,
@@ -510,6 +524,10 @@ def main() -> None:
     parser.add_argument("--engines", default=None, help="only these, at --sizes (e.g. spark or spark,spark-c2)")
     parser.add_argument("--against", default=None, help="a commit: each engine also with that commit's code "
                         "(ENGINE@REV), side by side in the same rounds")
+    parser.add_argument("--tiny", type=float, default=0, help="first this many events (e.g. 1e4) with each engine, "
+                        "and with the large inputs' JIT: the fixed cost a run pays whatever its size (0: skip)")
+    parser.add_argument("--keep-data", action="store_true", help="reuse the tiled folders already in --scratch "
+                        "(data-SIZE with SIZE rows), and keep them")
     parser.add_argument("--stages", type=float, default=0, help="only the per-stage split of the full check at "
                         "this many events: the pass cut after each stage, then the full check (see STAGES)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -533,7 +551,7 @@ def main() -> None:
                     duckdb=not args.no_duckdb, cli_sim=0 if args.floors_only else int(float(args.cli_sim)),
                     sim_dir=Path(args.sim_dir) if args.sim_dir else None,
                     sim_engines=tuple(args.sim_engines.split(",")),
-                    only=_engines(args.engines, args.against))
+                    only=_engines(args.engines, args.against), tiny=int(args.tiny), keep_data=args.keep_data)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(f"\nTrace checking, {MACHINE} traces, {figures['cores']} cores (median of {args.runs} Spark runs; "

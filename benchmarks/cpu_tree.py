@@ -154,6 +154,48 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+class PeakMemory:
+    """A thread sampling, every `every_s`, the resident sets of this process's descendants but `skip` (the JVM): Spark's
+    Python daemon and workers. `one_mb`: the largest peak (VmHWM) of any of them; `sum_mb`: the largest sum of their
+    resident sets (VmRSS) in one sample (forked workers share the daemon's pages, so an upper bound)."""
+
+    def __init__(self, skip: set[int], every_s: float = 0.5) -> None:
+        self.skip, self.every_s, self.one_mb, self.sum_mb = set(skip), every_s, 0.0, 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="peak memory", daemon=True)
+
+    def start(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.sample()
+
+    def sample(self) -> None:
+        me, stats = os.getpid(), _stats()
+        below, frontier = {me}, {me}
+        while frontier:
+            frontier = {pid for pid, (ppid, _, _) in stats.items() if ppid in frontier and pid not in below}
+            below |= frontier
+        total = 0.0
+        for pid in below - self.skip - {me}:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            kb = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in status.splitlines())
+                  if k in ("VmHWM", "VmRSS")}
+            self.one_mb = max(self.one_mb, kb.get("VmHWM", 0) / 1024)
+            total += kb.get("VmRSS", 0) / 1024
+        self.sum_mb = max(self.sum_mb, total)
+
+
 #: where a cgroup (v1) of the cpuacct controller can be made: the cross-check of `tree_cpu_s`, when there is one
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 

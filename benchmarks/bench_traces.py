@@ -146,6 +146,10 @@ def stage_action(spark: Any, path: str, stage: str) -> float:
     return float(rows)
 
 
+#: the driver JVM's heap in each measured process (`--driver-memory`; the children read it from their environment)
+DRIVER_MEMORY = "KCOORD_BENCH_DRIVER_MEMORY"
+
+
 def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, float]:
     """One measurement; `scope` "one": the Transaction machine's traces, "all": every bundled machine's."""
     from kcoord.conformance.traces.job import Config, run
@@ -170,7 +174,7 @@ def measure(engine: str, path: str, out: str, scope: str = "one") -> dict[str, f
             from kcoord.conformance.traces.readers import discover
 
             rows = estimated_rows(discover([path], machines, [out]), 10**12)
-        spark = local_session("local[*]", driver_memory="8g", rows=rows)
+        spark = local_session("local[*]", driver_memory=os.environ.get(DRIVER_MEMORY, "8g"), rows=rows)
         spark.range(1).count()
         result["startup_s"] = time.monotonic() - started
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()) if spark else None  # type: ignore[union-attr]
@@ -530,8 +534,12 @@ def main() -> None:
                         "(data-SIZE with SIZE rows), and keep them")
     parser.add_argument("--stages", type=float, default=0, help="only the per-stage split of the full check at "
                         "this many events: the pass cut after each stage, then the full check (see STAGES)")
+    parser.add_argument("--driver-memory", default=None, help="the driver JVM's heap in every Spark run (default "
+                        "8g; a smaller one shows what the check keeps on the driver)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.driver_memory:
+        os.environ[DRIVER_MEMORY] = args.driver_memory
     if args.child:
         print(json.dumps(measure(*args.child)))
         return

@@ -54,9 +54,8 @@ from kio.schema.heartbeat.v4 import HeartbeatRequest
 from kio.schema.init_producer_id.v4 import InitProducerIdRequest
 from kio.schema.join_group.v5 import JoinGroupRequest
 from kio.schema.join_group.v5.request import JoinGroupRequestProtocol
+from kio.schema.produce import v8 as produce_v8
 from kio.schema.produce import v12 as produce_v12
-from kio.schema.produce.v8 import ProduceRequest
-from kio.schema.produce.v8.request import PartitionProduceData, TopicProduceData
 from kio.schema.sync_group.v3 import SyncGroupRequest
 from kio.schema.sync_group.v3.request import SyncGroupRequestAssignment
 from kio.schema.txn_offset_commit import v5 as txn_offset_commit_v5
@@ -299,16 +298,19 @@ async def _init_producer(conn: Connection, name: str, index: int) -> _Producer:
     return _Producer(name, name, int(init.producer_id), int(init.producer_epoch), partitions)
 
 
-def _produce_request(p: _Producer) -> ProduceRequest:
+def _produce_request(p: _Producer, schema: Any = produce_v8) -> Any:
+    """A transactional Produce of one record to each of `p`'s partitions (its sequences taken), in `schema`'s
+    version: v8 (Transactions V1, the partitions added beforehand) or v12 (V2: the leader adds them)."""
     now = int(time.time() * 1000)
     data = []
     for i, partition in enumerate(p.partitions):
         batch = encode_new_batch([(None, b"bench")], base_offset=0, timestamp_ms=now, producer_id=p.pid,
                                  producer_epoch=p.epoch, base_sequence=p.sequences[i], transactional=True)
         p.sequences[i] += 1
-        data.append(PartitionProduceData(index=i32(partition), records=batch))
-    return ProduceRequest(transactional_id=TransactionalId(p.txn_id), acks=i16(-1), timeout=_ms(30_000),
-                          topic_data=(TopicProduceData(name=TopicName(TOPIC), partition_data=tuple(data)),))
+        data.append(schema.request.PartitionProduceData(index=i32(partition), records=batch))
+    return schema.ProduceRequest(
+        transactional_id=TransactionalId(p.txn_id), acks=i16(-1), timeout=_ms(30_000),
+        topic_data=(schema.request.TopicProduceData(name=TopicName(TOPIC), partition_data=tuple(data)),))
 
 
 async def txn(conn: Connection, name: str, start: Start, counts: Counts, index: int,
@@ -364,19 +366,6 @@ def _retry(counts: Counts, api: str, code: int) -> None:
     counts.retried[key] = counts.retried.get(key, 0) + 1
 
 
-def _produce_v12(p: _Producer) -> Any:
-    now = int(time.time() * 1000)
-    data = []
-    for i, partition in enumerate(p.partitions):
-        batch = encode_new_batch([(None, b"bench")], base_offset=0, timestamp_ms=now, producer_id=p.pid,
-                                 producer_epoch=p.epoch, base_sequence=p.sequences[i], transactional=True)
-        p.sequences[i] += 1
-        data.append(produce_v12.request.PartitionProduceData(index=i32(partition), records=batch))
-    return produce_v12.ProduceRequest(
-        transactional_id=TransactionalId(p.txn_id), acks=i16(-1), timeout=_ms(30_000),
-        topic_data=(produce_v12.request.TopicProduceData(name=TopicName(TOPIC), partition_data=tuple(data)),))
-
-
 async def txn2(conn: Connection, name: str, start: Start, counts: Counts, index: int,
                retry_backoff_ms: float = ADD_PARTITIONS_RETRY_BACKOFF_MS) -> int:
     """Transactions V2: Produce v12, TxnOffsetCommit v5, EndTxn v5 per transaction (see the module's docstring)."""
@@ -387,7 +376,8 @@ async def txn2(conn: Connection, name: str, start: Start, counts: Counts, index:
     done = 0
     deadline = await start.ready(conn)
     while time.perf_counter() < deadline:
-        produce = conn.frame(_produce_v12(p))  # (a retry re-sends the same batches: their sequences were not taken)
+        # (a retry re-sends the same batches: their sequences were not taken)
+        produce = conn.frame(_produce_request(p, produce_v12))
         while True:
             answer = await conn.send(produce, 0, 12)
             codes = {_check(part.error_code, "Produce v12", retriable)

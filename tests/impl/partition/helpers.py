@@ -70,16 +70,7 @@ class FakeVerifier:
             done.fail(self.failure)
             return done
         each = {tp: self.verify_partition(transactional_id, producer_id, producer_epoch, tp) for tp in partitions}
-        left = [len(each)]
-
-        def one(_: Completion[str]) -> None:
-            left[0] -= 1
-            if left[0] == 0:
-                done.set({tp: answer.result() for tp, answer in each.items()})
-
-        for answer in each.values():
-            answer.then(one)
-        return done
+        return _all_answered(each, done)
 
     def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                       partition: TopicPartition) -> Completion[str]:
@@ -102,17 +93,7 @@ class FakeVerifier:
         as `add_partition` answers it (and recorded in `calls` as it would be)."""
         self.asks.append((f"add:{transactional_id}", producer_id, producer_epoch, tuple(partitions)))
         each = {tp: self.add_partition(transactional_id, producer_id, producer_epoch, tp) for tp in partitions}
-        done: Completion[Mapping[TopicPartition, str]] = Completion()
-        left = [len(each)]
-
-        def one(_: Completion[str]) -> None:
-            left[0] -= 1
-            if left[0] == 0:
-                done.set({tp: answer.result() for tp, answer in each.items()})
-
-        for answer in each.values():
-            answer.then(one)
-        return done
+        return _all_answered(each, Completion())
 
     def release(self, index: int = 0) -> None:
         done, answer = self.held.pop(index)
@@ -208,3 +189,18 @@ def read_all(manager: PartitionManager, isolation: IsolationLevel, tp: TopicPart
         records += committed_records(result)
         offset = result.next_offset
     raise AssertionError("a read did not end")
+
+
+def _all_answered(each: Mapping[TopicPartition, Completion[str]],
+                  done: Completion[Mapping[TopicPartition, str]]) -> Completion[Mapping[TopicPartition, str]]:
+    """`done`, set to every partition's answer once the last of `each` is answered."""
+    left = [len(each)]
+
+    def one(_: Completion[str]) -> None:
+        left[0] -= 1
+        if left[0] == 0:
+            done.set({tp: answer.result() for tp, answer in each.items()})
+
+    for answer in each.values():
+        answer.then(one)
+    return done

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Self
 
 #: prctl(2)'s option: this process becomes the reaper of its descendants' orphans (Linux ≥ 3.4)
 PR_SET_CHILD_SUBREAPER = 36
@@ -51,34 +52,53 @@ def tree_cpu_s(root: int | None = None) -> float:
     with the CPU of the children it has reaped."""
     root = os.getpid() if root is None else root
     stats = _stats()
+    return sum(stats[pid][2] for pid in _tree(stats, root) if pid in stats)
+
+
+def _tree(stats: dict[int, tuple[int, str, float]], root: int) -> set[int]:
+    """`root` and its descendants among `stats` (`_stats`)."""
     below, frontier = {root}, {root}
     while frontier:
         frontier = {pid for pid, (ppid, _, _) in stats.items() if ppid in frontier and pid not in below}
         below |= frontier
-    return sum(stats[pid][2] for pid in below if pid in stats)
+    return below
 
 
-class Reaper:
-    """A thread that waits for this process's children that end, except `keep` (children someone else waits for, such
-    as the JVM pyspark started): the orphans `adopt_orphans` brings. `reaped` counts them."""
+class _Every:
+    """A daemon thread calling `tick` every `every_s` until `stop`, which calls it once more."""
 
-    def __init__(self, keep: set[int], every_s: float = 0.5) -> None:
-        self.keep, self.every_s, self.reaped = set(keep), every_s, 0
+    def __init__(self, name: str, every_s: float) -> None:
+        self.every_s = every_s
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="orphan reaper", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
-    def start(self) -> Reaper:
+    def start(self) -> Self:
         self._thread.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
-        self.reap()
+        self.tick()
 
     def _run(self) -> None:
         while not self._stop.wait(self.every_s):
-            self.reap()
+            self.tick()
+
+    def tick(self) -> None:
+        raise NotImplementedError
+
+
+class Reaper(_Every):
+    """A thread that waits for this process's children that end, except `keep` (children someone else waits for, such
+    as the JVM pyspark started): the orphans `adopt_orphans` brings. `reaped` counts them."""
+
+    def __init__(self, keep: set[int], every_s: float = 0.5) -> None:
+        super().__init__("orphan reaper", every_s)
+        self.keep, self.reaped = set(keep), 0
+
+    def tick(self) -> None:
+        self.reap()
 
     def reap(self) -> None:
         """Wait for every ended child not in `keep` (cheap when none has ended: one waitid)."""
@@ -154,37 +174,22 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-class PeakMemory:
+class PeakMemory(_Every):
     """A thread sampling, every `every_s`, the resident sets of this process's descendants but `skip` (the JVM): Spark's
     Python daemon and workers. `one_mb`: the largest peak (VmHWM) of any of them; `sum_mb`: the largest sum of their
     resident sets (VmRSS) in one sample (forked workers share the daemon's pages, so an upper bound)."""
 
     def __init__(self, skip: set[int], every_s: float = 0.5) -> None:
-        self.skip, self.every_s, self.one_mb, self.sum_mb = set(skip), every_s, 0.0, 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="peak memory", daemon=True)
+        super().__init__("peak memory", every_s)
+        self.skip, self.one_mb, self.sum_mb = set(skip), 0.0, 0.0
 
-    def start(self) -> PeakMemory:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
+    def tick(self) -> None:
         self.sample()
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.every_s):
-            self.sample()
-
     def sample(self) -> None:
-        me, stats = os.getpid(), _stats()
-        below, frontier = {me}, {me}
-        while frontier:
-            frontier = {pid for pid, (ppid, _, _) in stats.items() if ppid in frontier and pid not in below}
-            below |= frontier
+        me = os.getpid()
         total = 0.0
-        for pid in below - self.skip - {me}:
+        for pid in _tree(_stats(), me) - self.skip - {me}:
             try:
                 status = Path(f"/proc/{pid}/status").read_text()
             except OSError:

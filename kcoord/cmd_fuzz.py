@@ -21,6 +21,8 @@ def conformance_fuzz(
     examples: Annotated[int, typer.Option(help="How many programs to run (fewer once one differs).", min=1)] = 100,
     seed: Annotated[int | None, typer.Option(help="Seed of the programs (default: random, printed).")] = None,
     max_steps: Annotated[int, typer.Option(help="Longest program.", min=1, max=64)] = 16,
+    seconds: Annotated[float | None, typer.Option(
+        help="Start no program after this many seconds (at least one runs; default: no limit).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="Only the totals and the difference.")] = False,
 ) -> None:
     """Send random programs of group and transaction requests from raw clients (JoinGroup, SyncGroup, Heartbeat,
@@ -32,6 +34,7 @@ def conformance_fuzz(
 
     \b
     Example: kcoord conformance-fuzz --bootstrap 127.0.0.1:9092 --reference 127.0.0.1:19092 --examples 500
+    kcoord conformance-fuzz --bootstrap 127.0.0.1:9092 --reference 127.0.0.1:19092 --seconds 600
     """
     from kcoord.conformance.differential.channel import ChannelClosed
     from kcoord.conformance.differential.lockstep import describe_program
@@ -46,7 +49,7 @@ def conformance_fuzz(
     out.print(f"seed {chosen}", highlight=False)
     try:
         tested, ref = sides(bootstrap, reference)
-        result = fuzz(tested, ref, examples, chosen, max_steps,
+        result = fuzz(tested, ref, examples, chosen, max_steps, seconds=seconds,
                       log=None if quiet else lambda line: out.print(line, markup=False, highlight=False))
     except ChannelClosed as e:
         usage_error(f"a broker stopped answering: {e}")

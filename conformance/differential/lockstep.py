@@ -198,6 +198,7 @@ class Totals:
     answers: int = 0
     requests: int = 0
     truncated: int = 0
+    skipped: int = 0  # programs drawn after the time budget was spent, not run
     differences: list[Difference] = field(default_factory=list)
     deviations: dict[str, int] = field(default_factory=dict)
 
@@ -216,7 +217,7 @@ class Totals:
         known_ = ", ".join(f"{n} x{c}" for n, c in sorted(self.deviations.items())) or "none"
         return (f"{self.programs} programs, {self.steps} steps, {self.requests} requests sent, {self.answers} answers "
                 f"compared, {self.truncated} cut short (slow), {len(self.differences)} differences; known "
-                f"deviations met: {known_}")
+                f"deviations met: {known_}" + (f"; {self.skipped} not run (time budget spent)" if self.skipped else ""))
 
 
 @dataclass(slots=True)

@@ -2,13 +2,14 @@
 program whose answers differ is shrunk to a minimal one.
 
 Owns: `ProgramDiffers` (a program and its difference: what hypothesis shrinks), `fuzz` (up to `examples` programs
-from a seed; returns the `Totals` and, if any program differed, the shrunk program and its difference) and `replay`
+from a seed, or fewer once a time budget is spent; returns the `Totals` and, if any program differed, the shrunk program and its difference) and `replay`
 (one fixed program, as the regression tests run them).
 Must not import: `kcoord.cli`.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -43,9 +44,13 @@ def sides(tested: str, reference: str) -> tuple[BrokerSide, BrokerSide]:
 
 
 def fuzz(tested: BrokerSide, reference: BrokerSide, examples: int, seed_value: int, max_steps: int = 16,
-         timing: Timing | None = None, log: Callable[[str], None] | None = None) -> FuzzResult:
-    """Up to `examples` programs (fewer once one differs: hypothesis then shrinks it)."""
+         timing: Timing | None = None, log: Callable[[str], None] | None = None, *, seconds: float | None = None,
+         at_least: int = 1) -> FuzzResult:
+    """Up to `examples` programs (fewer once one differs: hypothesis then shrinks it). With `seconds`, no program is
+    started once that many seconds have passed and `at_least` programs have run: a program's time depends on its
+    waits (session timeouts, back-offs), so a fixed count takes from one to two minutes depending on the seed."""
     totals = Totals()
+    stop_at = None if seconds is None else time.monotonic() + seconds
     lockstep = Lockstep(tested, reference, f"fz{uuid.uuid4().hex[:6]}", timing)
     say = log or (lambda _: None)
 
@@ -55,6 +60,9 @@ def fuzz(tested: BrokerSide, reference: BrokerSide, examples: int, seed_value: i
     @given(programs(max_steps))
     def one(program: tuple[str, list[Step]]) -> None:
         focus, steps = program
+        if stop_at is not None and totals.programs >= at_least and time.monotonic() >= stop_at:
+            totals.skipped += 1  # (hypothesis still draws the rest; drawing costs nothing next to running)
+            return
         result = lockstep.run(steps)
         totals.add(result)
         say(f"{focus:<12} {len(steps):>2} steps: {_outcome(result)}")

@@ -4,6 +4,7 @@ first appearance, shapes, the fields never compared), where two answers differ, 
 from __future__ import annotations
 
 import datetime
+import time
 import uuid
 
 import pytest
@@ -14,8 +15,9 @@ from kio.schema.join_group.v7.response import JoinGroupResponse, JoinGroupRespon
 from kio.schema.types import ProducerId
 from kio.static.primitive import i16, i32
 
+from kcoord.conformance.differential import run
 from kcoord.conformance.differential.deviations import known
-from kcoord.conformance.differential.lockstep import leaf_differences
+from kcoord.conformance.differential.lockstep import ProgramResult, leaf_differences
 from kcoord.conformance.differential.normalize import NOT_COMPARED, Canon, normalize
 from kcoord.conformance.differential.steps import KINDS, Step
 
@@ -76,3 +78,28 @@ def test_the_known_deviation_matches_only_its_own_shape() -> None:
     assert known("describe_group", described("CompletingRebalance", [{}]), described("Dead", [])) is not None
     assert known("describe_group", described("Dead", []), described("Stable", [{}])) is None
     assert known("cg_describe", described("Stable", [{}]), described("Dead", [])) is None
+
+
+class _SlowLockstep:
+    """`Lockstep` without brokers: each program 'runs' for 30 ms and every answer is equal."""
+
+    def __init__(self, *_: object) -> None:
+        self.ran = 0
+
+    def run(self, steps: list[Step]) -> ProgramResult:
+        time.sleep(0.03)
+        self.ran += 1
+        return ProgramResult(steps_run=len(steps), answers_compared=len(steps), requests_sent=len(steps))
+
+
+def test_the_fuzzers_time_budget_stops_starting_programs_but_runs_the_minimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run, "Lockstep", _SlowLockstep)
+    unbounded = run.fuzz(None, None, 12, seed_value=3)  # type: ignore[arg-type]
+    assert (unbounded.totals.programs, unbounded.totals.skipped) == (12, 0)
+    started = time.monotonic()
+    bounded = run.fuzz(None, None, 40, seed_value=3, seconds=0.2, at_least=2)  # type: ignore[arg-type]
+    assert 2 <= bounded.totals.programs < 40 and bounded.totals.programs + bounded.totals.skipped == 40
+    assert time.monotonic() - started < 0.2 + 5 * 0.03 + 2  # (drawing the skipped programs costs little)
+    assert "not run (time budget spent)" in bounded.totals.summary()
+    floor = run.fuzz(None, None, 20, seed_value=3, seconds=1e-9, at_least=5)  # type: ignore[arg-type]
+    assert floor.totals.programs == 5

@@ -2,8 +2,9 @@
 cluster): random programs of group and transaction requests from raw clients, sent to both in lockstep, every answer
 compared (`kcoord.conformance.differential`); the shrunk programs that once differed, replayed.
 
-The fuzzer runs `KCOORD_FUZZ_EXAMPLES` programs (default 30, about a minute and a half; more for a longer run) from
-`KCOORD_FUZZ_SEED` (default: a random seed, printed). A difference fails the test with the shrunk program, ready to
+The fuzzer runs up to `KCOORD_FUZZ_EXAMPLES` programs (default 30) from `KCOORD_FUZZ_SEED` (default: a random seed,
+printed), starting none after `KCOORD_FUZZ_SECONDS` (default 45; at least 10 programs run): a program's time depends on
+its waits, so 30 programs took from one to two minutes depending on the seed. Raise both for a longer run. A difference fails the test with the shrunk program, ready to
 be added to `conformance/differential/regressions.py`.
 """
 
@@ -46,9 +47,10 @@ def test_regression(regression: Regression, brokers: tuple[BrokerSide, BrokerSid
 
 def test_fuzz(brokers: tuple[BrokerSide, BrokerSide], capsys: pytest.CaptureFixture[str]) -> None:
     examples = int(os.environ.get("KCOORD_FUZZ_EXAMPLES", "30"))
+    seconds = float(os.environ.get("KCOORD_FUZZ_SECONDS", "45"))
     seed = int(os.environ.get("KCOORD_FUZZ_SEED", str(random.randrange(1 << 32))))
     lines: list[str] = []
-    result = fuzz(*brokers, examples, seed, log=lines.append)
+    result = fuzz(*brokers, examples, seed, log=lines.append, seconds=seconds, at_least=min(examples, 10))
     with capsys.disabled():
         print(f"\ndifferential fuzzer, seed {seed}: {result.totals.summary()}")
     if result.shrunk is not None:

@@ -2,8 +2,8 @@
 program whose answers differ is shrunk to a minimal one.
 
 Owns: `ProgramDiffers` (a program and its difference: what hypothesis shrinks), `fuzz` (up to `examples` programs
-from a seed, or fewer once a time budget is spent; returns the `Totals` and, if any program differed, the shrunk program and its difference) and `replay`
-(one fixed program, as the regression tests run them).
+from a seed, or fewer once a time budget is spent; returns the `Totals` and, if any program differed, the shrunk
+program and its difference) and `replay` (one fixed program, as the regression tests run them).
 Must not import: `kcoord.cli`.
 """
 

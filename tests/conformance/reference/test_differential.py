@@ -4,8 +4,8 @@ compared (`kcoord.conformance.differential`); the shrunk programs that once diff
 
 The fuzzer runs up to `KCOORD_FUZZ_EXAMPLES` programs (default 30) from `KCOORD_FUZZ_SEED` (default: a random seed,
 printed), starting none after `KCOORD_FUZZ_SECONDS` (default 45; at least 10 programs run): a program's time depends on
-its waits, so 30 programs took from one to two minutes depending on the seed. Raise both for a longer run. A difference fails the test with the shrunk program, ready to
-be added to `conformance/differential/regressions.py`.
+its waits, so 30 programs took from one to two minutes depending on the seed. Raise both for a longer run. A
+difference fails the test with the shrunk program, ready to be added to `conformance/differential/regressions.py`.
 """
 
 from __future__ import annotations

@@ -202,6 +202,30 @@ def test_os_durability_answers_without_fsyncs(tmp_path: Path, monkeypatch: pytes
     assert counter.count > 0  # the clean stop fsynced what the page cache held
 
 
+def test_fsync_rounds_are_one_syncfs_each_and_no_fsync_by_default(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fsync` with the default `--fsync-method auto` (Linux 5.8 and later): every round of the transactions' writes
+    is one syncfs of the data directory's file system (`RoundSync`), and no log is fsynced on its own."""
+    with served(tmp_path, Durability.fsync()) as server:
+        transactions(server.bootstrap, "warm", 1, 0, None)  # the topic and the coordinators' files are made
+        sync = server.server._round_sync
+        assert sync is not None and sync.whole_round
+        real_syncfs = sync._syncfs
+        assert real_syncfs is not None
+        synced: list[int] = []
+
+        def counted(fd: int) -> int:
+            synced.append(fd)
+            return real_syncfs(fd)
+
+        monkeypatch.setattr(sync, "_syncfs", counted)
+        counter = FsyncCounter(monkeypatch)
+        transactions(server.bootstrap, "syncfs-txn", 3, 0, None)
+        fsyncs, syncfs_calls = counter.count, len(synced)
+    assert fsyncs == 0
+    assert syncfs_calls >= 3 * 2  # (each transaction: its record, then its markers and more, before its answers)
+
+
 def test_fsync_group_commit_shares_fsyncs_between_producers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`fsync`: one producer alone pays its fsyncs itself and does not wait for company; eight producers writing to
     the same partition share its fsyncs (each transaction writes its record and its commit marker there: two fsyncs

@@ -1,6 +1,7 @@
 """What one fsync of a small append costs the process in CPU on this machine, by where it runs: all on the calling
-thread one after the other, or side by side on a thread pool as `kcoord serve --durability fsync` runs a round's
-(`KcoordServer._start_flush`: one pool task per log, the round's last fsync wakes the caller once).
+thread one after the other, or side by side on a thread pool as `kcoord serve --durability fsync --fsync-method fsync`
+runs a round's (`KcoordServer._start_flush`: one pool task per log, the round's last fsync wakes the caller once),
+against one syncfs(2) of the folder's file system for the round (`--fsync-method syncfs`, the default on Linux 5.8+).
 
 Run: ``.venv/bin/python benchmarks/fsync_cost.py [--files 6] [--rounds 300] [--repeat 3] [--dir DIR]``.
 
@@ -15,12 +16,15 @@ the waits for each), and fewer fsyncs, not cheaper threads, is what lowers the f
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import statistics
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+from kcoord.impl.storage import _files
 
 
 def _round_on_pool(pool: ThreadPoolExecutor, fds: list[int]) -> None:
@@ -41,11 +45,21 @@ def _round_on_pool(pool: ThreadPoolExecutor, fds: list[int]) -> None:
     done.wait()
 
 
+def _round_by_syncfs(pool: ThreadPoolExecutor, folder_fd: int) -> None:
+    """One syncfs of the folder's file system on one pool thread, as `--fsync-method syncfs` (`RoundSync`)."""
+    syncfs = _files._syncfs()
+    assert syncfs is not None, "no syncfs here (Linux only)"
+    if pool.submit(syncfs, folder_fd).result() != 0:
+        raise OSError(ctypes.get_errno(), "syncfs failed")
+
+
 def measure(where: str, folder: str, files: int, rounds: int, size: int) -> tuple[float, float]:
-    """(CPU-µs per fsync, ms per round) of `rounds` rounds of appends and fsyncs, `where` = "thread" or "pool"."""
+    """(CPU-µs per file synced, ms per round) of `rounds` rounds of appends and syncs, `where` = "thread", "pool"
+    or "syncfs"."""
     fds = [os.open(os.path.join(folder, f"{where}-{i}"), os.O_CREAT | os.O_WRONLY | os.O_APPEND | os.O_TRUNC)
            for i in range(files)]
     payload = b"x" * size
+    folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         with ThreadPoolExecutor(8) as pool:
             _round_on_pool(pool, fds)  # (the pool's threads started outside the measure)
@@ -55,12 +69,14 @@ def measure(where: str, folder: str, files: int, rounds: int, size: int) -> tupl
                     os.write(fd, payload)
                 if where == "pool":
                     _round_on_pool(pool, fds)
+                elif where == "syncfs":
+                    _round_by_syncfs(pool, folder_fd)
                 else:
                     for fd in fds:
                         os.fsync(fd)
             cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     finally:
-        for fd in fds:
+        for fd in [*fds, folder_fd]:
             os.close(fd)
     return 1e6 * cpu / (rounds * files), 1e3 * wall / rounds
 
@@ -74,15 +90,18 @@ def main() -> None:
     parser.add_argument("--dir", help="where the files go (default: a temporary folder under /tmp)")
     args = parser.parse_args()
     load0 = os.getloadavg()[0]
-    results: dict[str, list[tuple[float, float]]] = {"thread": [], "pool": []}
+    results: dict[str, list[tuple[float, float]]] = {"thread": [], "pool": [], "syncfs": []}
     with tempfile.TemporaryDirectory(prefix="kcoord-fsync-cost-", dir=args.dir) as folder:
         for _ in range(args.repeat):
             for where in results:  # (alternating, so both see the same machine load)
                 results[where].append(measure(where, folder, args.files, args.rounds, args.bytes))
-    print("| fsyncs run | CPU-µs per fsync (median) | runs | ms per round (median) |")
+    print("| a round's files synced | CPU-µs per file (median) | runs | ms per round (median) |")
     print("|---|---:|---|---:|")
+    labels = {"thread": "fsyncs one after the other on one thread",
+              "pool": "fsyncs side by side on a pool (--fsync-method fsync)",
+              "syncfs": "one syncfs on a pool thread (--fsync-method syncfs)"}
     for where, rows in results.items():
-        label = "one after the other on one thread" if where == "thread" else "side by side on a pool (as serve)"
+        label = labels[where]
         print(f"| {label} | {statistics.median(r[0] for r in rows):,.1f} | "
               f"{', '.join(f'{r[0]:,.0f}' for r in rows)} | {statistics.median(r[1] for r in rows):,.2f} |")
     print(f"\n({args.files} files, {args.rounds} rounds, {args.bytes} bytes per append; load average {load0:.2f} → "

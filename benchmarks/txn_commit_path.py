@@ -5,7 +5,7 @@ transaction's Complete* being visible, and the server's CPU split between the ev
 Run: ``.venv/bin/python benchmarks/txn_commit_path.py [--durability os,fsync] [--runs 3] [--seconds 3]
 [--add-retry-backoff-ms 20[,1]] [--workloads txn[,txn2]] [--json PATH]`` (from any directory; with
 ``PYTHONPATH=TREE`` another checkout's kcoord, laid out as the installed package, is measured with this
-script's clients).
+script's clients; ``--fsync-method auto|syncfs|fsync``: `kcoord serve --fsync-method`, for a tree that has it).
 
 One `kcoord serve` node per durability mode (as `bench_server.py` starts it: no record check), instrumented in its own
 process: `KcoordServer._start_flush` counts the fsync rounds (a round: the fsyncs of every log with appends not yet
@@ -44,7 +44,7 @@ _TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _serve(data_dir: str, durability: str, control: multiprocessing.connection.Connection,
-           count_calls: bool = False) -> None:
+           count_calls: bool = False, fsync_method: str | None = None) -> None:
     """An instrumented `kcoord serve` node; answers `control`'s "counters" with a snapshot, stops on "stop".
     `count_calls`: also the spec decisions by machine and event, the shard submits, the cluster flushes and the loop
     turns (wrappers around hot functions: off when CPU is compared)."""
@@ -159,9 +159,13 @@ def _serve(data_dir: str, durability: str, control: multiprocessing.connection.C
 
     async def main() -> None:
         unchecked = {"check_records": False} if "check_records" in ClusterConfig.__dataclass_fields__ else {}
+        method = {"fsync_method": fsync_method} if fsync_method else {}
+        if method and "fsync_method" not in ServeOptions.__dataclass_fields__:
+            raise SystemExit(f"--fsync-method {fsync_method}: this tree's ServeOptions has no fsync_method")
         options = ServeOptions(data_dir=Path(data_dir), port=0,
                                cluster=ClusterConfig(groups=GroupConfig(initial_rebalance_delay_ms=0),
-                                                     durability=Durability.named(durability), **unchecked))
+                                                     durability=Durability.named(durability), **unchecked),
+                               **method)
         server = KcoordServer(options)
         await server.start()
         tune_gc()
@@ -292,6 +296,8 @@ def main() -> None:
     parser.add_argument("--workloads", default="txn", help="comma-separated, alternating: txn (Transactions V1, "
                         "5 requests), txn2 (V2, Kafka 4.0's Java client: 3 requests)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--fsync-method", choices=("auto", "syncfs", "fsync"),
+                        help="`kcoord serve --fsync-method` (default: the server's; a tree without it has fsync only)")
     parser.add_argument("--count-calls", action="store_true",
                         help="also count decisions (by machine.event), shard submits, cluster flushes, loop turns")
     args = parser.parse_args()
@@ -303,7 +309,7 @@ def main() -> None:
         for durability in args.durability.split(","):
             parent, child = multiprocessing.Pipe()
             server = multiprocessing.Process(target=_serve, args=(f"{tmp}/{durability}", durability, child,
-                                                                   args.count_calls),
+                                                                   args.count_calls, args.fsync_method),
                                              daemon=True)
             server.start()
             bootstrap = parent.recv()

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the server imports the whole implementation: imported when 
     from kcoord.impl.server.serve import ServeOptions
 
 _DURABILITY_MODES = ("fsync", "os", "group")  # group: the old name of fsync, kept for old command lines
+_FSYNC_METHODS = ("auto", "syncfs", "fsync")  # (kcoord.impl.storage.round_sync.FSYNC_METHODS, not imported here)
 
 
 def _settings(values: list[str]) -> tuple[ClusterConfig, ListenerSettings]:
@@ -125,6 +126,15 @@ def serve(
                                             "fsync runs share the next) or os (acknowledged = in the page cache, "
                                             "Kafka's default: kept on a process crash, lost on power failure). "
                                             "group: an alias of fsync.")] = "fsync",
+    fsync_method: Annotated[str, typer.Option(help="How --durability fsync puts a round of writes on disk; every "
+                                              "method promises the same (acknowledged = on disk, each log's "
+                                              "write-back error reported to that log). syncfs: one syncfs(2) of the "
+                                              "data directory's file system per round (less CPU than an fsync per "
+                                              "log; it also writes back every other dirty file of that file system, "
+                                              "so on a disk busy with other writers a round can take longer). "
+                                              "fsync: each log of the round fsynced, side by side. auto (default): "
+                                              "syncfs where it reports write-back errors (Linux 5.8 and later), "
+                                              "else fsync.")] = "auto",
     group_commit_ms: Annotated[int | None, typer.Option(help="Ignored (kept for old command lines): fsync mode has "
                                                         "no linger.", min=0, hidden=True)] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override a setting: SECTION.KEY=VALUE (SECTION: "
@@ -145,6 +155,8 @@ def serve(
     """
     if durability not in _DURABILITY_MODES:
         usage_error(f"--durability {durability!r}: expected one of {', '.join(_DURABILITY_MODES)}")
+    if fsync_method not in _FSYNC_METHODS:
+        usage_error(f"--fsync-method {fsync_method!r}: expected one of {', '.join(_FSYNC_METHODS)}")
     if trace_format not in ("jsonl", "parquet"):
         usage_error(f"--trace-format {trace_format!r}: expected jsonl or parquet")
     if log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
@@ -162,7 +174,7 @@ def serve(
         options = ServeOptions(data_dir=data_dir, host=host, port=port, nodes=nodes, advertised_host=advertised_host,
                                trace_out=trace_out, trace_format=trace_format,  # type: ignore[arg-type]
                                metrics_port=metrics_port, max_frame_bytes=max_frame_bytes, cluster=config,
-                               listener=listener)
+                               listener=listener, fsync_method=fsync_method)  # type: ignore[arg-type]
     except ValueError as e:
         usage_error(str(e))
     try:

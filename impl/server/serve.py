@@ -12,7 +12,8 @@ that did work, and after a turn that found none (a produce's append is not the c
 every handler that ran since the last flush (and of the timers and transaction markers) share that fsync, and the
 requests that arrive while it runs share the next. So a lone writer never waits the linger for company that is not
 coming, and writers that arrive together still share their fsyncs.
-`--durability fsync` (`_start_flush`): a round's fsyncs run on threads (`FsyncWorkers`: one queue put per fsync);
+`--durability fsync` (`_start_flush`): a round is synced on threads (`FsyncWorkers`: one syncfs of the file system
+on one, or one queue put per log's fsync with `--fsync-method fsync`: `RoundSync`);
 while a round is in flight a request does not wake the pump (its write can only go to disk in the next round), and
 the pump's turn that ends the round runs in the round's own callback (`_flush_done`: it completes what became
 durable, starts the next round with what arrived meanwhile, and wakes the sleeping pump only for an earlier deadline
@@ -47,6 +48,7 @@ from ..runtime.runtime import FSYNC_THREADS
 from ..runtime.trace import JsonlSink, ParquetSink, TraceSink, TypedSchema
 from ..statemachine import MachineTable
 from ..storage.log import FlushTicket
+from ..storage.round_sync import FSYNC_METHODS, FsyncMethod, RoundSync
 from .apis import node_registry, served_features
 from .broker import BrokerContext, Endpoint, ServedCluster, wait_for_event
 from .connection import ListenerSettings, ServerOptions, WireServer
@@ -85,6 +87,7 @@ class ServeOptions:
     cluster: ClusterConfig = field(default_factory=ClusterConfig)  # `nodes` above wins over cluster.nodes
     cluster_id: str = "kcoord"
     listener: ListenerSettings = field(default_factory=ListenerSettings)  # idle timeout, request memory
+    fsync_method: FsyncMethod = "auto"  # `--durability fsync`'s rounds: syncfs, fsync per log, auto (`RoundSync`)
 
     def __post_init__(self) -> None:
         if self.nodes < 1:
@@ -100,6 +103,8 @@ class ServeOptions:
                              f"(--port {self.port}, --nodes {self.nodes}: node i listens on port + i)")
         if self.max_frame_bytes < 1:
             raise ValueError(f"--max-frame-bytes {self.max_frame_bytes}: must be positive")
+        if self.fsync_method not in FSYNC_METHODS:
+            raise ValueError(f"--fsync-method {self.fsync_method}: expected {', '.join(FSYNC_METHODS)}")
         if self.trace_format not in ("jsonl", "parquet"):
             raise ValueError(f"trace format {self.trace_format!r}: expected jsonl or parquet")
 
@@ -166,6 +171,8 @@ class KcoordServer:
         self._flushing: list[FlushTicket] | None = None  # the group commit whose fsyncs run now (fsync durability)
         self._flush_waiter: asyncio.Future[None] | None = None  # done once the round's fsyncs all ended
         self._fsync_workers: FsyncWorkers[FlushTicket] = FsyncWorkers(FSYNC_THREADS)  # (threads from the first round)
+        self._round_sync: RoundSync | None = None  # how a round is synced: one syncfs, or an fsync per log
+        self._syncfs_worker: FsyncWorkers[list[FlushTicket]] = FsyncWorkers(1, "kcoord-syncfs")
         self._serving = False  # the cluster loop runs (`_flush_done` then takes a turn of it)
         self._unfinished = False  # the last turn stopped at `_POLLS_PER_TURN` with work still due (fsync durability)
         self._last_trace_flush_s = 0.0
@@ -181,6 +188,8 @@ class KcoordServer:
         try:
             self._wake = asyncio.Event()
             self._sink = MetricsTap(self.metrics, _trace_sink(options))
+            if self._in_background:  # (before any log is opened: syncfs then reports every write-back error since)
+                self._round_sync = RoundSync.open(options.fsync_method, options.data_dir)
             config = dataclasses.replace(options.cluster, nodes=options.nodes)
             cluster = self.cluster = Cluster(options.data_dir, self.clock, config=config, sink=self._sink)
             cluster.load_listener = self.metrics.partition_loaded
@@ -238,6 +247,9 @@ class KcoordServer:
             with contextlib.suppress(Exception):
                 await self._flush_waiter
         self._fsync_workers.close()
+        self._syncfs_worker.close()
+        if self._round_sync is not None:
+            self._round_sync.close()
         if self.metrics_server is not None:
             await self.metrics_server.stop()
             self.metrics_server = None
@@ -377,10 +389,11 @@ class KcoordServer:
 
     def _start_flush(self) -> None:
         """Group commit (`--durability fsync`): unless a flush is in flight, begin one for every log holding
-        appends not yet fsynced and run their fsyncs side by side on the fsync threads while the loop goes on; the
-        writes that arrive meanwhile wait for the next one. When they are all done the loop is woken once (not once
-        per fsync: each wake-up is a self-pipe write, a loop turn and GIL hand-offs) to complete what became
-        durable, and the next flush starts at once if anything is pending."""
+        appends not yet fsynced and sync them while the loop goes on (`RoundSync`: one syncfs of the file system on
+        one thread, or their fsyncs side by side on the fsync threads); the writes that arrive meanwhile wait for the
+        next one. When they are all done the loop is woken once (not once per fsync: each wake-up is a self-pipe
+        write, a loop turn and GIL hand-offs) to complete what became durable, and the next flush starts at once if
+        anything is pending."""
         assert self.cluster is not None
         if self._flushing is not None:
             return
@@ -390,6 +403,17 @@ class KcoordServer:
         self._flushing = tickets
         loop = asyncio.get_running_loop()
         waiter = self._flush_waiter = loop.create_future()
+        sync = self._round_sync
+        if sync is not None and sync.whole_round:
+
+            def sync_round(tickets: list[FlushTicket]) -> None:  # on the syncfs thread: one syncfs, one wake-up
+                try:
+                    sync.sync(tickets)
+                finally:
+                    loop.call_soon_threadsafe(self._flush_done, tickets, waiter)
+
+            self._syncfs_worker.submit(sync_round, tickets)
+            return
         left = [len(tickets)]
         lock = threading.Lock()
 

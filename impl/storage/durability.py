@@ -89,7 +89,8 @@ class FlushOwner(Protocol):
 
 
 class FlushTicket:
-    """A flush begun by ``PartitionLog.begin_flush``: ``fsync()`` it on any thread, then ``end_flush`` it."""
+    """A flush begun by ``PartitionLog.begin_flush``: ``fsync()`` it on any thread (or ``synced()`` once a syncfs of
+    its file system returned: ``RoundSync``), then ``end_flush`` it."""
 
     __slots__ = ("_fd", "_injected", "end_offset", "error", "log", "on_error")
 
@@ -112,6 +113,18 @@ class FlushTicket:
             self.error = e
         finally:
             os.close(self._fd)
+
+    @property
+    def fd(self) -> int:
+        """The descriptor ``fsync`` syncs (a duplicate of the log's; open until ``fsync`` or ``synced``)."""
+        return self._fd
+
+    def synced(self) -> None:
+        """Its file system was synced (one syncfs for the round, ``RoundSync``) without an error: what it covers is
+        on disk, unless a fault was injected; closes the descriptor, as ``fsync`` does."""
+        if self._injected:
+            self.error = InjectedFault(errno.EIO, "injected fsync failure")
+        os.close(self._fd)
 
 
 @dataclass(slots=True)

@@ -108,9 +108,42 @@ def test_acknowledged_data_survives_sigkill(tmp_path: Path, mode: str) -> None:
     assert committed == committed_offset
 
 
-def served(tmp_path: Path, durability: Durability) -> ServerThread:
+@pytest.mark.parametrize("method", ["fsync", "auto"])
+def test_the_fsync_method_option_reaches_the_server(tmp_path: Path, method: str) -> None:
+    """`--fsync-method` is the server's: it says at its start how its rounds are synced, and answers acks=all."""
+    import kafka
+
+    port = free_port_block(1)
+    process = start_serve(tmp_path / "data", port, "--durability", "fsync", "--fsync-method", method,
+                          "--log-level", "info")
+    try:
+        producer = kafka.KafkaProducer(bootstrap_servers=f"127.0.0.1:{port}", acks="all", linger_ms=0,
+                                       request_timeout_ms=30_000, max_block_ms=30_000)
+        producer.send("method", b"on disk", partition=0).get(timeout=30)
+        producer.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    said = {"fsync": "--durability fsync: each log of a round fsynced (--fsync-method fsync)",
+            "auto": f"--durability fsync: one syncfs of {tmp_path / 'data'}'s file system per round "
+                    "(--fsync-method auto)"}
+    assert [line.split(": ", 1)[1] for line in err.splitlines() if "kcoord.impl.storage.round_sync" in line] == \
+        [said[method]]
+    assert " WARNING " not in err and "Traceback" not in err
+
+
+def test_an_unknown_fsync_method_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([KCOORD, "serve", "--data-dir", str(tmp_path / "data"), "--port", "0", "--fsync-method",
+                           "sometimes"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--fsync-method 'sometimes': expected one of auto, syncfs, fsync" in done.stderr
+
+
+def served(tmp_path: Path, durability: Durability, fsync_method: str = "auto") -> ServerThread:
     config = ClusterConfig(groups=GroupConfig(initial_rebalance_delay_ms=0), durability=durability)
-    return ServerThread(ServeOptions(data_dir=tmp_path, port=0, cluster=config))
+    return ServerThread(ServeOptions(data_dir=tmp_path, port=0, cluster=config,
+                                     fsync_method=fsync_method))  # type: ignore[arg-type]
 
 
 class FsyncCounter:
@@ -169,14 +202,39 @@ def test_os_durability_answers_without_fsyncs(tmp_path: Path, monkeypatch: pytes
     assert counter.count > 0  # the clean stop fsynced what the page cache held
 
 
+def test_fsync_rounds_are_one_syncfs_each_and_no_fsync_by_default(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fsync` with the default `--fsync-method auto` (Linux 5.8 and later): every round of the transactions' writes
+    is one syncfs of the data directory's file system (`RoundSync`), and no log is fsynced on its own."""
+    with served(tmp_path, Durability.fsync()) as server:
+        transactions(server.bootstrap, "warm", 1, 0, None)  # the topic and the coordinators' files are made
+        sync = server.server._round_sync
+        assert sync is not None and sync.whole_round
+        real_syncfs = sync._syncfs
+        assert real_syncfs is not None
+        synced: list[int] = []
+
+        def counted(fd: int) -> int:
+            synced.append(fd)
+            return real_syncfs(fd)
+
+        monkeypatch.setattr(sync, "_syncfs", counted)
+        counter = FsyncCounter(monkeypatch)
+        transactions(server.bootstrap, "syncfs-txn", 3, 0, None)
+        fsyncs, syncfs_calls = counter.count, len(synced)
+    assert fsyncs == 0
+    assert syncfs_calls >= 3 * 2  # (each transaction: its record, then its markers and more, before its answers)
+
+
 def test_fsync_group_commit_shares_fsyncs_between_producers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`fsync`: one producer alone pays its fsyncs itself and does not wait for company; eight producers writing to
     the same partition share its fsyncs (each transaction writes its record and its commit marker there: two fsyncs
     of that log alone, far fewer together), while the fsyncs of different logs run side by side. The disk is made
     slow (20 ms an fsync), as the producers here share the test's interpreter with the server and could otherwise
-    not send faster than this machine's fsyncs end."""
+    not send faster than this machine's fsyncs end. (`--fsync-method fsync`, whose fsyncs count the logs of each
+    round; `auto` syncs a round with one syncfs.)"""
     per_producer = 6
-    with served(tmp_path, Durability.fsync()) as server:
+    with served(tmp_path, Durability.fsync(), fsync_method="fsync") as server:
         transactions(server.bootstrap, "alone-warm", 1, 0, None)
         counter = FsyncCounter(monkeypatch, delay_s=0.02)
         started = time.monotonic()

@@ -28,7 +28,7 @@ from kcoord.impl.txn.config import TxnConfig
 
 pytestmark = [pytest.mark.wire]
 
-FSYNC_S = 0.3  # every fsync takes this long: the later requests all arrive while the first round is in flight
+FSYNC_S = 0.3  # each fsync (or syncfs) takes this long: the later requests all arrive while the first round runs
 LATER = 6
 
 
@@ -53,10 +53,18 @@ def test_requests_arriving_during_a_round_wait_for_its_end_without_polling(tmp_p
             return int(poll())
 
         real_fsync = os.fsync
+        sync = server._round_sync  # (one syncfs a round, `--fsync-method auto` here; an fsync per log otherwise)
+        assert sync is not None and sync.whole_round
+        real_syncfs = sync._syncfs
+        assert real_syncfs is not None
 
         def slow_fsync(fd: int) -> None:
             time.sleep(FSYNC_S)
             real_fsync(fd)
+
+        def slow_syncfs(fd: int) -> int:
+            time.sleep(FSYNC_S)
+            return real_syncfs(fd)
 
         async def send(tid: str, correlation_id: int) -> tuple[int, float]:
             frame = encode_request(_init(tid), correlation_id=correlation_id, client_id="rounds")
@@ -87,9 +95,11 @@ def test_requests_arriving_during_a_round_wait_for_its_end_without_polling(tmp_p
 
         monkeypatch.setattr(cluster, "poll", counted_poll)
         monkeypatch.setattr(os, "fsync", slow_fsync)
+        monkeypatch.setattr(sync, "_syncfs", slow_syncfs)
         assert served.thread is not None
         outcome = served.thread.run(scenario())
         monkeypatch.setattr(os, "fsync", real_fsync)
+        monkeypatch.setattr(sync, "_syncfs", real_syncfs)
         assert outcome["same round"], "the requests took longer to send than a round: nothing measured"
         # (the turn that starts the round: a poll that appends the first request's write, one that finds nothing)
         assert outcome == {"polls starting the round": 2, "polls during the round": 0, "same round": True,

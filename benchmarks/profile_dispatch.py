@@ -1,7 +1,7 @@
 """A `kcoord serve` node's CPU per request without the sockets: `Dispatcher.dispatch` called in process on the frames
 `bench_clients.py` sends, and where that CPU goes (cProfile, cumulative, by function).
 
-Run: ``.venv/bin/python benchmarks/profile_dispatch.py [--workload consumer|classic|txn] [--groups 8]
+Run: ``.venv/bin/python benchmarks/profile_dispatch.py [--workload consumer|classic|txn|txn2] [--groups 8]
 [--requests 20000] [--runs 5] [--durability os|fsync] [--profile] [--top 30]``.
 
 A `KcoordServer` (os durability, Kafka 4.0's defaults except `group.initial.rebalance.delay.ms=0`, as
@@ -19,7 +19,10 @@ socket), until `--requests` transactions are committed; every request frame is b
 figure is CPU µs per committed transaction of this process (`--durability fsync`: with its fsync threads) minus the
 client's own checking of the answers and the AddPartitionsToTxn retries (CONCURRENT_TRANSACTIONS while the
 previous transaction's markers complete: in process the next transaction starts at once; over sockets there are
-almost none), each timed apart.
+almost none), each timed apart. `--workload txn2`: Kafka 4.0's Java client's Transactions V2 transaction instead
+(`bench_clients.txn2`'s: Produce v12 to both partitions, the leader adding them; TxnOffsetCommit v5; EndTxn v5), its
+frames built as it goes (each transaction writes with the epoch the previous EndTxn answered) and timed as the
+client's.
 """
 
 from __future__ import annotations
@@ -37,7 +40,18 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_clients import CONCURRENT_TRANSACTIONS, INPUT_TOPIC, PARTITIONS, TOPIC, _init_producer, _ms, _produce_request
+from bench_clients import (
+    CONCURRENT_TRANSACTIONS,
+    INPUT_TOPIC,
+    PARTITIONS,
+    TOPIC,
+    _init_producer,
+    _ms,
+    _produce_request,
+    end_txn_v5,
+    produce_v12,
+    txn_offset_commit_v5,
+)
 from kio.schema.add_offsets_to_txn.v3 import AddOffsetsToTxnRequest
 from kio.schema.add_partitions_to_txn.v3 import AddPartitionsToTxnRequest
 from kio.schema.add_partitions_to_txn.v3.request import AddPartitionsToTxnTopic
@@ -230,8 +244,55 @@ class TxnDriver:
         return 1e6 * (time.process_time() - start - self.client_s - self.retry_s) / (per * len(self.producers))
 
 
-async def _txn_driver(node: Node, producers: int) -> TxnDriver:
-    return TxnDriver(node, [await _init_producer(node, f"bench-txn-{i}", i) for i in range(producers)])  # type: ignore[arg-type]
+class TxnV2Driver(TxnDriver):
+    """`bench_clients.txn2`'s transaction (Transactions V2: Produce v12 to both partitions, the leader adding them;
+    TxnOffsetCommit v5; EndTxn v5, whose answer gives the epoch the next transaction writes with), in process. Its
+    frames are built as it goes (each transaction's epoch and sequences come from the one before), timed as the
+    client's, as are the answers' checks; a Produce or TxnOffsetCommit answered CONCURRENT_TRANSACTIONS is sent again
+    (counted and timed apart as a retry, as `TxnDriver`'s)."""
+
+    def frames(self, i: int, count: int) -> list[tuple[bytes, bytes]]:
+        return [(b"", b"")] * count  # (built in `_one`, from the previous EndTxn's answer)
+
+    async def _one(self, i: int, frames: list[tuple[bytes, bytes]]) -> None:
+        p, node = self.producers[i], self.node
+        tid, group = TransactionalId(p.txn_id), GroupId(p.group)
+        for _ in frames:
+            start = time.process_time()
+            pid, epoch = ProducerId(p.pid), i16(p.epoch)
+            produce = node.frame(_produce_request(p, produce_v12))
+            schema = txn_offset_commit_v5.request
+            offsets = node.frame(txn_offset_commit_v5.TxnOffsetCommitRequest(
+                transactional_id=tid, group_id=group, producer_id=pid, producer_epoch=epoch, generation_id=i32(-1),
+                member_id="", group_instance_id=None, topics=(schema.TxnOffsetCommitRequestTopic(
+                    name=TopicName(INPUT_TOPIC), partitions=(schema.TxnOffsetCommitRequestPartition(
+                        partition_index=i32(i % PARTITIONS), committed_offset=i64(self.done[i] + 1),
+                        committed_leader_epoch=i32(-1), committed_metadata=""),)),)))
+            end = node.frame(end_txn_v5.EndTxnRequest(transactional_id=tid, producer_id=pid, producer_epoch=epoch,
+                                                      committed=True))
+            self.client_s += time.process_time() - start
+            for frame, api_key, version in ((produce, 0, 12), (offsets, 28, 5)):
+                while True:
+                    start = time.process_time()
+                    if not self._check(await node.raw(frame), api_key, version):
+                        break
+                    self.retry_s += time.process_time() - start
+                    self.retries += 1
+                    await asyncio.sleep(0.001)
+            answer = await node.raw(end)
+            start = time.process_time()
+            ended = decode_response(26, 5, answer)[1]
+            if ended.error_code.value != 0 or ended.producer_epoch < 0:
+                raise RuntimeError(f"EndTxn v5 answered {ended}")
+            if (int(ended.producer_id), int(ended.producer_epoch)) != (p.pid, p.epoch):
+                p.pid, p.epoch, p.sequences = int(ended.producer_id), int(ended.producer_epoch), [0, 0]
+            self.client_s += time.process_time() - start
+            self.done[i] += 1
+
+
+async def _txn_driver(node: Node, producers: int, workload: str = "txn") -> TxnDriver:
+    driver = TxnV2Driver if workload == "txn2" else TxnDriver
+    return driver(node, [await _init_producer(node, f"bench-{workload}-{i}", i) for i in range(producers)])  # type: ignore[arg-type]
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -258,9 +319,9 @@ async def main_async(args: argparse.Namespace) -> None:
             assert server.shared is not None
             if not server.shared.alone():  # (fsync durability: never alone)
                 pass
-            elif args.workload == "txn":  # a request is alone when no other producer's is in progress, as over sockets
+            elif args.workload in ("txn", "txn2"):  # alone: no other producer's request in progress, as over sockets
                 server.shared.alone = lambda: node.busy <= 1
-            if args.workload == "txn":
+            if args.workload in ("txn", "txn2"):
                 await _measure_txn(node, args)
             else:
                 await _measure_heartbeats(node, args)
@@ -279,7 +340,7 @@ async def _measure_heartbeats(node: Node, args: argparse.Namespace) -> None:
 
 
 async def _measure_txn(node: Node, args: argparse.Namespace) -> None:
-    driver = await _txn_driver(node, args.groups)
+    driver = await _txn_driver(node, args.groups, args.workload)
     await driver.run(args.groups * 20)  # warm up
     figures = [await driver.run(args.requests) for _ in range(args.runs)]
     _report(args, figures, f"committed transaction ({driver.retries} retries left out)")
@@ -313,7 +374,7 @@ def _print_profile(args: argparse.Namespace, profile: cProfile.Profile) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workload", choices=("consumer", "classic", "txn"), default="consumer")
+    parser.add_argument("--workload", choices=("consumer", "classic", "txn", "txn2"), default="consumer")
     parser.add_argument("--durability", choices=("os", "fsync"), default="os")
     parser.add_argument("--sort", default="cumulative", help="pstats sort key of --profile's listing")
     parser.add_argument("--groups", type=int, default=8, help="groups (heartbeats) or producers (txn)")

@@ -1,7 +1,7 @@
 """Where a `kcoord serve` request's CPU goes, by layer: a cProfile of the server process over a `bench_server.py`
 workload, each function's own time put in one layer, scaled to the CPU per request measured without the profiler.
 
-Run: ``.venv/bin/python benchmarks/profile_server.py [--workload classic|consumer|txn] [--connections 8]
+Run: ``.venv/bin/python benchmarks/profile_server.py [--workload classic|consumer|txn|txn2] [--connections 8]
 [--seconds 4] [--durability os|fsync] [--top 25] [--timer wall|cpu] [--save PROFILE]``.
 
 The server (one node, as in `bench_server.py`) runs in a child process twice: once plain, for the CPU per request
@@ -114,7 +114,8 @@ def _profiled(data_dir: str, durability: str, addresses: multiprocessing.Queue[s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workload", default="classic")
+    parser.add_argument("--workload", default="classic", help="a bench_clients.py workload: classic, consumer, "
+                        "txn (Transactions V1) or txn2 (V2: Produce v12, TxnOffsetCommit v5, EndTxn v5)")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--durability", default="os")

@@ -3,7 +3,7 @@ CONCURRENT_TRANSACTIONS retries, the fsync rounds and the time between an EndTxn
 transaction's Complete* being visible, and the server's CPU split between the event loop's thread and the others.
 
 Run: ``.venv/bin/python benchmarks/txn_commit_path.py [--durability os,fsync] [--runs 3] [--seconds 3]
-[--add-retry-backoff-ms 20[,1]] [--workloads txn[,txn2]] [--json PATH]`` (from any directory; with
+[--add-retry-backoff-ms 20[,1]] [--workloads txn[,txn2]] [--connections 8] [--json PATH]`` (from any directory; with
 ``PYTHONPATH=TREE`` another checkout's kcoord, laid out as the installed package, is measured with this
 script's clients; ``--fsync-method auto|syncfs|fsync``: `kcoord serve --fsync-method`, for a tree that has it).
 
@@ -295,6 +295,7 @@ def main() -> None:
                         help="comma-separated: each value is measured in turn (20: Kafka's Java client)")
     parser.add_argument("--workloads", default="txn", help="comma-separated, alternating: txn (Transactions V1, "
                         "5 requests), txn2 (V2, Kafka 4.0's Java client: 3 requests)")
+    parser.add_argument("--connections", type=int, default=8, help="producers (one connection each, in 2 processes)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--fsync-method", choices=("auto", "syncfs", "fsync"),
                         help="`kcoord serve --fsync-method` (default: the server's; a tree without it has fsync only)")
@@ -320,7 +321,7 @@ def main() -> None:
                 for run in range(args.runs):
                     for workload, backoff in pairs if run % 2 == 0 else pairs[::-1]:
                         row = run_once(bootstrap, server.pid, parent, f"{durability}{run}{workload}b{backoff:g}",
-                                       args.seconds, backoff, workload=workload)
+                                       args.seconds, backoff, connections=args.connections, workload=workload)
                         row["load"] = os.getloadavg()[0]
                         name = f"{durability}/backoff{backoff:g}" if workloads == ["txn"] else \
                             f"{durability}/{workload}/backoff{backoff:g}"

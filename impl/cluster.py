@@ -147,13 +147,21 @@ class Cluster:
         """Every group commit to disk now: the logs with pending appends (data partitions and coordinator partitions
         of every node) are fsynced side by side first, so they share the disk's flushes; then each component
         completes what became durable (and meets any error)."""
-        pending = self.partitions.pending_logs()
-        for node in self.nodes:
-            if node.alive:
-                pending += node.txn.runtime.logs_to_flush() + node.groups.runtime.logs_to_flush()
-        flush_together(pending)
+        if not self._acknowledged_when_written:
+            pending = self.partitions.pending_logs()
+            for node in self.nodes:
+                if node.alive:
+                    pending += node.txn.runtime.logs_to_flush() + node.groups.runtime.logs_to_flush()
+            flush_together(pending)
         self.partitions.flush()
         return sum(node.flush() for node in self.nodes)
+
+    @property
+    def _acknowledged_when_written(self) -> bool:
+        """`os` durability: an append is durable once written, so no log ever has appends to fsync and `flush` has
+        nothing to put side by side (each coordinator's own flush appends its open batches, as the pre-pass would)."""
+        durability = self.config.durability
+        return durability is not None and durability.mode == "os"
 
     def begin_flush(self) -> list[FlushTicket]:
         """Group commit with the fsyncs on other threads: the open batches appended, and a ticket for every log

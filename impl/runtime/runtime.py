@@ -129,6 +129,10 @@ class CoordinatorRuntime:
         self.storage_failed: dict[int, OSError] = {}  # partitions unloaded after a write they could not undo
         self.compactions: list[tuple[int, CompactionReport]] = []  # (partition, report), the most recent last
         self._busy: dict[int, Shard] = {}  # shards with writes not yet settled (durable, answered, cleaning checked)
+        #: the shards that may hold plans in flight (open or appended, not yet completed): a subset of `_busy` that
+        #: `flush`, `write_open` and `logs_to_flush` visit, so a lone request's flush does not look at every shard
+        #: written since the last poll (in `os` mode polls are rare: most requests flush alone)
+        self._unsettled: dict[int, Shard] = {}
         self._timers_due_ms = _NEVER  # no timer of any shard is due before then
         #: told when `next_deadline_ms` may have moved earlier (a write started, an earlier timer): an event loop
         #: sleeping until the old deadline wakes (`Cluster.changed`)
@@ -232,6 +236,7 @@ class CoordinatorRuntime:
         self._clean_retry_ms.pop(partition, None)
         self._clean_checked.pop(partition, None)
         self._busy.pop(partition, None)
+        self._unsettled.pop(partition, None)
         shard = self.shards.pop(partition, None)
         if shard is not None:
             shard.close()
@@ -280,6 +285,8 @@ class CoordinatorRuntime:
                 if fired:
                     work += fired
                     in_flight = shard.in_flight  # a timer's callback may have written (a session expiry)
+            if not in_flight and self._unsettled.get(partition) is shard:
+                del self._unsettled[partition]
             if not in_flight and partition in busy:
                 if self.cleaning is not None and self._clean_checked.get(partition) != shard.log.log_end_offset:
                     work += self._clean(partition, shard, now)
@@ -292,6 +299,7 @@ class CoordinatorRuntime:
 
     def _write_started(self, shard: Shard) -> None:
         self._busy[shard.partition] = shard
+        self._unsettled[shard.partition] = shard
         self.on_change()
 
     def _timer_scheduled(self, deadline_ms: int) -> None:
@@ -358,7 +366,7 @@ class CoordinatorRuntime:
     def logs_to_flush(self) -> list[PartitionLog]:
         """Group commit: the open batches appended, the logs holding appends not yet fsynced."""
         out = []
-        for shard in self._busy.values():
+        for shard in self._unsettled.values():
             if shard.in_flight:
                 shard.write_open()
                 if shard.log.durable_offset < shard.log.log_end_offset:
@@ -368,7 +376,8 @@ class CoordinatorRuntime:
     def flush(self) -> int:
         """Force every group commit to disk now and complete what became durable."""
         done = 0
-        for partition, shard in list(self._busy.items()):
+        unsettled = self._unsettled
+        for partition, shard in list(unsettled.items()):
             if shard.in_flight and partition in self.shards:
                 shard.write_open()
                 try:
@@ -377,6 +386,8 @@ class CoordinatorRuntime:
                     self._unload_failed(partition, "fsync", e)
                     continue
                 done += shard.complete_durable()
+            if not shard.in_flight and unsettled.get(partition) is shard:
+                del unsettled[partition]  # (`_busy` keeps it until a poll has checked its cleaning)
         return done
 
     def write_open(self) -> int:
@@ -384,7 +395,7 @@ class CoordinatorRuntime:
         complete what that made visible (a `visible_when_written` plan; with os durability every append). Returns
         the plans completed."""
         done = 0
-        for partition, shard in list(self._busy.items()):
+        for partition, shard in list(self._unsettled.items()):
             if shard.has_open and partition in self.shards and partition not in self.loading:
                 shard.write_open()
                 done += shard.complete_durable()

@@ -304,3 +304,57 @@ def test_a_write_a_timer_makes_is_written_and_answered(tmp_path: Path) -> None:
         rt.poll()
     assert made[0].done and made[0].result()[0] == "NONE"
     assert not shard.pending("Transaction", ("t1",))
+
+
+# ------------------------------------------------------------ a lone request's flush looks at the shards it must
+
+
+class _LookedAt(Shard):
+    """A shard that counts how often its runtime looks at it (`in_flight`: the first thing every pass over the
+    shards reads)."""
+
+    looks = 0
+
+    @property
+    def in_flight(self) -> int:
+        self.looks += 1
+        return super().in_flight
+
+
+def test_flush_looks_only_at_the_shards_with_plans_in_flight(tmp_path: Path) -> None:
+    """Shards written since the last poll but settled since (their plans answered by a flush) are not looked at by
+    the next `flush`, `write_open` or `logs_to_flush` (with `os` durability polls are rare: most requests flush
+    alone); the shard with a plan in flight is, and its plan is answered."""
+    rt = make_runtime(tmp_path, Durability.os())
+    shards = [rt.load(p) for p in range(3)]
+    first = [submit_init(shards[0], "a"), submit_init(shards[1], "b")]
+    assert rt.flush() == 2 and all(d.done for d in first)
+    for shard in shards[:2]:
+        shard.__class__ = _LookedAt  # (written since the last poll, settled since)
+    done = [submit_init(shards[2], "c")]
+    assert rt.write_open() == 1 and done[0].done
+    done.append(submit_init(shards[2], "d"))
+    assert rt.logs_to_flush() == []  # (os: written is durable)
+    assert rt.flush() == 1 and done[1].done
+    assert rt.flush() == 0 and rt.write_open() == 0 and rt.logs_to_flush() == []
+    assert [s.looks for s in shards[:2]] == [0, 0]  # type: ignore[attr-defined]
+    assert [(d.result()[0], d.result()[1]["producer_id"]) for d in (*first, *done)] == [("NONE", 7)] * 4
+    rt.poll()  # (a poll still looks at every shard written since the last one: its cleaning checks)
+    assert all(s.looks > 0 for s in shards[:2])  # type: ignore[attr-defined]
+
+
+def test_a_plan_submitted_while_a_flush_completes_another_is_answered_by_the_next_flush(tmp_path: Path) -> None:
+    """A shard that starts a write while `flush` completes another shard's plan (a completion callback submits
+    to it) stays to be flushed: the flush that runs it or the next one answers it."""
+    rt = make_runtime(tmp_path, Durability.os())
+    shards = [rt.load(p) for p in range(3)]
+    later: list[Any] = []
+    for index in (0, 2):  # the callback's shard both before and after the completing one in the runtime's order
+        first = submit_init(shards[1], f"first-{index}", pid=10 + index)
+        first.then(lambda _, index=index: later.append(submit_init(shards[index], f"then-{index}", pid=20 + index)))
+        rt.flush()
+        assert first.done and len(later) == (1 if index == 0 else 2)
+        rt.flush()
+        assert later[-1].done and later[-1].result()[0] == "NONE"
+        assert later[-1].result()[1]["producer_id"] == 20 + index
+    assert all(s.in_flight == 0 for s in shards)

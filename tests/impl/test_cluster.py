@@ -181,9 +181,9 @@ def test_one_flush_takes_a_lone_commit_to_complete_commit(tmp_path: Path, durabi
 
 def test_a_round_of_fsyncs_on_threads_answers_only_once_it_ended(tmp_path: Path) -> None:
     """`--durability fsync`'s rounds (`begin_flush`, the tickets' fsyncs elsewhere, `end_flush`): the writes the round
-    covered, of the transaction coordinator and of the group coordinator, are answered by the first poll after its
-    end (`end_flush` tells both runtimes which of their shards to look at), not before; a write made during the round
-    waits for the next."""
+    covered, of the transaction coordinator, the group coordinator and a data partition, are answered by the first
+    poll after its end (`end_flush` tells both runtimes and the partitions which of their logs it covered), not
+    before; a write made during the round waits for the next."""
     cluster = Cluster(tmp_path, ManualClock(1_000), config=ClusterConfig(
         nodes=1, txn=TxnConfig(num_partitions=5), durability=Durability.fsync()))
     cluster.start()
@@ -193,9 +193,10 @@ def test_a_round_of_fsyncs_on_threads_answers_only_once_it_ended(tmp_path: Path)
         pass
     inited = node.txn.init_producer_id("t", 60_000)
     committed = node.groups.offset_commit(OffsetCommitRequest(GROUP, ((TOPIC, (OffsetCommitPartition(0, 5),)),)))
+    produced = cluster.partitions.produce(TOPIC, 0, RecordBatch.of([Record(0, 1_000, b"k", b"v")]), acks=-1)
     cluster.poll()
     tickets = cluster.begin_flush()
-    assert len(tickets) == 2 and not inited.done and not committed.done
+    assert len(tickets) == 3 and not inited.done and not committed.done and not produced.done
     late = node.txn.init_producer_id("u", 60_000)
     for ticket in tickets:
         ticket.fsync()
@@ -204,6 +205,7 @@ def test_a_round_of_fsyncs_on_threads_answers_only_once_it_ended(tmp_path: Path)
     cluster.end_flush(tickets)
     cluster.poll()
     assert inited.done and inited.result().error == "NONE" and committed.done
+    assert produced.done and produced.result().error == "NONE"
     assert {e for _, parts in committed.result().topics for _, e in parts} == {"NONE"}
     assert not late.done
     (ticket,) = cluster.begin_flush()

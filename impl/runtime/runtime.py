@@ -281,9 +281,10 @@ class CoordinatorRuntime:
             self._looked_at = {p: s for p, s in looked_at.items() if p in self.loading} if looked_at else {}
         for _, shard in active:
             work += shard.write_open()
-        due = [(p, s) for p, s in active if s.in_flight and s.log.flush_due(now)]
-        for partition, error in _flush_all(due):
-            self._unload_failed(partition, "fsync", error)
+        if not self._rounds:  # (with fsync rounds no flush is ever due: `PartitionLog.flush_due`)
+            due = [(p, s) for p, s in active if s.in_flight and s.log.flush_due(now)]
+            for partition, error in _flush_all(due):
+                self._unload_failed(partition, "fsync", error)
         busy = self._busy
         for partition, shard in active:
             if partition not in self.shards:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kcoord.impl.runtime.clock import ManualClock
 from kcoord.impl.runtime.runtime import CoordinatorRuntime
 from kcoord.impl.runtime.shard import Shard
 from kcoord.impl.storage.log import Durability
@@ -87,13 +88,18 @@ def test_no_answer_before_its_round_has_made_it_durable(tmp_path: Path) -> None:
 
 
 def test_other_durabilities_still_look_at_every_busy_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Group commit with a linger flushes from `poll` when due: every shard with writes in flight is looked at."""
-    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=0, max_bytes=1 << 20))
+    """Group commit with a linger flushes from `poll` once due: every shard with writes in flight is looked at by every
+    poll until then (no round tells the runtime), and answered once its flush was due."""
+    clock = ManualClock(1_000)
+    rt = make_runtime(tmp_path, Durability.group(max_delay_ms=5, max_bytes=1 << 20), clock=clock)
     shards = [rt.load(p) for p in range(2)]
     while rt.poll():
         pass
     looked = _count_looks(monkeypatch)
     done = [submit_init(s, f"t{s.partition}") for s in shards]
     rt.poll()
-    assert sorted(looked) == [0, 1] and all(c.done for c in done)
-
+    assert sorted(looked) == [0, 1] and not any(c.done for c in done)  # not due yet
+    looked.clear()
+    clock.advance(5)
+    rt.poll()
+    assert sorted(looked) == [0, 1] and all(c.done and c.result()[0] == "NONE" for c in done)

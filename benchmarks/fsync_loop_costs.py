@@ -1,7 +1,8 @@
 """The unit costs behind `--durability fsync`'s extra loop-thread CPU, each measured apart, in process (issue 31's
 fifteenth session): a cluster poll while coordinator shards and data partitions wait for a round in flight; the loop
 thread's CPU for one wake-up by another thread (as a round's end wakes it); a queue put that wakes a blocked thread
-(as each fsync job is handed over); a request parked on a `Completion` and resumed, against one answered at once.
+(as each fsync job is handed over); a request parked on a `Completion` and resumed, against one answered at once;
+an EndTxn's bounded wait for its markers (`BrokerContext.wait_at_most`, released by its completion).
 
 Run: ``.venv/bin/python benchmarks/fsync_loop_costs.py [--shards 8] [--partitions 4]`` (``PYTHONPATH=TREE``: another
 checkout's kcoord, laid out as the installed package; run from outside the repository). Best of 5 for the poll and
@@ -22,6 +23,7 @@ from pathlib import Path
 from kcoord.impl.cluster import Cluster, ClusterConfig
 from kcoord.impl.runtime.clock import SystemClock
 from kcoord.impl.runtime.completion import Completion
+from kcoord.impl.server.broker import BrokerContext
 from kcoord.impl.server.peer import run_soon
 from kcoord.impl.storage.batch import Record, RecordBatch
 from kcoord.impl.storage.log import Durability
@@ -136,11 +138,35 @@ async def _park_us(n: int, parked: bool) -> float:
     return 1e6 * (time.thread_time() - start) / n
 
 
-async def _loop_costs() -> tuple[float, float, float]:
+class _NoKick:
+    def kick(self) -> None:
+        pass
+
+
+async def _bounded_wait_us(n: int) -> float:
+    """CPU µs per `BrokerContext.wait_at_most(completion, 1 s)` released by its completion, set a loop turn later (as
+    a parked request's `as_future` in `_park_us`)."""
+    ctx = BrokerContext(_NoKick(), 0)  # type: ignore[arg-type]
+    answers: list[object] = []
+    start = time.thread_time()
+    for i in range(n):
+        c: Completion[int] = Completion()
+        run_soon(ctx.wait_at_most(c, 1.0), answers.append, print)
+        asyncio.get_running_loop().call_soon(c.set, i)
+        if i % 8 == 7:
+            await asyncio.sleep(0)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert len(answers) == n, len(answers)
+    return 1e6 * (time.thread_time() - start) / n
+
+
+async def _loop_costs() -> tuple[float, float, float, float]:
     wake = statistics.median([await _wake_up_us(3_000) for _ in range(3)])
     parked = min([await _park_us(50_000, True) for _ in range(5)])
     at_once = min([await _park_us(50_000, False) for _ in range(5)])
-    return wake, parked, at_once
+    bounded = min([await _bounded_wait_us(20_000) for _ in range(5)])
+    return wake, parked, at_once, bounded
 
 
 def main() -> None:
@@ -153,10 +179,11 @@ def main() -> None:
     print(f"cluster.poll, nothing waiting: {idle:.2f} µs; {args.shards} shards + {args.partitions} partitions "
           f"waiting for a round: {waiting:.2f} µs")
     print(f"SimpleQueue.put waking a blocked thread: {queue_put_us():.1f} µs")
-    wake, parked, at_once = asyncio.run(_loop_costs())
+    wake, parked, at_once, bounded = asyncio.run(_loop_costs())
     print(f"loop-thread CPU per wake-up by another thread: {wake:.1f} µs")
     print(f"a request parked and resumed: {parked:.2f} µs, answered at once: {at_once:.2f} µs "
           f"(+{parked - at_once:.2f})")
+    print(f"an EndTxn's bounded wait (wait_at_most) released by its completion: {bounded:.2f} µs")
 
 
 if __name__ == "__main__":

@@ -174,14 +174,20 @@ class Cluster:
         return tickets
 
     def end_flush(self, tickets: list[FlushTicket]) -> None:
-        """What the tickets' fsyncs made durable is durable (the next `poll` completes it); a failed fsync unloads
-        its coordinator partition or takes its data partition offline, as `flush` does."""
+        """What the tickets' fsyncs made durable is durable (the next `poll` completes it: of the coordinator shards
+        and data partitions waiting for durability, it looks only at those whose logs the tickets covered); a failed
+        fsync unloads its coordinator partition or takes its data partition offline, as `flush` does."""
         for ticket in tickets:
             try:
                 ticket.log.end_flush(ticket)
             except OSError as e:
                 if ticket.on_error is not None:
                     ticket.on_error(e)
+        self.partitions.flushed()
+        for node in self.nodes:
+            if node.alive:
+                node.txn.runtime.flushed()
+                node.groups.runtime.flushed()
 
     def run_until(self, done: Callable[[], bool], max_polls: int = 10_000) -> None:
         """Poll until `done()` (in-process callers: the completions they wait for), flushing group commits."""

@@ -115,6 +115,12 @@ class PartitionManager:
         #: the partitions written since their durability last caught up: `poll`, `flush` and the deadlines look at
         #: these, and at every partition only when one's producer expiration check is due
         self._touched: dict[TopicPartition, DataPartition] = {}
+        #: `Durability.fsync`: a log's appends become durable only in the server's rounds (`begin_flush` ..
+        #: `flushed`), so `poll` looks only at the partitions written since it last looked and those whose logs the
+        #: last round covered, not at every touched partition waiting for a round still in flight
+        self._rounds = durability is not None and durability.mode == "fsync"
+        self._looked_at: dict[TopicPartition, DataPartition] = {}  # (with `_rounds`) what the next poll looks at
+        self._in_round: list[DataPartition] = []  # (with `_rounds`) the partitions the round begun now covers
         self._expiration_due_ms: int | None = None  # the earliest expiration check of any partition (None: unknown)
         self.offline: dict[TopicPartition, str] = {}  # partitions not started (a damaged log), and why
         self._closed = False
@@ -428,23 +434,38 @@ class PartitionManager:
         """Flush what group commit says is due, release durability waits, expire idle producers when due, ask the
         transaction coordinator again where a Transactions V2 add is due for a retry. Only the partitions written
         since their durability caught up are looked at, and every partition when one's producer expiration check
-        is due."""
+        is due; with `Durability.fsync` only those written since the last look and those whose logs the last round
+        made durable (`flushed`)."""
         now_ms = self.clock.now_ms()
         due = self._expiration_due_ms
         every = due is None or now_ms >= due
-        for part in self.partitions() if every else list(self._touched.values()):
+        if every:
+            looked = self.partitions()
+        elif self._rounds:
+            looked = list(self._looked_at.values())
+        else:
+            looked = list(self._touched.values())
+        if self._rounds:
+            self._looked_at = {}
+        for part in looked:
             try:
                 part.poll(now_ms)
             except OSError as e:
                 self._take_offline(part, e)
         if every:
             self._expiration_due_ms = min((p.next_expiration_check_ms for p in self.partitions()), default=None)
-        self._settle()
+        if self._rounds and not every:
+            touched = self._touched
+            for part in looked:  # (a partition settles only where its durability moved or its waiters went)
+                if part.settled and touched.get(part.tp) is part:
+                    del touched[part.tp]
+        else:
+            self._settle()
         self.verification.retry_due(now_ms)
 
     def touch(self, part: DataPartition) -> None:
         """`part` was written (or waits for its durability): `poll` and `flush` look at it until it settles."""
-        self._touched[part.tp] = part
+        self._touched[part.tp] = self._looked_at[part.tp] = part
 
     def _settle(self) -> None:
         """Forget the touched partitions with nothing pending (all durable, no waiter)."""
@@ -491,7 +512,16 @@ class PartitionManager:
             if ticket is not None:
                 ticket.on_error = functools.partial(self._fsync_failed, part)
                 out.append(ticket)
+                self._in_round.append(part)
         return out
+
+    def flushed(self) -> None:
+        """The tickets of `begin_flush` have ended (`PartitionLog.end_flush`): the next poll looks at the partitions
+        whose logs they covered (their high watermarks moved: durability waits to release)."""
+        for part in self._in_round:
+            if self._touched.get(part.tp) is part:
+                self._looked_at[part.tp] = part
+        self._in_round = []
 
     def _fsync_failed(self, part: DataPartition, error: OSError) -> None:
         if part.tp not in self.offline:
@@ -505,6 +535,7 @@ class PartitionManager:
         _log.warning("partition %s: %s", part.tp, reason)
         self.offline[part.tp] = reason
         self._touched.pop(part.tp, None)
+        self._looked_at.pop(part.tp, None)
         _topic_id, partitions = self._topics[part.tp.topic]
         partitions[part.tp.partition] = None
         self._open = None

@@ -133,6 +133,12 @@ class CoordinatorRuntime:
         #: `flush`, `write_open` and `logs_to_flush` visit, so a lone request's flush does not look at every shard
         #: written since the last poll (in `os` mode polls are rare: most requests flush alone)
         self._unsettled: dict[int, Shard] = {}
+        #: `Durability.fsync`: a log's appends become durable only in its owner's rounds (`begin_flush` ..
+        #: `flushed`), so `poll` looks only at the shards written since it last looked and those whose logs the
+        #: last round covered (`_looked_at`), not at every busy shard waiting for a round still in flight
+        self._rounds = self.durability.mode == "fsync"
+        self._looked_at: dict[int, Shard] = {}  # (with `_rounds`) what the next poll looks at
+        self._in_round: list[tuple[int, Shard]] = []  # (with `_rounds`) the shards the round begun now covers
         self._timers_due_ms = _NEVER  # no timer of any shard is due before then
         #: told when `next_deadline_ms` may have moved earlier (a write started, an earlier timer): an event loop
         #: sleeping until the old deadline wakes (`Cluster.changed`)
@@ -203,7 +209,8 @@ class CoordinatorRuntime:
         shard.attach(log, epoch)
         self._clean_bytes[partition] = _read_clean_bytes(path / _CLEANER_CHECKPOINT_FILE)
         self.shards[partition] = shard
-        self._busy[partition] = shard  # the next poll checks whether its log is due a compaction
+        self._busy[partition] = self._looked_at[partition] = shard  # the next poll checks whether its log is due
+        # a compaction
         self.storage_failed.pop(partition, None)
         if wait:
             try:
@@ -237,6 +244,7 @@ class CoordinatorRuntime:
         self._clean_checked.pop(partition, None)
         self._busy.pop(partition, None)
         self._unsettled.pop(partition, None)
+        self._looked_at.pop(partition, None)
         shard = self.shards.pop(partition, None)
         if shard is not None:
             shard.close()
@@ -254,24 +262,34 @@ class CoordinatorRuntime:
         Only the shards that wrote since their writes were last settled (`_busy`: told by `Shard.on_write`, and every
         shard once after its load) are looked at, and the timers of all only once the earliest deadline any of them
         may hold has come (`_timers_due_ms`, lowered by every `Timers.schedule`): a poll with nothing to do costs
-        the same however many partitions the node owns."""
+        the same however many partitions the node owns. With `Durability.fsync` only the busy shards that may have
+        progress are looked at (`_looked_at`): those written since the last look and those whose logs the last round
+        made durable (`flushed`); a shard waiting for a round still in flight is not."""
         work = 0
         for partition in list(self.loading):
             self._advance_load(partition, LOAD_BATCHES_PER_POLL)
             work += 1
         now = self.clock.now_ms()
         timers_due = now >= self._timers_due_ms
+        looked_at = self._looked_at
         if timers_due:
             active = [(p, s) for p, s in self.shards.items() if p not in self.loading]
+        elif self._rounds:
+            if not looked_at:
+                return work
+            active = [(p, s) for p, s in looked_at.items() if p not in self.loading]
         elif self._busy:
             active = [(p, s) for p, s in self._busy.items() if p not in self.loading]
         else:
             return work
+        if self._rounds:  # (what this poll's completions and timers write is looked at again by the next)
+            self._looked_at = {p: s for p, s in looked_at.items() if p in self.loading} if looked_at else {}
         for _, shard in active:
             work += shard.write_open()
-        due = [(p, s) for p, s in active if s.in_flight and s.log.flush_due(now)]
-        for partition, error in _flush_all(due):
-            self._unload_failed(partition, "fsync", error)
+        if not self._rounds:  # (with fsync rounds no flush is ever due: `PartitionLog.flush_due`)
+            due = [(p, s) for p, s in active if s.in_flight and s.log.flush_due(now)]
+            for partition, error in _flush_all(due):
+                self._unload_failed(partition, "fsync", error)
         busy = self._busy
         for partition, shard in active:
             if partition not in self.shards:
@@ -292,14 +310,15 @@ class CoordinatorRuntime:
                     work += self._clean(partition, shard, now)
                 if self.cleaning is None or self._clean_checked.get(partition) == shard.log.log_end_offset:
                     del busy[partition]  # (a compaction to retry later keeps it here)
+                elif self._rounds:
+                    self._looked_at[partition] = shard  # (and looked at by every poll, as before)
         if timers_due:
             self._timers_due_ms = min((d for s in self.shards.values() if (d := s.timers.next_deadline_ms())
                                        is not None), default=_NEVER)
         return work
 
     def _write_started(self, shard: Shard) -> None:
-        self._busy[shard.partition] = shard
-        self._unsettled[shard.partition] = shard
+        self._busy[shard.partition] = self._unsettled[shard.partition] = self._looked_at[shard.partition] = shard
         self.on_change()
 
     def _timer_scheduled(self, deadline_ms: int) -> None:
@@ -340,15 +359,19 @@ class CoordinatorRuntime:
 
     def begin_flush(self) -> list[FlushTicket]:
         """Group commit with the fsyncs on other threads (`PartitionLog.begin_flush`): the open batches appended,
-        a ticket for every log holding appends not yet fsynced; a failed fsync unloads its shard (`end_flush`)."""
+        a ticket for every log holding appends not yet fsynced; a failed fsync unloads its shard (`end_flush`).
+        Once the tickets have ended, `flushed` tells the next poll to look at their shards."""
         out = []
         for partition, shard in list(self._busy.items()):
             if not shard.in_flight or self.shards.get(partition) is not shard or partition in self.loading:
                 continue
             shard.write_open()
             log = shard.log
-            if log.flushed_offset == log.log_end_offset or self.shards.get(partition) is not shard:
+            if self.shards.get(partition) is not shard:
                 continue
+            if log.flushed_offset == log.log_end_offset:
+                self._looked_at[partition] = shard  # (made durable meanwhile, by a segment roll: the next poll
+                continue  # completes it)
             try:
                 ticket = log.begin_flush()
             except OSError as e:
@@ -357,7 +380,16 @@ class CoordinatorRuntime:
             if ticket is not None:
                 ticket.on_error = functools.partial(self._fsync_failed, partition, shard)
                 out.append(ticket)
+                self._in_round.append((partition, shard))
         return out
+
+    def flushed(self) -> None:
+        """The tickets of `begin_flush` have ended (`PartitionLog.end_flush`): the next poll looks at the shards whose
+        logs they covered (and only at those, of the shards that waited for them), to complete what became durable."""
+        for partition, shard in self._in_round:
+            if self.shards.get(partition) is shard:
+                self._looked_at[partition] = shard
+        self._in_round = []
 
     def _fsync_failed(self, partition: int, shard: Shard, error: OSError) -> None:
         if self.shards.get(partition) is shard:

@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 
 from kcoord.impl.cluster import Cluster, ClusterConfig
-from kcoord.impl.group.messages import OffsetCommitPartition, OffsetFetchRequest, TxnOffsetCommitRequest
+from kcoord.impl.group.messages import (
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    TxnOffsetCommitRequest,
+)
 from kcoord.impl.interfaces import TopicPartition
 from kcoord.impl.partition import IsolationLevel, committed_records
 from kcoord.impl.runtime.clock import ManualClock
@@ -172,3 +177,39 @@ def test_one_flush_takes_a_lone_commit_to_complete_commit(tmp_path: Path, durabi
     cluster.flush()
     assert next_add.done and set(next_add.result().values()) == {"NONE"}
     assert read_committed(cluster) == ["a"]
+
+
+def test_a_round_of_fsyncs_on_threads_answers_only_once_it_ended(tmp_path: Path) -> None:
+    """`--durability fsync`'s rounds (`begin_flush`, the tickets' fsyncs elsewhere, `end_flush`): the writes the round
+    covered, of the transaction coordinator, the group coordinator and a data partition, are answered by the first
+    poll after its end (`end_flush` tells both runtimes and the partitions which of their logs it covered), not
+    before; a write made during the round waits for the next."""
+    cluster = Cluster(tmp_path, ManualClock(1_000), config=ClusterConfig(
+        nodes=1, txn=TxnConfig(num_partitions=5), durability=Durability.fsync()))
+    cluster.start()
+    cluster.create_topics([(TOPIC, 1)])
+    node = cluster.nodes[0]
+    while cluster.poll():
+        pass
+    inited = node.txn.init_producer_id("t", 60_000)
+    committed = node.groups.offset_commit(OffsetCommitRequest(GROUP, ((TOPIC, (OffsetCommitPartition(0, 5),)),)))
+    produced = cluster.partitions.produce(TOPIC, 0, RecordBatch.of([Record(0, 1_000, b"k", b"v")]), acks=-1)
+    cluster.poll()
+    tickets = cluster.begin_flush()
+    assert len(tickets) == 3 and not inited.done and not committed.done and not produced.done
+    late = node.txn.init_producer_id("u", 60_000)
+    for ticket in tickets:
+        ticket.fsync()
+    cluster.poll()
+    assert not inited.done and not committed.done and not late.done
+    cluster.end_flush(tickets)
+    cluster.poll()
+    assert inited.done and inited.result().error == "NONE" and committed.done
+    assert produced.done and produced.result().error == "NONE"
+    assert {e for _, parts in committed.result().topics for _, e in parts} == {"NONE"}
+    assert not late.done
+    (ticket,) = cluster.begin_flush()
+    ticket.fsync()
+    cluster.end_flush([ticket])
+    cluster.poll()
+    assert late.done and late.result().error == "NONE"

@@ -51,6 +51,7 @@ def _check(env: Env, polled: list[int]) -> None:
     for ticket in tickets:
         ticket.fsync()
         ticket.log.end_flush(ticket)
+    manager.flushed()  # (the round's end, as `Cluster.end_flush` tells it)
     assert not done.done  # durable, answered by the next poll
     manager.poll()
     assert done.done and done.result().error == Errors.NONE
@@ -63,3 +64,50 @@ def _check(env: Env, polled: list[int]) -> None:
     assert sorted(polled) == [0, *range(16)]  # an expiration check is due: every partition of both topics
     assert manager.next_deadline_ms() == env.clock.now_ms() + env.config.producer_id_expiration_check_interval_ms
     assert TOPIC in manager.topic_names()
+
+
+def test_fsync_mode_looks_only_at_the_partitions_a_round_covered(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `Durability.fsync` a partition waiting for a round still in flight is not looked at by a poll; the
+    round's end (`flushed`) has the next poll look at the partitions it covered, and only at those."""
+    polled: list[int] = []
+    real_poll = DataPartition.poll
+
+    def counted(self: DataPartition, now_ms: int) -> None:
+        polled.append(self.tp.partition)
+        real_poll(self, now_ms)
+
+    monkeypatch.setattr(DataPartition, "poll", counted)
+    envs = make_env(tmp_path, durability=Durability.fsync())
+    env = next(envs)
+    try:
+        manager = env.manager
+        assert manager.create_topic("wide", 16) == "NONE"
+        manager.poll()
+        first = [manager.produce("wide", p, batch(), acks=-1, transactional_id=None) for p in (3, 4)]
+        manager.poll()
+        tickets = manager.begin_flush()
+        assert len(tickets) == 2
+        late = manager.produce("wide", 9, batch(), acks=-1, transactional_id=None)
+        polled.clear()
+        manager.poll()
+        assert polled == [9] and not late.done and not any(c.done for c in first)
+        polled.clear()
+        manager.poll()
+        assert polled == []  # all three wait for a round: none is looked at
+        for ticket in tickets:
+            ticket.fsync()
+            ticket.log.end_flush(ticket)
+        manager.flushed()
+        manager.poll()
+        assert sorted(polled) == [3, 4], "the round's end looks at the partitions it covered, not at 9"
+        assert all(c.done and c.result().error == Errors.NONE for c in first) and not late.done
+        (ticket,) = manager.begin_flush()
+        ticket.fsync()
+        ticket.log.end_flush(ticket)
+        manager.flushed()
+        polled.clear()
+        manager.poll()
+        assert polled == [9] and late.done and late.result().error == Errors.NONE
+    finally:
+        envs.close()

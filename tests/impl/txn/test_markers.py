@@ -294,6 +294,7 @@ def test_complete_is_visible_once_written_and_durable_with_the_next_write(tmp_pa
     for t in tickets:
         t.fsync()
         t.log.end_flush(t)
+    h.coordinator.runtime.flushed()  # (the round's end, as `Cluster.end_flush` tells the runtime)
     h.coordinator.poll()
     assert added.done and log.flushed_offset == log.log_end_offset
 

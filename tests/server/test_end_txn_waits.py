@@ -1,7 +1,7 @@
 """A served EndTxn answered NONE is sent once the transaction's markers and Complete* record are written
 (`TxnConfig.end_txn_waits_for_markers_ms`, bounded), so the producer's next AddPartitionsToTxn finds the transaction
 complete instead of CONCURRENT_TRANSACTIONS (DEVIATIONS.md: Kafka answers once the Prepare* record is durable). With
-`--durability fsync` and a disk whose fsync takes 50 ms the markers need an fsync round of their own after the
+`--durability fsync` and a disk whose fsync or syncfs takes 50 ms the markers need a round of their own after the
 PrepareCommit's, so an answer sent as Kafka sends it would find the transaction still in PrepareCommit."""
 
 from __future__ import annotations
@@ -65,6 +65,14 @@ def test_end_txn_is_answered_once_the_transaction_is_complete(tmp_path: Path, mo
                                                     producer_epoch=i16(-1)))
         pid, epoch = int(init.producer_id), int(init.producer_epoch)
         monkeypatch.setattr(os, "fsync", slow_fsync)
+        sync = served.server._round_sync  # (a round is one syncfs with `--fsync-method auto` on Linux: slowed too)
+        real_syncfs = sync._syncfs if sync is not None else None
+        if real_syncfs is not None:
+            def slow_syncfs(fd: int) -> int:
+                time.sleep(0.05)
+                return real_syncfs(fd)
+
+            monkeypatch.setattr(sync, "_syncfs", slow_syncfs)
         assert _codes(s.send("add", _add(pid, epoch, (0, 1)))) == {0}
         end = s.send("end", EndTxnRequest(transactional_id=TransactionalId(TID), producer_id=ProducerId(pid),
                                           producer_epoch=i16(epoch), committed=True))

@@ -4,6 +4,7 @@ still answered exactly when its group commit's fsync ends."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,25 +17,27 @@ from kcoord.impl.storage.log import Durability
 from .helpers import TOPIC, Env, batch, make_env
 
 
-def test_poll_looks_only_at_written_partitions_and_fsync_mode_answers_after_the_ticket(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Env, list[int]]]:
+    """An fsync-durability environment and the partitions each `DataPartition.poll` looked at, in order."""
     polled: list[int] = []
     real_poll = DataPartition.poll
 
-    def counted(self: DataPartition, now_ms: int) -> None:
+    def counted_poll(self: DataPartition, now_ms: int) -> None:
         polled.append(self.tp.partition)
         real_poll(self, now_ms)
 
-    monkeypatch.setattr(DataPartition, "poll", counted)
+    monkeypatch.setattr(DataPartition, "poll", counted_poll)
     envs = make_env(tmp_path, durability=Durability.fsync())
-    env = next(envs)
     try:
-        _check(env, polled)
+        yield next(envs), polled
     finally:
         envs.close()
 
 
-def _check(env: Env, polled: list[int]) -> None:
+def test_poll_looks_only_at_written_partitions_and_fsync_mode_answers_after_the_ticket(
+        counted: tuple[Env, list[int]]) -> None:
+    env, polled = counted
     manager = env.manager
     assert manager.create_topic("wide", 16) == "NONE"
     manager.poll()  # the first poll checks every partition's producer expiration
@@ -66,48 +69,35 @@ def _check(env: Env, polled: list[int]) -> None:
     assert TOPIC in manager.topic_names()
 
 
-def test_fsync_mode_looks_only_at_the_partitions_a_round_covered(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fsync_mode_looks_only_at_the_partitions_a_round_covered(counted: tuple[Env, list[int]]) -> None:
     """With `Durability.fsync` a partition waiting for a round still in flight is not looked at by a poll; the
     round's end (`flushed`) has the next poll look at the partitions it covered, and only at those."""
-    polled: list[int] = []
-    real_poll = DataPartition.poll
-
-    def counted(self: DataPartition, now_ms: int) -> None:
-        polled.append(self.tp.partition)
-        real_poll(self, now_ms)
-
-    monkeypatch.setattr(DataPartition, "poll", counted)
-    envs = make_env(tmp_path, durability=Durability.fsync())
-    env = next(envs)
-    try:
-        manager = env.manager
-        assert manager.create_topic("wide", 16) == "NONE"
-        manager.poll()
-        first = [manager.produce("wide", p, batch(), acks=-1, transactional_id=None) for p in (3, 4)]
-        manager.poll()
-        tickets = manager.begin_flush()
-        assert len(tickets) == 2
-        late = manager.produce("wide", 9, batch(), acks=-1, transactional_id=None)
-        polled.clear()
-        manager.poll()
-        assert polled == [9] and not late.done and not any(c.done for c in first)
-        polled.clear()
-        manager.poll()
-        assert polled == []  # all three wait for a round: none is looked at
-        for ticket in tickets:
-            ticket.fsync()
-            ticket.log.end_flush(ticket)
-        manager.flushed()
-        manager.poll()
-        assert sorted(polled) == [3, 4], "the round's end looks at the partitions it covered, not at 9"
-        assert all(c.done and c.result().error == Errors.NONE for c in first) and not late.done
-        (ticket,) = manager.begin_flush()
+    env, polled = counted
+    manager = env.manager
+    assert manager.create_topic("wide", 16) == "NONE"
+    manager.poll()
+    first = [manager.produce("wide", p, batch(), acks=-1, transactional_id=None) for p in (3, 4)]
+    manager.poll()
+    tickets = manager.begin_flush()
+    assert len(tickets) == 2
+    late = manager.produce("wide", 9, batch(), acks=-1, transactional_id=None)
+    polled.clear()
+    manager.poll()
+    assert polled == [9] and not late.done and not any(c.done for c in first)
+    polled.clear()
+    manager.poll()
+    assert polled == []  # all three wait for a round: none is looked at
+    for ticket in tickets:
         ticket.fsync()
         ticket.log.end_flush(ticket)
-        manager.flushed()
-        polled.clear()
-        manager.poll()
-        assert polled == [9] and late.done and late.result().error == Errors.NONE
-    finally:
-        envs.close()
+    manager.flushed()
+    manager.poll()
+    assert sorted(polled) == [3, 4], "the round's end looks at the partitions it covered, not at 9"
+    assert all(c.done and c.result().error == Errors.NONE for c in first) and not late.done
+    (ticket,) = manager.begin_flush()
+    ticket.fsync()
+    ticket.log.end_flush(ticket)
+    manager.flushed()
+    polled.clear()
+    manager.poll()
+    assert polled == [9] and late.done and late.result().error == Errors.NONE

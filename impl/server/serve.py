@@ -67,6 +67,7 @@ _TRACED_MACHINES: Final = ("transaction", "classic_group", "consumer_group", "co
 _POLLS_PER_TURN: Final = 64  # cluster polls before the pump yields to the handlers
 _IDLE_SLEEP_MAX_S: Final = 1.0
 _BUSY_SLEEP_S: Final = 0.001  # a deadline that is due but gives no work: do not spin
+_INLINE_ROUNDS_PER_TURN: Final = 4  # rounds a turn may run on the loop's thread, one after the other
 #: how often the traces are flushed (what a crash may lose): a Parquet flush seals its files, so one every 10 s
 #: keeps the part files few (`ParquetSink`)
 _TRACE_FLUSH_INTERVAL_S: Final[Mapping[str, float]] = {"jsonl": 1.0, "parquet": 10.0}
@@ -175,6 +176,7 @@ class KcoordServer:
         self._syncfs_worker: FsyncWorkers[list[FlushTicket]] = FsyncWorkers(1, "kcoord-syncfs")
         self._serving = False  # the cluster loop runs (`_flush_done` then takes a turn of it)
         self._unfinished = False  # the last turn stopped at `_POLLS_PER_TURN` with work still due (fsync durability)
+        self._inline_rounds = 0  # rounds run on the loop's thread, when it had nothing else to do (`_loop_idle`)
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
         self.request_memory: RequestMemory | None = None
@@ -357,14 +359,16 @@ class KcoordServer:
         self._unfinished = False
         try:
             if self._in_background:
-                for _ in range(_POLLS_PER_TURN):
-                    done = cluster.poll()
-                    work += done
-                    if done == 0:
-                        break
-                else:
-                    self._unfinished = True  # (work still due after the turn's polls: a long load)
-                self._start_flush()  # what this turn's handlers and timers wrote, fsynced on threads
+                for _ in range(_INLINE_ROUNDS_PER_TURN):
+                    for _ in range(_POLLS_PER_TURN):
+                        done = cluster.poll()
+                        work += done
+                        if done == 0:
+                            break
+                    else:
+                        self._unfinished = True  # (work still due after the turn's polls: a long load)
+                    if not self._start_flush():  # what this turn's handlers and timers wrote, fsynced on threads
+                        break  # (a round run inline, on this thread, ended: its completions are polled at once)
             else:
                 for _ in range(_POLLS_PER_TURN):
                     done = cluster.poll()
@@ -387,23 +391,33 @@ class KcoordServer:
         durability = self.options.cluster.durability
         return durability is not None and durability.mode == "fsync"
 
-    def _start_flush(self) -> None:
+    def _start_flush(self) -> bool:
         """Group commit (`--durability fsync`): unless a flush is in flight, begin one for every log holding
         appends not yet fsynced and sync them while the loop goes on (`RoundSync`: one syncfs of the file system on
         one thread, or their fsyncs side by side on the fsync threads); the writes that arrive meanwhile wait for the
         next one. When they are all done the loop is woken once (not once per fsync: each wake-up is a self-pipe
         write, a loop turn and GIL hand-offs) to complete what became durable, and the next flush starts at once if
-        anything is pending."""
+        anything is pending. Except when the loop has nothing else to do (`_loop_idle`): then the round's syncfs runs
+        here, on the loop's thread, and ends at once (no hand-off, no wake-up, no loop turn); returns True then, and
+        the caller polls what it made durable."""
         assert self.cluster is not None
         if self._flushing is not None:
-            return
+            return False
         tickets = self.cluster.begin_flush()
         if not tickets:
-            return
+            return False
         self._flushing = tickets
         loop = asyncio.get_running_loop()
-        waiter = self._flush_waiter = loop.create_future()
         sync = self._round_sync
+        if sync is not None and sync.whole_round and self._loop_idle(loop):
+            try:
+                sync.sync(tickets)  # (releases the GIL while syncfs runs)
+            finally:
+                self._flushing = None
+                self.cluster.end_flush(tickets)
+                self._inline_rounds += 1
+            return True
+        waiter = self._flush_waiter = loop.create_future()
         if sync is not None and sync.whole_round:
 
             def sync_round(tickets: list[FlushTicket]) -> None:  # on the syncfs thread: one syncfs, one wake-up
@@ -413,7 +427,7 @@ class KcoordServer:
                     loop.call_soon_threadsafe(self._flush_done, tickets, waiter)
 
             self._syncfs_worker.submit(sync_round, tickets)
-            return
+            return False
         left = [len(tickets)]
         lock = threading.Lock()
 
@@ -430,6 +444,19 @@ class KcoordServer:
         submit = self._fsync_workers.submit
         for ticket in tickets:
             submit(fsync, ticket)
+        return False
+
+    def _loop_idle(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Nothing but the round for the loop to do: no callback ready, no request read and waiting, no socket
+        readable (one epoll_wait that does not block). The loop would sleep until the round ends, so it may as well
+        run the round itself. (A loop whose queues are not Python's, uvloop's: never.)"""
+        ready = getattr(loop, "_ready", None)
+        selector = getattr(loop, "_selector", None)
+        if ready is None or selector is None or ready:
+            return False
+        if any(server.has_ready_frames() for server in self.listeners.values()):
+            return False
+        return not selector.select(0)
 
     def _flush_done(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
         """The round's fsyncs ended: what they made durable is completed, and what was written meanwhile flushed,

@@ -55,6 +55,7 @@ from .connection import ListenerSettings, ServerOptions, WireServer
 from .dispatch import Dispatcher
 from .frames import DEFAULT_MAX_FRAME_BYTES
 from .fsync_workers import FsyncWorkers
+from .idle_select import IdleSelect
 from .metrics import MetricsHttpServer, MetricsTap, ServerMetrics, Snapshot
 from .request_memory import RequestMemory
 
@@ -67,7 +68,6 @@ _TRACED_MACHINES: Final = ("transaction", "classic_group", "consumer_group", "co
 _POLLS_PER_TURN: Final = 64  # cluster polls before the pump yields to the handlers
 _IDLE_SLEEP_MAX_S: Final = 1.0
 _BUSY_SLEEP_S: Final = 0.001  # a deadline that is due but gives no work: do not spin
-_INLINE_ROUNDS_PER_TURN: Final = 4  # rounds a turn may run on the loop's thread, one after the other
 #: how often the traces are flushed (what a crash may lose): a Parquet flush seals its files, so one every 10 s
 #: keeps the part files few (`ParquetSink`)
 _TRACE_FLUSH_INTERVAL_S: Final[Mapping[str, float]] = {"jsonl": 1.0, "parquet": 10.0}
@@ -174,9 +174,11 @@ class KcoordServer:
         self._fsync_workers: FsyncWorkers[FlushTicket] = FsyncWorkers(FSYNC_THREADS)  # (threads from the first round)
         self._round_sync: RoundSync | None = None  # how a round is synced: one syncfs, or an fsync per log
         self._syncfs_worker: FsyncWorkers[list[FlushTicket]] = FsyncWorkers(1, "kcoord-syncfs")
+        self._round_due: tuple[list[FlushTicket], asyncio.Future[None]] | None = None  # begun, not yet syncing
+        self._idle_select: IdleSelect | None = None  # starts a due round at the loop's next select (`_start_flush`)
+        self.rounds_inline = 0  # rounds synced on the loop's thread, which had nothing else to do
         self._serving = False  # the cluster loop runs (`_flush_done` then takes a turn of it)
         self._unfinished = False  # the last turn stopped at `_POLLS_PER_TURN` with work still due (fsync durability)
-        self._inline_rounds = 0  # rounds run on the loop's thread, when it had nothing else to do (`_loop_idle`)
         self._last_trace_flush_s = 0.0
         self._lock_fd: int | None = None
         self.request_memory: RequestMemory | None = None
@@ -192,6 +194,9 @@ class KcoordServer:
             self._sink = MetricsTap(self.metrics, _trace_sink(options))
             if self._in_background:  # (before any log is opened: syncfs then reports every write-back error since)
                 self._round_sync = RoundSync.open(options.fsync_method, options.data_dir)
+                if self._round_sync.whole_round:
+                    self._idle_select = IdleSelect.install(asyncio.get_running_loop(), self._has_round_due,
+                                                           self._round_here, self._round_elsewhere)
             config = dataclasses.replace(options.cluster, nodes=options.nodes)
             cluster = self.cluster = Cluster(options.data_dir, self.clock, config=config, sink=self._sink)
             cluster.load_listener = self.metrics.partition_loaded
@@ -248,6 +253,9 @@ class KcoordServer:
         if self._flush_waiter is not None:  # the fsyncs in flight end before the logs close
             with contextlib.suppress(Exception):
                 await self._flush_waiter
+        if self._idle_select is not None:
+            self._idle_select.uninstall(asyncio.get_running_loop())
+            self._idle_select = None
         self._fsync_workers.close()
         self._syncfs_worker.close()
         if self._round_sync is not None:
@@ -359,16 +367,14 @@ class KcoordServer:
         self._unfinished = False
         try:
             if self._in_background:
-                for _ in range(_INLINE_ROUNDS_PER_TURN):
-                    for _ in range(_POLLS_PER_TURN):
-                        done = cluster.poll()
-                        work += done
-                        if done == 0:
-                            break
-                    else:
-                        self._unfinished = True  # (work still due after the turn's polls: a long load)
-                    if not self._start_flush():  # what this turn's handlers and timers wrote, fsynced on threads
-                        break  # (a round run inline, on this thread, ended: its completions are polled at once)
+                for _ in range(_POLLS_PER_TURN):
+                    done = cluster.poll()
+                    work += done
+                    if done == 0:
+                        break
+                else:
+                    self._unfinished = True  # (work still due after the turn's polls: a long load)
+                self._start_flush()  # what this turn's handlers and timers wrote, fsynced on threads
             else:
                 for _ in range(_POLLS_PER_TURN):
                     done = cluster.poll()
@@ -391,43 +397,30 @@ class KcoordServer:
         durability = self.options.cluster.durability
         return durability is not None and durability.mode == "fsync"
 
-    def _start_flush(self) -> bool:
+    def _start_flush(self) -> None:
         """Group commit (`--durability fsync`): unless a flush is in flight, begin one for every log holding
         appends not yet fsynced and sync them while the loop goes on (`RoundSync`: one syncfs of the file system on
         one thread, or their fsyncs side by side on the fsync threads); the writes that arrive meanwhile wait for the
         next one. When they are all done the loop is woken once (not once per fsync: each wake-up is a self-pipe
         write, a loop turn and GIL hand-offs) to complete what became durable, and the next flush starts at once if
-        anything is pending. Except when the loop has nothing else to do (`_loop_idle`): then the round's syncfs runs
-        here, on the loop's thread, and ends at once (no hand-off, no wake-up, no loop turn); returns True then, and
-        the caller polls what it made durable."""
+        anything is pending. A round of one syncfs starts at the loop's next select (`IdleSelect`): there, if the
+        loop would sleep, it runs on the loop's thread and ends at once (`_round_here`), else on the syncfs thread."""
         assert self.cluster is not None
         if self._flushing is not None:
-            return False
+            return
         tickets = self.cluster.begin_flush()
         if not tickets:
-            return False
+            return
         self._flushing = tickets
         loop = asyncio.get_running_loop()
-        sync = self._round_sync
-        if sync is not None and sync.whole_round and self._loop_idle(loop):
-            try:
-                sync.sync(tickets)  # (releases the GIL while syncfs runs)
-            finally:
-                self._flushing = None
-                self.cluster.end_flush(tickets)
-                self._inline_rounds += 1
-            return True
         waiter = self._flush_waiter = loop.create_future()
+        sync = self._round_sync
         if sync is not None and sync.whole_round:
-
-            def sync_round(tickets: list[FlushTicket]) -> None:  # on the syncfs thread: one syncfs, one wake-up
-                try:
-                    sync.sync(tickets)
-                finally:
-                    loop.call_soon_threadsafe(self._flush_done, tickets, waiter)
-
-            self._syncfs_worker.submit(sync_round, tickets)
-            return False
+            if self._idle_select is not None:
+                self._round_due = (tickets, waiter)
+            else:
+                self._round_on_thread(tickets, waiter)
+            return
         left = [len(tickets)]
         lock = threading.Lock()
 
@@ -444,19 +437,44 @@ class KcoordServer:
         submit = self._fsync_workers.submit
         for ticket in tickets:
             submit(fsync, ticket)
-        return False
 
-    def _loop_idle(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """Nothing but the round for the loop to do: no callback ready, no request read and waiting, no socket
-        readable (one epoll_wait that does not block). The loop would sleep until the round ends, so it may as well
-        run the round itself. (A loop whose queues are not Python's, uvloop's: never.)"""
-        ready = getattr(loop, "_ready", None)
-        selector = getattr(loop, "_selector", None)
-        if ready is None or selector is None or ready:
-            return False
-        if any(server.has_ready_frames() for server in self.listeners.values()):
-            return False
-        return not selector.select(0)
+    def _has_round_due(self) -> bool:
+        return self._round_due is not None
+
+    def _round_elsewhere(self) -> None:
+        """The due round's syncfs handed to the syncfs thread (the loop has work)."""
+        assert self._round_due is not None
+        tickets, waiter = self._round_due
+        self._round_due = None
+        self._round_on_thread(tickets, waiter)
+
+    def _round_on_thread(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
+        sync = self._round_sync
+        assert sync is not None
+        loop = asyncio.get_running_loop()
+
+        def sync_round(tickets: list[FlushTicket]) -> None:  # on the syncfs thread: one syncfs, one wake-up
+            try:
+                sync.sync(tickets)
+            finally:
+                loop.call_soon_threadsafe(self._flush_done, tickets, waiter)
+
+        self._syncfs_worker.submit(sync_round, tickets)
+
+    def _round_here(self) -> None:
+        """The due round synced on the loop's thread, which would sleep until it ends anyway (`IdleSelect`), and
+        ended at once. (Called from the loop's select: nothing may escape, as on the syncfs thread.)"""
+        assert self._round_due is not None and self._round_sync is not None
+        tickets, waiter = self._round_due
+        self._round_due = None
+        self.rounds_inline += 1
+        try:
+            try:
+                self._round_sync.sync(tickets)  # (the GIL released while syncfs blocks)
+            finally:
+                self._flush_done(tickets, waiter)
+        except Exception:
+            _log.exception("round synced on the loop's thread failed")
 
     def _flush_done(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
         """The round's fsyncs ended: what they made durable is completed, and what was written meanwhile flushed,

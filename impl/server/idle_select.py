@@ -7,8 +7,10 @@ callback is ready and else until its next timer: a select that may block is the 
 then due and no socket is readable either (one `select(0)`), the loop would sleep until the round's thread wakes it
 (a self-pipe write, an epoll wake-up and a loop turn: ~43 CPU-µs on the benchmark's VM), so the round's syncfs runs
 here instead (the GIL released while it blocks) and the round ends at once; the callbacks it readies (the answers
-now durable) run in this same iteration, which reads its ready queue after the select. Any other select hands the
-round to the thread, as before: the loop goes on with its work while the disk syncs.
+now durable) run in this same iteration, which reads its ready queue after the select. A select that finds a socket
+readable hands the round to the thread, as before: the loop goes on with its work while the disk syncs; so does the
+`BUSY_SELECTS_MAX`-th select in a row with a callback ready (the loop's own, such as the pump's turn to sleep, are
+let run first: they end in a sleep more often than not).
 Only asyncio's own selector loops are wrapped (`install` returns None for uvloop's, whose rounds start on the thread
 at once). Must not import: `kcoord.model`.
 """
@@ -18,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import selectors
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
-__all__ = ("IdleSelect",)
+__all__ = ("BUSY_SELECTS_MAX", "IdleSelect")
+
+BUSY_SELECTS_MAX: Final = 2  # selects with a callback ready that a due round waits through before the thread takes it
 
 
 class IdleSelect(selectors.BaseSelector):
@@ -33,6 +37,7 @@ class IdleSelect(selectors.BaseSelector):
         self._due = due
         self._here = here
         self._elsewhere = elsewhere
+        self._busy_selects = 0  # selects in a row with a callback ready since the round became due
 
     @staticmethod
     def install(loop: asyncio.AbstractEventLoop, due: Callable[[], bool], here: Callable[[], None],
@@ -53,13 +58,18 @@ class IdleSelect(selectors.BaseSelector):
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if not self._due():
             return self.inner.select(timeout)
-        if timeout is not None and timeout <= 0:  # (a callback is ready: the loop has work)
-            self._elsewhere()
-            return self.inner.select(timeout)
         events = self.inner.select(0)
         if events:  # a socket to read: the loop has work
+            self._busy_selects = 0
             self._elsewhere()
             return events
+        if timeout is not None and timeout <= 0:  # a callback is ready
+            self._busy_selects += 1
+            if self._busy_selects >= BUSY_SELECTS_MAX:
+                self._busy_selects = 0
+                self._elsewhere()
+            return events
+        self._busy_selects = 0
         self._here()  # the loop would sleep: the round runs here and ends (its completions now ready callbacks)
         return self.inner.select(0)
 

@@ -62,10 +62,13 @@ def test_a_request_to_an_idle_loop_is_answered_after_its_round_ran_on_the_loops_
         sync = server._round_sync
         assert sync is not None and sync.whole_round and server._idle_select is not None
         real_syncfs = sync._syncfs
+        logs = [shard.log for shard in server.cluster.nodes[0].txn.runtime.shards.values()]
         syncs: list[tuple[str, float, float]] = []  # (thread, start, end) of every syncfs
+        pending = []  # at each syncfs: the transaction logs with records not yet durable
 
         def slow_syncfs(fd: int) -> int:
             start = time.monotonic()
+            pending.append(sum(1 for log in logs if log.durable_offset < log.log_end_offset))
             time.sleep(SYNCFS_S)
             result = int(real_syncfs(fd))
             syncs.append((threading.current_thread().name, start, time.monotonic()))
@@ -86,6 +89,7 @@ def test_a_request_to_an_idle_loop_is_answered_after_its_round_ran_on_the_loops_
     thread, start, end = syncs[0]
     assert thread == "kcoord-serve", syncs  # the loop's thread ran the round
     assert sent_at <= start and end <= answered_at, (sent_at, syncs, answered_at)  # answered once on disk
+    assert pending[0] == 1, "the request's record was durable before its round's syncfs"
 
 
 def _failed_round(root: Path, inline: bool) -> tuple[int, list[int], int]:

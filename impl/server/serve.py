@@ -17,7 +17,9 @@ on one, or one queue put per log's fsync with `--fsync-method fsync`: `RoundSync
 while a round is in flight a request does not wake the pump (its write can only go to disk in the next round), and
 the pump's turn that ends the round runs in the round's own callback (`_flush_done`: it completes what became
 durable, starts the next round with what arrived meanwhile, and wakes the sleeping pump only for an earlier deadline
-or work left after its polls).
+or work left after its polls). A round of one syncfs starts at the loop's next select (`IdleSelect`): on the loop's
+own thread when the loop would sleep there (no socket readable, no callback ready: `_round_here`, no hand-off and no
+wake-up), on the syncfs thread when the loop has work.
 Every cluster call happens on the loop's thread; handlers and the pump interleave only at `await` points.
 Durability: `ClusterConfig.durability` — fsync of every batch (default: nothing is acknowledged before it is on
 disk) or group commit.

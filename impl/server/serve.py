@@ -17,9 +17,7 @@ on one, or one queue put per log's fsync with `--fsync-method fsync`: `RoundSync
 while a round is in flight a request does not wake the pump (its write can only go to disk in the next round), and
 the pump's turn that ends the round runs in the round's own callback (`_flush_done`: it completes what became
 durable, starts the next round with what arrived meanwhile, and wakes the sleeping pump only for an earlier deadline
-or work left after its polls). A round of one syncfs starts at the loop's next select (`IdleSelect`): on the loop's
-own thread when the loop would sleep there (no socket readable, no callback ready: `_round_here`, no hand-off and no
-wake-up), on the syncfs thread when the loop has work.
+or work left after its polls).
 Every cluster call happens on the loop's thread; handlers and the pump interleave only at `await` points.
 Durability: `ClusterConfig.durability` — fsync of every batch (default: nothing is acknowledged before it is on
 disk) or group commit.
@@ -57,7 +55,6 @@ from .connection import ListenerSettings, ServerOptions, WireServer
 from .dispatch import Dispatcher
 from .frames import DEFAULT_MAX_FRAME_BYTES
 from .fsync_workers import FsyncWorkers
-from .idle_select import IdleSelect
 from .metrics import MetricsHttpServer, MetricsTap, ServerMetrics, Snapshot
 from .request_memory import RequestMemory
 
@@ -176,9 +173,6 @@ class KcoordServer:
         self._fsync_workers: FsyncWorkers[FlushTicket] = FsyncWorkers(FSYNC_THREADS)  # (threads from the first round)
         self._round_sync: RoundSync | None = None  # how a round is synced: one syncfs, or an fsync per log
         self._syncfs_worker: FsyncWorkers[list[FlushTicket]] = FsyncWorkers(1, "kcoord-syncfs")
-        self._round_due: tuple[list[FlushTicket], asyncio.Future[None]] | None = None  # begun, not yet syncing
-        self._idle_select: IdleSelect | None = None  # starts a due round at the loop's next select (`_start_flush`)
-        self.rounds_inline = 0  # rounds synced on the loop's thread, which had nothing else to do
         self._serving = False  # the cluster loop runs (`_flush_done` then takes a turn of it)
         self._unfinished = False  # the last turn stopped at `_POLLS_PER_TURN` with work still due (fsync durability)
         self._last_trace_flush_s = 0.0
@@ -196,9 +190,6 @@ class KcoordServer:
             self._sink = MetricsTap(self.metrics, _trace_sink(options))
             if self._in_background:  # (before any log is opened: syncfs then reports every write-back error since)
                 self._round_sync = RoundSync.open(options.fsync_method, options.data_dir)
-                if self._round_sync.whole_round:
-                    self._idle_select = IdleSelect.install(asyncio.get_running_loop(), self._has_round_due,
-                                                           self._round_here, self._round_elsewhere)
             config = dataclasses.replace(options.cluster, nodes=options.nodes)
             cluster = self.cluster = Cluster(options.data_dir, self.clock, config=config, sink=self._sink)
             cluster.load_listener = self.metrics.partition_loaded
@@ -255,9 +246,6 @@ class KcoordServer:
         if self._flush_waiter is not None:  # the fsyncs in flight end before the logs close
             with contextlib.suppress(Exception):
                 await self._flush_waiter
-        if self._idle_select is not None:
-            self._idle_select.uninstall(asyncio.get_running_loop())
-            self._idle_select = None
         self._fsync_workers.close()
         self._syncfs_worker.close()
         if self._round_sync is not None:
@@ -405,8 +393,7 @@ class KcoordServer:
         one thread, or their fsyncs side by side on the fsync threads); the writes that arrive meanwhile wait for the
         next one. When they are all done the loop is woken once (not once per fsync: each wake-up is a self-pipe
         write, a loop turn and GIL hand-offs) to complete what became durable, and the next flush starts at once if
-        anything is pending. A round of one syncfs starts at the loop's next select (`IdleSelect`): there, if the
-        loop would sleep, it runs on the loop's thread and ends at once (`_round_here`), else on the syncfs thread."""
+        anything is pending."""
         assert self.cluster is not None
         if self._flushing is not None:
             return
@@ -418,10 +405,14 @@ class KcoordServer:
         waiter = self._flush_waiter = loop.create_future()
         sync = self._round_sync
         if sync is not None and sync.whole_round:
-            if self._idle_select is not None:
-                self._round_due = (tickets, waiter)
-            else:
-                self._round_on_thread(tickets, waiter)
+
+            def sync_round(tickets: list[FlushTicket]) -> None:  # on the syncfs thread: one syncfs, one wake-up
+                try:
+                    sync.sync(tickets)
+                finally:
+                    loop.call_soon_threadsafe(self._flush_done, tickets, waiter)
+
+            self._syncfs_worker.submit(sync_round, tickets)
             return
         left = [len(tickets)]
         lock = threading.Lock()
@@ -439,44 +430,6 @@ class KcoordServer:
         submit = self._fsync_workers.submit
         for ticket in tickets:
             submit(fsync, ticket)
-
-    def _has_round_due(self) -> bool:
-        return self._round_due is not None
-
-    def _round_elsewhere(self) -> None:
-        """The due round's syncfs handed to the syncfs thread (the loop has work)."""
-        assert self._round_due is not None
-        tickets, waiter = self._round_due
-        self._round_due = None
-        self._round_on_thread(tickets, waiter)
-
-    def _round_on_thread(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
-        sync = self._round_sync
-        assert sync is not None
-        loop = asyncio.get_running_loop()
-
-        def sync_round(tickets: list[FlushTicket]) -> None:  # on the syncfs thread: one syncfs, one wake-up
-            try:
-                sync.sync(tickets)
-            finally:
-                loop.call_soon_threadsafe(self._flush_done, tickets, waiter)
-
-        self._syncfs_worker.submit(sync_round, tickets)
-
-    def _round_here(self) -> None:
-        """The due round synced on the loop's thread, which would sleep until it ends anyway (`IdleSelect`), and
-        ended at once. (Called from the loop's select: nothing may escape, as on the syncfs thread.)"""
-        assert self._round_due is not None and self._round_sync is not None
-        tickets, waiter = self._round_due
-        self._round_due = None
-        self.rounds_inline += 1
-        try:
-            try:
-                self._round_sync.sync(tickets)  # (the GIL released while syncfs blocks)
-            finally:
-                self._flush_done(tickets, waiter)
-        except Exception:
-            _log.exception("round synced on the loop's thread failed")
 
     def _flush_done(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
         """The round's fsyncs ended: what they made durable is completed, and what was written meanwhile flushed,

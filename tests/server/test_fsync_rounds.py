@@ -16,7 +16,6 @@ from kio.schema.init_producer_id.v4 import InitProducerIdRequest
 from kio.schema.types import ProducerId, TransactionalId
 from kio.static.primitive import i16
 from served_cluster import ServedCluster
-from test_idle_rounds import rounds_on_thread
 from test_response_memo import INFO, _ms
 
 from kcoord.impl.cluster import ClusterConfig
@@ -44,7 +43,6 @@ def test_requests_arriving_during_a_round_wait_for_its_end_without_polling(tmp_p
     config = ClusterConfig(txn=TxnConfig(abort_interval_ms=3_600_000), durability=Durability.fsync())
     with ServedCluster(tmp_path, 1, trace=False, config=config) as served:
         server = served.server
-        served.call(lambda: rounds_on_thread(server))  # (an idle loop would run the first round itself)
         cluster = server.cluster
         dispatcher = served.call(lambda: Dispatcher(node_registry(BrokerContext(server.shared, 0))))
         polls = [0]

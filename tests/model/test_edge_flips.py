@@ -4,6 +4,7 @@ state; nothing on disk changes."""
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -66,7 +67,9 @@ def test_every_edge_flip_of_the_transaction_spec_is_caught() -> None:
     machine = bundled_machines()["Transaction"]
     work = [(d, machine.name, machine.path, text) for d, text in mutants(machine)]
     assert len(work) >= 100
-    with ProcessPoolExecutor(max_workers=2) as pool:
+    # (workers from a fresh forkserver, not forked from this process: by this point of the suite the test process
+    # holds the Spark and DuckDB tests' memory, and a fork of it failed with ENOMEM in a CI run, 2026-11-28)
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("forkserver")) as pool:
         outcome = dict(pool.map(_check_one, work))
     escaped = sorted(d for d, layer in outcome.items() if not layer)
     assert escaped == [], f"{len(escaped)} of {len(outcome)} flipped edges went unnoticed: {escaped}"

@@ -286,33 +286,39 @@ class Cluster:
             node = self.nodes[self.data_leader(partition)]
         return node.markers if node.alive else None
 
+    def _txn_coordinator(self, transactional_id: str) -> TransactionCoordinator | None:
+        """The transaction coordinator a leader's verification or add for `transactional_id` goes to, or None if its
+        node is down (the leader is answered NOT_COORDINATOR, as Kafka's AddPartitionsToTxnManager would be)."""
+        node = self.node_for_coordinator("transaction", transactional_id)
+        return node.txn if node.alive else None
+
     def verify_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                          partition: TopicPartition) -> Completion[str]:
-        node = self.node_for_coordinator("transaction", transactional_id)
-        if not node.alive:
+        txn = self._txn_coordinator(transactional_id)
+        if txn is None:
             return Completion.of(Errors.NOT_COORDINATOR)
-        return node.txn.verify_partition(transactional_id, producer_id, producer_epoch, partition)
+        return txn.verify_partition(transactional_id, producer_id, producer_epoch, partition)
 
     def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
                           partitions: Sequence[TopicPartition]) -> Completion[Mapping[TopicPartition, str]]:
-        node = self.node_for_coordinator("transaction", transactional_id)
-        if not node.alive:
+        txn = self._txn_coordinator(transactional_id)
+        if txn is None:
             return Completion.of(dict.fromkeys(partitions, Errors.NOT_COORDINATOR))
-        return node.txn.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        return txn.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
 
     def add_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
                       partition: TopicPartition) -> Completion[str]:
-        node = self.node_for_coordinator("transaction", transactional_id)
-        if not node.alive:
+        txn = self._txn_coordinator(transactional_id)
+        if txn is None:
             return Completion.of(Errors.NOT_COORDINATOR)
-        return node.txn.add_partition(transactional_id, producer_id, producer_epoch, partition)
+        return txn.add_partition(transactional_id, producer_id, producer_epoch, partition)
 
     def add_partitions_v2(self, transactional_id: str, producer_id: int, producer_epoch: int,
                           partitions: Sequence[TopicPartition]) -> Completion[Mapping[TopicPartition, str]]:
-        node = self.node_for_coordinator("transaction", transactional_id)
-        if not node.alive:
+        txn = self._txn_coordinator(transactional_id)
+        if txn is None:
             return Completion.of(dict.fromkeys(partitions, Errors.NOT_COORDINATOR))
-        return node.txn.add_partitions_v2(transactional_id, producer_id, producer_epoch, partitions)
+        return txn.add_partitions_v2(transactional_id, producer_id, producer_epoch, partitions)
 
     # ------------------------------------------------------------ topics
 

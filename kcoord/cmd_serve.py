@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # the server imports the whole implementation: imported when 
     from kcoord.impl.server.serve import ServeOptions
 
 _DURABILITY_MODES = ("fsync", "os", "group")  # group: the old name of fsync, kept for old command lines
-_FSYNC_METHODS = ("auto", "syncfs", "fsync")  # (kcoord.impl.storage.round_sync.FSYNC_METHODS, not imported here)
 
 
 def _settings(values: list[str]) -> tuple[ClusterConfig, ListenerSettings]:
@@ -155,8 +154,6 @@ def serve(
     """
     if durability not in _DURABILITY_MODES:
         usage_error(f"--durability {durability!r}: expected one of {', '.join(_DURABILITY_MODES)}")
-    if fsync_method not in _FSYNC_METHODS:
-        usage_error(f"--fsync-method {fsync_method!r}: expected one of {', '.join(_FSYNC_METHODS)}")
     if trace_format not in ("jsonl", "parquet"):
         usage_error(f"--trace-format {trace_format!r}: expected jsonl or parquet")
     if log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):

@@ -104,7 +104,7 @@ class ServeOptions:
         if self.max_frame_bytes < 1:
             raise ValueError(f"--max-frame-bytes {self.max_frame_bytes}: must be positive")
         if self.fsync_method not in FSYNC_METHODS:
-            raise ValueError(f"--fsync-method {self.fsync_method}: expected {', '.join(FSYNC_METHODS)}")
+            raise ValueError(f"--fsync-method {self.fsync_method!r}: expected one of {', '.join(FSYNC_METHODS)}")
         if self.trace_format not in ("jsonl", "parquet"):
             raise ValueError(f"trace format {self.trace_format!r}: expected jsonl or parquet")
 

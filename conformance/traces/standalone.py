@@ -57,6 +57,11 @@ class Cluster:
         self.processes: list[subprocess.Popen[bytes]] = []
 
     def start(self) -> None:
+        self.spawn()
+        self.wait_ready()
+
+    def spawn(self) -> None:
+        """The master and the workers started, not waited for (`wait_ready`)."""
         spark_class = str(SPARK_HOME / "bin" / "spark-class")
         self._spawn("master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                "--port", str(self.port), "--webui-port", str(self.ui)])
@@ -64,6 +69,9 @@ class Cluster:
             self._spawn(f"worker{i}", [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
                                        "--cores", "1", "--memory", self.worker_memory, "--webui-port", str(free_port()),
                                        "--work-dir", str(self.root / f"work{i}"), self.master])
+
+    def wait_ready(self) -> None:
+        """Until both workers registered with the master (at most 120 s)."""
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.alive_workers() == 2:

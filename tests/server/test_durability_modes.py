@@ -70,17 +70,24 @@ def acknowledged_workload(bootstrap: str) -> tuple[list[bytes], int]:
 
 
 def found_after_restart(bootstrap: str) -> tuple[list[bytes], int | None]:
+    """What a read_committed reader gets from the partition's start to its end as the restarted server gives it
+    (ListOffsets: the last stable offset; every record of the log, nothing left after it), and the group's committed
+    offset. (Read to that offset, not until 5 s pass without a record: the same records, without the idle wait.)"""
     import kafka
     from kafka.structs import TopicPartition
 
     tp = TopicPartition("durable", 0)
     consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, group_id="durable-group", enable_auto_commit=False,
-                                   isolation_level="read_committed", auto_offset_reset="earliest",
-                                   consumer_timeout_ms=5_000)
+                                   isolation_level="read_committed", auto_offset_reset="earliest")
     consumer.assign([tp])
     committed = consumer.committed(tp)
     consumer.seek_to_beginning(tp)
-    values = [m.value for m in consumer]
+    end = consumer.end_offsets([tp])[tp]
+    values: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while consumer.position(tp) < end:
+        assert time.monotonic() < deadline, f"read to offset {consumer.position(tp)} of {end} in 30 s"
+        values += [r.value for records in consumer.poll(timeout_ms=500).values() for r in records]
     consumer.close()
     return values, committed
 

@@ -14,9 +14,10 @@ import contextlib
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from served_cluster import ServedCluster
@@ -50,6 +51,19 @@ def brokers(served: ServedCluster, reference_kafka: Any) -> Iterator[dict[str, T
     yield targets
     for t in targets.values():
         t.close()
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _on_both(fn: Callable[[T], R], over: dict[str, T]) -> dict[str, R]:
+    """`fn` on each broker's value at the same time, a thread each: the brokers share nothing, and the harness's
+    JVMs (one per call) mostly wait for a group to settle or a transaction to time out. A failure on either is
+    raised here."""
+    with ThreadPoolExecutor(len(over), thread_name_prefix="java-clients") as pool:
+        futures = {name: pool.submit(fn, value) for name, value in over.items()}
+        return {name: future.result() for name, future in futures.items()}
 
 
 def _features(bootstrap: str, version: int) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]], int,
@@ -151,7 +165,7 @@ def _committed_values(events: list[dict[str, Any]]) -> list[str]:
 def test_the_java_client_gets_the_same_outcomes_from_kcoord_and_kafka(harness: JavaHarness,
                                                                       brokers: dict[str, Target],
                                                                       version: int) -> None:
-    outcomes = {name: _workload(harness, target, version) for name, target in brokers.items()}
+    outcomes = _on_both(lambda target: _workload(harness, target, version), brokers)
     kc = outcomes["kcoord"]
     assert kc == outcomes["kafka"]
     bump = 1 if version == 2 else 0  # TV2: every EndTxn bumps the epoch; TV1: never
@@ -276,7 +290,7 @@ def test_a_group_of_the_java_client_settles_alike_on_kcoord_and_kafka(harness: J
     """KIP-848's consumer protocol (the broker assigns) and the classic protocol with the cooperative-sticky assignor
     (the client assigns, in two rounds): the same phases, the group reads exactly the committed records (read_committed)
     and commits past each partition's last one."""
-    outcomes = {name: _group(harness, target, protocol) for name, target in brokers.items()}
+    outcomes = _on_both(lambda target: _group(harness, target, protocol), brokers)
     kc = outcomes["kcoord"]
     assert kc == outcomes["kafka"]
     assert kc["owners_by_phase"] == [["0"], ["0", "1"], ["1"]]
@@ -355,10 +369,10 @@ def test_kafka_decodes_kcoords_coordinator_logs_and_kcoord_reads_kafkas(
     The same comparison on the reference broker's own coordinator partitions (one replica: node 0) is kcoord reading
     every record Kafka 4.0.2 wrote, none refused. Both brokers ran the same workload first, so each wrote every record
     type a group and a transaction coordinator write."""
-    for target in brokers.values():
-        _log_workload(harness, target)
-    roots = {"kcoord": served.data_dir, "kafka": reference_kafka.options.data_dir / "node-0"}
-    compared = {name: compare_log_dirs(harness, _snapshot(root, tmp_path / name)) for name, root in roots.items()}
+    _on_both(lambda target: _log_workload(harness, target), brokers)
+    roots = {"kcoord": (served.data_dir, tmp_path / "kcoord"),
+             "kafka": (reference_kafka.options.data_dir / "node-0", tmp_path / "kafka")}
+    compared = _on_both(lambda dirs: compare_log_dirs(harness, _snapshot(*dirs)), roots)
     for name, c in compared.items():
         missing = sorted(REQUIRED_KINDS - set(c.kinds))
         assert (c.problems[:10], missing) == ([], []), (name, ", ".join(summary(c.kinds)))

@@ -9,6 +9,8 @@ import dataclasses
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +30,38 @@ def _compare(bootstrap: str, reference: str, *scenarios: str, timeout_s: int = 6
                           capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "250"})
 
 
-def test_no_difference_where_kcoord_answers_as_kafka(tmp_path: Path, reference_kafka: Any) -> None:
-    with ServedCluster(tmp_path, 3, trace=False) as served:
-        run = _compare(served.bootstrap, reference_kafka.bootstrap, "describe-unknown-group", "create-topics-answers",
-                       "transactions[kafka-python]", "static-membership*")
+def _no_difference(root: Path, reference: str) -> subprocess.CompletedProcess[str]:
+    with ServedCluster(root, 3, trace=False) as served:
+        return _compare(served.bootstrap, reference, "describe-unknown-group", "create-topics-answers",
+                        "transactions[kafka-python]", "static-membership*")
+
+
+def _planted_difference(root: Path, reference: str) -> subprocess.CompletedProcess[str]:
+    config = fast_cluster_config()
+    config = dataclasses.replace(config, groups=dataclasses.replace(config.groups, consumer_max_size=2))
+    with ServedCluster(root, 1, trace=False, config=config) as served:
+        return _compare(served.bootstrap, reference, "consumer-protocol*", timeout_s=15)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, reference_kafka: Any) -> Iterator[dict[str, Future[Any]]]:
+    """Both commands at once, each on a served cluster of its own, against the shared Kafka (the scenarios' names are
+    their run's own): most of each run is waiting, for a group to settle or, planted, for a member that never joins
+    (15 s). Each test waits for its own."""
+    with ThreadPoolExecutor(2, thread_name_prefix="compare-cli") as pool:
+        yield {name: pool.submit(fn, tmp_path_factory.mktemp(name), reference_kafka.bootstrap)
+               for name, fn in (("same", _no_difference), ("planted", _planted_difference))}
+
+
+def test_no_difference_where_kcoord_answers_as_kafka(runs: dict[str, Future[Any]]) -> None:
+    run = runs["same"].result()
     assert run.returncode == 0, run.stdout + run.stderr
     assert "tested: 4 passed, 0 failed, 0 skipped; reference: 4 passed, 0 failed, 0 skipped" in run.stdout
     assert "no difference in" in run.stdout
 
 
-def test_a_planted_difference_is_reported(tmp_path: Path, reference_kafka: Any) -> None:
-    config = fast_cluster_config()
-    config = dataclasses.replace(config, groups=dataclasses.replace(config.groups, consumer_max_size=2))
-    with ServedCluster(tmp_path, 1, trace=False, config=config) as served:
-        run = _compare(served.bootstrap, reference_kafka.bootstrap, "consumer-protocol*", timeout_s=15)
+def test_a_planted_difference_is_reported(runs: dict[str, Future[Any]]) -> None:
+    run = runs["planted"].result()
     assert run.returncode == 1, run.stdout + run.stderr
     assert "tested: 0 passed, 1 failed, 0 skipped; reference: 1 passed, 0 failed, 0 skipped" in run.stdout
     table = run.stdout[run.stdout.index("difference(s)"):]

@@ -18,6 +18,7 @@ import functools
 import os
 import random
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,22 @@ def run_tasks(work: list[duckspark.Unit], sql: dict[str, Any]) -> list[dict[str,
     return out
 
 
+@pytest.fixture(scope="module")
+def ran(traces: tuple[Path, dict[str, Counter[tuple[str, int, str]]]]
+        ) -> Callable[[str, str], tuple[list[duckspark.Unit], list[dict[str, Any]]]]:
+    """`get(machine, shape)`: the machine's units and every unit's task results, run once for both tests that read
+    them (each unit's own results, then the same results stitched)."""
+    root, _ = traces
+
+    @functools.cache
+    def get(machine: str, shape: str) -> tuple[list[duckspark.Unit], list[dict[str, Any]]]:
+        path = str(root / machine / "part-0.parquet")
+        work = duckspark.units([Path(path)], UNIT_ROWS)
+        return work, run_tasks(work, task_sql(machine, path, shape))
+
+    return get
+
+
 def rows_of(table: Any) -> Rows:
     return Counter(tuple(tuple(v) if isinstance(v, list) else v for v in r.values()) for r in table.to_pylist())
 
@@ -132,15 +149,13 @@ def defined(name: str, work: tuple[tuple[str, tuple[int, ...]], ...], unit: int)
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("machine", MACHINES)
 def test_each_unit_gives_what_the_definitions_give(
-        traces: tuple[Path, dict[str, Counter[tuple[str, int, str]]]], machine: str, shape: str) -> None:
+        ran: Callable[[str, str], tuple[list[duckspark.Unit], list[dict[str, Any]]]], machine: str, shape: str
+) -> None:
     """Per unit, every result as a multiset of rows (columns in order); a unit that flags nothing returns no
     violations' stream at all (the query was skipped), one that flags a row returns them all."""
     if shape == "checked" and not NEEDS[machine].rows:
         pytest.skip(f"no trace property reads {machine}: no staged rows, `unit_checked` is None")
-    root, _ = traces
-    path = str(root / machine / "part-0.parquet")
-    work = duckspark.units([Path(path)], UNIT_ROWS)
-    got = run_tasks(work, task_sql(machine, path, shape))
+    work, got = ran(machine, shape)
     seen = Counter()
     for unit, r in enumerate(got):
         want = defined(machine, tuple((p, tuple(g)) for p, g in work), unit)
@@ -163,7 +178,8 @@ def test_each_unit_gives_what_the_definitions_give(
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_the_units_stitched_flag_what_the_python_checker_flags(
-        traces: tuple[Path, dict[str, Counter[tuple[str, int, str]]]], shape: str) -> None:
+        traces: tuple[Path, dict[str, Counter[tuple[str, int, str]]]],
+        ran: Callable[[str, str], tuple[list[duckspark.Unit], list[dict[str, Any]]]], shape: str) -> None:
     """Every machine: the tasks' results stitched on the driver (`duckspark.stitch`): the same (key, seq, count) as
     the Python checker; and the same machine's file without the keys the checker flags: no violations, some units'
     tasks returning no violations' stream."""
@@ -173,8 +189,7 @@ def test_the_units_stitched_flag_what_the_python_checker_flags(
             continue
         m = bundled_machines()[machine]
         path = str(root / machine / "part-0.parquet")
-        work = duckspark.units([Path(path)], UNIT_ROWS)
-        got = run_tasks(work, task_sql(machine, path, shape))
+        work, got = ran(machine, shape)  # (the tasks test_each_unit_gives_what_the_definitions_give held unit by unit)
         found = duckspark._tables([r["found"] for r in got])
         bounds = pa.concat_tables([duckspark._table(r["bounds"]) for r in got])
         whole = duckspark.stitch(m, work, sum(r["rows"] for r in got), found, bounds)

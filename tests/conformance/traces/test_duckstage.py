@@ -60,44 +60,57 @@ class Tasks:
 
 def run_tasks(plan: MachinePlan, need: Needs, table: Any, sizes: list[int] | None = None,
               shape: str = "own") -> Tasks:
+    """`run_shapes` of one shape."""
+    return run_shapes(plan, need, table, sizes, (shape,))[shape]
+
+
+def run_shapes(plan: MachinePlan, need: Needs, table: Any, sizes: list[int] | None = None,
+               shapes: tuple[str, ...] = SHAPES) -> dict[str, Tasks]:
     """`table` cut into units of `UNIT_ROWS` consecutive rows (or of the sizes `sizes`), each staged as a task
-    would. `shape` "own": its own DuckDB of one thread runs `unit_staged` (its own window) and `unit_parts`; "pass":
-    `unit_staged_from` reads the row pass's relation (`duckcheck.pass_query`'s columns, every row). The row pass
-    (its boundary rows, `flag_rows` then `bounds_sql`, and for "pass" its relation) is run for all units at once,
-    its window partitioned by the unit too: the same window partitions as a DuckDB per unit (its SQL, 125-250 KB,
-    takes 0.3-0.5 s to plan, once per unit and machine would be most of this test's time)."""
+    would, in each shape of `shapes`. "own": a DuckDB of one thread runs `unit_staged` (the unit's own window) over
+    the unit alone; "pass": `unit_staged_from` reads the row pass's relation (`duckcheck.pass_query`'s columns, every
+    row). Both shapes' tasks give the same `unit_parts` and boundary rows, computed once. The units are run one
+    after another on one DuckDB (of one thread; a unit's relation `t` replaced by the next, nothing else kept
+    between them: the SQL reads only `t`), not on a DuckDB each: connecting and closing one cost more than the
+    queries. The row pass (its boundary rows, `flag_rows` then `bounds_sql`, and for "pass" its relation) is run for
+    all units at once, its window partitioned by the unit too: the same window partitions as a DuckDB per unit (its
+    SQL, 125-250 KB, takes 0.3-0.5 s to plan, once per unit and machine would be most of this test's time)."""
     import itertools
 
     import pyarrow as pa
 
     staged_sql = unit_staged(plan, need, "t")
     assert staged_sql is not None
-    out: dict[str, list[Any]] = {"staged": [], "parts": []}
+    own: list[Any] = []
+    parts: list[Any] = []
     sizes = sizes or [UNIT_ROWS] * -(-table.num_rows // UNIT_ROWS)
     assert sum(sizes) == table.num_rows
-    for unit, (start, size) in enumerate(zip(itertools.accumulate([0, *sizes]), sizes, strict=False)):
-        con = duckdb.connect(config={"threads": 1})
-        try:
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        for unit, (start, size) in enumerate(zip(itertools.accumulate([0, *sizes]), sizes, strict=False)):
             con.register("t", table.slice(start, size))
-            if shape == "own":
-                out["staged"].append(con.execute(staged_sql.replace("{unit}", str(unit))).to_arrow_table())
-            out["parts"].append(con.execute(unit_parts("t", str(unit))).to_arrow_table())
-        finally:
-            con.close()
+            if "own" in shapes:
+                own.append(con.execute(staged_sql.replace("{unit}", str(unit))).to_arrow_table())
+            parts.append(con.execute(unit_parts("t", str(unit))).to_arrow_table())
+            con.unregister("t")
+    finally:
+        con.close()
     units = pa.array([u for u, size in enumerate(sizes) for _ in range(size)], pa.int64())
     con = duckdb.connect(config={"threads": 1})
     try:
         con.register("t", table.append_column("_unit", units))
         con.register("r", con.execute(flag_rows(plan.m, "t", partition=("_unit",))).to_arrow_table())
         bounds = con.execute(bounds_sql(plan.m, "r").replace("{unit}", "_unit")).to_arrow_table()
-        if shape == "pass":  # (`pass_query` with the unit as a partition column: its `_flagged`)
+        if "pass" in shapes:  # (`pass_query` with the unit as a partition column: its `_flagged`)
             con.execute(f"CREATE TEMP TABLE s AS {_flagged(plan.m, 't', ('_unit',))[0]}")
             from_pass = unit_staged_from(plan, need, "s", "_unit", ("_unit",))
             assert from_pass is not None
-            out["staged"].append(con.execute(from_pass).to_arrow_table())
+            passed = con.execute(from_pass).to_arrow_table()
     finally:
         con.close()
-    return Tasks(pa.concat_tables(out["staged"]), pa.concat_tables(out["parts"]), bounds, len(sizes))
+    all_parts = pa.concat_tables(parts)
+    staged_by = {"own": lambda: pa.concat_tables(own), "pass": lambda: passed}
+    return {shape: Tasks(staged_by[shape](), all_parts, bounds, len(sizes)) for shape in shapes}
 
 
 def _hashable(v: Any) -> Any:
@@ -123,35 +136,42 @@ class Layout:
     again: dict[str, int]  # unit-first rows of seq >= 0 with a unit before them (staged again against it)
 
 
-def layout(machines: Mapping[str, ir.Machine], root: Path, sort: list[tuple[str, str]], shape: str) -> Layout:
+def layouts(machines: Mapping[str, ir.Machine], root: Path, sort: list[tuple[str, str]]) -> dict[str, Layout]:
+    """Per shape (`SHAPES`): the layout's stitched staged rows and whole keys' staged rows."""
     import pyarrow.parquet as pq
 
     plans = expression_plans(machines)
     wants = needs(plans)
-    out = Layout({}, {}, {}, {}, {})
+    out = {shape: Layout({}, {}, {}, {}, {}) for shape in SHAPES}
     for name in sorted(machines):
         if not (root / name).is_dir() or not wants[name].rows:
             continue
         table = pq.read_table(sorted((root / name).glob("*.parquet"))).sort_by(sort)
-        tasks = run_tasks(plans[name], wants[name], table, shape=shape)
-        got = stitch(plans[name], wants[name], tasks.staged, tasks.parts, tasks.bounds)
-        assert not isinstance(got, Refused), got.reason
-        assert tasks.staged.column_names == [*kept(wants[name]), *BOOKKEEPING]
-        assert tasks.parts.column_names == list(PARTS)
         whole_sql = staged(plans[name], wants[name], "whole")
         assert whole_sql is not None
         con = duckdb.connect(config={"threads": 1})
         try:
             con.register("whole", table)
-            out.whole[name] = con.execute(whole_sql).to_arrow_table()
-            con.register("parts", tasks.parts)
-            (out.ends[name],) = con.execute("SELECT max(_ts_max) FROM parts").fetchone() or (None,)
-            (out.again[name],) = con.execute("SELECT count(*) FROM (SELECT key, min(_unit) FROM parts WHERE NOT _neg "
-                                             "GROUP BY key HAVING count(*) > 1) k").fetchone() or (0,)
+            whole = con.execute(whole_sql).to_arrow_table()
         finally:
             con.close()
-        out.stitched[name] = got
-        out.units[name] = tasks.units
+        for shape, tasks in run_shapes(plans[name], wants[name], table).items():
+            got = stitch(plans[name], wants[name], tasks.staged, tasks.parts, tasks.bounds)
+            assert not isinstance(got, Refused), got.reason
+            assert tasks.staged.column_names == [*kept(wants[name]), *BOOKKEEPING]
+            assert tasks.parts.column_names == list(PARTS)
+            con = duckdb.connect(config={"threads": 1})
+            try:
+                con.register("parts", tasks.parts)
+                (out[shape].ends[name],) = con.execute("SELECT max(_ts_max) FROM parts").fetchone() or (None,)
+                (out[shape].again[name],) = con.execute(
+                    "SELECT count(*) FROM (SELECT key, min(_unit) FROM parts WHERE NOT _neg GROUP BY key HAVING "
+                    "count(*) > 1) k").fetchone() or (0,)
+            finally:
+                con.close()
+            out[shape].whole[name] = whole
+            out[shape].stitched[name] = got
+            out[shape].units[name] = tasks.units
     return out
 
 
@@ -186,8 +206,8 @@ def cut(machines: dict[str, ir.Machine],
     violations, and each layout's staged rows."""
     root, found = mutated_traces(SEEDS[0])
     python = set(found)
-    return root, python, {f"{name}-{shape}": layout(machines, root, sort, shape)
-                          for name, sort in LAYOUTS.items() for shape in SHAPES}
+    return root, python, {f"{name}-{shape}": got for name, sort in LAYOUTS.items()
+                          for shape, got in layouts(machines, root, sort).items()}
 
 
 @pytest.mark.parametrize("name", [f"{n}-{s}" for n in sorted(LAYOUTS) for s in SHAPES])

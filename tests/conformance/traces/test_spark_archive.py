@@ -158,11 +158,15 @@ def test_check_traces_with_a_damaged_archive_reports_what_the_python_checker_rep
     with open(damaged / archive.jsa.name, "r+b") as f:
         f.seek(archive.jsa.stat().st_size // 2)
         f.write(b"\xde\xad\xbe\xef")
-    runs = {}
+    started = {}  # (both engines' processes at once: they share nothing but the input, which neither writes)
     for engine, folder in (("python", archive.folder), ("spark", damaged)):
         env = {**os.environ, "KCOORD_SPARK_ARCHIVE": str(folder)}
-        runs[engine] = subprocess.run([*kcoord, "check-traces", str(traces), "--engine", engine], env=env,
-                                      capture_output=True, text=True, timeout=600)
+        started[engine] = subprocess.Popen([*kcoord, "check-traces", str(traces), "--engine", engine], env=env,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    runs = {}
+    for engine, process in started.items():
+        stdout, stderr = process.communicate(timeout=600)
+        runs[engine] = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
     def report(done: subprocess.CompletedProcess[str]) -> str:
         return re.sub(r"\((python|spark), [0-9.]+ s\)", "(ENGINE, N s)", done.stdout)

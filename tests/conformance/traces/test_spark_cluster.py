@@ -31,24 +31,34 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 KCOORD = str(Path(sys.executable).parent / "kcoord")
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    c = Cluster(tmp_path / "cluster", LOG4J2)
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, ConnectServer]]:
+    """The standalone cluster and the Spark Connect server, both spawned first thing and waited for only by the test
+    that uses each: their JVMs boot while the local run and the other test work (booting them one after another,
+    each when its test starts, was ~20-30 s of waiting)."""
+    root = tmp_path_factory.mktemp("outside")
+    c = Cluster(root / "cluster", LOG4J2)
+    server: ConnectServer | None = None
     try:
-        c.start()
-        yield c
+        c.spawn()
+        server = ConnectServer(root / "connect", LOG4J2)
+        yield c, server
     finally:
+        if server is not None:
+            server.stop()
         c.stop()
 
 
 @pytest.fixture
-def connect_server(tmp_path: Path) -> Iterator[ConnectServer]:
-    server = ConnectServer(tmp_path / "connect", LOG4J2)
-    try:
-        server.wait_ready()
-        yield server
-    finally:
-        server.stop()
+def cluster(outside: tuple[Cluster, ConnectServer]) -> Cluster:
+    outside[0].wait_ready()
+    return outside[0]
+
+
+@pytest.fixture
+def connect_server(outside: tuple[Cluster, ConnectServer]) -> ConnectServer:
+    outside[1].wait_ready()
+    return outside[1]
 
 
 def _identities(out: Path) -> Counter[tuple[Any, str]]:
@@ -57,24 +67,34 @@ def _identities(out: Path) -> Counter[tuple[Any, str]]:
     return Counter((v.identity, v.message) for v in read_violations(str(out / "violations")))
 
 
-def _mutated_traces(spark: Any, root: Path, out: Path) -> Counter[tuple[Any, str]]:
-    """Traces of every bundled machine broken by every mutation, written to `root` as Parquet; the violations the
-    shared local session finds in them (written to `out`)."""
+@pytest.fixture(scope="module")
+def mutated(spark: Any, tmp_path_factory: pytest.TempPathFactory, outside: tuple[Cluster, ConnectServer]
+            ) -> tuple[Path, Counter[tuple[Any, str]]]:
+    """Traces of every bundled machine broken by every mutation, written as Parquet (read-only: both tests read them,
+    neither may change the other's input); the violations the shared local session finds in them. Made once for
+    both tests: the same seed gave both the same traces and the same local run. (After `outside`: the cluster and
+    the server boot meanwhile.)"""
+    import os
+
+    base = tmp_path_factory.mktemp("cluster-traces")
+    root, out = base / "traces", base / "local"
     machines = dict(bundled_machines())
     traces, _ = generate(machines, 21, Options(keys=4, rows=80))
     rng = random.Random(21)
     traces = mutate_every(traces, machines, rng)
     write_parquet(traces, machines, str(root))
+    for path in root.rglob("*"):
+        if path.is_file():
+            os.chmod(path, 0o444)
     local = run(Config([str(root)], str(out), engine="spark"), machines, spark=spark)
     expected = _identities(out)
     assert expected and local.exit_code == 1
-    return expected
+    return root, expected
 
 
-def test_a_spark_connect_server_finds_what_local_spark_finds(spark: Any, connect_server: ConnectServer,
-                                                            tmp_path: Path) -> None:
-    root = tmp_path / "traces"
-    expected = _mutated_traces(spark, root, tmp_path / "local")
+def test_a_spark_connect_server_finds_what_local_spark_finds(
+        mutated: tuple[Path, Counter[tuple[Any, str]]], connect_server: ConnectServer, tmp_path: Path) -> None:
+    root, expected = mutated
     done = subprocess.run([KCOORD, "check-traces", str(root), "--remote", connect_server.url, "--out",
                            str(tmp_path / "cli")], capture_output=True, text=True, timeout=900)
     assert done.returncode == 1, done.stderr[-3000:]
@@ -86,9 +106,9 @@ def test_a_spark_connect_server_finds_what_local_spark_finds(spark: Any, connect
     assert fallbacks(done.stderr + server_log) == []
 
 
-def test_a_standalone_cluster_finds_what_local_spark_finds(spark: Any, cluster: Cluster, tmp_path: Path) -> None:
-    root = tmp_path / "traces"
-    expected = _mutated_traces(spark, root, tmp_path / "local")
+def test_a_standalone_cluster_finds_what_local_spark_finds(
+        mutated: tuple[Path, Counter[tuple[Any, str]]], cluster: Cluster, tmp_path: Path) -> None:
+    root, expected = mutated
     done = subprocess.run([KCOORD, "check-traces", str(root), "--master", cluster.master, "--out",
                            str(tmp_path / "cli")], env=cluster.env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 1, done.stderr[-3000:]

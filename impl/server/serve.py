@@ -397,14 +397,15 @@ class KcoordServer:
         assert self.cluster is not None
         if self._flushing is not None:
             return
-        tickets = self.cluster.begin_flush()
+        sync = self._round_sync
+        device = sync.device if sync is not None else None
+        tickets = self.cluster.begin_flush(device)
         if not tickets:
             return
         self._flushing = tickets
         loop = asyncio.get_running_loop()
         waiter = self._flush_waiter = loop.create_future()
-        sync = self._round_sync
-        if sync is not None and sync.whole_round:
+        if sync is not None and device is not None:
 
             def sync_round(tickets: list[FlushTicket]) -> None:  # on the syncfs thread: one syncfs, one wake-up
                 try:

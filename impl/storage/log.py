@@ -119,6 +119,7 @@ class PartitionLog:
         self._durability = durability
         self._clock_ms = clock_ms
         self._fd: int | None = os.open(segments[-1].path, os.O_WRONLY | os.O_APPEND)
+        self.device = os.fstat(self._fd).st_dev  # its file system (every segment is in `path`)
         self._durable_offset = segments[-1].next_offset
         self._flushed_offset = self._durable_offset  # fsynced (below durable_offset only with os durability)
         self._pending_since_ms: int | None = None
@@ -380,11 +381,13 @@ class PartitionLog:
         self._pending_since_ms, self._pending_bytes = None, 0
         self._checkpoint_if_due()
 
-    def begin_flush(self) -> FlushTicket | None:
+    def begin_flush(self, syncfs_device: int | None = None) -> FlushTicket | None:
         """The first half of a ``flush`` whose fsync runs elsewhere (a thread, while the owner appends more): what
         is pending now, as a ticket holding a duplicate of the active segment's descriptor (a segment roll or a
         close meanwhile does not close it) and the end offset its fsync makes durable; None if nothing is pending.
-        Whoever holds the ticket calls ``ticket.fsync()`` (any thread), then ``end_flush(ticket)`` on the owner's."""
+        Whoever holds the ticket calls ``ticket.fsync()`` (any thread), then ``end_flush(ticket)`` on the owner's.
+        `syncfs_device`: the file system a syncfs will sync for the round (``RoundSync``); if it is this log's, the
+        ticket holds no descriptor (the syncfs needs none) and is ended with ``ticket.synced()``."""
         self._check_usable()
         end = self.log_end_offset
         if self._flushed_offset == end:
@@ -392,16 +395,20 @@ class PartitionLog:
         assert self._fd is not None
         injected = self._faults.flush
         self._faults.flush = False
-        return FlushTicket(self, os.dup(self._fd), end, injected)
+        fd = None if syncfs_device == self.device else os.dup(self._fd)
+        return FlushTicket(self, fd, end, injected)
 
     def end_flush(self, ticket: FlushTicket) -> None:
         """The second half: what the ticket's fsync covered is durable; its error (if any) is raised here, as
-        ``flush`` raises it, the data above the flushed offset staying pending. A closed log ignores it."""
+        ``flush`` raises it, the data above the flushed offset staying pending. A closed log ignores it, and a ticket
+        neither fsynced nor synced (its round's syncfs failed: ``RoundSync``) changes nothing."""
         if self._fd is None or self._failure is not None:
             return
         if ticket.error is not None:
             self._storage_failed(ticket.error, "fsync")
             raise ticket.error
+        if not ticket.durable:  # (its round's syncfs failed: the appends stay pending for the next round)
+            return
         if self._storage_error is not None:
             self._storage_recovered()
         end = ticket.end_offset

@@ -19,7 +19,6 @@ written when a segment rolls, on a clean ``close``, by an ``open`` that validate
 Kafka's ``log.flush.offset.checkpoint.interval.ms``, at most once a minute when appends become durable (so after a
 kill -9 at most a minute of fsynced data is above it). Recovery on ``open`` (``recovery.py``) cuts a bad tail only
 above it, with a WARN, and refuses a log damaged below it (``LogCorruptedError``): see ``recovery.py``.
-
 Not thread-safe: one coordinator shard owns one log. Must not import ``kcoord.model``.
 """
 
@@ -353,11 +352,8 @@ class PartitionLog:
     def flush(self) -> None:
         """Make pending appends durable: fsync them; afterwards ``durable_offset == log_end_offset``. With os
         durability they are already acknowledged (in the page cache): nothing is done (``sync`` fsyncs them, as a
-        segment roll and ``close`` do).
-
-        On ``OSError`` nothing changes: the data stays pending and ``durable_offset`` does not move. (After a real
-        fsync error the page cache may have dropped the data; the safe reaction is to close and reopen the log.)
-        """
+        segment roll and ``close`` do). On ``OSError`` nothing changes: the data stays pending and ``durable_offset``
+        does not move. (After a real fsync error the page cache may have dropped the data: close and reopen the log.)"""
         if self._durability.mode == "os":
             self._check_usable()
             return
@@ -383,11 +379,10 @@ class PartitionLog:
 
     def begin_flush(self, syncfs_device: int | None = None) -> FlushTicket | None:
         """The first half of a ``flush`` whose fsync runs elsewhere (a thread, while the owner appends more): what
-        is pending now, as a ticket holding a duplicate of the active segment's descriptor (a segment roll or a
-        close meanwhile does not close it) and the end offset its fsync makes durable; None if nothing is pending.
-        Whoever holds the ticket calls ``ticket.fsync()`` (any thread), then ``end_flush(ticket)`` on the owner's.
-        `syncfs_device`: the file system a syncfs will sync for the round (``RoundSync``); if it is this log's, the
-        ticket holds no descriptor (the syncfs needs none) and is ended with ``ticket.synced()``."""
+        is pending now, as a ticket holding a duplicate of the active segment's descriptor (a roll or a close meanwhile
+        does not close it; none if the round is a syncfs of `syncfs_device`, this log's file system: ``RoundSync``) and
+        the end offset it makes durable; None if nothing is pending. Whoever holds the ticket calls ``ticket.fsync()``
+        or ``synced()`` (any thread), then ``end_flush(ticket)`` on the owner's."""
         self._check_usable()
         end = self.log_end_offset
         if self._flushed_offset == end:
@@ -400,14 +395,13 @@ class PartitionLog:
 
     def end_flush(self, ticket: FlushTicket) -> None:
         """The second half: what the ticket's fsync covered is durable; its error (if any) is raised here, as
-        ``flush`` raises it, the data above the flushed offset staying pending. A closed log ignores it, and a ticket
-        neither fsynced nor synced (its round's syncfs failed: ``RoundSync``) changes nothing."""
+        ``flush`` raises it, the data above the flushed offset staying pending. A closed log ignores it."""
         if self._fd is None or self._failure is not None:
             return
         if ticket.error is not None:
             self._storage_failed(ticket.error, "fsync")
             raise ticket.error
-        if not ticket.durable:  # (its round's syncfs failed: the appends stay pending for the next round)
+        if not ticket.durable:  # (its round's syncfs failed, `RoundSync`: its appends stay pending for the next round)
             return
         if self._storage_error is not None:
             self._storage_recovered()

@@ -101,6 +101,12 @@ class RoundSync:
         return self._fd is not None
 
     @property
+    def native(self) -> bool:
+        """One syncfs a round, the C library's (not one a test gave or put in): a helper process may run it
+        (`SyncfsProcess`) instead of ``sync`` on a thread of this one."""
+        return self._fd is not None and self._syncfs is _syncfs()
+
+    @property
     def device(self) -> int | None:
         """The file system one syncfs syncs (`Cluster.begin_flush`'s `syncfs_device`: its logs' tickets hold no
         descriptor); None once the rounds are fsynced per log."""

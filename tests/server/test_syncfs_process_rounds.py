@@ -19,7 +19,8 @@ from kcoord.impl.storage.log import Durability
 pytestmark = [pytest.mark.wire]
 
 SLOW_S = 0.3
-_SLOW_HELPER = syncfs_process._HELPER.replace("    code = 0 if", f"    __import__('time').sleep({SLOW_S})\n    code = 0 if")
+_SLOW_HELPER = syncfs_process._HELPER.replace("    code = 0 if",
+                                              f"    __import__('time').sleep({SLOW_S})\n    code = 0 if")
 _FAILING_HELPER = syncfs_process._HELPER.replace("code = 0 if syncfs(fd) == 0 else (ctypes.get_errno() or 5)",
                                                  "code = 5")
 

@@ -163,14 +163,16 @@ class Cluster:
         durability = self.config.durability
         return durability is not None and durability.mode == "os"
 
-    def begin_flush(self) -> list[FlushTicket]:
+    def begin_flush(self, syncfs_device: int | None = None) -> list[FlushTicket]:
         """Group commit with the fsyncs on other threads: the open batches appended, and a ticket for every log
         holding appends not yet fsynced (data partitions, coordinator partitions of every live node). The caller
-        runs each ticket's `fsync()` (side by side, on threads, while the loop goes on), then `end_flush`."""
-        tickets = self.partitions.begin_flush()
+        runs each ticket's `fsync()` (side by side, on threads, while the loop goes on), then `end_flush`.
+        `syncfs_device`: the round is one syncfs of that file system (`RoundSync`): its logs' tickets hold no
+        descriptor and are ended with `synced()`."""
+        tickets = self.partitions.begin_flush(syncfs_device)
         for node in self.nodes:
             if node.alive:
-                tickets += node.txn.runtime.begin_flush() + node.groups.runtime.begin_flush()
+                tickets += node.txn.runtime.begin_flush(syncfs_device) + node.groups.runtime.begin_flush(syncfs_device)
         return tickets
 
     def end_flush(self, tickets: list[FlushTicket]) -> None:

@@ -496,16 +496,17 @@ class PartitionManager:
                 self._take_offline(part, e)
         self._settle()
 
-    def begin_flush(self) -> list[FlushTicket]:
+    def begin_flush(self, syncfs_device: int | None = None) -> list[FlushTicket]:
         """Group commit with the fsyncs on other threads: a ticket for every open partition holding appends not yet
-        fsynced (`PartitionLog.begin_flush`); a failed fsync takes its partition offline (`end_flush`)."""
+        fsynced (`PartitionLog.begin_flush`; `syncfs_device` as there); a failed fsync takes its partition offline
+        (`end_flush`)."""
         out = []
         for part in list(self._touched.values()):
             log = part.log
             if log.flushed_offset == log.log_end_offset:
                 continue
             try:
-                ticket = log.begin_flush()
+                ticket = log.begin_flush(syncfs_device)
             except OSError as e:
                 self._take_offline(part, e)
                 continue

@@ -357,10 +357,11 @@ class CoordinatorRuntime:
         del self.compactions[:-100]
         return 1
 
-    def begin_flush(self) -> list[FlushTicket]:
+    def begin_flush(self, syncfs_device: int | None = None) -> list[FlushTicket]:
         """Group commit with the fsyncs on other threads (`PartitionLog.begin_flush`): the open batches appended,
         a ticket for every log holding appends not yet fsynced; a failed fsync unloads its shard (`end_flush`).
-        Once the tickets have ended, `flushed` tells the next poll to look at their shards."""
+        Once the tickets have ended, `flushed` tells the next poll to look at their shards. `syncfs_device`: the
+        file system one syncfs syncs for the round (its logs' tickets then hold no descriptor)."""
         out = []
         for partition, shard in list(self._busy.items()):
             if not shard.in_flight or self.shards.get(partition) is not shard or partition in self.loading:
@@ -373,7 +374,7 @@ class CoordinatorRuntime:
                 self._looked_at[partition] = shard  # (made durable meanwhile, by a segment roll: the next poll
                 continue  # completes it)
             try:
-                ticket = log.begin_flush()
+                ticket = log.begin_flush(syncfs_device)
             except OSError as e:
                 self._unload_failed(partition, "fsync", e)
                 continue

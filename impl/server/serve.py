@@ -12,8 +12,9 @@ that did work, and after a turn that found none (a produce's append is not the c
 every handler that ran since the last flush (and of the timers and transaction markers) share that fsync, and the
 requests that arrive while it runs share the next. So a lone writer never waits the linger for company that is not
 coming, and writers that arrive together still share their fsyncs.
-`--durability fsync` (`_start_flush`): a round is synced on threads (`FsyncWorkers`: one syncfs of the file system
-on one, or one queue put per log's fsync with `--fsync-method fsync`: `RoundSync`);
+`--durability fsync` (`_start_flush`): a round is synced elsewhere (one syncfs of the file system in a helper process,
+`SyncfsProcess`, which shares no GIL with the loop; on a thread if it cannot run; or one queue put per log's fsync on
+the fsync threads with `--fsync-method fsync`: `RoundSync`, `FsyncWorkers`);
 while a round is in flight a request does not wake the pump (its write can only go to disk in the next round), and
 the pump's turn that ends the round runs in the round's own callback (`_flush_done`: it completes what became
 durable, starts the next round with what arrived meanwhile, and wakes the sleeping pump only for an earlier deadline
@@ -57,6 +58,7 @@ from .frames import DEFAULT_MAX_FRAME_BYTES
 from .fsync_workers import FsyncWorkers
 from .metrics import MetricsHttpServer, MetricsTap, ServerMetrics, Snapshot
 from .request_memory import RequestMemory
+from .syncfs_process import SyncfsProcess
 
 __all__ = ("KcoordServer", "ServeOptions", "TraceFormat", "run_event_loop")
 
@@ -173,6 +175,8 @@ class KcoordServer:
         self._fsync_workers: FsyncWorkers[FlushTicket] = FsyncWorkers(FSYNC_THREADS)  # (threads from the first round)
         self._round_sync: RoundSync | None = None  # how a round is synced: one syncfs, or an fsync per log
         self._syncfs_worker: FsyncWorkers[list[FlushTicket]] = FsyncWorkers(1, "kcoord-syncfs")
+        self._syncfs_process: SyncfsProcess | None = None  # where a round's syncfs runs (None: on `_syncfs_worker`)
+        self._process_round: tuple[list[FlushTicket], asyncio.Future[None]] | None = None  # the round it runs
         self._serving = False  # the cluster loop runs (`_flush_done` then takes a turn of it)
         self._unfinished = False  # the last turn stopped at `_POLLS_PER_TURN` with work still due (fsync durability)
         self._last_trace_flush_s = 0.0
@@ -190,6 +194,7 @@ class KcoordServer:
             self._sink = MetricsTap(self.metrics, _trace_sink(options))
             if self._in_background:  # (before any log is opened: syncfs then reports every write-back error since)
                 self._round_sync = RoundSync.open(options.fsync_method, options.data_dir)
+                self._start_syncfs_process()
             config = dataclasses.replace(options.cluster, nodes=options.nodes)
             cluster = self.cluster = Cluster(options.data_dir, self.clock, config=config, sink=self._sink)
             cluster.load_listener = self.metrics.partition_loaded
@@ -246,6 +251,7 @@ class KcoordServer:
         if self._flush_waiter is not None:  # the fsyncs in flight end before the logs close
             with contextlib.suppress(Exception):
                 await self._flush_waiter
+        self._drop_syncfs_process()
         self._fsync_workers.close()
         self._syncfs_worker.close()
         if self._round_sync is not None:
@@ -397,14 +403,22 @@ class KcoordServer:
         assert self.cluster is not None
         if self._flushing is not None:
             return
-        tickets = self.cluster.begin_flush()
+        sync = self._round_sync
+        device = sync.device if sync is not None else None
+        tickets = self.cluster.begin_flush(device)
         if not tickets:
             return
         self._flushing = tickets
         loop = asyncio.get_running_loop()
         waiter = self._flush_waiter = loop.create_future()
-        sync = self._round_sync
-        if sync is not None and sync.whole_round:
+        process = self._syncfs_process
+        if process is not None and sync is not None and sync.native and all(t.fd is None for t in tickets):
+            self._process_round = tickets, waiter
+            if process.request():
+                return  # (its end: `_syncfs_process_done`)
+            self._process_round = None
+            self._drop_syncfs_process()  # (it died: this round and the later ones on the thread)
+        if sync is not None and device is not None:
 
             def sync_round(tickets: list[FlushTicket]) -> None:  # on the syncfs thread: one syncfs, one wake-up
                 try:
@@ -430,6 +444,53 @@ class KcoordServer:
         submit = self._fsync_workers.submit
         for ticket in tickets:
             submit(fsync, ticket)
+
+    def _start_syncfs_process(self) -> None:
+        """With one syncfs a round (`RoundSync.native`), run it in a helper process, started before any log opens
+        (see `syncfs_process.py`); where it cannot start, the rounds run on the syncfs thread, as they would anyway."""
+        sync = self._round_sync
+        if sync is None or not sync.native:
+            return
+        try:
+            process = SyncfsProcess.start(self.options.data_dir)
+        except OSError as e:
+            _log.warning("--durability fsync: the syncfs helper process did not start (%s); the rounds' syncfs runs "
+                         "on a thread of the server", e)
+            return
+        self._syncfs_process = process
+        asyncio.get_running_loop().add_reader(process.result_fd, self._syncfs_process_done)
+
+    def _drop_syncfs_process(self) -> None:
+        process, self._syncfs_process = self._syncfs_process, None
+        if process is not None:
+            asyncio.get_running_loop().remove_reader(process.result_fd)
+            process.close()
+
+    def _syncfs_process_done(self) -> None:
+        """The helper's round ended (its descriptor readable): as `_flush_done`, in this callback. A failed syncfs
+        fails it as `RoundSync.sync` does (its writes pending, later rounds fsynced per log); a helper that ended
+        leaves its round's writes pending for the next round, on the syncfs thread."""
+        process = self._syncfs_process
+        assert process is not None and self._round_sync is not None
+        code = process.result()
+        if code is None:
+            _log.warning("--durability fsync: the syncfs helper process %d ended; the rounds' syncfs runs on a thread "
+                         "of the server from the next round on", process.pid)
+            self._drop_syncfs_process()
+        ran, self._process_round = self._process_round, None
+        if ran is None:
+            return
+        tickets, waiter = ran
+        if code == 0:
+            for ticket in tickets:
+                ticket.synced()
+        elif code is not None:
+            _log.warning("syncfs of %s failed (%s: %s): each log fsynced from the next round on, so that each reports "
+                         "its own write-back error (this round's writes wait for it)", self.options.data_dir,
+                         errno.errorcode.get(code, code), os.strerror(code))
+            self._round_sync.close()
+            self._drop_syncfs_process()
+        self._flush_done(tickets, waiter)
 
     def _flush_done(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
         """The round's fsyncs ended: what they made durable is completed, and what was written meanwhile flushed,

@@ -90,41 +90,51 @@ class FlushOwner(Protocol):
 
 class FlushTicket:
     """A flush begun by ``PartitionLog.begin_flush``: ``fsync()`` it on any thread (or ``synced()`` once a syncfs of
-    its file system returned: ``RoundSync``), then ``end_flush`` it."""
+    its file system returned: ``RoundSync``), then ``end_flush`` it. A ticket begun for a round's syncfs holds no
+    descriptor (``fd`` None: the syncfs needs none, and no duplicate is made, closed or looked at per round); if
+    that syncfs fails it is left as it was (``durable`` False, no error): its appends stay pending for the next
+    round, which fsyncs each log through a descriptor of its own."""
 
-    __slots__ = ("_fd", "_injected", "end_offset", "error", "log", "on_error")
+    __slots__ = ("_fd", "_injected", "durable", "end_offset", "error", "log", "on_error")
 
-    def __init__(self, log: FlushOwner, fd: int, end_offset: int, injected: bool) -> None:
+    def __init__(self, log: FlushOwner, fd: int | None, end_offset: int, injected: bool) -> None:
         self.log = log
         self._fd = fd
         self.end_offset = end_offset
         self._injected = injected
         self.error: OSError | None = None
+        self.durable = False  # what it covers is on disk (set by ``fsync`` or ``synced``)
         #: what the log's owner does when the fsync failed (unload the shard, take the partition offline)
         self.on_error: Callable[[OSError], None] | None = None
 
     def fsync(self) -> None:
         """Fsync the descriptor and close it; an error is kept for ``end_flush``. Releases the GIL while it waits."""
+        assert self._fd is not None, "fsync of a ticket begun for a syncfs (it holds no descriptor)"
         try:
             if self._injected:
                 raise InjectedFault(errno.EIO, "injected fsync failure")
             os.fsync(self._fd)
+            self.durable = True
         except OSError as e:
             self.error = e
         finally:
             os.close(self._fd)
 
     @property
-    def fd(self) -> int:
-        """The descriptor ``fsync`` syncs (a duplicate of the log's; open until ``fsync`` or ``synced``)."""
+    def fd(self) -> int | None:
+        """The descriptor ``fsync`` syncs (a duplicate of the log's; open until ``fsync`` or ``synced``); None: begun
+        for a syncfs of the round's file system."""
         return self._fd
 
     def synced(self) -> None:
         """Its file system was synced (one syncfs for the round, ``RoundSync``) without an error: what it covers is
-        on disk, unless a fault was injected; closes the descriptor, as ``fsync`` does."""
+        on disk, unless a fault was injected; closes the descriptor, if it has one, as ``fsync`` does."""
         if self._injected:
             self.error = InjectedFault(errno.EIO, "injected fsync failure")
-        os.close(self._fd)
+        else:
+            self.durable = True
+        if self._fd is not None:
+            os.close(self._fd)
 
 
 @dataclass(slots=True)

@@ -19,7 +19,6 @@ written when a segment rolls, on a clean ``close``, by an ``open`` that validate
 Kafka's ``log.flush.offset.checkpoint.interval.ms``, at most once a minute when appends become durable (so after a
 kill -9 at most a minute of fsynced data is above it). Recovery on ``open`` (``recovery.py``) cuts a bad tail only
 above it, with a WARN, and refuses a log damaged below it (``LogCorruptedError``): see ``recovery.py``.
-
 Not thread-safe: one coordinator shard owns one log. Must not import ``kcoord.model``.
 """
 
@@ -119,6 +118,7 @@ class PartitionLog:
         self._durability = durability
         self._clock_ms = clock_ms
         self._fd: int | None = os.open(segments[-1].path, os.O_WRONLY | os.O_APPEND)
+        self.device = os.fstat(self._fd).st_dev  # its file system (every segment is in `path`)
         self._durable_offset = segments[-1].next_offset
         self._flushed_offset = self._durable_offset  # fsynced (below durable_offset only with os durability)
         self._pending_since_ms: int | None = None
@@ -352,11 +352,8 @@ class PartitionLog:
     def flush(self) -> None:
         """Make pending appends durable: fsync them; afterwards ``durable_offset == log_end_offset``. With os
         durability they are already acknowledged (in the page cache): nothing is done (``sync`` fsyncs them, as a
-        segment roll and ``close`` do).
-
-        On ``OSError`` nothing changes: the data stays pending and ``durable_offset`` does not move. (After a real
-        fsync error the page cache may have dropped the data; the safe reaction is to close and reopen the log.)
-        """
+        segment roll and ``close`` do). On ``OSError`` nothing changes: the data stays pending and ``durable_offset``
+        does not move. (After a real fsync error the page cache may have dropped the data: close and reopen the log.)"""
         if self._durability.mode == "os":
             self._check_usable()
             return
@@ -380,11 +377,12 @@ class PartitionLog:
         self._pending_since_ms, self._pending_bytes = None, 0
         self._checkpoint_if_due()
 
-    def begin_flush(self) -> FlushTicket | None:
+    def begin_flush(self, syncfs_device: int | None = None) -> FlushTicket | None:
         """The first half of a ``flush`` whose fsync runs elsewhere (a thread, while the owner appends more): what
-        is pending now, as a ticket holding a duplicate of the active segment's descriptor (a segment roll or a
-        close meanwhile does not close it) and the end offset its fsync makes durable; None if nothing is pending.
-        Whoever holds the ticket calls ``ticket.fsync()`` (any thread), then ``end_flush(ticket)`` on the owner's."""
+        is pending now, as a ticket holding a duplicate of the active segment's descriptor (a roll or a close meanwhile
+        does not close it; none if the round is a syncfs of `syncfs_device`, this log's file system: ``RoundSync``) and
+        the end offset it makes durable; None if nothing is pending. Whoever holds the ticket calls ``ticket.fsync()``
+        or ``synced()`` (any thread), then ``end_flush(ticket)`` on the owner's."""
         self._check_usable()
         end = self.log_end_offset
         if self._flushed_offset == end:
@@ -392,7 +390,8 @@ class PartitionLog:
         assert self._fd is not None
         injected = self._faults.flush
         self._faults.flush = False
-        return FlushTicket(self, os.dup(self._fd), end, injected)
+        fd = None if syncfs_device == self.device else os.dup(self._fd)
+        return FlushTicket(self, fd, end, injected)
 
     def end_flush(self, ticket: FlushTicket) -> None:
         """The second half: what the ticket's fsync covered is durable; its error (if any) is raised here, as
@@ -402,6 +401,8 @@ class PartitionLog:
         if ticket.error is not None:
             self._storage_failed(ticket.error, "fsync")
             raise ticket.error
+        if not ticket.durable:  # (its round's syncfs failed, `RoundSync`: its appends stay pending for the next round)
+            return
         if self._storage_error is not None:
             self._storage_recovered()
         end = ticket.end_offset

@@ -14,6 +14,11 @@ fsync reports its own file's error (the authority: an error no log claims was an
 disk). And every later round is fsynced per log too (said once, with the reason): the error syncfs reported is
 consumed, and it may be a log's that is not in this round (written meanwhile); only that log's own fsync, in a later
 round, can still report it. A log on another file system than the data directory's is fsynced on its own.
+A round's tickets for the data directory's file system are begun with no descriptor (``device``: the log's own
+``PartitionLog.device`` says which, read once when it opened), so a round costs no descriptor duplicated, looked at
+or closed per log; and when its syncfs fails they are left pending (no error, not durable) and the next round, fsynced
+per log through each log's own descriptor (which reports its file's write-back error: the description is the one
+the log opened), covers them.
 Where syncfs cannot stand for the fsyncs (not Linux; Linux before 5.8, whose syncfs reports no write-back error; no
 syncfs in the C library) every round is fsynced per log, said once. Must not import ``kcoord.model``.
 """
@@ -95,28 +100,42 @@ class RoundSync:
         """One job syncs the whole round (syncfs); False: one job per ticket (fsync)."""
         return self._fd is not None
 
+    @property
+    def native(self) -> bool:
+        """One syncfs a round, the C library's (not one a test gave or put in): a helper process may run it
+        (`SyncfsProcess`) instead of ``sync`` on a thread of this one."""
+        return self._fd is not None and self._syncfs is _syncfs()
+
+    @property
+    def device(self) -> int | None:
+        """The file system one syncfs syncs (`Cluster.begin_flush`'s `syncfs_device`: its logs' tickets hold no
+        descriptor); None once the rounds are fsynced per log."""
+        return self._device if self._fd is not None else None
+
     def sync(self, tickets: Sequence[FlushTicket]) -> None:
-        """On an fsync thread: one syncfs for the tickets on the data directory's file system, an fsync for any
-        other; every ticket's error set and its descriptor closed. On a syncfs error, each ticket is fsynced and
-        every later round too (see the module)."""
+        """On an fsync thread: one syncfs for the tickets begun for it (no descriptor: their logs are on the data
+        directory's file system), an fsync for any other (a log elsewhere: it holds a descriptor); every ticket's
+        outcome set. On a syncfs error the tickets begun for it are left pending and every later round is fsynced
+        per log (see the module). No system call per ticket but the fsyncs of logs elsewhere: each would hand the
+        GIL back and forth with the loop's thread."""
         assert self._fd is not None and self._syncfs is not None, "sync of a RoundSync that fsyncs per log"
-        device = self._device
-        elsewhere = [t for t in tickets if os.fstat(t.fd).st_dev != device]
-        for ticket in elsewhere:
-            ticket.fsync()
-        if len(elsewhere) == len(tickets):
+        here = []
+        for ticket in tickets:
+            if ticket.fd is None:
+                here.append(ticket)
+            else:
+                ticket.fsync()
+        if not here:
             return
-        here = [t for t in tickets if t not in elsewhere] if elsewhere else tickets
         if self._syncfs(self._fd) == 0:
             for ticket in here:
                 ticket.synced()
             return
         code = ctypes.get_errno()
-        _log.warning("syncfs of %s failed (%s: %s): each log fsynced from this round on, so that each reports its "
-                     "own write-back error", self._anchor, errno.errorcode.get(code, code), os.strerror(code))
+        _log.warning("syncfs of %s failed (%s: %s): each log fsynced from the next round on, so that each reports its "
+                     "own write-back error (this round's writes wait for it)", self._anchor,
+                     errno.errorcode.get(code, code), os.strerror(code))
         self.close()
-        for ticket in here:
-            ticket.fsync()
 
     def close(self) -> None:
         if self._fd is not None:

@@ -1,7 +1,8 @@
 """`RoundSync` (`kcoord serve --durability fsync --fsync-method`): a round of several logs is made durable by one
-syncfs and every ticket completes; a failing syncfs falls back to an fsync per log (that round and every later one),
-said once; an injected fault fails its log only; a log on another file system is fsynced on its own; where syncfs
-reports no write-back error (Linux < 5.8, not Linux, no syncfs) `auto` fsyncs per log."""
+syncfs and every ticket completes, with no descriptor duplicated, looked at or closed per log; a failing syncfs leaves
+its round's writes pending and falls back to an fsync per log (every later round: the next one covers them), said
+once; an injected fault fails its log only; a log on another file system is fsynced on its own; where syncfs reports
+no write-back error (Linux < 5.8, not Linux, no syncfs) `auto` fsyncs per log."""
 
 from __future__ import annotations
 
@@ -61,12 +62,12 @@ def logs(tmp_path: Path) -> Iterator[list[PartitionLog]]:
         yield opened
 
 
-def _round(logs: list[PartitionLog]) -> list[FlushTicket]:
-    """An append to each log, and the round's tickets."""
+def _round(logs: list[PartitionLog], sync: RoundSync) -> list[FlushTicket]:
+    """An append to each log, and the round's tickets (begun as `Cluster.begin_flush` begins them for `sync`)."""
     tickets = []
     for log in logs:
         log.append([kv(log.log_end_offset)], timestamp_ms=0)
-        ticket = log.begin_flush()
+        ticket = log.begin_flush(sync.device)
         assert ticket is not None
         tickets.append(ticket)
     return tickets
@@ -85,8 +86,10 @@ def _end(logs: list[PartitionLog], tickets: list[FlushTicket]) -> list[str]:
 
 
 def _closed(tickets: list[FlushTicket]) -> bool:
-    """Every ticket's descriptor was closed (no other descriptor opened meanwhile took its number)."""
+    """Every ticket's descriptor (if it had one) was closed (no other descriptor opened meanwhile took its number)."""
     for ticket in tickets:
+        if ticket.fd is None:
+            continue
         with pytest.raises(OSError) as raised:
             os.fstat(ticket.fd)
         assert raised.value.errno == errno.EBADF
@@ -99,14 +102,34 @@ def test_a_round_of_several_logs_is_one_syncfs_and_every_ticket_completes(
     sync = RoundSync.open("syncfs", tmp_path / "data", syncfs=calls.fake_syncfs)
     try:
         assert sync.whole_round
-        tickets = _round(logs)
+        tickets = _round(logs, sync)
         sync.sync(tickets)
         assert _closed(tickets)
         assert (calls.syncfs, calls.fsync) == ([str(tmp_path / "data")], [])  # one syncfs, of the data directory
         assert _end(logs, tickets) == ["durable"] * LOGS
-        sync.sync(second := _round(logs))  # the next round: one more
+        sync.sync(second := _round(logs, sync))  # the next round: one more
         assert len(calls.syncfs) == 2 and not calls.fsync and _end(logs, second) == ["durable"] * LOGS
     finally:
+        sync.close()
+
+
+def test_a_syncfs_round_duplicates_looks_at_and_closes_no_descriptor_per_log(
+        tmp_path: Path, logs: list[PartitionLog], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each of those system calls hands the GIL between the syncfs thread and the loop's: none per log, the round
+    being one syncfs whatever the descriptors are."""
+    calls = Calls(monkeypatch)
+    sync = RoundSync.open("syncfs", tmp_path / "data", syncfs=calls.fake_syncfs)
+    per_log: list[str] = []
+    for name in ("dup", "fstat", "close"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda *a, _real=real, _name=name: (per_log.append(_name), _real(*a))[1])
+    try:
+        tickets = _round(logs, sync)
+        sync.sync(tickets)
+        assert per_log == [] and [t.fd for t in tickets] == [None] * LOGS
+        assert _end(logs, tickets) == ["durable"] * LOGS and len(calls.syncfs) == 1 and not calls.fsync
+    finally:
+        monkeypatch.undo()
         sync.close()
 
 
@@ -116,18 +139,25 @@ def test_a_failing_syncfs_falls_back_to_an_fsync_per_log_from_then_on(
     calls = Calls(monkeypatch, syncfs_result=-1)
     sync = RoundSync.open("syncfs", tmp_path / "data", syncfs=calls.fake_syncfs)
     try:
-        tickets = _round(logs)
+        tickets = _round(logs, sync)
         with caplog.at_level(logging.WARNING, logger="kcoord"):
             sync.sync(tickets)
-        assert _closed(tickets)
-        assert len(calls.syncfs) == 1
-        assert sorted(Path(path).parent.name for path in calls.fsync) == sorted(log.path.name for log in logs)
-        # (no log claims the error: this fake's EIO was no file's; each log's own fsync says its data is on disk)
-        assert _end(logs, tickets) == ["durable"] * LOGS
+        assert len(calls.syncfs) == 1 and not calls.fsync
+        # (this round's writes are not durable, and no error is any log's: they wait for the next round)
+        assert [(t.durable, t.error) for t in tickets] == [(False, None)] * LOGS
+        assert _end(logs, tickets) == ["pending"] * LOGS
+        assert all(log.storage_error is None for log in logs)
         (warning,) = [r.getMessage() for r in caplog.records]
         assert warning.startswith(f"syncfs of {tmp_path / 'data'} failed (EIO: Input/output error): each log "
-                                  "fsynced from this round on")
-        assert not sync.whole_round  # later rounds: an fsync per log, on the fsync threads
+                                  "fsynced from the next round on")
+        assert not sync.whole_round and sync.device is None  # later rounds: an fsync per log, on the fsync threads
+        second = _round(logs, sync)  # the next round: each log through a descriptor of its own, covering both
+        assert all(t.fd is not None for t in second)
+        for ticket in second:
+            ticket.fsync()
+        assert sorted(Path(path).parent.name for path in calls.fsync) == sorted(log.path.name for log in logs)
+        # (no log claims the error: this fake's EIO was no file's; each log's own fsync says its data is on disk)
+        assert _end(logs, second) == ["durable"] * LOGS and len(calls.syncfs) == 1
     finally:
         sync.close()
 
@@ -138,7 +168,7 @@ def test_an_injected_fault_fails_its_log_only(tmp_path: Path, logs: list[Partiti
     sync = RoundSync.open("syncfs", tmp_path / "data", syncfs=calls.fake_syncfs)
     try:
         logs[2].fail_next_flush()
-        tickets = _round(logs)
+        tickets = _round(logs, sync)
         sync.sync(tickets)
         assert _closed(tickets) and len(calls.syncfs) == 1 and not calls.fsync
         assert [type(t.error).__name__ if t.error else None for t in tickets] == [None, None, "InjectedFault", None,
@@ -162,7 +192,7 @@ def test_a_log_on_another_file_system_is_fsynced_on_its_own(tmp_path: Path, logs
         sync = RoundSync.open("syncfs", tmp_path / "data", syncfs=calls.fake_syncfs)
         try:
             everyone = [*logs, other]
-            tickets = _round(everyone)
+            tickets = _round(everyone, sync)
             sync.sync(tickets)
             assert _closed(tickets)
             assert len(calls.syncfs) == 1 and len(calls.fsync) == 1 and calls.fsync[0].startswith(str(other.path))

@@ -185,7 +185,8 @@ class _ThreadCpu:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.readings: list[tuple[float, float, float]] = []  # (all threads, the main thread, its system part)
-        self.switches: list[tuple[int, int]] = []  # context switches (the main thread, the other threads now alive)
+        self.switches: list[tuple[int, int, int]] = []  # context switches (the main thread, the other threads now
+        # alive, the main thread's involuntary ones alone)
 
     def __call__(self) -> float:
         from bench_server import cpu_s
@@ -203,9 +204,10 @@ def _ticks(stat: Path) -> tuple[float, float]:
     return (int(fields[11]) + int(fields[12])) / _TICK, int(fields[12]) / _TICK
 
 
-def _switches(pid: int) -> tuple[int, int]:
-    """Voluntary + involuntary context switches of the main thread, and of the process's other live threads."""
-    main = others = 0
+def _switches(pid: int) -> tuple[int, int, int]:
+    """Voluntary + involuntary context switches of the main thread, and of the process's other live threads; the
+    main thread's involuntary ones (preempted, not asleep)."""
+    main = others = preempted = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             text = (task / "status").read_text()
@@ -215,9 +217,11 @@ def _switches(pid: int) -> tuple[int, int]:
                 "ctxt_switches:" in line)
         if task.name == str(pid):
             main = n
+            preempted = sum(int(line.split()[1]) for line in text.splitlines()
+                            if line.startswith("nonvoluntary_ctxt_switches"))
         else:
             others += n
-    return main, others
+    return main, others, preempted
 
 
 def _client(bootstrap: str, pid: int, connections: int, first: int, tag: str, seconds: float, barrier: Any,
@@ -231,6 +235,7 @@ def _client(bootstrap: str, pid: int, connections: int, first: int, tag: str, se
              "loop_sys_s": sys1 - sys0, "client_cpu_s": counts.client_cpu_s,
              "loop_switches": cpu.switches[-1][0] - cpu.switches[0][0],
              "other_switches": cpu.switches[-1][1] - cpu.switches[0][1], "retried": counts.retried,
+             "loop_preempted": cpu.switches[-1][2] - cpu.switches[0][2],
              "epoch_bumps": counts.epoch_bumps})
 
 
@@ -263,6 +268,7 @@ def run_once(bootstrap: str, pid: int, control: multiprocessing.connection.Conne
            "requests_per_txn": sum(r["requests"] for r in results) / max(done, 1),
            "loop_context_switches_per_txn": widest["loop_switches"] / max(done, 1),
            "other_threads_context_switches_per_txn": widest["other_switches"] / max(done, 1),
+           "loop_involuntary_switches_per_txn": widest["loop_preempted"] / max(done, 1),
            "concurrent_retries_per_txn": sum(r["retries"] for r in results) / max(done, 1),
            "fsync_rounds_per_txn": delta.get("fsync_rounds", 0) / max(done, 1),
            "fsyncs_per_txn": delta.get("fsyncs", 0) / max(done, 1),

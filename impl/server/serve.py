@@ -16,9 +16,9 @@ coming, and writers that arrive together still share their fsyncs.
 `SyncfsProcess`, which shares no GIL with the loop; on a thread if it cannot run; or one queue put per log's fsync on
 the fsync threads with `--fsync-method fsync`: `RoundSync`, `FsyncWorkers`);
 while a round is in flight a request does not wake the pump (its write can only go to disk in the next round), and
-the pump's turn that ends the round runs in the round's own callback (`_flush_done`: it completes what became
-durable, starts the next round with what arrived meanwhile, and wakes the sleeping pump only for an earlier deadline
-or work left after its polls).
+the pump's turn that ends the round runs in the round's own callback (`_flush_done`: it starts the next round with
+what arrived meanwhile, then completes what became durable while that round's sync runs, and wakes the sleeping pump
+only for an earlier deadline or work left after its polls).
 Every cluster call happens on the loop's thread; handlers and the pump interleave only at `await` points.
 Durability: `ClusterConfig.durability` — fsync of every batch (default: nothing is acknowledged before it is on
 disk) or group commit.
@@ -493,9 +493,11 @@ class KcoordServer:
         self._flush_done(tickets, waiter)
 
     def _flush_done(self, tickets: list[FlushTicket], waiter: asyncio.Future[None]) -> None:
-        """The round's fsyncs ended: what they made durable is completed, and what was written meanwhile flushed,
-        in this callback (one turn of the cluster loop here, not a wake-up of the loop's task and a turn later); the
-        sleeping loop is woken only if a deadline now comes before its own wake-up."""
+        """The round's fsyncs ended: the next round begins at once with what was written meanwhile, and then what
+        this one made durable is completed, in this callback (one turn of the cluster loop here, not a wake-up of the
+        loop's task and a turn later), while the next one's sync runs — the disk is not left idle while the loop
+        answers; what the completions write (an EndTxn's markers) waits for the round after. The sleeping loop is
+        woken only if a deadline now comes before its own wake-up."""
         if not waiter.done():
             waiter.set_result(None)
         self._flushing = self._flush_waiter = None
@@ -504,6 +506,7 @@ class KcoordServer:
         self.cluster.end_flush(tickets)
         if not self._serving:  # (stopping: `stop` flushes and closes)
             return
+        self._start_flush()
         self._turn()
         if not self._wake_at_ms:
             return  # the loop is not sleeping: its next turn comes anyway

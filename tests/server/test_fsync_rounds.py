@@ -19,6 +19,7 @@ from served_cluster import ServedCluster
 from test_response_memo import INFO, _ms
 
 from kcoord.impl.cluster import ClusterConfig
+from kcoord.impl.server import syncfs_process
 from kcoord.impl.server.apis import node_registry
 from kcoord.impl.server.broker import BrokerContext
 from kcoord.impl.server.codec import decode_response, encode_request
@@ -32,6 +33,14 @@ FSYNC_S = 0.3  # each fsync (or syncfs) takes this long: the later requests all 
 LATER = 6
 
 
+def _slow_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each syncfs of the helper process (`SyncfsProcess`, which runs the rounds) takes `FSYNC_S` more; before the
+    server starts."""
+    slow = syncfs_process._HELPER.replace("    code = 0 if", f"    __import__('time').sleep({FSYNC_S})\n    code = 0 if")
+    assert slow != syncfs_process._HELPER
+    monkeypatch.setattr(syncfs_process, "_HELPER", slow)
+
+
 def _init(tid: str) -> Any:
     return InitProducerIdRequest(transactional_id=TransactionalId(tid), transaction_timeout=_ms(60_000),
                                  producer_id=ProducerId(-1), producer_epoch=i16(-1))
@@ -41,6 +50,7 @@ def test_requests_arriving_during_a_round_wait_for_its_end_without_polling(tmp_p
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # (no timer due during the round: the transaction shards' abort checks an hour apart)
     config = ClusterConfig(txn=TxnConfig(abort_interval_ms=3_600_000), durability=Durability.fsync())
+    _slow_helper(monkeypatch)  # (the rounds' syncfs runs there; `slow_syncfs` below, where it cannot)
     with ServedCluster(tmp_path, 1, trace=False, config=config) as served:
         server = served.server
         cluster = server.cluster
@@ -147,3 +157,53 @@ def test_work_left_after_a_turns_polls_is_polled_on_without_a_new_request(tmp_pa
         monkeypatch.setattr(cluster, "end_flush", end_flush_then_busy)
         assert served.thread is not None
         assert served.thread.run(scenario()) == (0, 0, 1)  # (answer NONE, nothing left, one round)
+
+
+def test_the_next_round_begins_before_the_ended_rounds_completions(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn that ends a round begins the next one first, with the writes that arrived meanwhile, so that its sync
+    runs while the loop completes (and answers) what the ended round made durable; those later writes are answered
+    only once their own round has ended."""
+    config = ClusterConfig(txn=TxnConfig(abort_interval_ms=3_600_000), durability=Durability.fsync())
+    _slow_helper(monkeypatch)
+    with ServedCluster(tmp_path, 1, trace=False, config=config) as served:
+        server = served.server
+        cluster = server.cluster
+        dispatcher = served.call(lambda: Dispatcher(node_registry(BrokerContext(server.shared, 0))))
+        assert server._syncfs_process is not None
+        end_flush, poll = cluster.end_flush, cluster.poll
+        ended: list[Any] = []  # the rounds ended, by their tickets
+        in_flight_at_first_poll: list[Any] = []  # after each round's end: the round in flight at the next poll
+
+        def noted_end_flush(tickets: Any) -> None:
+            end_flush(tickets)
+            ended.append(tickets)
+
+        def noted_poll() -> int:
+            if len(in_flight_at_first_poll) < len(ended):
+                in_flight_at_first_poll.append(server._flushing)
+            return int(poll())
+
+        async def send(tid: str, correlation_id: int) -> int:
+            frame = encode_request(_init(tid), correlation_id=correlation_id, client_id="rounds")
+            outcome = await dispatcher.dispatch(frame, INFO)
+            assert isinstance(outcome, Reply)
+            return int(decode_response(_init(tid).__api_key__, 4, outcome.payload)[1].error_code.value)
+
+        async def scenario() -> tuple[int, list[int], int]:
+            first = asyncio.ensure_future(send("next-0", 1))
+            while server._flushing is None:
+                await asyncio.sleep(0.001)
+            later = [asyncio.ensure_future(send(f"next-{i}", i + 1)) for i in range(1, 4)]
+            code = await first
+            rounds_when_first_answered = len(ended)
+            return code, [await f for f in later], rounds_when_first_answered
+
+        monkeypatch.setattr(cluster, "end_flush", noted_end_flush)
+        monkeypatch.setattr(cluster, "poll", noted_poll)
+        assert served.thread is not None
+        code, later, rounds_when_first_answered = served.thread.run(scenario())
+        assert (code, later, rounds_when_first_answered) == (0, [0, 0, 0], 1)
+        # the round that ended first: the next one (the later requests' writes) was in flight at its completions' poll
+        assert in_flight_at_first_poll[0] is not None and in_flight_at_first_poll[0] is not ended[0]
+        assert len(ended) >= 2 and in_flight_at_first_poll[0] is ended[1]

@@ -36,7 +36,8 @@ LATER = 6
 def _slow_helper(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each syncfs of the helper process (`SyncfsProcess`, which runs the rounds) takes `FSYNC_S` more; before the
     server starts."""
-    slow = syncfs_process._HELPER.replace("    code = 0 if", f"    __import__('time').sleep({FSYNC_S})\n    code = 0 if")
+    slow = syncfs_process._HELPER.replace("    code = 0 if",
+                                          f"    __import__('time').sleep({FSYNC_S})\n    code = 0 if")
     assert slow != syncfs_process._HELPER
     monkeypatch.setattr(syncfs_process, "_HELPER", slow)
 

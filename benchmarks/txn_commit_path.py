@@ -61,9 +61,9 @@ def _serve(data_dir: str, durability: str, control: multiprocessing.connection.C
 
     start_flush = KcoordServer._start_flush
 
-    def counted_start_flush(self: Any) -> None:
+    def counted_start_flush(self: Any, *args: Any, **kwargs: Any) -> None:
         before = self._flushing
-        start_flush(self)
+        start_flush(self, *args, **kwargs)
         if before is None and self._flushing is not None:
             counters["fsync_rounds"] += 1
             counters["fsyncs"] += len(self._flushing)

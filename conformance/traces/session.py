@@ -57,6 +57,13 @@ INTERPRETED_ROWS = 50_000
 #: loaded JVM whose JIT has not compiled the recursion yet) are several times larger than compiled ones.
 THREAD_STACK = "-Xss16m"
 
+#: the code cache of a JVM that runs the checks with C1 only (`jit_options`): HotSpot then sizes it as a client VM's,
+#: 48 MB instead of the tiered 240 MB, and a long-lived session (a test session, a Spark Connect server) that keeps
+#: compiling new generated stages fills it; the JVM then dies on the next method handle it links
+#: (`VirtualMachineError: Out of space in CodeCache for method handle intrinsic`, in a task thread: exit code 50,
+#: the whole check lost). Reserved address space, committed only as it fills.
+C1_CODE_CACHE = "-XX:ReservedCodeCacheSize=240m"
+
 
 def local_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
                   app_name: str = APP_NAME, driver_memory: str | None = None, rows: int | None = None,
@@ -181,11 +188,12 @@ def jit_options(rows: int | None) -> str:
     defaults (benchmarks/bench_cluster.py). The smallest inputs (`INTERPRETED_ROWS`) also run with the serial
     collector: G1's collector threads cost ~1 CPU-s of a 10k-row check that collects little (16.7 against 15.5 JVM
     CPU-s). C1 compiles huge methods too: the map side's method of a machine with a large table (its `IN` a
-    `switch`: `sparkcheck.packed`) passes 8000 bytes, and interpreted it took 43 % of a 1M check's task samples."""
+    `switch`: `sparkcheck.packed`) passes 8000 bytes, and interpreted it took 43 % of a 1M check's task samples.
+    With C1 only, the code cache keeps the tiered size (`C1_CODE_CACHE`)."""
     if rows is not None and rows <= INTERPRETED_ROWS:
-        return "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+        return f"-XX:TieredStopAtLevel=1 {C1_CODE_CACHE} -XX:+UseSerialGC"
     if rows is not None and rows <= SMALL_INPUT_ROWS:
-        return "-XX:TieredStopAtLevel=1 -XX:-DontCompileHugeMethods"
+        return f"-XX:TieredStopAtLevel=1 {C1_CODE_CACHE} -XX:-DontCompileHugeMethods"
     return "-XX:-DontCompileHugeMethods"
 
 

@@ -386,3 +386,14 @@ def test_a_python_that_does_not_find_the_daemon_keeps_pyspark_s_own(tmp_path: Pa
     assert session.preloading_daemon(sys.executable)
     assert not session.preloading_daemon(str(bare))
     assert not session.preloading_daemon(str(tmp_path / "no-such-python"))
+
+
+def test_the_c1_only_driver_keeps_the_tiered_code_cache(spark: Any) -> None:
+    """The shared session's driver runs C1 only (`jit_options`); HotSpot would then give it a client VM's 48 MB code
+    cache, which the suite's many generated stages filled until the JVM died (`Out of space in CodeCache for method
+    handle intrinsic`, exit code 50: CI18)."""
+    jvm = spark.sparkContext._jvm
+    diagnostic = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
+    assert diagnostic.getVMOption("TieredStopAtLevel").getValue() == "1"
+    assert int(diagnostic.getVMOption("ReservedCodeCacheSize").getValue()) >= 240 * 1024 * 1024

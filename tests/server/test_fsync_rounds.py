@@ -1,7 +1,7 @@
 """`--durability fsync`: the requests that arrive while a round of fsyncs is in flight cost the cluster loop no turn
 (every write then waits for the next round anyway); the turn that ends the round, in the round's own callback,
-completes what it made durable and starts the next round with what arrived meanwhile, and every request is answered
-once its own write is durable."""
+starts the next round with what arrived meanwhile and then completes what it made durable, and every request is
+answered once its own write is durable."""
 
 from __future__ import annotations
 

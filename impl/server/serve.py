@@ -485,10 +485,7 @@ class KcoordServer:
             for ticket in tickets:
                 ticket.synced()
         elif code is not None:
-            _log.warning("syncfs of %s failed (%s: %s): each log fsynced from the next round on, so that each reports "
-                         "its own write-back error (this round's writes wait for it)", self.options.data_dir,
-                         errno.errorcode.get(code, code), os.strerror(code))
-            self._round_sync.close()
+            self._round_sync.failed(code)
             self._drop_syncfs_process()
         self._flush_done(tickets, waiter)
 

@@ -131,7 +131,11 @@ class RoundSync:
             for ticket in here:
                 ticket.synced()
             return
-        code = ctypes.get_errno()
+        self.failed(ctypes.get_errno())
+
+    def failed(self, code: int) -> None:
+        """A round's syncfs failed with errno `code` (here, or in the helper process that ran it): said once, and
+        every later round is fsynced per log (see the module); the round's tickets stay pending."""
         _log.warning("syncfs of %s failed (%s: %s): each log fsynced from the next round on, so that each reports its "
                      "own write-back error (this round's writes wait for it)", self._anchor,
                      errno.errorcode.get(code, code), os.strerror(code))

@@ -51,7 +51,6 @@ def test_requests_arriving_during_a_round_wait_for_its_end_without_polling(tmp_p
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # (no timer due during the round: the transaction shards' abort checks an hour apart)
     config = ClusterConfig(txn=TxnConfig(abort_interval_ms=3_600_000), durability=Durability.fsync())
-    _slow_helper(monkeypatch)  # (the rounds' syncfs runs there; `slow_syncfs` below, where it cannot)
     with ServedCluster(tmp_path, 1, trace=False, config=config) as served:
         server = served.server
         cluster = server.cluster

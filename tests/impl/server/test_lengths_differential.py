@@ -6,7 +6,9 @@ properties, on request bodies hypothesis builds from kio's schemas and kio encod
   * a body cut short anywhere is refused: by `check_body` with `LengthError` (always, for a schema with an array,
     since the walk reads every length and fixed-size field) or, for a schema `check_body` does not walk, by kio.
 And for bodies whose lengths are lies (a length or count replaced by a huge value), `check_body` refuses them before
-kio could allocate what they claim.
+kio could allocate what they claim. On all of these bodies, valid, cut short or lying, the compiled check
+(`lengths._compiled`, what `check_body` runs first) accepts exactly what the walk accepts, with the same long
+durations.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import Records
 
 from kcoord.impl.server import CLIENT_VERSIONS
-from kcoord.impl.server.lengths import LengthError, _has_array, _layout, _Walk, check_body
+from kcoord.impl.server.lengths import LengthError, _compiled, _has_array, _layout, _Refer, _Walk, check_body
 
 # kio's phantom `Records` has no strategy of its own; a record set is opaque bytes to the request schema
 st.register_type_strategy(Records, st.binary(max_size=40).map(Records))
@@ -46,6 +48,32 @@ class _FieldByField(_Walk):
         for field in regular:
             pos = self.field(field, flexible, pos)
         return self.tags(tagged, pos) if flexible else pos
+
+
+def _walk_accepts(schema: type[Any], frame: bytes) -> list[int] | None:
+    walk = _Walk(frame, len(frame))
+    try:
+        walk.entity(schema, len(PREFIX))
+    except LengthError:
+        return None
+    return walk.long_durations
+
+
+def _compiled_accepts(schema: type[Any], frame: bytes) -> list[int] | None:
+    check = _compiled(schema)
+    assert check is not None
+    long_durations: list[int] = []
+    try:
+        if check(frame, len(PREFIX), len(frame), long_durations) <= len(frame):
+            return long_durations
+    except (_Refer, LengthError, IndexError, struct.error):
+        pass
+    return None
+
+
+def _same_verdicts(schema: type[Any], frame: bytes) -> None:
+    if _has_array(schema):
+        assert _compiled_accepts(schema, frame) == _walk_accepts(schema, frame), frame.hex()
 
 
 def _encode(schema: type[Any], entity: Any) -> bytes:
@@ -76,6 +104,7 @@ def test_check_body_agrees_with_kio(api_key: int, version: int, data: st.DataObj
     frame = _encode(schema, entity)
 
     check_body(schema, frame, len(PREFIX))  # a valid body: accepted
+    _same_verdicts(schema, frame)
     decoded = _kio_decodes(schema, frame)
     assert decoded is not None, "kio cannot decode what it encoded"
     assert decoded == (entity, len(frame) - len(PREFIX)), "kio did not read the body back exactly"
@@ -84,6 +113,7 @@ def test_check_body_agrees_with_kio(api_key: int, version: int, data: st.DataObj
         return  # an empty body (ListGroups v1, ApiVersions v0-2): nothing to cut
     cut = data.draw(st.integers(len(PREFIX), len(frame) - 1), label="cut at")
     short = frame[:cut]
+    _same_verdicts(schema, short)
     if _has_array(schema):
         with pytest.raises(LengthError) as refused:
             check_body(schema, short, len(PREFIX))
@@ -110,6 +140,7 @@ def test_a_lying_length_is_refused_or_harmless(api_key: int, version: int, data:
         return
     at = data.draw(st.integers(len(PREFIX), len(frame) - 4), label="lie at")
     struct.pack_into(">I", frame, at, data.draw(st.sampled_from([0x7FFF_FFFF, 0xFFFF_FFFE, 0x0FFF_FFFF]), label="n"))
+    _same_verdicts(schema, bytes(frame))
     try:
         check_body(schema, bytes(frame), len(PREFIX))
     except LengthError:

@@ -251,16 +251,8 @@ class _Refer(Exception):
 
 
 def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    value, shift = 0, 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-        if shift > 35:
-            raise _Refer
+    """A varint of more than one byte (the compiled check reads a one-byte one itself)."""
+    return _Walk(buf, len(buf)).uvarint(pos)
 
 
 def _tags(buf: bytes, pos: int, end: int, long_durations: list[int], tagged: dict[int, _Field]) -> int:

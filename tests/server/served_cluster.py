@@ -35,7 +35,8 @@ def fast_cluster_config(**txn: Any) -> ClusterConfig:
     """Kafka 4.0's defaults with the waits that only slow tests down made short."""
     return ClusterConfig(
         groups=GroupConfig(initial_rebalance_delay_ms=0, consumer_heartbeat_interval_ms=300,
-                           consumer_session_timeout_ms=6_000),
+                           consumer_session_timeout_ms=6_000,
+                           offsets_retention_check_interval_ms=86_400_000),  # no cleanup tick in a run (conftest.py)
         txn=TxnConfig(**{"abort_interval_ms": 1_000, **txn}),
         durability=Durability.group(2, 1 << 20),  # group commit: still nothing acknowledged before it is on disk
     )

@@ -120,6 +120,17 @@ def check_body(schema: type[Any], frame: bytes, offset: int) -> list[int]:
     check = _compiled(schema)
     if check is None:
         return []
+    accepted = compiled_verdict(check, frame, offset)
+    if accepted is not None:
+        return accepted
+    walk = _Walk(frame, len(frame))
+    walk.entity(schema, offset)
+    return walk.long_durations  # (the compiled check refused what the walk accepts: a bug; the walk decides)
+
+
+def compiled_verdict(check: _Check, frame: bytes, offset: int) -> list[int] | None:
+    """What `check` (a schema's `_compiled` check) says of the body at `frame[offset:]`: the positions of its long
+    durations if it accepts the body, None if it does not (then the walk decides)."""
     end = len(frame)
     long_durations: list[int] = []
     try:
@@ -127,9 +138,7 @@ def check_body(schema: type[Any], frame: bytes, offset: int) -> list[int]:
             return long_durations
     except (_Refer, LengthError, IndexError, struct.error):
         pass
-    walk = _Walk(frame, end)
-    walk.entity(schema, offset)
-    return walk.long_durations  # (the compiled check refused what the walk accepts: a bug; the walk decides)
+    return None
 
 
 def clamp_durations(frame: bytes, positions: list[int]) -> bytes:

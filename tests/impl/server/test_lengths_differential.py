@@ -25,7 +25,7 @@ from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import Records
 
 from kcoord.impl.server import CLIENT_VERSIONS
-from kcoord.impl.server.lengths import LengthError, _compiled, _has_array, _layout, _Refer, _Walk, check_body
+from kcoord.impl.server.lengths import LengthError, _compiled, _has_array, _layout, _Walk, check_body, compiled_verdict
 
 # kio's phantom `Records` has no strategy of its own; a record set is opaque bytes to the request schema
 st.register_type_strategy(Records, st.binary(max_size=40).map(Records))
@@ -62,13 +62,7 @@ def _walk_accepts(schema: type[Any], frame: bytes) -> list[int] | None:
 def _compiled_accepts(schema: type[Any], frame: bytes) -> list[int] | None:
     check = _compiled(schema)
     assert check is not None
-    long_durations: list[int] = []
-    try:
-        if check(frame, len(PREFIX), len(frame), long_durations) <= len(frame):
-            return long_durations
-    except (_Refer, LengthError, IndexError, struct.error):
-        pass
-    return None
+    return compiled_verdict(check, frame, len(PREFIX))
 
 
 def _same_verdicts(schema: type[Any], frame: bytes) -> None:

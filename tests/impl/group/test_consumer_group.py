@@ -293,6 +293,26 @@ def test_3_10_delete_writes_kafkas_tombstone_order(h: Harness) -> None:
     assert h.shard("cg").get("ConsumerGroup", ("cg",)) is None
 
 
+def test_3_10_an_admin_commit_to_an_expired_consumer_groups_id_makes_a_simple_classic_group(h: Harness) -> None:
+    """An empty KIP-848 group without offsets goes at the next offsets.retention.check.interval.ms tick (its three
+    tombstones); an admin OffsetCommit (generation -1) to its id then finds no group and, as Kafka 4.0's
+    OffsetMetadataManager.validateOffsetCommit does (getOrMaybeCreateClassicGroup), makes a classic group, Empty,
+    with no record of its own: the offset's record only. (Kafka did this to test_kafka_tools' group once, when its
+    cleanup tick fell inside the test: c2a105c.)"""
+    h.cg("cg", "a", 0)
+    h.cg("cg", "a", -1)
+    mark = h.mark()
+    h.advance(600_000 + 100)
+    assert key_types(h.records_since(mark)) == [(6, True), (4, True), (3, True)]
+    assert h.shard("cg").get("ConsumerGroup", ("cg",)) is None
+    mark = h.mark()
+    assert h.commit("cg", {("orders", 0): 7}).topics[0][1][0][1] == "NONE"
+    assert h.group("cg")["state"] == "Empty"
+    assert h.shard("cg").get("ConsumerGroup", ("cg",)) is None
+    assert key_types(h.records_since(mark)) == [(1, False)]
+    assert h.fetched("cg", ("orders", 0)) == {("orders", 0): 7}
+
+
 # ---------------------------------------------------------------------------------------------- §3.8 offsets
 
 

@@ -73,9 +73,11 @@ demo: setup
 	$(BIN)/kcoord demo
 
 # the style guide's "ruff and mypy --strict clean" is part of the tests (14 s)
-# (every test's time also goes to build/test-times.xml, JUnit XML: where the suite's 30 minutes go, per file)
+# (every test's time also goes to build/test-times.xml, JUnit XML: where the suite's minutes go, per file); two
+# pytest-xdist workers, the shared Spark session's tests in one group and the shared Kafka cluster's in another
+# (tests/conftest.py `xdist_group`)
 test: lint
-	$(BIN)/python -m pytest -q --durations=25 --junitxml=build/test-times.xml
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=25 --junitxml=build/test-times.xml
 
 # issue 28's fault and fuzz cases alone (media damage, full disk, damaged files, stalled/idle peers, nulls)
 ADVERSARIAL := tests/impl/test_media_damage.py tests/impl/test_damaged_metadata_files.py tests/impl/test_full_disk.py \

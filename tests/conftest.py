@@ -135,8 +135,67 @@ def reference_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield cluster
 
 
+#: The suite runs in two pytest-xdist workers (`make test`: `-n 2 --dist loadgroup`). A group's tests run in one
+#: worker, one after another: the test modules of the shared SparkSession are one group, those of the shared reference
+#: Kafka cluster another, and every other module is a group of its own (its module fixtures made once). So the cluster
+#: starts once a run and the session once in the Spark group's worker — and once more in the Kafka group's, for the
+#: two tests that read the reference cluster's logs with Spark (test_logs_on_kafka's; a test of both is the Kafka
+#: group's). The groups go by path, because xdist's scheduler sees test ids only; `pytest_collection_modifyitems`
+#: refuses a test of the session or of the cluster outside its group.
+SPARK_TESTS = ("tests/conformance/traces/test_duckdb_props.py", "tests/conformance/traces/test_duckengine.py",
+               "tests/conformance/traces/test_duckspark.py", "tests/conformance/traces/test_duckstage.py",
+               "tests/conformance/traces/test_log_checks.py", "tests/conformance/traces/test_spark_archive.py",
+               "tests/conformance/traces/test_spark_checker.py", "tests/conformance/traces/test_spark_cluster.py",
+               "tests/model/test_spark_backend.py")
+KAFKA_TESTS = ("tests/conformance/reference/", "tests/server/test_java_clients.py", "tests/server/test_kafka_tools.py")
+
+
+def xdist_group(nodeid: str) -> str:
+    """The group a test id runs in: "spark", "kafka" or its module's path."""
+    path = nodeid.split("::", 1)[0]
+    if path.startswith(SPARK_TESTS):
+        return "spark"
+    if path.startswith(KAFKA_TESTS):
+        return "kafka"
+    return path
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` by `xdist_group` (pytest 9 keeps a test's id where xdist's own loadgroup cannot add its
+    group to it, so its `xdist_group` marks would not group anything)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid)
+
+    return ByGroup(config, log)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test of the shared SparkSession or of the shared reference Kafka cluster in a module outside SPARK_TESTS or
+    KAFKA_TESTS would start another session or cluster in another worker: refused, saying where to list it."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        kafka = bool(item.get_closest_marker("kafka") or "reference_kafka" in names)
+        spark = bool(item.get_closest_marker("spark") or names & {"spark", "mutated_traces", "generated_traces"})
+        needs = "kafka" if kafka else "spark" if spark else None
+        if needs is not None and xdist_group(item.nodeid) != needs:
+            raise pytest.UsageError(f"{item.nodeid} uses the shared {needs} fixture: list its module in "
+                                    f"tests/conftest.py {needs.upper()}_TESTS (its tests then run in the {needs} "
+                                    "group's worker)")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Background threads of the clients and of py4j log after pytest has closed the streams it captured for a test
     (a reconnect attempt once a test's server stopped, py4j closing its connections at interpreter exit); logging
-    then prints "--- Logging error ---" with a traceback for each. Those are not the tests' findings: drop them."""
+    then prints "--- Logging error ---" with a traceback for each. Those are not the tests' findings: drop them.
+
+    pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment, a serial run with neither: the
+    command line's tables off a terminal are as wide as COLUMNS says (`kcoord.cli._width`), so they are dropped too,
+    and every test sees the width a user's pipe or CI log gets."""
     logging.raiseExceptions = False
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)

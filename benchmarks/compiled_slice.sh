@@ -4,8 +4,8 @@
 # (benchmarks/compiled_slice/: a prototype, not part of kcoord's build). Builds it with cargo (crates.io), lays out
 # HEAD twice as the installed package (A as it is, B with batch.patch: the Python function calls the compiled one),
 # checks B's bytes against A's encoder (same_bytes.py), then counts instructions with valgrind's cachegrind: per call
-# (per_call.py, 1,000 and 21,000 calls) and per committed transaction (cachegrind_dispatch.sh, txn2 and txn, on each
-# tree). Usage: benchmarks/compiled_slice.sh   (~5 min; needs cargo and valgrind)
+# (per_call.py, 1,000 and 21,000 calls: the encoder both ways, and a call that does nothing in Python and in Rust)
+# and per committed transaction (cachegrind_dispatch.sh, txn2 and txn, on each tree). Usage: benchmarks/compiled_slice.sh   (~5 min; needs cargo and valgrind)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 here="$root/benchmarks/compiled_slice"
@@ -26,8 +26,8 @@ ir() {  # instructions of per_call.py MODE N
     "$root/.venv/bin/python" "$here/per_call.py" "$1" "$2" 2>&1 | grep -E 'I\s+refs' | sed 's/.*refs: *//; s/,//g'
 }
 none=$(( ($(ir none 21000) - $(ir none 1000)) / 20000 ))
-for mode in py rs; do
-  echo "encode_new_batch, $mode: $(( ($(ir "$mode" 21000) - $(ir "$mode" 1000)) / 20000 - none )) instructions per call"
+for mode in py rs direct noop-py noop-rs; do
+  echo "per_call.py $mode: $(( ($(ir "$mode" 21000) - $(ir "$mode" 1000)) / 20000 - none )) instructions per call"
 done
 for workload in txn2 txn; do
   for t in A B; do

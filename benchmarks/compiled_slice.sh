@@ -5,7 +5,8 @@
 # HEAD twice as the installed package (A as it is, B with batch.patch: the Python function calls the compiled one),
 # checks B's bytes against A's encoder (same_bytes.py), then counts instructions with valgrind's cachegrind: per call
 # (per_call.py, 1,000 and 21,000 calls: the encoder both ways, and a call that does nothing in Python and in Rust)
-# and per committed transaction (cachegrind_dispatch.sh, txn2 and txn, on each tree). Usage: benchmarks/compiled_slice.sh   (~5 min; needs cargo and valgrind)
+# and per committed transaction (cachegrind_dispatch.sh, txn2 and txn, on each tree).
+# Usage: benchmarks/compiled_slice.sh   (5-10 min; needs cargo and valgrind)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 here="$root/benchmarks/compiled_slice"

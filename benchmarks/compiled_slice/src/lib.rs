@@ -11,14 +11,20 @@ fn uvarint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Kafka's signed varints are zigzag-encoded unsigned ones.
+#[inline]
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
 #[inline]
 fn varint(out: &mut Vec<u8>, v: i64) {
-    uvarint(out, ((v << 1) ^ (v >> 63)) as u64);
+    uvarint(out, zigzag(v));
 }
 
 #[inline]
 fn varint_len(v: i64) -> usize {
-    let mut u = ((v << 1) ^ (v >> 63)) as u64;
+    let mut u = zigzag(v);
     let mut n = 1;
     while u >= 0x80 {
         u >>= 7;

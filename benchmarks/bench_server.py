@@ -3,7 +3,7 @@ KIP-848 heartbeats, and committed transactions with offsets, per second and per 
 
 Run: ``.venv/bin/python benchmarks/bench_server.py [--quick] [--seconds S] [--runs N]
 [--workloads classic,consumer,txn,txn2] [--connections 8] [--durability os,fsync]
-[--targets kcoord,kafka[,kcoord2]] [--client-processes 2] [--json PATH]``.
+[--targets kcoord,kafka[,kcoord2,compiled]] [--client-processes 2] [--json PATH]``.
 
 For each durability mode, one `kcoord serve` node (`KcoordServer` in its own process; Kafka 4.0's defaults except
 `group.initial.rebalance.delay.ms=0`) and one Apache Kafka 4.0.2 node (`ReferenceKafka`, KRaft, combined
@@ -33,6 +33,7 @@ import multiprocessing
 import multiprocessing.synchronize
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -142,6 +143,27 @@ def start_kcoord(data_dir: Path, durability: str, loop: str = "default") -> Serv
     return Server("kcoord", bootstrap, process.pid, stopped)
 
 
+#: issue 31's compiled-server prototype (`benchmarks/compiled_server/`, built by `benchmarks/compiled_server.sh`)
+COMPILED = Path(__file__).resolve().parents[1] / "build" / "compiled_server" / "release" / "kcoord-compiled-proto"
+
+
+def start_compiled(data_dir: Path, durability: str) -> Server:
+    """The compiled prototype (txn2's requests only; see its source's header) in a process of its own."""
+    if not COMPILED.exists():
+        raise SystemExit(f"{COMPILED} is not built: run benchmarks/compiled_server.sh (it builds it with cargo)")
+    process = subprocess.Popen([str(COMPILED), str(data_dir), durability], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    bootstrap = process.stdout.readline().strip()
+    if not bootstrap:
+        raise SystemExit(f"{COMPILED} exited ({process.wait()}) before listening")
+
+    def stopped() -> None:
+        process.terminate()
+        process.wait(60)
+
+    return Server("compiled", bootstrap, process.pid, stopped)
+
+
 def start_kafka(data_dir: Path, durability: str) -> Server:
     from kcoord.conformance.reference.broker import ReferenceKafka, ReferenceOptions
 
@@ -153,7 +175,8 @@ def start_kafka(data_dir: Path, durability: str) -> Server:
 #: target name -> how its nodes start (data dir, durability, kcoord's event loop)
 STARTERS: dict[str, Callable[[Path, str, str], Server]] = {
     "kcoord": start_kcoord, "kcoord2": start_kcoord_pair,
-    "kafka": lambda data_dir, durability, _: start_kafka(data_dir, durability)}
+    "kafka": lambda data_dir, durability, _: start_kafka(data_dir, durability),
+    "compiled": lambda data_dir, durability, _: start_compiled(data_dir, durability)}
 
 
 def _client(bootstrap: str, pids: list[int], workload: str, connections: int, first: int, tag: str, seconds: float,
@@ -249,14 +272,14 @@ def table(results: Results, runs: int, seconds: float) -> str:
                                "runs)")
 
 
-def pair_table(results: Results) -> str:
-    """The `kcoord2` rows (two independent nodes) beside one node's, when both ran."""
+def targets_table(results: Results) -> str:
+    """Every target but Kafka, one row each (`kcoord2`: two independent nodes; `compiled`: the prototype)."""
     cores = os.cpu_count() or 1
-    lines = ["| durability | workload | connections | nodes | /s | server CPU µs/unit (all nodes) "
+    lines = ["| durability | workload | connections | target (nodes) | /s | server CPU µs/unit (all nodes) "
              "| clients CPU µs/unit | machine ceiling /s |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for (durability, workload, n, target), samples in sorted(results.items()):
-        if target.startswith("kcoord"):
-            lines.append(f"| {durability} | {workload} | {n} | {2 if target == 'kcoord2' else 1} | "
+        if target != "kafka":
+            lines.append(f"| {durability} | {workload} | {n} | {target} ({2 if target == 'kcoord2' else 1}) | "
                          f"{_median(samples, 'per_s'):,.0f} | {_median(samples, 'cpu_us_per_unit'):,.0f} | "
                          f"{_median(samples, 'client_cpu_us_per_unit'):,.0f} | "
                          f"{statistics.median(x.ceiling(cores) for x in samples):,.0f} |")
@@ -302,8 +325,10 @@ def main() -> None:
     parser.add_argument("--connections", default="8")
     parser.add_argument("--durability", default=",".join(DURABILITY))
     parser.add_argument("--targets", default=",".join(TARGETS),
-                        help="kcoord, kafka, and kcoord2: two kcoord nodes in two processes sharing nothing, the "
-                             "client processes split between them (the bound of one process per broker)")
+                        help="kcoord, kafka, kcoord2: two kcoord nodes in two processes sharing nothing, the "
+                             "client processes split between them (the bound of one process per broker), and "
+                             "compiled: issue 31's compiled-server prototype (txn2 only; see "
+                             "benchmarks/compiled_server.sh)")
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--loop", default="default", help="kcoord's event loop: default (kcoord serve's) or asyncio")
     parser.add_argument("--add-retry-backoff-ms", type=float, default=ADD_PARTITIONS_RETRY_BACKOFF_MS,
@@ -324,8 +349,8 @@ def main() -> None:
         for durability in args.durability:
             _phase(durability, targets, workloads, connections, args, Path(tmp), results)
     print(table(results, args.runs, args.seconds))
-    if "kcoord2" in targets:
-        print("\n" + pair_table(results))
+    if {"kcoord2", "compiled"} & set(targets):
+        print("\n" + targets_table(results))
     load = os.getloadavg()
     print(f"\nload average {load_start:.2f} at the start, {load[0]:.2f} at the end, on {os.cpu_count()} cpus; one node "
           f"each (kcoord2: two); {args.client_processes} client processes")

@@ -1,0 +1,129 @@
+"""The compiled prototype answers as `kcoord serve` does: the same requests (set-up, Transactions V2 transactions of
+two producers, and the errors a client can provoke on that path) sent to both, every answer decoded with kio and
+compared field by field. Exit 1 on the first difference, saying where.
+
+Run by `benchmarks/compiled_server.sh`: ``python benchmarks/compiled_server/same_answers.py PROTOTYPE_BINARY``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_clients import INPUT_TOPIC, Connection, _ms, _produce_request, _Producer, create_topics
+from kio.schema.end_txn import v5 as end_txn_v5
+from kio.schema.find_coordinator.v3 import FindCoordinatorRequest
+from kio.schema.init_producer_id.v4 import InitProducerIdRequest
+from kio.schema.produce import v12 as produce_v12
+from kio.schema.txn_offset_commit import v5 as txn_offset_commit_v5
+from kio.schema.types import GroupId, ProducerId, TopicName, TransactionalId
+from kio.static.primitive import i8, i16, i32, i64
+
+#: fields whose values differ by construction (where the server listens), or that only Kafka's newer tagged fields
+#: carry
+IGNORED = {"host", "port", "node_id", "node_endpoints", "current_leader"}
+
+
+def _plain(value: Any) -> Any:
+    """An answer as nested tuples and dicts of plain values, the ignored fields left out."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name not in IGNORED}
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return getattr(value, "value", value)
+
+
+async def _script(bootstrap: str) -> list[tuple[str, Any]]:
+    """The requests, in order, and each one's answer."""
+    await create_topics(bootstrap)
+    conn = await Connection.open(bootstrap)
+    answers: list[tuple[str, Any]] = []
+
+    async def ask(what: str, body: Any) -> Any:
+        answer = await conn.request(body)
+        answers.append((what, _plain(answer)))
+        return answer
+
+    producers = []
+    for n in range(2):
+        name = f"same-{n}"
+        await ask(f"FindCoordinator {name}", FindCoordinatorRequest(key=name, key_type=i8(1)))
+        init = await ask(f"InitProducerId {name}", InitProducerIdRequest(
+            transactional_id=TransactionalId(name), transaction_timeout=_ms(60_000), producer_id=ProducerId(-1),
+            producer_epoch=i16(-1)))
+        producers.append(_Producer(name, name, int(init.producer_id), int(init.producer_epoch), (2 * n, 2 * n + 1)))
+
+    def offsets(p: _Producer, offset: int) -> Any:
+        return txn_offset_commit_v5.TxnOffsetCommitRequest(
+            transactional_id=TransactionalId(p.txn_id), group_id=GroupId(p.group), producer_id=ProducerId(p.pid),
+            producer_epoch=i16(p.epoch), generation_id=i32(-1), member_id="", group_instance_id=None,
+            topics=(txn_offset_commit_v5.request.TxnOffsetCommitRequestTopic(name=TopicName(INPUT_TOPIC), partitions=(
+                txn_offset_commit_v5.request.TxnOffsetCommitRequestPartition(
+                    partition_index=i32(0), committed_offset=i64(offset), committed_leader_epoch=i32(-1),
+                    committed_metadata=""),)),))
+
+    def end(p: _Producer, epoch: int | None = None, committed: bool = True) -> Any:
+        return end_txn_v5.EndTxnRequest(transactional_id=TransactionalId(p.txn_id), producer_id=ProducerId(p.pid),
+                                        producer_epoch=i16(p.epoch if epoch is None else epoch), committed=committed)
+
+    for round_ in range(3):
+        for p in producers:
+            await ask(f"Produce {p.txn_id} round {round_}", _produce_request(p, produce_v12))
+            await ask(f"TxnOffsetCommit {p.txn_id} round {round_}", offsets(p, round_ + 1))
+            ended = await ask(f"EndTxn {p.txn_id} round {round_}", end(p, committed=round_ != 1))
+            p.pid, p.epoch, p.sequences = int(ended.producer_id), int(ended.producer_epoch), [0, 0]
+    a, b = producers
+    # the errors of this path
+    await ask("EndTxn with no transaction ongoing", end(a))
+    await ask("EndTxn with an old epoch", end(a, epoch=a.epoch - 1))
+    b.sequences = [5, 0]
+    await ask("Produce with a sequence gap", _produce_request(b, produce_v12))
+    b.sequences = [0, 0]
+    stale = _Producer(a.txn_id, a.group, a.pid, a.epoch - 1, a.partitions)
+    await ask("Produce with an old epoch", _produce_request(stale, produce_v12))
+    await ask("TxnOffsetCommit with an old epoch", offsets(stale, 9))
+    unknown = _produce_request(a, produce_v12)
+    unknown = dataclasses.replace(unknown, topic_data=(dataclasses.replace(unknown.topic_data[0],
+                                                                           name=TopicName("no-such-topic")),))
+    await ask("Produce to an unknown topic", unknown)
+    await conn.close()
+    return answers
+
+
+def _start_kcoord(data_dir: Path) -> tuple[str, Any]:
+    from bench_server import start_kcoord
+    server = start_kcoord(data_dir, "os")
+    return server.bootstrap, server.stop
+
+
+def main() -> int:
+    binary = sys.argv[1]
+    with tempfile.TemporaryDirectory(prefix="kcoord-same-answers-") as tmp:
+        proto = subprocess.Popen([binary, f"{tmp}/proto", "os"], stdout=subprocess.PIPE, text=True)
+        assert proto.stdout is not None
+        try:
+            theirs = asyncio.run(_script(proto.stdout.readline().strip()))
+        finally:
+            proto.terminate()
+            proto.wait()
+        bootstrap, stop = _start_kcoord(Path(tmp) / "kcoord")
+        try:
+            ours = asyncio.run(_script(bootstrap))
+        finally:
+            stop()
+    for (what, expected), (_, got) in zip(ours, theirs, strict=True):
+        if expected != got:
+            print(f"same_answers: {what}: kcoord answered {expected}, the prototype {got}", file=sys.stderr)
+            return 1
+    print(f"same_answers: {len(ours)} answers, the prototype's equal to kcoord's")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Issue 31's compiled-server design, measured: benchmarks/compiled_server/ (a prototype in Rust, not part of kcoord's
 # build) serves bench_clients.py's txn2 workload — Transactions V2 as Kafka 4.0's Java client sends it — from one
-# thread, with the same durable work per transaction as `kcoord serve`. Builds it with cargo (crates.io), shows that it
-# answers as kcoord does (same_answers.py: the same requests to both, every answer compared), that the logs it writes
-# are steps of the spec (`kcoord check-traces` over its data directory after a run), then measures it beside
-# `kcoord serve` with bench_server.py (txn2; os and fsync; RUNS runs of SECONDS s each, the targets alternating).
-# Usage: benchmarks/compiled_server.sh [RUNS [SECONDS]]   (~1.5 min with the defaults 5 and 3; needs cargo)
+# thread, with the same durable work per transaction as `kcoord serve`, its transaction coordinator's decisions taken
+# by the Transaction machine's table generated from spec/ into Rust (gen_rust.py, run by its build.rs). Builds it with
+# cargo (crates.io); shows that the generated table answers as kcoord's Python table does (table_cases.py | check-tables:
+# 100,000 random cases), that the server answers as kcoord serve does (same_answers.py: the same requests to both,
+# every answer compared), and that the logs it writes are steps of the spec (`kcoord check-traces` over its data
+# directory after a run); then measures it beside `kcoord serve` with bench_server.py (txn2; os and fsync; RUNS runs
+# of SECONDS s each, the targets alternating).
+# Usage: benchmarks/compiled_server.sh [RUNS [SECONDS]]   (~2 min with the defaults 5 and 3; needs cargo)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 here="$root/benchmarks/compiled_server"
@@ -14,9 +17,11 @@ seconds="${2:-3}"
 py="$root/.venv/bin/python"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cargo build --release --quiet --manifest-path "$here/Cargo.toml" --target-dir "$root/build/compiled_server"
+KCOORD_PYTHON="$py" cargo build --release --quiet --manifest-path "$here/Cargo.toml" \
+  --target-dir "$root/build/compiled_server"
 binary="$root/build/compiled_server/release/kcoord-compiled-proto"
 cd "$root"
+"$py" "$here/table_cases.py" Transaction 100000 | "$root/build/compiled_server/release/check-tables"
 "$py" "$here/same_answers.py" "$binary"
 for mode in os fsync; do
   "$py" "$here/run_once.py" "$binary" "$work/$mode" "$mode" 2

@@ -3,6 +3,12 @@
 //! `bench_server.py --targets kcoord,compiled` measures what a server written in a compiled language reaches on this
 //! machine with the same clients — the design the eighteenth and nineteenth sessions named and did not measure.
 //!
+//! Its transaction coordinator's decisions are the spec's: the Transaction machine's table is generated from
+//! spec/transaction.sm into Rust at build time (`gen_rust.py`, run by build.rs; `check-tables` holds it equal to
+//! kcoord's Python table on random cases), and every InitProducerId, implicit add (AddPartitions), EndTxnV2,
+//! FenceAbort and CompleteTxn goes through it: the row's answer is the request's, a transition's post-state the
+//! instance, its `writes` the transaction-log record (the fields `persist TransactionLogValue` lists).
+//!
 //! It does the same durable work per committed transaction as `kcoord serve`: every append is a Kafka v2 record batch
 //! (its CRC-32C computed; a Produce batch's CRC checked) written with one `write` to its partition's log file; the
 //! transaction log gets the Ongoing record of each implicit add, PrepareCommit and CompleteCommit; the offsets
@@ -11,11 +17,11 @@
 //! writes (one syncfs of the data directory's file system per round, on a thread of its own, rounds back to back, a
 //! lone writer never waiting for company), as kcoord's default `--fsync-method auto`; with `os` it is sent at once.
 //!
-//! What it does not have, against kcoord: the spec's tables (its few state checks are written by hand here), groups,
-//! fetch, recovery, metrics, traces, timeouts, the record checks kcoord runs only when told, and every API the
-//! workload does not send (CreateTopics v4, FindCoordinator v3, InitProducerId v4, Produce v12, TxnOffsetCommit v5,
-//! EndTxn v5 are served; any other request closes its connection). Its figures are a bound for the compiled design,
-//! not a second implementation.
+//! What it does not have, against kcoord: the other machines' tables (the partition's producer checks, the offsets
+//! bookkeeping and the error translations are written by hand here), groups, fetch, recovery, metrics, traces,
+//! timeouts, the record checks kcoord runs only when told, and every API the workload does not send (CreateTopics v4,
+//! FindCoordinator v3, InitProducerId v4, Produce v12, TxnOffsetCommit v5, EndTxn v5 are served; any other request
+//! closes its connection). Its figures are a bound for the compiled design, not a second implementation.
 //!
 //! Usage: kcoord-compiled-proto DATA_DIR os|fsync  — prints "127.0.0.1:PORT" once listening.
 
@@ -41,7 +47,6 @@ const TOPIC_ALREADY_EXISTS: i16 = 36;
 const INVALID_REQUEST: i16 = 42;
 const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
 const INVALID_PRODUCER_EPOCH: i16 = 47;
-const INVALID_TXN_STATE: i16 = 48;
 const INVALID_PRODUCER_ID_MAPPING: i16 = 49;
 const CONCURRENT_TRANSACTIONS: i16 = 51;
 const KAFKA_STORAGE_ERROR: i16 = 56;
@@ -337,24 +342,41 @@ struct Topic {
 
 // ------------------------------------------------------------------------------------------------ coordinators
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum St {
-    Empty = 0,
-    Ongoing = 1,
-    PrepareCommit = 2,
-    PrepareAbort = 3,
-    CompleteCommit = 4,
-    CompleteAbort = 5,
+#[allow(non_camel_case_types, non_snake_case, clippy::all, unused_parens, dead_code, unused_variables)]
+mod transaction {
+    include!(concat!(env!("OUT_DIR"), "/transaction.rs"));
 }
 
-struct Txn {
-    pid: i64,
-    epoch: i16,
-    timeout_ms: i32,
-    state: St,
-    partitions: Vec<(usize, i32)>,
-    start_ms: i64,
-    client_version: i16, // Transactions V2 once a V2 request (an implicit add, EndTxn v5) has been seen
+use transaction::{args, Decision, Instance, Kind, State, TxnResult};
+
+const PRODUCER_FENCED: i16 = 90;
+/// transaction.max.timeout.ms's default (15 minutes), as kcoord serve's
+const MAX_TIMEOUT_MS: i64 = 900_000;
+
+/// Kafka's TransactionState ids, as the transaction log stores them.
+fn status(state: State) -> i8 {
+    match state {
+        State::Empty => 0,
+        State::Ongoing => 1,
+        State::PrepareCommit => 2,
+        State::PrepareAbort => 3,
+        State::CompleteCommit => 4,
+        State::CompleteAbort => 5,
+        State::Dead => 6,
+        State::PrepareEpochFence => 7,
+    }
+}
+
+/// A decision the table refused (no row, a bound, a precondition: a bug of the caller's), said; UNKNOWN_SERVER_ERROR.
+fn refused(event: &str, why: &str) -> i16 {
+    eprintln!("kcoord-compiled-proto: Transaction.{event}: {why}");
+    -1
+}
+
+/// A partition leader's answer to Produce for its verification's refusal, and the group coordinator's to
+/// TxnOffsetCommit (both: PRODUCER_FENCED → INVALID_PRODUCER_EPOCH; the rest as the coordinator answered).
+fn verification_answer(code: i16) -> i16 {
+    if code == PRODUCER_FENCED { INVALID_PRODUCER_EPOCH } else { code }
 }
 
 #[derive(Default)]
@@ -394,7 +416,7 @@ struct Broker {
     dir: PathBuf,
     topics: Vec<Topic>,
     by_name: HashMap<Vec<u8>, usize>,
-    txns: HashMap<Vec<u8>, Txn>,
+    txns: HashMap<Vec<u8>, Instance>, // the Transaction machine's instances, by transactional id
     groups: HashMap<Vec<u8>, Group>,
     next_pid: i64,
     port: i32,
@@ -439,7 +461,16 @@ impl Broker {
         self.log(topic, partition)?.append(b, count)
     }
 
-    /// The transaction's record in its transaction-log partition (TransactionLogKey v0, TransactionLogValue v1).
+    /// A partition's name in the spec (`topic-N`) as (topic index, partition), if it is one of ours.
+    fn partition_of(&self, name: &str) -> Option<(usize, i32)> {
+        let (topic, partition) = name.rsplit_once('-')?;
+        let t = *self.by_name.get(topic.as_bytes())?;
+        let p: i32 = partition.parse().ok()?;
+        (p >= 0 && (p as usize) < self.topics[t].partitions.len()).then_some((t, p))
+    }
+
+    /// The instance's record in its transaction-log partition (TransactionLogKey v0, TransactionLogValue v1: the
+    /// fields `persist TransactionLogValue` lists, the tagged ones written when not at their defaults).
     fn write_txn(&mut self, tid: &[u8], ts: i64) -> Result<(), i16> {
         let txn = &self.txns[tid];
         let mut key = Vec::with_capacity(4 + tid.len());
@@ -447,21 +478,23 @@ impl Broker {
         key.str16(tid);
         let mut value = Vec::with_capacity(64);
         value.i16(1);
-        value.i64(txn.pid);
-        value.i16(txn.epoch);
-        value.i32(txn.timeout_ms);
-        value.i8(txn.state as i8);
-        // the partitions by topic, in the order added
-        let mut by_topic: Vec<(usize, Vec<i32>)> = Vec::new();
-        for &(t, p) in &txn.partitions {
-            match by_topic.iter_mut().find(|(x, _)| *x == t) {
-                Some((_, ps)) => ps.push(p),
-                None => by_topic.push((t, vec![p])),
+        value.i64(txn.producer_id);
+        value.i16(txn.producer_epoch as i16);
+        value.i32(txn.txn_timeout_ms as i32);
+        value.i8(status(txn.state));
+        // the partitions by topic (names sorted, as the instance's set is)
+        let mut by_topic: Vec<(&str, Vec<i32>)> = Vec::new();
+        for name in &txn.partitions {
+            let (topic, partition) = name.rsplit_once('-').unwrap_or((name, "0"));
+            let partition: i32 = partition.parse().unwrap_or(0);
+            match by_topic.iter_mut().find(|(t, _)| *t == topic) {
+                Some((_, ps)) => ps.push(partition),
+                None => by_topic.push((topic, vec![partition])),
             }
         }
         value.uvarint(by_topic.len() as u64 + 1);
-        for (t, ps) in &by_topic {
-            value.compact_str(&self.topics[*t].name);
+        for (topic, ps) in &by_topic {
+            value.compact_str(topic.as_bytes());
             value.uvarint(ps.len() as u64 + 1);
             for p in ps {
                 value.i32(*p);
@@ -469,63 +502,69 @@ impl Broker {
             value.push(0);
         }
         value.i64(ts);
-        value.i64(txn.start_ms);
-        if txn.client_version == 0 {
-            value.uvarint(0); // no tagged fields
-        } else {
-            value.uvarint(1); // tagged fields: ClientTransactionVersion (tag 2)
-            value.uvarint(2);
-            value.uvarint(2);
-            value.i16(txn.client_version);
+        value.i64(txn.txn_start_timestamp_ms);
+        let tags: Vec<(u64, Vec<u8>)> = [
+            (0, txn.previous_producer_id != -1, txn.previous_producer_id.to_be_bytes().to_vec()),
+            (1, txn.next_producer_id != -1, txn.next_producer_id.to_be_bytes().to_vec()),
+            (2, txn.client_txn_version != 0, (txn.client_txn_version as i16).to_be_bytes().to_vec()),
+        ]
+        .into_iter()
+        .filter(|(_, present, _)| *present)
+        .map(|(tag, _, bytes)| (tag, bytes))
+        .collect();
+        value.uvarint(tags.len() as u64);
+        for (tag, bytes) in tags {
+            value.uvarint(tag);
+            value.uvarint(bytes.len() as u64);
+            value.extend_from_slice(&bytes);
         }
         let mut b = batch(&[(Some(&key), Some(&value))], ts, -1, -1, -1, 0);
         self.append(TXN_TOPIC, partition_for(tid), &mut b, 1).map(|_| ())
     }
 
-    /// Transactions V2's implicit add: `parts` joins the transaction (one Ongoing record if any is new).
-    fn implicit_add(&mut self, tid: &[u8], pid: i64, epoch: i16, parts: &[(usize, i32)], ts: i64) -> i16 {
-        let Some(txn) = self.txns.get_mut(tid) else { return INVALID_PRODUCER_ID_MAPPING };
-        if txn.pid != pid {
-            return INVALID_PRODUCER_ID_MAPPING;
+    /// A decision taken: a transition's post-state becomes the instance (its record written when the row says so; a
+    /// fresh producer id the post-state holds is taken), a rejection changes nothing. The row's answer.
+    fn apply(&mut self, tid: &[u8], decision: Decision, fresh_pid: Option<i64>, ts: i64) -> Result<i16, i16> {
+        let row = decision.row;
+        if let Some(post) = decision.post {
+            if let Some(fresh) = fresh_pid.filter(|&f| post.producer_id == f || post.next_producer_id == f) {
+                self.next_pid = fresh;
+            }
+            *self.txns.get_mut(tid).unwrap() = post;
+            if row.writes {
+                self.write_txn(tid, ts)?;
+            }
         }
-        if txn.epoch != epoch {
-            return INVALID_PRODUCER_EPOCH;
-        }
-        if matches!(txn.state, St::PrepareCommit | St::PrepareAbort) {
-            return CONCURRENT_TRANSACTIONS;
-        }
-        let new: Vec<(usize, i32)> = parts.iter().copied().filter(|p| !txn.partitions.contains(p)).collect();
-        if new.is_empty() {
-            return NONE;
-        }
-        txn.client_version = 2;
-        if txn.state != St::Ongoing {
-            txn.state = St::Ongoing;
-            txn.partitions.clear();
-            txn.start_ms = ts;
-        }
-        txn.partitions.extend(new);
-        match self.write_txn(tid, ts) {
-            Ok(()) => NONE,
-            Err(code) => code,
-        }
+        Ok(row.code)
     }
 
-    /// PrepareCommit/Abort, each partition's marker, CompleteCommit/Abort; the epoch bumped first (V2).
-    fn end(&mut self, tid: &[u8], commit: bool, ts: i64) -> Result<(), i16> {
-        let txn = self.txns.get_mut(tid).unwrap();
-        txn.epoch += 1;
-        txn.state = if commit { St::PrepareCommit } else { St::PrepareAbort };
-        let (pid, epoch) = (txn.pid, txn.epoch);
-        self.write_txn(tid, ts)?;
-        let partitions = std::mem::take(&mut self.txns.get_mut(tid).unwrap().partitions);
+    /// Markers and the Complete record once the instance is in PrepareCommit or PrepareAbort (at once: the logs are
+    /// local, so the markers are written as soon as the Prepare record is; a fence's PrepareEpochFence is aborted
+    /// first, by FenceAbort).
+    fn finish(&mut self, tid: &[u8], ts: i64) -> Result<(), i16> {
+        if self.txns[tid].state == State::PrepareEpochFence {
+            let d = transaction::decide_FenceAbort(&self.txns[tid], &args::FenceAbort { server_txn_version: 2, now_ms: ts },
+                                                   false).map_err(|why| refused("FenceAbort", why))?;
+            self.apply(tid, d, None, ts)?;
+        }
+        let (state, pid, epoch) = {
+            let t = &self.txns[tid];
+            (t.state, t.producer_id, t.producer_epoch as i16)
+        };
+        let commit = match state {
+            State::PrepareCommit => true,
+            State::PrepareAbort => false,
+            _ => return Ok(()),
+        };
         let mut mkey = Vec::with_capacity(4);
         mkey.i16(0);
         mkey.i16(if commit { 1 } else { 0 });
         let mut mvalue = Vec::with_capacity(6);
         mvalue.i16(0);
         mvalue.i32(0);
-        for &(t, p) in &partitions {
+        let names: Vec<String> = self.txns[tid].partitions.iter().cloned().collect();
+        for name in names {
+            let Some((t, p)) = self.partition_of(&name) else { continue };
             let mut b = batch(&[(Some(&mkey), Some(&mvalue))], ts, pid, epoch, -1, TRANSACTIONAL | CONTROL);
             self.append(t, p, &mut b, 1)?;
             if t == OFFSETS_TOPIC {
@@ -540,9 +579,23 @@ impl Broker {
                 }
             }
         }
-        // (the Complete record lists no partitions, as Kafka's prepareComplete)
-        self.txns.get_mut(tid).unwrap().state = if commit { St::CompleteCommit } else { St::CompleteAbort };
-        self.write_txn(tid, ts)
+        let d = transaction::decide_CompleteTxn(&self.txns[tid], &args::CompleteTxn { now_ms: ts }, false)
+            .map_err(|why| refused("CompleteTxn", why))?;
+        self.apply(tid, d, None, ts).map(|_| ())
+    }
+
+    /// Transactions V2's implicit add (AddPartitions, txn_version 2): the answer of the spec's row.
+    fn implicit_add(&mut self, tid: &[u8], pid: i64, epoch: i16, parts: &[(usize, i32)], ts: i64) -> i16 {
+        let Some(instance) = self.txns.get(tid) else { return INVALID_PRODUCER_ID_MAPPING };
+        let parts = parts
+            .iter()
+            .map(|&(t, p)| format!("{}-{}", String::from_utf8_lossy(&self.topics[t].name), p))
+            .collect();
+        let a = args::AddPartitions { pid, epoch: epoch as i64, parts, txn_version: 2, now_ms: ts };
+        match transaction::decide_AddPartitions(instance, &a, false) {
+            Ok(d) => self.apply(tid, d, None, ts).unwrap_or_else(|code| code),
+            Err(why) => refused("AddPartitions", why),
+        }
     }
 
     // -------------------------------------------------------------------------------------------- handlers
@@ -596,48 +649,37 @@ impl Broker {
     fn init_producer_id(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
         let tid = r.compact_nbytes()?.map(|t| t.to_vec());
         let timeout_ms = r.i32()?;
-        r.i64()?;
-        r.i16()?;
+        let expected_pid = r.i64()?;
+        let expected_epoch = r.i16()?;
         r.tagged()?;
         let ts = now_ms();
-        let (code, pid, epoch) = match tid {
-            None => {
-                self.next_pid += 1;
-                (NONE, self.next_pid, 0)
-            }
-            Some(tid) => {
-                if self.txns.get(&tid).is_some_and(|t| t.state == St::Ongoing) {
-                    if let Err(code) = self.end(&tid, false, ts) {
-                        return self.init_answer(out, code, -1, -1);
-                    }
-                }
-                match self.txns.get_mut(&tid) {
-                    Some(txn) => {
-                        if txn.epoch >= i16::MAX - 1 {
-                            self.next_pid += 1;
-                            txn.pid = self.next_pid;
-                            txn.epoch = 0;
-                        } else {
-                            txn.epoch += 1;
-                        }
-                        txn.timeout_ms = timeout_ms;
-                        txn.state = St::Empty;
-                    }
-                    None => {
-                        self.next_pid += 1;
-                        let txn = Txn { pid: self.next_pid, epoch: 0, timeout_ms, state: St::Empty,
-                                        partitions: Vec::new(), start_ms: -1, client_version: 0 };
-                        self.txns.insert(tid.clone(), txn);
-                    }
-                }
-                let (pid, epoch) = (self.txns[&tid].pid, self.txns[&tid].epoch);
-                match self.write_txn(&tid, ts) {
-                    Ok(()) => (NONE, pid, epoch),
-                    Err(code) => (code, -1, -1),
-                }
-            }
+        let Some(tid) = tid else {
+            self.next_pid += 1;
+            return self.init_answer(out, NONE, self.next_pid, 0);
         };
-        self.init_answer(out, code, pid, epoch)
+        let instance = self.txns.entry(tid.clone()).or_insert_with(|| Instance::fresh(String::from_utf8_lossy(&tid).into_owned()));
+        let fresh = self.next_pid + 1;
+        let a = args::InitProducerId { expected_producer_id: expected_pid, expected_epoch: expected_epoch as i64,
+                                       timeout_ms: timeout_ms as i64, max_timeout_ms: MAX_TIMEOUT_MS,
+                                       new_producer_id: fresh, now_ms: ts };
+        let code = match transaction::decide_InitProducerId(instance, &a, false) {
+            Ok(d) => {
+                let fences = d.post.as_ref().is_some_and(|p| p.state == State::PrepareEpochFence);
+                match self.apply(&tid, d, Some(fresh), ts) {
+                    // an open transaction fenced: aborted now, the client told to retry (as Kafka answers)
+                    Ok(_) if fences => self.finish(&tid, ts).map(|_| CONCURRENT_TRANSACTIONS).unwrap_or_else(|c| c),
+                    Ok(code) => code,
+                    Err(code) => code,
+                }
+            }
+            Err(why) => refused("InitProducerId", why),
+        };
+        let t = &self.txns[&tid];
+        if code == NONE {
+            self.init_answer(out, code, t.producer_id, t.producer_epoch as i16)
+        } else {
+            self.init_answer(out, code, -1, -1)
+        }
     }
 
     fn init_answer(&self, out: &mut Vec<u8>, code: i16, pid: i64, epoch: i16) -> R<()> {
@@ -697,7 +739,7 @@ impl Broker {
         let mut txn_error = NONE;
         if let Some((pid, epoch)) = txn_key {
             txn_error = match tid {
-                Some(tid) => self.implicit_add(tid, pid, epoch, &adds, ts),
+                Some(tid) => verification_answer(self.implicit_add(tid, pid, epoch, &adds, ts)),
                 None => INVALID_REQUEST,
             };
         }
@@ -779,7 +821,7 @@ impl Broker {
         r.tagged()?;
         let ts = now_ms();
         let offsets_partition = partition_for(group);
-        let mut code = self.implicit_add(tid, pid, epoch, &[(OFFSETS_TOPIC, offsets_partition)], ts);
+        let mut code = verification_answer(self.implicit_add(tid, pid, epoch, &[(OFFSETS_TOPIC, offsets_partition)], ts));
         if code == NONE {
             // OffsetCommitKey v1 and OffsetCommitValue v3 per partition, one transactional batch
             let mut keys_values: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
@@ -838,24 +880,29 @@ impl Broker {
         let epoch = r.i16()?;
         let commit = r.i8()? != 0;
         r.tagged()?;
+        let ts = now_ms();
         let code = match self.txns.get(tid) {
             None => INVALID_PRODUCER_ID_MAPPING,
-            Some(t) if t.pid != pid => INVALID_PRODUCER_ID_MAPPING,
-            // V2: the epoch before the last end's bump is that end retried; answered as it was, with today's epoch
-            Some(t) if t.client_version == 2 && epoch == t.epoch - 1
-                && matches!(t.state, St::CompleteCommit | St::CompleteAbort) =>
-            {
-                if (t.state == St::CompleteCommit) == commit { NONE } else { INVALID_TXN_STATE }
+            Some(instance) => {
+                let fresh = self.next_pid + 1;
+                let a = args::EndTxnV2 { pid, epoch: epoch as i64,
+                                         result: if commit { TxnResult::COMMIT } else { TxnResult::ABORT },
+                                         new_producer_id: fresh, now_ms: ts };
+                match transaction::decide_EndTxnV2(instance, &a, false) {
+                    Ok(d) => {
+                        let transition = d.row.kind != Kind::Reject;
+                        match self.apply(tid, d, Some(fresh), ts) {
+                            Ok(code) if transition => self.finish(tid, ts).map(|_| code).unwrap_or_else(|c| c),
+                            Ok(code) => code,
+                            Err(code) => code,
+                        }
+                    }
+                    Err(why) => refused("EndTxnV2", why),
+                }
             }
-            Some(t) if t.epoch != epoch => INVALID_PRODUCER_EPOCH,
-            Some(t) if t.state != St::Ongoing => INVALID_TXN_STATE,
-            Some(_) => match self.end(tid, commit, now_ms()) {
-                Ok(()) => NONE,
-                Err(code) => code,
-            },
         };
         let (pid, epoch) = match (code, self.txns.get(tid)) {
-            (NONE, Some(t)) => (t.pid, t.epoch),
+            (NONE, Some(t)) => (t.producer_id, t.producer_epoch as i16),
             _ => (-1, -1),
         };
         out.i32(0);

@@ -148,7 +148,8 @@ COMPILED = Path(__file__).resolve().parents[1] / "build" / "compiled_server" / "
 
 
 def start_compiled(data_dir: Path, durability: str) -> Server:
-    """The compiled prototype (txn2's requests only; see its source's header) in a process of its own."""
+    """The compiled prototype (the txn2 and txn workloads' requests only; see its source's header) in a process of
+    its own."""
     if not COMPILED.exists():
         raise SystemExit(f"{COMPILED} is not built: run benchmarks/compiled_server.sh (it builds it with cargo)")
     process = subprocess.Popen([str(COMPILED), str(data_dir), durability], stdout=subprocess.PIPE, text=True)
@@ -327,7 +328,7 @@ def main() -> None:
     parser.add_argument("--targets", default=",".join(TARGETS),
                         help="kcoord, kafka, kcoord2: two kcoord nodes in two processes sharing nothing, the "
                              "client processes split between them (the bound of one process per broker), and "
-                             "compiled: issue 31's compiled-server prototype (txn2 only; see "
+                             "compiled: issue 31's compiled-server prototype (txn2 and txn only; see "
                              "benchmarks/compiled_server.sh)")
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--loop", default="default", help="kcoord's event loop: default (kcoord serve's) or asyncio")

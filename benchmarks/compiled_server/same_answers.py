@@ -1,6 +1,7 @@
-"""The compiled prototype answers as `kcoord serve` does: the same requests (set-up, Transactions V2 transactions of
-two producers, and the errors a client can provoke on that path) sent to both, every answer decoded with kio and
-compared field by field. Exit 1 on the first difference, saying where.
+"""The compiled prototype answers as `kcoord serve` does: the same requests (set-up; Transactions V2 transactions of
+two producers and V1 transactions of a third, as bench_clients.py's txn2 and txn workloads send them; and the errors a
+client can provoke on those paths) sent to both, every answer decoded with kio and compared field by field. Exit 1 on
+the first difference, saying where.
 
 Run by `benchmarks/compiled_server.sh`: ``python benchmarks/compiled_server/same_answers.py PROTOTYPE_BINARY``.
 """
@@ -16,11 +17,16 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_clients import INPUT_TOPIC, Connection, _ms, _produce_request, _Producer, create_topics
+from bench_clients import INPUT_TOPIC, TOPIC, Connection, _ms, _produce_request, _Producer, create_topics
+from kio.schema.add_offsets_to_txn.v3 import AddOffsetsToTxnRequest
+from kio.schema.add_partitions_to_txn.v3 import AddPartitionsToTxnRequest
+from kio.schema.add_partitions_to_txn.v3.request import AddPartitionsToTxnTopic
+from kio.schema.end_txn import v3 as end_txn_v3
 from kio.schema.end_txn import v5 as end_txn_v5
 from kio.schema.find_coordinator.v3 import FindCoordinatorRequest
 from kio.schema.init_producer_id.v4 import InitProducerIdRequest
 from kio.schema.produce import v12 as produce_v12
+from kio.schema.txn_offset_commit import v3 as txn_offset_commit_v3
 from kio.schema.txn_offset_commit import v5 as txn_offset_commit_v5
 from kio.schema.types import GroupId, ProducerId, TopicName, TransactionalId
 from kio.static.primitive import i8, i16, i32, i64
@@ -51,7 +57,7 @@ async def _script(bootstrap: str) -> list[tuple[str, Any]]:
         return answer
 
     producers = []
-    for n in range(2):
+    for n in range(3):
         name = f"same-{n}"
         await ask(f"FindCoordinator {name}", FindCoordinatorRequest(key=name, key_type=i8(1)))
         init = await ask(f"InitProducerId {name}", InitProducerIdRequest(
@@ -59,19 +65,46 @@ async def _script(bootstrap: str) -> list[tuple[str, Any]]:
             producer_epoch=i16(-1)))
         producers.append(_Producer(name, name, int(init.producer_id), int(init.producer_epoch), (2 * n, 2 * n + 1)))
 
-    def offsets(p: _Producer, offset: int) -> Any:
-        return txn_offset_commit_v5.TxnOffsetCommitRequest(
+    def offsets(p: _Producer, offset: int, schema: Any = txn_offset_commit_v5) -> Any:
+        return schema.TxnOffsetCommitRequest(
             transactional_id=TransactionalId(p.txn_id), group_id=GroupId(p.group), producer_id=ProducerId(p.pid),
             producer_epoch=i16(p.epoch), generation_id=i32(-1), member_id="", group_instance_id=None,
-            topics=(txn_offset_commit_v5.request.TxnOffsetCommitRequestTopic(name=TopicName(INPUT_TOPIC), partitions=(
-                txn_offset_commit_v5.request.TxnOffsetCommitRequestPartition(
+            topics=(schema.request.TxnOffsetCommitRequestTopic(name=TopicName(INPUT_TOPIC), partitions=(
+                schema.request.TxnOffsetCommitRequestPartition(
                     partition_index=i32(0), committed_offset=i64(offset), committed_leader_epoch=i32(-1),
                     committed_metadata=""),)),))
+
+    def add(p: _Producer, topic: str = TOPIC, epoch: int | None = None) -> Any:
+        return AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=TransactionalId(p.txn_id), v3_and_below_producer_id=ProducerId(p.pid),
+            v3_and_below_producer_epoch=i16(p.epoch if epoch is None else epoch),
+            v3_and_below_topics=(AddPartitionsToTxnTopic(name=TopicName(topic),
+                                                         partitions=tuple(i32(x) for x in p.partitions)),))
+
+    def add_offsets(p: _Producer) -> Any:
+        return AddOffsetsToTxnRequest(transactional_id=TransactionalId(p.txn_id), producer_id=ProducerId(p.pid),
+                                      producer_epoch=i16(p.epoch), group_id=GroupId(p.group))
+
+    def end_v1(p: _Producer, committed: bool = True) -> Any:
+        return end_txn_v3.EndTxnRequest(transactional_id=TransactionalId(p.txn_id), producer_id=ProducerId(p.pid),
+                                        producer_epoch=i16(p.epoch), committed=committed)
 
     def end(p: _Producer, epoch: int | None = None, committed: bool = True) -> Any:
         return end_txn_v5.EndTxnRequest(transactional_id=TransactionalId(p.txn_id), producer_id=ProducerId(p.pid),
                                         producer_epoch=i16(p.epoch if epoch is None else epoch), committed=committed)
 
+    v1 = producers.pop()
+    for round_ in range(3):  # Transactions V1, as the txn workload sends them (the second one aborted)
+        await ask(f"AddPartitionsToTxn round {round_}", add(v1))
+        await ask(f"Produce v8 round {round_}", _produce_request(v1))
+        await ask(f"AddOffsetsToTxn round {round_}", add_offsets(v1))
+        await ask(f"TxnOffsetCommit v3 round {round_}", offsets(v1, round_ + 1, txn_offset_commit_v3))
+        await ask(f"EndTxn v3 round {round_}", end_v1(v1, committed=round_ != 1))
+    await ask("EndTxn v3 with no transaction ongoing", end_v1(v1))
+    await ask("Produce v8 to partitions not in the transaction", _produce_request(v1))
+    await ask("TxnOffsetCommit v3 without AddOffsetsToTxn", offsets(v1, 9, txn_offset_commit_v3))
+    await ask("AddPartitionsToTxn with an old epoch", add(v1, epoch=v1.epoch - 1))
+    await ask("AddPartitionsToTxn with an unknown topic", add(v1, topic="no-such-topic"))
     for round_ in range(3):
         for p in producers:
             await ask(f"Produce {p.txn_id} round {round_}", _produce_request(p, produce_v12))

@@ -1,27 +1,30 @@
-//! A measuring prototype for issue 31 (not part of kcoord): the requests of `bench_clients.py`'s `txn2` workload
-//! (Transactions V2, as Kafka 4.0's Java client sends them) served by a compiled, single-threaded server, so that
-//! `bench_server.py --targets kcoord,compiled` measures what a server written in a compiled language reaches on this
-//! machine with the same clients — the design the eighteenth and nineteenth sessions named and did not measure.
+//! A measuring prototype for issue 31 (not part of kcoord): the requests of `bench_clients.py`'s two transaction
+//! workloads — `txn2` (Transactions V2, as Kafka 4.0's Java client sends them) and `txn` (V1) — served by a compiled,
+//! single-threaded server, so that `bench_server.py --targets kcoord,compiled` measures what a server written in a
+//! compiled language reaches on this machine with the same clients — the design the eighteenth and nineteenth
+//! sessions named and did not measure.
 //!
 //! Its transaction coordinator's decisions are the spec's: the Transaction machine's table is generated from
 //! spec/transaction.sm into Rust at build time (`gen_rust.py`, run by build.rs; `check-tables` holds it equal to
-//! kcoord's Python table on random cases), and every InitProducerId, implicit add (AddPartitions), EndTxnV2,
+//! kcoord's Python table on random cases), and every InitProducerId, AddPartitions (V1's AddPartitionsToTxn and
+//! AddOffsetsToTxn, V2's implicit adds), VerifyPartition (V1's Produce and TxnOffsetCommit), EndTxnV1, EndTxnV2,
 //! FenceAbort and CompleteTxn goes through it: the row's answer is the request's, a transition's post-state the
 //! instance, its `writes` the transaction-log record (the fields `persist TransactionLogValue` lists).
 //!
 //! It does the same durable work per committed transaction as `kcoord serve`: every append is a Kafka v2 record batch
 //! (its CRC-32C computed; a Produce batch's CRC checked) written with one `write` to its partition's log file; the
-//! transaction log gets the Ongoing record of each implicit add, PrepareCommit and CompleteCommit; the offsets
-//! partition the transactional commit; every partition of the transaction its COMMIT marker — 10 appends for the
-//! workload's transaction, as kcoord. With `fsync` durability an answer waits for the group-commit round covering its
+//! transaction log gets the Ongoing record of each add, PrepareCommit and CompleteCommit; the offsets partition the
+//! transactional commit; every partition of the transaction its COMMIT marker — 10 appends for either workload's
+//! transaction, as kcoord. With `fsync` durability an answer waits for the group-commit round covering its
 //! writes (one syncfs of the data directory's file system per round, on a thread of its own, rounds back to back, a
 //! lone writer never waiting for company), as kcoord's default `--fsync-method auto`; with `os` it is sent at once.
 //!
 //! What it does not have, against kcoord: the other machines' tables (the partition's producer checks, the offsets
 //! bookkeeping and the error translations are written by hand here), groups, fetch, recovery, metrics, traces,
-//! timeouts, the record checks kcoord runs only when told, and every API the workload does not send (CreateTopics v4,
-//! FindCoordinator v3, InitProducerId v4, Produce v12, TxnOffsetCommit v5, EndTxn v5 are served; any other request
-//! closes its connection). Its figures are a bound for the compiled design, not a second implementation.
+//! timeouts, the record checks kcoord runs only when told, and every API the workloads do not send (CreateTopics v4,
+//! FindCoordinator v3, InitProducerId v4, Produce v8 and v12, AddPartitionsToTxn v3, AddOffsetsToTxn v3,
+//! TxnOffsetCommit v3 and v5, EndTxn v3 and v5 are served; any other request closes its connection). Its figures
+//! are a bound for the compiled design, not a second implementation.
 //!
 //! Usage: kcoord-compiled-proto DATA_DIR os|fsync  — prints "127.0.0.1:PORT" once listening.
 
@@ -50,6 +53,10 @@ const INVALID_PRODUCER_EPOCH: i16 = 47;
 const INVALID_PRODUCER_ID_MAPPING: i16 = 49;
 const CONCURRENT_TRANSACTIONS: i16 = 51;
 const KAFKA_STORAGE_ERROR: i16 = 56;
+const NOT_ENOUGH_REPLICAS: i16 = 19;
+const OPERATION_NOT_ATTEMPTED: i16 = 55;
+const INVALID_TXN_STATE: i16 = 48;
+const TRANSACTION_ABORTABLE: i16 = 120;
 
 const TXN_TOPIC: usize = 0;
 const OFFSETS_TOPIC: usize = 1;
@@ -138,6 +145,26 @@ impl<'a> Rd<'a> {
         }
         Ok(n as usize)
     }
+    /// A string in the request's encoding (`flex`: compact) — and the same for the helpers below.
+    fn string(&mut self, flex: bool) -> R<&'a [u8]> {
+        if flex { self.compact_str() } else { self.str16() }
+    }
+    fn nullable_string(&mut self, flex: bool) -> R<Option<&'a [u8]>> {
+        if flex { self.compact_nbytes() } else { self.nstr16() }
+    }
+    fn nullable_bytes(&mut self, flex: bool) -> R<Option<&'a [u8]>> {
+        if flex {
+            return self.compact_nbytes();
+        }
+        let n = self.i32()?;
+        if n < 0 { Ok(None) } else { Ok(Some(self.take(n as usize)?)) }
+    }
+    fn array(&mut self, flex: bool) -> R<usize> {
+        if flex { self.compact_array() } else { self.array32() }
+    }
+    fn tags(&mut self, flex: bool) -> R<()> {
+        if flex { self.tagged() } else { Ok(()) }
+    }
     fn tagged(&mut self) -> R<()> {
         let n = self.uvarint()?;
         for _ in 0..n {
@@ -157,6 +184,21 @@ trait Wr {
     fn uvarint(&mut self, v: u64);
     fn compact_str(&mut self, s: &[u8]);
     fn str16(&mut self, s: &[u8]);
+    /// In the answer's encoding (`flex`: compact): a string, an array's length, a null string, no tagged fields.
+    fn string(&mut self, flex: bool, s: &[u8]) {
+        if flex { self.compact_str(s) } else { self.str16(s) }
+    }
+    fn array(&mut self, flex: bool, n: usize) {
+        if flex { self.uvarint(n as u64 + 1) } else { self.i32(n as i32) }
+    }
+    fn null_string(&mut self, flex: bool) {
+        if flex { self.uvarint(0) } else { self.i16(-1) }
+    }
+    fn no_tags(&mut self, flex: bool) {
+        if flex {
+            self.uvarint(0);
+        }
+    }
 }
 
 impl Wr for Vec<u8> {
@@ -193,6 +235,8 @@ impl Wr for Vec<u8> {
 fn flexible(api: i16, version: i16) -> bool {
     match api {
         0 => version >= 9,   // Produce
+        24 => version >= 3,  // AddPartitionsToTxn
+        25 => version >= 3,  // AddOffsetsToTxn
         10 => version >= 3,  // FindCoordinator
         19 => version >= 5,  // CreateTopics
         22 => version >= 2,  // InitProducerId
@@ -584,17 +628,29 @@ impl Broker {
         self.apply(tid, d, None, ts).map(|_| ())
     }
 
-    /// Transactions V2's implicit add (AddPartitions, txn_version 2): the answer of the spec's row.
-    fn implicit_add(&mut self, tid: &[u8], pid: i64, epoch: i16, parts: &[(usize, i32)], ts: i64) -> i16 {
+    /// AddPartitions (`txn_version` 2: Transactions V2's implicit add by a partition leader or the group
+    /// coordinator; 0: AddPartitionsToTxn/AddOffsetsToTxn v3): the answer of the spec's row.
+    fn add(&mut self, tid: &[u8], pid: i64, epoch: i16, parts: &[(usize, i32)], txn_version: i64, ts: i64) -> i16 {
         let Some(instance) = self.txns.get(tid) else { return INVALID_PRODUCER_ID_MAPPING };
         let parts = parts
             .iter()
             .map(|&(t, p)| format!("{}-{}", String::from_utf8_lossy(&self.topics[t].name), p))
             .collect();
-        let a = args::AddPartitions { pid, epoch: epoch as i64, parts, txn_version: 2, now_ms: ts };
+        let a = args::AddPartitions { pid, epoch: epoch as i64, parts, txn_version, now_ms: ts };
         match transaction::decide_AddPartitions(instance, &a, false) {
             Ok(d) => self.apply(tid, d, None, ts).unwrap_or_else(|code| code),
             Err(why) => refused("AddPartitions", why),
+        }
+    }
+
+    /// Transactions V1's verification (VerifyPartition, KIP-890 part 1): the spec's answer for `(t, p)`.
+    fn verify(&mut self, tid: &[u8], pid: i64, epoch: i16, (t, p): (usize, i32)) -> i16 {
+        let Some(instance) = self.txns.get(tid) else { return INVALID_PRODUCER_ID_MAPPING };
+        let name = format!("{}-{}", String::from_utf8_lossy(&self.topics[t].name), p);
+        match transaction::decide_VerifyPartition(instance, &args::VerifyPartition { pid, epoch: epoch as i64, p: name },
+                                                  false) {
+            Ok(d) => d.row.code,
+            Err(why) => refused("VerifyPartition", why),
         }
     }
 
@@ -691,26 +747,28 @@ impl Broker {
         Ok(())
     }
 
-    fn produce(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
-        let tid = r.compact_nbytes()?;
+    /// Produce v8 (Transactions V1: each transactional partition verified) or v12 (V2: the leader adds them).
+    fn produce(&mut self, r: &mut Rd, out: &mut Vec<u8>, v2: bool) -> R<()> {
+        let flex = v2;
+        let tid = r.nullable_string(flex)?;
         r.i16()?;
         r.i32()?;
         // (topic index or None, name, [(partition, batch)])
         let mut topics: Vec<(Option<usize>, &[u8], Vec<(i32, Option<&[u8]>)>)> = Vec::new();
-        for _ in 0..r.compact_array()? {
-            let name = r.compact_str()?;
+        for _ in 0..r.array(flex)? {
+            let name = r.string(flex)?;
             let mut parts = Vec::new();
-            for _ in 0..r.compact_array()? {
+            for _ in 0..r.array(flex)? {
                 let index = r.i32()?;
-                let records = r.compact_nbytes()?;
-                r.tagged()?;
+                let records = r.nullable_bytes(flex)?;
+                r.tags(flex)?;
                 parts.push((index, records));
             }
-            r.tagged()?;
+            r.tags(flex)?;
             let t = self.by_name.get(name).copied();
             topics.push((t, name, parts));
         }
-        r.tagged()?;
+        r.tags(flex)?;
         let ts = now_ms();
         // the batches' heads, and the partitions the transaction must hold (V2: the leader adds them)
         let mut heads: Vec<Vec<Result<BatchHead, i16>>> = Vec::with_capacity(topics.len());
@@ -736,26 +794,50 @@ impl Broker {
             }
             heads.push(hs);
         }
-        let mut txn_error = NONE;
+        // the transaction's answer per transactional partition: V2 one add of them all, V1 each one verified
+        // (and the message kcoord answers with it, as Kafka 4.0.2's ReplicaManager)
+        let mut txn_errors: HashMap<(usize, i32), (i16, Option<String>)> = HashMap::new();
         if let Some((pid, epoch)) = txn_key {
-            txn_error = match tid {
-                Some(tid) => verification_answer(self.implicit_add(tid, pid, epoch, &adds, ts)),
-                None => INVALID_REQUEST,
-            };
+            match tid {
+                None => txn_errors.extend(adds.iter().map(|&tp| (tp, (INVALID_REQUEST, None)))),
+                Some(tid) if v2 => {
+                    let code = verification_answer(self.add(tid, pid, epoch, &adds, 2, ts));
+                    txn_errors.extend(adds.iter().map(|&tp| (tp, (code, None))));
+                }
+                Some(tid) => {
+                    for &tp in &adds {
+                        let answer = match self.verify(tid, pid, epoch, tp) {
+                            CONCURRENT_TRANSACTIONS => (NOT_ENOUGH_REPLICAS, Some(
+                                "unable to verify the partition has been added to the transaction: \
+                                 CONCURRENT_TRANSACTIONS".to_string())), // inconclusive: not an add
+                            // Produce up to v10, refused before the log
+                            TRANSACTION_ABORTABLE => (INVALID_TXN_STATE,
+                                                      Some("Partition was not added to the transaction".to_string())),
+                            code => (verification_answer(code), None),
+                        };
+                        txn_errors.insert(tp, answer);
+                    }
+                }
+            }
         }
-        out.uvarint(topics.len() as u64 + 1);
+        out.array(flex, topics.len());
         for ((t, name, parts), hs) in topics.iter().zip(heads) {
-            out.compact_str(name);
-            out.uvarint(parts.len() as u64 + 1);
+            out.string(flex, name);
+            out.array(flex, parts.len());
             for ((index, records), head) in parts.iter().zip(hs) {
                 // an error and the log start offset answered with it: -1 before the log (Kafka's
                 // UNKNOWN_LOG_APPEND_INFO: the topic, the batch, the transaction's verification), the log's own
                 // (0 here: nothing is ever deleted) for what the log's producer state refuses
+                let mut message: Option<String> = None;
                 let result = head.map_err(|code| (code, -1)).and_then(|h| {
-                    if h.transactional && txn_error != NONE {
-                        return Err((txn_error, -1));
-                    }
                     let (t, p) = (t.unwrap(), *index);
+                    if h.transactional {
+                        let (code, text) = txn_errors[&(t, p)].clone();
+                        if code != NONE {
+                            message = text;
+                            return Err((code, -1));
+                        }
+                    }
                     let part = &mut self.topics[t].partitions[p as usize];
                     match part.producers.get(&h.pid) {
                         Some(&(e, _)) if h.epoch < e => return Err((INVALID_PRODUCER_EPOCH, 0)),
@@ -784,18 +866,22 @@ impl Broker {
                         out.i64(log_start);
                     }
                 }
-                out.uvarint(1); // no record errors
-                out.uvarint(0); // no error message
-                out.push(0);
+                out.array(flex, 0); // no record errors
+                match &message {
+                    Some(text) => out.string(flex, text.as_bytes()),
+                    None => out.null_string(flex),
+                }
+                out.no_tags(flex);
             }
-            out.push(0);
+            out.no_tags(flex);
         }
         out.i32(0);
-        out.push(0);
+        out.no_tags(flex);
         Ok(())
     }
 
-    fn txn_offset_commit(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
+    /// TxnOffsetCommit v3 (Transactions V1: the offsets partition verified) or v5 (V2: added).
+    fn txn_offset_commit(&mut self, r: &mut Rd, out: &mut Vec<u8>, v2: bool) -> R<()> {
         let tid = r.compact_str()?;
         let group = r.compact_str()?;
         let pid = r.i64()?;
@@ -821,7 +907,15 @@ impl Broker {
         r.tagged()?;
         let ts = now_ms();
         let offsets_partition = partition_for(group);
-        let mut code = verification_answer(self.implicit_add(tid, pid, epoch, &[(OFFSETS_TOPIC, offsets_partition)], ts));
+        let offsets = (OFFSETS_TOPIC, offsets_partition);
+        let mut code = if v2 {
+            verification_answer(self.add(tid, pid, epoch, &[offsets], 2, ts))
+        } else {
+            match self.verify(tid, pid, epoch, offsets) {
+                TRANSACTION_ABORTABLE => INVALID_TXN_STATE, // a client before v4 does not know it
+                code => verification_answer(code),
+            }
+        };
         if code == NONE {
             // OffsetCommitKey v1 and OffsetCommitValue v3 per partition, one transactional batch
             let mut keys_values: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
@@ -870,6 +964,96 @@ impl Broker {
             }
             out.push(0);
         }
+        out.push(0);
+        Ok(())
+    }
+
+    /// AddPartitionsToTxn v3 (Transactions V1): the partitions added (AddPartitions, txn_version 0), every partition
+    /// answered with the row's answer; an unknown one makes the others OPERATION_NOT_ATTEMPTED.
+    fn add_partitions_to_txn(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
+        let tid = r.compact_str()?;
+        let pid = r.i64()?;
+        let epoch = r.i16()?;
+        let mut topics: Vec<(&[u8], Vec<i32>)> = Vec::new();
+        for _ in 0..r.compact_array()? {
+            let name = r.compact_str()?;
+            let mut parts = Vec::new();
+            for _ in 0..r.compact_array()? {
+                parts.push(r.i32()?);
+            }
+            r.tagged()?;
+            topics.push((name, parts));
+        }
+        r.tagged()?;
+        let known = |b: &Broker, name: &[u8], p: i32| {
+            b.by_name.get(name).filter(|&&t| p >= 0 && (p as usize) < b.topics[t].partitions.len()).map(|&t| (t, p))
+        };
+        let all_known = topics.iter().all(|(name, ps)| ps.iter().all(|&p| known(self, name, p).is_some()));
+        let code = if all_known {
+            let parts: Vec<(usize, i32)> =
+                topics.iter().flat_map(|(name, ps)| ps.iter().map(|&p| known(self, name, p).unwrap())).collect();
+            self.add(tid, pid, epoch, &parts, 0, now_ms())
+        } else {
+            OPERATION_NOT_ATTEMPTED
+        };
+        out.i32(0);
+        out.uvarint(topics.len() as u64 + 1);
+        for (name, ps) in &topics {
+            out.compact_str(name);
+            out.uvarint(ps.len() as u64 + 1);
+            for &p in ps {
+                out.i32(p);
+                out.i16(if known(self, name, p).is_none() { UNKNOWN_TOPIC_OR_PARTITION } else { code });
+                out.push(0);
+            }
+            out.push(0);
+        }
+        out.push(0);
+        Ok(())
+    }
+
+    /// AddOffsetsToTxn v3: the group's offsets partition added (AddPartitions, txn_version 0).
+    fn add_offsets_to_txn(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
+        let tid = r.compact_str()?;
+        let pid = r.i64()?;
+        let epoch = r.i16()?;
+        let group = r.compact_str()?;
+        r.tagged()?;
+        let code = self.add(tid, pid, epoch, &[(OFFSETS_TOPIC, partition_for(group))], 0, now_ms());
+        out.i32(0);
+        out.i16(code);
+        out.push(0);
+        Ok(())
+    }
+
+    /// EndTxn v3 (Transactions V1, EndTxnV1: no epoch bump; the answer carries no producer id).
+    fn end_txn_v1(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
+        let tid = r.compact_str()?;
+        let pid = r.i64()?;
+        let epoch = r.i16()?;
+        let commit = r.i8()? != 0;
+        r.tagged()?;
+        let ts = now_ms();
+        let code = match self.txns.get(tid) {
+            None => INVALID_PRODUCER_ID_MAPPING,
+            Some(instance) => {
+                let a = args::EndTxnV1 { pid, epoch: epoch as i64,
+                                         result: if commit { TxnResult::COMMIT } else { TxnResult::ABORT }, now_ms: ts };
+                match transaction::decide_EndTxnV1(instance, &a, false) {
+                    Ok(d) => {
+                        let transition = d.row.kind != Kind::Reject;
+                        match self.apply(tid, d, None, ts) {
+                            Ok(code) if transition => self.finish(tid, ts).map(|_| code).unwrap_or_else(|c| c),
+                            Ok(code) => code,
+                            Err(code) => code,
+                        }
+                    }
+                    Err(why) => refused("EndTxnV1", why),
+                }
+            }
+        };
+        out.i32(0);
+        out.i16(code);
         out.push(0);
         Ok(())
     }
@@ -932,12 +1116,17 @@ impl Broker {
         }
         self.wrote = false;
         match (api, version) {
-            (0, 12) => self.produce(&mut r, &mut out)?,
+            (0, 8) => self.produce(&mut r, &mut out, false)?,
+            (0, 12) => self.produce(&mut r, &mut out, true)?,
+            (24, 3) => self.add_partitions_to_txn(&mut r, &mut out)?,
+            (25, 3) => self.add_offsets_to_txn(&mut r, &mut out)?,
+            (26, 3) => self.end_txn_v1(&mut r, &mut out)?,
             (10, 3) => self.find_coordinator(&mut r, &mut out)?,
             (19, 4) => self.create_topics(&mut r, &mut out)?,
             (22, 4) => self.init_producer_id(&mut r, &mut out)?,
             (26, 5) => self.end_txn(&mut r, &mut out)?,
-            (28, 5) => self.txn_offset_commit(&mut r, &mut out)?,
+            (28, 3) => self.txn_offset_commit(&mut r, &mut out, false)?,
+            (28, 5) => self.txn_offset_commit(&mut r, &mut out, true)?,
             _ => return Err("an API or version this prototype does not serve"),
         }
         if r.p != frame.len() {

@@ -1,7 +1,8 @@
 """The compiled prototype answers as `kcoord serve` does: the same requests (set-up; Transactions V2 transactions of
 two producers and V1 transactions of a third, as bench_clients.py's txn2 and txn workloads send them; and the errors a
-client can provoke on those paths) sent to both, every answer decoded with kio and compared field by field. Exit 1 on
-the first difference, saying where.
+client can provoke on those paths) sent to both, every answer compared byte for byte — kcoord's are encoded by kio, so
+this holds the prototype's codec to kio's — but FindCoordinator's, compared field by field (the port differs). Exit 1
+on the first difference, saying where.
 
 Run by `benchmarks/compiled_server.sh`: ``python benchmarks/compiled_server/same_answers.py PROTOTYPE_BINARY``.
 """
@@ -31,6 +32,8 @@ from kio.schema.txn_offset_commit import v5 as txn_offset_commit_v5
 from kio.schema.types import GroupId, ProducerId, TopicName, TransactionalId
 from kio.static.primitive import i8, i16, i32, i64
 
+from kcoord.impl.server.codec import decode_response
+
 #: fields whose values differ by construction (where the server listens), or that only Kafka's newer tagged fields
 #: carry
 IGNORED = {"host", "port", "node_id", "node_endpoints", "current_leader"}
@@ -52,8 +55,9 @@ async def _script(bootstrap: str) -> list[tuple[str, Any]]:
     answers: list[tuple[str, Any]] = []
 
     async def ask(what: str, body: Any) -> Any:
-        answer = await conn.request(body)
-        answers.append((what, _plain(answer)))
+        raw = await conn.raw(conn.frame(body))
+        answer = decode_response(body.__api_key__, body.__version__, raw)[1]
+        answers.append((what, _plain(answer) if isinstance(body, FindCoordinatorRequest) else raw))
         return answer
 
     producers = []
@@ -152,9 +156,16 @@ def main() -> int:
             stop()
     for (what, expected), (_, got) in zip(ours, theirs, strict=True):
         if expected != got:
-            print(f"same_answers: {what}: kcoord answered {expected}, the prototype {got}", file=sys.stderr)
+            where = ""
+            if isinstance(expected, bytes) and isinstance(got, bytes):
+                pairs = enumerate(zip(expected, got, strict=False))
+                at = next((i for i, (a, b) in pairs if a != b), min(len(expected), len(got)))
+                where = f" (the first difference at byte {at} of {len(expected)} and {len(got)})"
+            print(f"same_answers: {what}: kcoord answered {expected!r}, the prototype {got!r}{where}",
+                  file=sys.stderr)
             return 1
-    print(f"same_answers: {len(ours)} answers, the prototype's equal to kcoord's")
+    print(f"same_answers: {len(ours)} answers, the prototype's equal to kcoord's (byte for byte, FindCoordinator's "
+          "field by field)")
     return 0
 
 

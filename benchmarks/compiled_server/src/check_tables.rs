@@ -19,7 +19,10 @@ use std::process::exit;
 fn machine(name: &str) -> &'static Machine {
     MACHINES.iter().find(|m| m.name == name).unwrap_or_else(|| {
         let names: Vec<&str> = MACHINES.iter().map(|m| m.name).collect();
-        eprintln!("check-tables: no machine {name} in spec/ (there are: {})", names.join(", "));
+        eprintln!(
+            "check-tables: no machine {name} in spec/ (there are: {})",
+            names.join(", ")
+        );
         exit(2)
     })
 }
@@ -36,15 +39,19 @@ fn main() {
             exit(2)
         };
         let case: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| malformed(e.to_string()));
-        let name = case["machine"].as_str().unwrap_or_else(|| malformed("no machine".into()));
+        let name = case["machine"]
+            .as_str()
+            .unwrap_or_else(|| malformed("no machine".into()));
         let m = *chosen.get_or_insert_with(|| machine(name));
         if name != m.name {
             malformed(format!("a case of {name}, not of {}", m.name));
         }
         let event = case["event"].as_str().unwrap_or_else(|| malformed("no event".into()));
-        let pending = case["pending"].as_bool().unwrap_or_else(|| malformed("no pending".into()));
-        let got = (m.decide)(case["instance"].clone(), event, case["args"].clone(), pending)
-            .unwrap_or_else(|e| malformed(e));
+        let pending = case["pending"]
+            .as_bool()
+            .unwrap_or_else(|| malformed("no pending".into()));
+        let got =
+            (m.decide)(case["instance"].clone(), event, case["args"].clone(), pending).unwrap_or_else(|e| malformed(e));
         let expected = &case["expected"];
         let agree = match (&got, expected.get("row")) {
             (Ok((row, post)), Some(want)) => {
@@ -58,7 +65,11 @@ fn main() {
             _ => false,
         };
         if !agree {
-            eprintln!("check-tables: {} case {} ({event} on {line}): the Rust table answered {got:?}", m.name, n + 1);
+            eprintln!(
+                "check-tables: {} case {} ({event} on {line}): the Rust table answered {got:?}",
+                m.name,
+                n + 1
+            );
             exit(1);
         }
         cases += 1;
@@ -69,10 +80,26 @@ fn main() {
     };
     let reasons: Vec<String> = refused.iter().map(|(why, k)| format!("{k} {why}")).collect();
     // a row's index is its position in ROWS: the IR numbers a machine's rows so
-    let unreached: Vec<String> =
-        (0..m.rows as u16).filter(|i| !rows.contains(i)).map(|i| i.to_string()).collect();
-    println!("check-tables: {}: {cases} cases, the Rust table's answers equal to the Python table's ({} refused by \
-              both: {}); rows reached: {} of {}{}", m.name, refused.values().sum::<usize>(),
-             if reasons.is_empty() { "none".to_string() } else { reasons.join(", ") }, rows.len(), m.rows,
-             if unreached.is_empty() { String::new() } else { format!(" (none reached row {})", unreached.join(", ")) });
+    let unreached: Vec<String> = (0..m.rows as u16)
+        .filter(|i| !rows.contains(i))
+        .map(|i| i.to_string())
+        .collect();
+    println!(
+        "check-tables: {}: {cases} cases, the Rust table's answers equal to the Python table's ({} refused by \
+              both: {}); rows reached: {} of {}{}",
+        m.name,
+        refused.values().sum::<usize>(),
+        if reasons.is_empty() {
+            "none".to_string()
+        } else {
+            reasons.join(", ")
+        },
+        rows.len(),
+        m.rows,
+        if unreached.is_empty() {
+            String::new()
+        } else {
+            format!(" (none reached row {})", unreached.join(", "))
+        }
+    );
 }

@@ -147,23 +147,43 @@ impl<'a> Rd<'a> {
     }
     /// A string in the request's encoding (`flex`: compact) — and the same for the helpers below.
     fn string(&mut self, flex: bool) -> R<&'a [u8]> {
-        if flex { self.compact_str() } else { self.str16() }
+        if flex {
+            self.compact_str()
+        } else {
+            self.str16()
+        }
     }
     fn nullable_string(&mut self, flex: bool) -> R<Option<&'a [u8]>> {
-        if flex { self.compact_nbytes() } else { self.nstr16() }
+        if flex {
+            self.compact_nbytes()
+        } else {
+            self.nstr16()
+        }
     }
     fn nullable_bytes(&mut self, flex: bool) -> R<Option<&'a [u8]>> {
         if flex {
             return self.compact_nbytes();
         }
         let n = self.i32()?;
-        if n < 0 { Ok(None) } else { Ok(Some(self.take(n as usize)?)) }
+        if n < 0 {
+            Ok(None)
+        } else {
+            Ok(Some(self.take(n as usize)?))
+        }
     }
     fn array(&mut self, flex: bool) -> R<usize> {
-        if flex { self.compact_array() } else { self.array32() }
+        if flex {
+            self.compact_array()
+        } else {
+            self.array32()
+        }
     }
     fn tags(&mut self, flex: bool) -> R<()> {
-        if flex { self.tagged() } else { Ok(()) }
+        if flex {
+            self.tagged()
+        } else {
+            Ok(())
+        }
     }
     fn tagged(&mut self) -> R<()> {
         let n = self.uvarint()?;
@@ -186,13 +206,25 @@ trait Wr {
     fn str16(&mut self, s: &[u8]);
     /// In the answer's encoding (`flex`: compact): a string, an array's length, a null string, no tagged fields.
     fn string(&mut self, flex: bool, s: &[u8]) {
-        if flex { self.compact_str(s) } else { self.str16(s) }
+        if flex {
+            self.compact_str(s)
+        } else {
+            self.str16(s)
+        }
     }
     fn array(&mut self, flex: bool, n: usize) {
-        if flex { self.uvarint(n as u64 + 1) } else { self.i32(n as i32) }
+        if flex {
+            self.uvarint(n as u64 + 1)
+        } else {
+            self.i32(n as i32)
+        }
     }
     fn null_string(&mut self, flex: bool) {
-        if flex { self.uvarint(0) } else { self.i16(-1) }
+        if flex {
+            self.uvarint(0)
+        } else {
+            self.i16(-1)
+        }
     }
     fn no_tags(&mut self, flex: bool) {
         if flex {
@@ -234,14 +266,14 @@ impl Wr for Vec<u8> {
 /// Whether (api key, version) uses the flexible request header (v2) and response header (v1).
 fn flexible(api: i16, version: i16) -> bool {
     match api {
-        0 => version >= 9,   // Produce
-        24 => version >= 3,  // AddPartitionsToTxn
-        25 => version >= 3,  // AddOffsetsToTxn
-        10 => version >= 3,  // FindCoordinator
-        19 => version >= 5,  // CreateTopics
-        22 => version >= 2,  // InitProducerId
-        26 => version >= 3,  // EndTxn
-        28 => version >= 3,  // TxnOffsetCommit
+        0 => version >= 9,  // Produce
+        24 => version >= 3, // AddPartitionsToTxn
+        25 => version >= 3, // AddOffsetsToTxn
+        10 => version >= 3, // FindCoordinator
+        19 => version >= 5, // CreateTopics
+        22 => version >= 2, // InitProducerId
+        26 => version >= 3, // EndTxn
+        28 => version >= 3, // TxnOffsetCommit
         _ => true,
     }
 }
@@ -357,7 +389,12 @@ impl Log {
     fn open(path: PathBuf) -> io::Result<Log> {
         let file = OpenOptions::new().create(true).append(true).open(&path)?;
         let position = file.metadata()?.len();
-        Ok(Log { path, file, next: 0, position })
+        Ok(Log {
+            path,
+            file,
+            next: 0,
+            position,
+        })
     }
 
     /// Appends `b` (its base offset set here) with one write; its base offset.
@@ -365,7 +402,11 @@ impl Log {
         let base = self.next;
         b[0..8].copy_from_slice(&base.to_be_bytes());
         if let Err(e) = self.file.write_all(b) {
-            eprintln!("kcoord-compiled-proto: {} at byte {}: {e}", self.path.display(), self.position);
+            eprintln!(
+                "kcoord-compiled-proto: {} at byte {}: {e}",
+                self.path.display(),
+                self.position
+            );
             return Err(KAFKA_STORAGE_ERROR);
         }
         self.position += b.len() as u64;
@@ -386,7 +427,14 @@ struct Topic {
 
 // ------------------------------------------------------------------------------------------------ coordinators
 
-#[allow(non_camel_case_types, non_snake_case, clippy::all, unused_parens, dead_code, unused_variables)]
+#[allow(
+    non_camel_case_types,
+    non_snake_case,
+    clippy::all,
+    unused_parens,
+    dead_code,
+    unused_variables
+)]
 mod transaction {
     include!(concat!(env!("OUT_DIR"), "/transaction.rs"));
 }
@@ -420,7 +468,11 @@ fn refused(event: &str, why: &str) -> i16 {
 /// A partition leader's answer to Produce for its verification's refusal, and the group coordinator's to
 /// TxnOffsetCommit (both: PRODUCER_FENCED → INVALID_PRODUCER_EPOCH; the rest as the coordinator answered).
 fn verification_answer(code: i16) -> i16 {
-    if code == PRODUCER_FENCED { INVALID_PRODUCER_EPOCH } else { code }
+    if code == PRODUCER_FENCED {
+        INVALID_PRODUCER_EPOCH
+    } else {
+        code
+    }
 }
 
 #[derive(Default)]
@@ -453,7 +505,10 @@ fn partition_for(key: &[u8]) -> i32 {
 }
 
 fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 struct Broker {
@@ -478,7 +533,12 @@ impl Broker {
         self.by_name.insert(name.to_vec(), self.topics.len());
         self.topics.push(Topic {
             name: name.to_vec(),
-            partitions: (0..partitions).map(|_| Partition { log: None, producers: HashMap::new() }).collect(),
+            partitions: (0..partitions)
+                .map(|_| Partition {
+                    log: None,
+                    producers: HashMap::new(),
+                })
+                .collect(),
         });
         NONE
     }
@@ -487,7 +547,9 @@ impl Broker {
         let t = &mut self.topics[topic];
         let p = &mut t.partitions[partition as usize];
         if p.log.is_none() {
-            let dir = self.dir.join(format!("{}-{}", String::from_utf8_lossy(&t.name), partition));
+            let dir = self
+                .dir
+                .join(format!("{}-{}", String::from_utf8_lossy(&t.name), partition));
             let opened = std::fs::create_dir_all(&dir).and_then(|_| Log::open(dir.join("00000000000000000000.log")));
             match opened {
                 Ok(log) => p.log = Some(log),
@@ -548,9 +610,21 @@ impl Broker {
         value.i64(ts);
         value.i64(txn.txn_start_timestamp_ms);
         let tags: Vec<(u64, Vec<u8>)> = [
-            (0, txn.previous_producer_id != -1, txn.previous_producer_id.to_be_bytes().to_vec()),
-            (1, txn.next_producer_id != -1, txn.next_producer_id.to_be_bytes().to_vec()),
-            (2, txn.client_txn_version != 0, (txn.client_txn_version as i16).to_be_bytes().to_vec()),
+            (
+                0,
+                txn.previous_producer_id != -1,
+                txn.previous_producer_id.to_be_bytes().to_vec(),
+            ),
+            (
+                1,
+                txn.next_producer_id != -1,
+                txn.next_producer_id.to_be_bytes().to_vec(),
+            ),
+            (
+                2,
+                txn.client_txn_version != 0,
+                (txn.client_txn_version as i16).to_be_bytes().to_vec(),
+            ),
         ]
         .into_iter()
         .filter(|(_, present, _)| *present)
@@ -587,8 +661,15 @@ impl Broker {
     /// first, by FenceAbort).
     fn finish(&mut self, tid: &[u8], ts: i64) -> Result<(), i16> {
         if self.txns[tid].state == State::PrepareEpochFence {
-            let d = transaction::decide_FenceAbort(&self.txns[tid], &args::FenceAbort { server_txn_version: 2, now_ms: ts },
-                                                   false).map_err(|why| refused("FenceAbort", why))?;
+            let d = transaction::decide_FenceAbort(
+                &self.txns[tid],
+                &args::FenceAbort {
+                    server_txn_version: 2,
+                    now_ms: ts,
+                },
+                false,
+            )
+            .map_err(|why| refused("FenceAbort", why))?;
             self.apply(tid, d, None, ts)?;
         }
         let (state, pid, epoch) = {
@@ -608,8 +689,17 @@ impl Broker {
         mvalue.i32(0);
         let names: Vec<String> = self.txns[tid].partitions.iter().cloned().collect();
         for name in names {
-            let Some((t, p)) = self.partition_of(&name) else { continue };
-            let mut b = batch(&[(Some(&mkey), Some(&mvalue))], ts, pid, epoch, -1, TRANSACTIONAL | CONTROL);
+            let Some((t, p)) = self.partition_of(&name) else {
+                continue;
+            };
+            let mut b = batch(
+                &[(Some(&mkey), Some(&mvalue))],
+                ts,
+                pid,
+                epoch,
+                -1,
+                TRANSACTIONAL | CONTROL,
+            );
             self.append(t, p, &mut b, 1)?;
             if t == OFFSETS_TOPIC {
                 for group in self.groups.values_mut() {
@@ -631,12 +721,20 @@ impl Broker {
     /// AddPartitions (`txn_version` 2: Transactions V2's implicit add by a partition leader or the group
     /// coordinator; 0: AddPartitionsToTxn/AddOffsetsToTxn v3): the answer of the spec's row.
     fn add(&mut self, tid: &[u8], pid: i64, epoch: i16, parts: &[(usize, i32)], txn_version: i64, ts: i64) -> i16 {
-        let Some(instance) = self.txns.get(tid) else { return INVALID_PRODUCER_ID_MAPPING };
+        let Some(instance) = self.txns.get(tid) else {
+            return INVALID_PRODUCER_ID_MAPPING;
+        };
         let parts = parts
             .iter()
             .map(|&(t, p)| format!("{}-{}", String::from_utf8_lossy(&self.topics[t].name), p))
             .collect();
-        let a = args::AddPartitions { pid, epoch: epoch as i64, parts, txn_version, now_ms: ts };
+        let a = args::AddPartitions {
+            pid,
+            epoch: epoch as i64,
+            parts,
+            txn_version,
+            now_ms: ts,
+        };
         match transaction::decide_AddPartitions(instance, &a, false) {
             Ok(d) => self.apply(tid, d, None, ts).unwrap_or_else(|code| code),
             Err(why) => refused("AddPartitions", why),
@@ -645,10 +743,19 @@ impl Broker {
 
     /// Transactions V1's verification (VerifyPartition, KIP-890 part 1): the spec's answer for `(t, p)`.
     fn verify(&mut self, tid: &[u8], pid: i64, epoch: i16, (t, p): (usize, i32)) -> i16 {
-        let Some(instance) = self.txns.get(tid) else { return INVALID_PRODUCER_ID_MAPPING };
+        let Some(instance) = self.txns.get(tid) else {
+            return INVALID_PRODUCER_ID_MAPPING;
+        };
         let name = format!("{}-{}", String::from_utf8_lossy(&self.topics[t].name), p);
-        match transaction::decide_VerifyPartition(instance, &args::VerifyPartition { pid, epoch: epoch as i64, p: name },
-                                                  false) {
+        match transaction::decide_VerifyPartition(
+            instance,
+            &args::VerifyPartition {
+                pid,
+                epoch: epoch as i64,
+                p: name,
+            },
+            false,
+        ) {
             Ok(d) => d.row.code,
             Err(why) => refused("VerifyPartition", why),
         }
@@ -713,17 +820,28 @@ impl Broker {
             self.next_pid += 1;
             return self.init_answer(out, NONE, self.next_pid, 0);
         };
-        let instance = self.txns.entry(tid.clone()).or_insert_with(|| Instance::fresh(String::from_utf8_lossy(&tid).into_owned()));
+        let instance = self
+            .txns
+            .entry(tid.clone())
+            .or_insert_with(|| Instance::fresh(String::from_utf8_lossy(&tid).into_owned()));
         let fresh = self.next_pid + 1;
-        let a = args::InitProducerId { expected_producer_id: expected_pid, expected_epoch: expected_epoch as i64,
-                                       timeout_ms: timeout_ms as i64, max_timeout_ms: MAX_TIMEOUT_MS,
-                                       new_producer_id: fresh, now_ms: ts };
+        let a = args::InitProducerId {
+            expected_producer_id: expected_pid,
+            expected_epoch: expected_epoch as i64,
+            timeout_ms: timeout_ms as i64,
+            max_timeout_ms: MAX_TIMEOUT_MS,
+            new_producer_id: fresh,
+            now_ms: ts,
+        };
         let code = match transaction::decide_InitProducerId(instance, &a, false) {
             Ok(d) => {
                 let fences = d.post.as_ref().is_some_and(|p| p.state == State::PrepareEpochFence);
                 match self.apply(&tid, d, Some(fresh), ts) {
                     // an open transaction fenced: aborted now, the client told to retry (as Kafka answers)
-                    Ok(_) if fences => self.finish(&tid, ts).map(|_| CONCURRENT_TRANSACTIONS).unwrap_or_else(|c| c),
+                    Ok(_) if fences => self
+                        .finish(&tid, ts)
+                        .map(|_| CONCURRENT_TRANSACTIONS)
+                        .unwrap_or_else(|c| c),
                     Ok(code) => code,
                     Err(code) => code,
                 }
@@ -807,12 +925,19 @@ impl Broker {
                 Some(tid) => {
                     for &tp in &adds {
                         let answer = match self.verify(tid, pid, epoch, tp) {
-                            CONCURRENT_TRANSACTIONS => (NOT_ENOUGH_REPLICAS, Some(
-                                "unable to verify the partition has been added to the transaction: \
-                                 CONCURRENT_TRANSACTIONS".to_string())), // inconclusive: not an add
+                            CONCURRENT_TRANSACTIONS => (
+                                NOT_ENOUGH_REPLICAS,
+                                Some(
+                                    "unable to verify the partition has been added to the transaction: \
+                                 CONCURRENT_TRANSACTIONS"
+                                        .to_string(),
+                                ),
+                            ), // inconclusive: not an add
                             // Produce up to v10, refused before the log
-                            TRANSACTION_ABORTABLE => (INVALID_TXN_STATE,
-                                                      Some("Partition was not added to the transaction".to_string())),
+                            TRANSACTION_ABORTABLE => (
+                                INVALID_TXN_STATE,
+                                Some("Partition was not added to the transaction".to_string()),
+                            ),
                             code => (verification_answer(code), None),
                         };
                         txn_errors.insert(tp, answer);
@@ -936,12 +1061,20 @@ impl Broker {
                 }
             }
             if !keys_values.is_empty() {
-                let records: Vec<(Option<&[u8]>, Option<&[u8]>)> =
-                    keys_values.iter().map(|(k, v)| (Some(k.as_slice()), Some(v.as_slice()))).collect();
+                let records: Vec<(Option<&[u8]>, Option<&[u8]>)> = keys_values
+                    .iter()
+                    .map(|(k, v)| (Some(k.as_slice()), Some(v.as_slice())))
+                    .collect();
                 let mut b = batch(&records, ts, pid, epoch, -1, TRANSACTIONAL);
                 match self.append(OFFSETS_TOPIC, offsets_partition, &mut b, records.len() as i32) {
                     Ok(_) => {
-                        let pending = self.groups.entry(group.to_vec()).or_default().pending.entry(pid).or_default();
+                        let pending = self
+                            .groups
+                            .entry(group.to_vec())
+                            .or_default()
+                            .pending
+                            .entry(pid)
+                            .or_default();
                         for (name, parts) in &topics {
                             for (index, offset, _, _) in parts {
                                 pending.push((name.to_vec(), *index, *offset));
@@ -986,12 +1119,19 @@ impl Broker {
         }
         r.tagged()?;
         let known = |b: &Broker, name: &[u8], p: i32| {
-            b.by_name.get(name).filter(|&&t| p >= 0 && (p as usize) < b.topics[t].partitions.len()).map(|&t| (t, p))
+            b.by_name
+                .get(name)
+                .filter(|&&t| p >= 0 && (p as usize) < b.topics[t].partitions.len())
+                .map(|&t| (t, p))
         };
-        let all_known = topics.iter().all(|(name, ps)| ps.iter().all(|&p| known(self, name, p).is_some()));
+        let all_known = topics
+            .iter()
+            .all(|(name, ps)| ps.iter().all(|&p| known(self, name, p).is_some()));
         let code = if all_known {
-            let parts: Vec<(usize, i32)> =
-                topics.iter().flat_map(|(name, ps)| ps.iter().map(|&p| known(self, name, p).unwrap())).collect();
+            let parts: Vec<(usize, i32)> = topics
+                .iter()
+                .flat_map(|(name, ps)| ps.iter().map(|&p| known(self, name, p).unwrap()))
+                .collect();
             self.add(tid, pid, epoch, &parts, 0, now_ms())
         } else {
             OPERATION_NOT_ATTEMPTED
@@ -1003,7 +1143,11 @@ impl Broker {
             out.uvarint(ps.len() as u64 + 1);
             for &p in ps {
                 out.i32(p);
-                out.i16(if known(self, name, p).is_none() { UNKNOWN_TOPIC_OR_PARTITION } else { code });
+                out.i16(if known(self, name, p).is_none() {
+                    UNKNOWN_TOPIC_OR_PARTITION
+                } else {
+                    code
+                });
                 out.push(0);
             }
             out.push(0);
@@ -1037,8 +1181,12 @@ impl Broker {
         let code = match self.txns.get(tid) {
             None => INVALID_PRODUCER_ID_MAPPING,
             Some(instance) => {
-                let a = args::EndTxnV1 { pid, epoch: epoch as i64,
-                                         result: if commit { TxnResult::COMMIT } else { TxnResult::ABORT }, now_ms: ts };
+                let a = args::EndTxnV1 {
+                    pid,
+                    epoch: epoch as i64,
+                    result: if commit { TxnResult::COMMIT } else { TxnResult::ABORT },
+                    now_ms: ts,
+                };
                 match transaction::decide_EndTxnV1(instance, &a, false) {
                     Ok(d) => {
                         let transition = d.row.kind != Kind::Reject;
@@ -1069,9 +1217,13 @@ impl Broker {
             None => INVALID_PRODUCER_ID_MAPPING,
             Some(instance) => {
                 let fresh = self.next_pid + 1;
-                let a = args::EndTxnV2 { pid, epoch: epoch as i64,
-                                         result: if commit { TxnResult::COMMIT } else { TxnResult::ABORT },
-                                         new_producer_id: fresh, now_ms: ts };
+                let a = args::EndTxnV2 {
+                    pid,
+                    epoch: epoch as i64,
+                    result: if commit { TxnResult::COMMIT } else { TxnResult::ABORT },
+                    new_producer_id: fresh,
+                    now_ms: ts,
+                };
                 match transaction::decide_EndTxnV2(instance, &a, false) {
                     Ok(d) => {
                         let transition = d.row.kind != Kind::Reject;
@@ -1216,15 +1368,29 @@ fn main() -> io::Result<()> {
     let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
     let mut rounds = if fsync {
         let (go, done) = sync_thread(&dir, waker.clone())?;
-        Some(Rounds { started: 0, durable: 0, dirty: false, go, done })
+        Some(Rounds {
+            started: 0,
+            durable: 0,
+            dirty: false,
+            go,
+            done,
+        })
     } else {
         None
     };
     let mut listener = TcpListener::bind("127.0.0.1:0".parse().unwrap())?;
     poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
     let port = listener.local_addr()?.port();
-    let mut broker = Broker { dir: dir.clone(), topics: Vec::new(), by_name: HashMap::new(), txns: HashMap::new(),
-                              groups: HashMap::new(), next_pid: -1, port: port as i32, wrote: false };
+    let mut broker = Broker {
+        dir: dir.clone(),
+        topics: Vec::new(),
+        by_name: HashMap::new(),
+        txns: HashMap::new(),
+        groups: HashMap::new(),
+        next_pid: -1,
+        port: port as i32,
+        wrote: false,
+    };
     broker.create_topic(b"__transaction_state", INTERNAL_PARTITIONS);
     broker.create_topic(b"__consumer_offsets", INTERNAL_PARTITIONS);
     println!("127.0.0.1:{port}");
@@ -1251,9 +1417,18 @@ fn main() -> io::Result<()> {
                             let _ = stream.set_nodelay(true);
                             let token = next_token;
                             next_token += 1;
-                            poll.registry().register(&mut stream, Token(token), Interest::READABLE)?;
-                            conns.insert(token, Conn { stream, inbuf: Vec::new(), out: Vec::new(),
-                                                       held: VecDeque::new(), want_write: false });
+                            poll.registry()
+                                .register(&mut stream, Token(token), Interest::READABLE)?;
+                            conns.insert(
+                                token,
+                                Conn {
+                                    stream,
+                                    inbuf: Vec::new(),
+                                    out: Vec::new(),
+                                    held: VecDeque::new(),
+                                    want_write: false,
+                                },
+                            );
                         }
                         Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                         Err(e) => return Err(e),
@@ -1354,7 +1529,11 @@ fn main() -> io::Result<()> {
             let want = !c.out.is_empty();
             if want != c.want_write {
                 c.want_write = want;
-                let interest = if want { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+                let interest = if want {
+                    Interest::READABLE | Interest::WRITABLE
+                } else {
+                    Interest::READABLE
+                };
                 poll.registry().reregister(&mut c.stream, Token(token), interest)?;
             }
         }

@@ -1170,81 +1170,67 @@ impl Broker {
         Ok(())
     }
 
-    /// EndTxn v3 (Transactions V1, EndTxnV1: no epoch bump; the answer carries no producer id).
-    fn end_txn_v1(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
+    /// EndTxn v3 (Transactions V1: EndTxnV1, no epoch bump, no producer id in the answer) or v5 (V2: EndTxnV2, the
+    /// epoch bumped, the answer carrying the producer id and epoch to use next).
+    fn end_txn(&mut self, r: &mut Rd, out: &mut Vec<u8>, v2: bool) -> R<()> {
         let tid = r.compact_str()?;
         let pid = r.i64()?;
-        let epoch = r.i16()?;
-        let commit = r.i8()? != 0;
-        r.tagged()?;
-        let ts = now_ms();
-        let code = match self.txns.get(tid) {
-            None => INVALID_PRODUCER_ID_MAPPING,
-            Some(instance) => {
-                let a = args::EndTxnV1 {
-                    pid,
-                    epoch: epoch as i64,
-                    result: if commit { TxnResult::COMMIT } else { TxnResult::ABORT },
-                    now_ms: ts,
-                };
-                match transaction::decide_EndTxnV1(instance, &a, false) {
-                    Ok(d) => {
-                        let transition = d.row.kind != Kind::Reject;
-                        match self.apply(tid, d, None, ts) {
-                            Ok(code) if transition => self.finish(tid, ts).map(|_| code).unwrap_or_else(|c| c),
-                            Ok(code) => code,
-                            Err(code) => code,
-                        }
-                    }
-                    Err(why) => refused("EndTxnV1", why),
-                }
-            }
+        let epoch = r.i16()? as i64;
+        let result = if r.i8()? != 0 {
+            TxnResult::COMMIT
+        } else {
+            TxnResult::ABORT
         };
-        out.i32(0);
-        out.i16(code);
-        out.push(0);
-        Ok(())
-    }
-
-    fn end_txn(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
-        let tid = r.compact_str()?;
-        let pid = r.i64()?;
-        let epoch = r.i16()?;
-        let commit = r.i8()? != 0;
         r.tagged()?;
-        let ts = now_ms();
+        let now_ms = now_ms();
         let code = match self.txns.get(tid) {
             None => INVALID_PRODUCER_ID_MAPPING,
             Some(instance) => {
                 let fresh = self.next_pid + 1;
-                let a = args::EndTxnV2 {
-                    pid,
-                    epoch: epoch as i64,
-                    result: if commit { TxnResult::COMMIT } else { TxnResult::ABORT },
-                    new_producer_id: fresh,
-                    now_ms: ts,
+                let decided = if v2 {
+                    let a = args::EndTxnV2 {
+                        pid,
+                        epoch,
+                        result,
+                        new_producer_id: fresh,
+                        now_ms,
+                    };
+                    transaction::decide_EndTxnV2(instance, &a, false)
+                } else {
+                    transaction::decide_EndTxnV1(
+                        instance,
+                        &args::EndTxnV1 {
+                            pid,
+                            epoch,
+                            result,
+                            now_ms,
+                        },
+                        false,
+                    )
                 };
-                match transaction::decide_EndTxnV2(instance, &a, false) {
+                match decided {
                     Ok(d) => {
                         let transition = d.row.kind != Kind::Reject;
-                        match self.apply(tid, d, Some(fresh), ts) {
-                            Ok(code) if transition => self.finish(tid, ts).map(|_| code).unwrap_or_else(|c| c),
+                        match self.apply(tid, d, v2.then_some(fresh), now_ms) {
+                            Ok(code) if transition => self.finish(tid, now_ms).map(|_| code).unwrap_or_else(|c| c),
                             Ok(code) => code,
                             Err(code) => code,
                         }
                     }
-                    Err(why) => refused("EndTxnV2", why),
+                    Err(why) => refused(if v2 { "EndTxnV2" } else { "EndTxnV1" }, why),
                 }
             }
         };
-        let (pid, epoch) = match (code, self.txns.get(tid)) {
-            (NONE, Some(t)) => (t.producer_id, t.producer_epoch as i16),
-            _ => (-1, -1),
-        };
         out.i32(0);
         out.i16(code);
-        out.i64(pid);
-        out.i16(epoch);
+        if v2 {
+            let (pid, epoch) = match (code, self.txns.get(tid)) {
+                (NONE, Some(t)) => (t.producer_id, t.producer_epoch as i16),
+                _ => (-1, -1),
+            };
+            out.i64(pid);
+            out.i16(epoch);
+        }
         out.push(0);
         Ok(())
     }
@@ -1272,11 +1258,11 @@ impl Broker {
             (0, 12) => self.produce(&mut r, &mut out, true)?,
             (24, 3) => self.add_partitions_to_txn(&mut r, &mut out)?,
             (25, 3) => self.add_offsets_to_txn(&mut r, &mut out)?,
-            (26, 3) => self.end_txn_v1(&mut r, &mut out)?,
+            (26, 3) => self.end_txn(&mut r, &mut out, false)?,
             (10, 3) => self.find_coordinator(&mut r, &mut out)?,
             (19, 4) => self.create_topics(&mut r, &mut out)?,
             (22, 4) => self.init_producer_id(&mut r, &mut out)?,
-            (26, 5) => self.end_txn(&mut r, &mut out)?,
+            (26, 5) => self.end_txn(&mut r, &mut out, true)?,
             (28, 3) => self.txn_offset_commit(&mut r, &mut out, false)?,
             (28, 5) => self.txn_offset_commit(&mut r, &mut out, true)?,
             _ => return Err("an API or version this prototype does not serve"),

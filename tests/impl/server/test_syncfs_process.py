@@ -13,8 +13,10 @@ from kcoord.impl.server.syncfs_process import SyncfsProcess
 
 
 def _answer(helper: SyncfsProcess) -> int | None:
-    readable, _, _ = select.select([helper.result_fd], [], [], 10)
-    assert readable, "no answer from the syncfs helper in 10 s"
+    # (poll, not select: select refuses a descriptor >= 1024, which a test process that opened many logs reaches)
+    waiting = select.poll()
+    waiting.register(helper.result_fd, select.POLLIN)
+    assert waiting.poll(10_000), "no answer from the syncfs helper in 10 s"
     return helper.result()
 
 

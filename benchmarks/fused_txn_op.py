@@ -30,6 +30,7 @@ divided by the ops between them; ~1 minute per variant).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import random
@@ -264,40 +265,38 @@ def differential(ops: int = 600, seed: int = 31, fused: type[FusedCoordinator] =
     instances, pending holds and log bytes. Returns how often each answer was seen and each row was taken by the
     fused path."""
     rng = random.Random(seed)
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d, contextlib.ExitStack() as shutdown:
         sides = []
         for name, side in (("generic", False), ("fused", fused)):
             clock, sink = ManualClock(1_700_000_000_000), MemorySink()
             sides.append((make(Path(d) / name, clock, sink, side), clock, sink))
-        try:  # (the coordinators shut down however the comparison ends: their logs' descriptors closed)
-            producers = [prepare(c, 40) for c, _, _ in sides]
-            assert producers[0] == producers[1]
-            ids = sorted(producers[0])
-            seen: dict[str, int] = {}
-            for step in range(ops):
-                turn = [_op(rng, ids, producers[0], step) for _ in range(rng.choice((1, 1, 1, 2, 3)))]
-                answers = []
-                for coordinator, clock, _ in sides:
-                    clock.advance(1)
-                    done = [call(coordinator) for call in turn]
-                    coordinator.poll()
-                    answers.append([c.result() for c in done])
-                if answers[0] != answers[1]:
-                    raise AssertionError(f"step {step}: generic {answers[0]} != fused {answers[1]}")
-                for answer in answers[0]:
-                    error = answer if isinstance(answer, str) else getattr(answer, "error", None) or \
-                        next(iter(answer.values()))
-                    seen[str(error)] = seen.get(str(error), 0) + 1
-            (g, _, g_sink), (f, _, f_sink) = sides
-            for p, shard in g.runtime.shards.items():
-                other = f.runtime.shards[p]
-                if shard.instances != other.instances or shard._seq != other._seq or shard._pending != other._pending:
-                    raise AssertionError(f"partition {p}: in-memory state differs")
-            if g_sink.all_rows() != f_sink.all_rows():
-                raise AssertionError("trace rows differ")
-        finally:
-            for coordinator, _, _ in sides:
-                coordinator.shutdown()
+            shutdown.callback(sides[-1][0].shutdown)  # however the comparison ends: their logs' descriptors closed
+        producers = [prepare(c, 40) for c, _, _ in sides]
+        assert producers[0] == producers[1]
+        ids = sorted(producers[0])
+        seen: dict[str, int] = {}
+        for step in range(ops):
+            turn = [_op(rng, ids, producers[0], step) for _ in range(rng.choice((1, 1, 1, 2, 3)))]
+            answers = []
+            for coordinator, clock, _ in sides:
+                clock.advance(1)
+                done = [call(coordinator) for call in turn]
+                coordinator.poll()
+                answers.append([c.result() for c in done])
+            if answers[0] != answers[1]:
+                raise AssertionError(f"step {step}: generic {answers[0]} != fused {answers[1]}")
+            for answer in answers[0]:
+                error = answer if isinstance(answer, str) else getattr(answer, "error", None) or \
+                    next(iter(answer.values()))
+                seen[str(error)] = seen.get(str(error), 0) + 1
+        (g, _, g_sink), (f, _, f_sink) = sides
+        for p, shard in g.runtime.shards.items():
+            other = f.runtime.shards[p]
+            if shard.instances != other.instances or shard._seq != other._seq or shard._pending != other._pending:
+                raise AssertionError(f"partition {p}: in-memory state differs")
+        if g_sink.all_rows() != f_sink.all_rows():
+            raise AssertionError("trace rows differ")
+        shutdown.close()
         if _log_bytes(Path(d) / "generic") != _log_bytes(Path(d) / "fused"):
             raise AssertionError("log bytes differ")
         seen["trace rows"] = len(g_sink.all_rows())

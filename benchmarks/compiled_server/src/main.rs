@@ -475,11 +475,8 @@ fn verification_answer(code: i16) -> i16 {
     }
 }
 
-#[derive(Default)]
-struct Group {
-    committed: HashMap<(Vec<u8>, i32), i64>,
-    pending: HashMap<i64, Vec<(Vec<u8>, i32, i64)>>,
-}
+/// An offset's key: (group, topic, partition).
+type OffsetKey = (Vec<u8>, Vec<u8>, i32);
 
 fn java_hash(s: &[u8]) -> i32 {
     let mut h: i32 = 0;
@@ -504,6 +501,30 @@ fn partition_for(key: &[u8]) -> i32 {
     (if h == i32::MIN { 0 } else { h.abs() }) % INTERNAL_PARTITIONS
 }
 
+/// The answer TxnOffsetCommit (v3+) and AddPartitionsToTxn v3 both give: no throttle, then each topic's partitions
+/// with their error codes.
+fn partition_answers(out: &mut Vec<u8>, topics: &[(&[u8], Vec<(i32, i16)>)]) {
+    out.i32(0);
+    out.uvarint(topics.len() as u64 + 1);
+    for (name, parts) in topics {
+        out.compact_str(name);
+        out.uvarint(parts.len() as u64 + 1);
+        for &(index, code) in parts {
+            out.i32(index);
+            out.i16(code);
+            out.push(0);
+        }
+        out.push(0);
+    }
+    out.push(0);
+}
+
+/// `topic-N` as (topic, N).
+fn split_partition(name: &str) -> Option<(&str, i32)> {
+    let (topic, partition) = name.rsplit_once('-')?;
+    Some((topic, partition.parse().ok()?))
+}
+
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -516,7 +537,8 @@ struct Broker {
     topics: Vec<Topic>,
     by_name: HashMap<Vec<u8>, usize>,
     txns: HashMap<Vec<u8>, Instance>, // the Transaction machine's instances, by transactional id
-    groups: HashMap<Vec<u8>, Group>,
+    offsets: HashMap<OffsetKey, i64>, // committed offsets
+    pending_offsets: HashMap<i64, Vec<(OffsetKey, i64)>>, // by producer id: its transaction's, until its marker
     next_pid: i64,
     port: i32,
     wrote: bool, // whether the request being handled appended anything (fsync: its answer waits for a round)
@@ -544,22 +566,18 @@ impl Broker {
     }
 
     fn log(&mut self, topic: usize, partition: i32) -> Result<&mut Log, i16> {
-        let t = &mut self.topics[topic];
-        let p = &mut t.partitions[partition as usize];
-        if p.log.is_none() {
-            let dir = self
-                .dir
-                .join(format!("{}-{}", String::from_utf8_lossy(&t.name), partition));
+        if self.topics[topic].partitions[partition as usize].log.is_none() {
+            let dir = self.dir.join(self.partition_name(topic, partition));
             let opened = std::fs::create_dir_all(&dir).and_then(|_| Log::open(dir.join("00000000000000000000.log")));
             match opened {
-                Ok(log) => p.log = Some(log),
+                Ok(log) => self.topics[topic].partitions[partition as usize].log = Some(log),
                 Err(e) => {
                     eprintln!("kcoord-compiled-proto: {}: {e}", dir.display());
                     return Err(KAFKA_STORAGE_ERROR);
                 }
             }
         }
-        Ok(p.log.as_mut().unwrap())
+        Ok(self.topics[topic].partitions[partition as usize].log.as_mut().unwrap())
     }
 
     fn append(&mut self, topic: usize, partition: i32, b: &mut [u8], count: i32) -> Result<i64, i16> {
@@ -567,12 +585,16 @@ impl Broker {
         self.log(topic, partition)?.append(b, count)
     }
 
+    /// A partition's name, in the spec's sets and as its log directory's: `topic-N`.
+    fn partition_name(&self, t: usize, p: i32) -> String {
+        format!("{}-{}", String::from_utf8_lossy(&self.topics[t].name), p)
+    }
+
     /// A partition's name in the spec (`topic-N`) as (topic index, partition), if it is one of ours.
     fn partition_of(&self, name: &str) -> Option<(usize, i32)> {
-        let (topic, partition) = name.rsplit_once('-')?;
+        let (topic, partition) = split_partition(name)?;
         let t = *self.by_name.get(topic.as_bytes())?;
-        let p: i32 = partition.parse().ok()?;
-        (p >= 0 && (p as usize) < self.topics[t].partitions.len()).then_some((t, p))
+        (partition >= 0 && (partition as usize) < self.topics[t].partitions.len()).then_some((t, partition))
     }
 
     /// The instance's record in its transaction-log partition (TransactionLogKey v0, TransactionLogValue v1: the
@@ -591,8 +613,12 @@ impl Broker {
         // the partitions by topic (names sorted, as the instance's set is)
         let mut by_topic: Vec<(&str, Vec<i32>)> = Vec::new();
         for name in &txn.partitions {
-            let (topic, partition) = name.rsplit_once('-').unwrap_or((name, "0"));
-            let partition: i32 = partition.parse().unwrap_or(0);
+            let Some((topic, partition)) = split_partition(name) else {
+                return Err(refused(
+                    "a transaction-log record",
+                    "a partition name that is not topic-N",
+                ));
+            };
             match by_topic.iter_mut().find(|(t, _)| *t == topic) {
                 Some((_, ps)) => ps.push(partition),
                 None => by_topic.push((topic, vec![partition])),
@@ -702,13 +728,9 @@ impl Broker {
             );
             self.append(t, p, &mut b, 1)?;
             if t == OFFSETS_TOPIC {
-                for group in self.groups.values_mut() {
-                    if let Some(offsets) = group.pending.remove(&pid) {
-                        if commit {
-                            for (topic, partition, offset) in offsets {
-                                group.committed.insert((topic, partition), offset);
-                            }
-                        }
+                if let Some(offsets) = self.pending_offsets.remove(&pid) {
+                    if commit {
+                        self.offsets.extend(offsets);
                     }
                 }
             }
@@ -724,10 +746,7 @@ impl Broker {
         let Some(instance) = self.txns.get(tid) else {
             return INVALID_PRODUCER_ID_MAPPING;
         };
-        let parts = parts
-            .iter()
-            .map(|&(t, p)| format!("{}-{}", String::from_utf8_lossy(&self.topics[t].name), p))
-            .collect();
+        let parts = parts.iter().map(|&(t, p)| self.partition_name(t, p)).collect();
         let a = args::AddPartitions {
             pid,
             epoch: epoch as i64,
@@ -746,7 +765,7 @@ impl Broker {
         let Some(instance) = self.txns.get(tid) else {
             return INVALID_PRODUCER_ID_MAPPING;
         };
-        let name = format!("{}-{}", String::from_utf8_lossy(&self.topics[t].name), p);
+        let name = self.partition_name(t, p);
         match transaction::decide_VerifyPartition(
             instance,
             &args::VerifyPartition {
@@ -1068,16 +1087,10 @@ impl Broker {
                 let mut b = batch(&records, ts, pid, epoch, -1, TRANSACTIONAL);
                 match self.append(OFFSETS_TOPIC, offsets_partition, &mut b, records.len() as i32) {
                     Ok(_) => {
-                        let pending = self
-                            .groups
-                            .entry(group.to_vec())
-                            .or_default()
-                            .pending
-                            .entry(pid)
-                            .or_default();
+                        let pending = self.pending_offsets.entry(pid).or_default();
                         for (name, parts) in &topics {
                             for (index, offset, _, _) in parts {
-                                pending.push((name.to_vec(), *index, *offset));
+                                pending.push(((group.to_vec(), name.to_vec(), *index), *offset));
                             }
                         }
                     }
@@ -1085,19 +1098,11 @@ impl Broker {
                 }
             }
         }
-        out.i32(0);
-        out.uvarint(topics.len() as u64 + 1);
-        for (name, parts) in &topics {
-            out.compact_str(name);
-            out.uvarint(parts.len() as u64 + 1);
-            for (index, _, _, _) in parts {
-                out.i32(*index);
-                out.i16(code);
-                out.push(0);
-            }
-            out.push(0);
-        }
-        out.push(0);
+        let answers: Vec<(&[u8], Vec<(i32, i16)>)> = topics
+            .iter()
+            .map(|(name, parts)| (*name, parts.iter().map(|p| (p.0, code)).collect()))
+            .collect();
+        partition_answers(out, &answers);
         Ok(())
     }
 
@@ -1118,41 +1123,35 @@ impl Broker {
             topics.push((name, parts));
         }
         r.tagged()?;
-        let known = |b: &Broker, name: &[u8], p: i32| {
-            b.by_name
-                .get(name)
-                .filter(|&&t| p >= 0 && (p as usize) < b.topics[t].partitions.len())
-                .map(|&t| (t, p))
-        };
-        let all_known = topics
+        // each partition as (topic index, partition) when it is one of ours
+        let known: Vec<Vec<Option<(usize, i32)>>> = topics
             .iter()
-            .all(|(name, ps)| ps.iter().all(|&p| known(self, name, p).is_some()));
-        let code = if all_known {
-            let parts: Vec<(usize, i32)> = topics
-                .iter()
-                .flat_map(|(name, ps)| ps.iter().map(|&p| known(self, name, p).unwrap()))
-                .collect();
-            self.add(tid, pid, epoch, &parts, 0, now_ms())
-        } else {
-            OPERATION_NOT_ATTEMPTED
+            .map(|(name, ps)| {
+                let t = self.by_name.get(*name).copied();
+                ps.iter()
+                    .map(|&p| {
+                        t.filter(|&t| p >= 0 && (p as usize) < self.topics[t].partitions.len())
+                            .map(|t| (t, p))
+                    })
+                    .collect()
+            })
+            .collect();
+        let code = match known.iter().flatten().copied().collect::<Option<Vec<(usize, i32)>>>() {
+            Some(parts) => self.add(tid, pid, epoch, &parts, 0, now_ms()),
+            None => OPERATION_NOT_ATTEMPTED,
         };
-        out.i32(0);
-        out.uvarint(topics.len() as u64 + 1);
-        for (name, ps) in &topics {
-            out.compact_str(name);
-            out.uvarint(ps.len() as u64 + 1);
-            for &p in ps {
-                out.i32(p);
-                out.i16(if known(self, name, p).is_none() {
-                    UNKNOWN_TOPIC_OR_PARTITION
-                } else {
-                    code
-                });
-                out.push(0);
-            }
-            out.push(0);
-        }
-        out.push(0);
+        let answers: Vec<(&[u8], Vec<(i32, i16)>)> = topics
+            .iter()
+            .zip(&known)
+            .map(|((name, ps), ks)| {
+                let codes = ps
+                    .iter()
+                    .zip(ks)
+                    .map(|(&p, k)| (p, if k.is_some() { code } else { UNKNOWN_TOPIC_OR_PARTITION }));
+                (*name, codes.collect())
+            })
+            .collect();
+        partition_answers(out, &answers);
         Ok(())
     }
 
@@ -1372,7 +1371,8 @@ fn main() -> io::Result<()> {
         topics: Vec::new(),
         by_name: HashMap::new(),
         txns: HashMap::new(),
-        groups: HashMap::new(),
+        offsets: HashMap::new(),
+        pending_offsets: HashMap::new(),
         next_pid: -1,
         port: port as i32,
         wrote: false,

@@ -143,15 +143,15 @@ def start_kcoord(data_dir: Path, durability: str, loop: str = "default") -> Serv
     return Server("kcoord", bootstrap, process.pid, stopped)
 
 
-#: issue 31's compiled-server prototype (`benchmarks/compiled_server/`, built by `benchmarks/compiled_server.sh`)
-COMPILED = Path(__file__).resolve().parents[1] / "build" / "compiled_server" / "release" / "kcoord-compiled-proto"
+#: issue 31's compiled server (`impl/native/server/`, built by `make native`)
+COMPILED = Path(__file__).resolve().parents[1] / "build" / "native" / "release" / "kcoord-native"
 
 
 def start_compiled(data_dir: Path, durability: str) -> Server:
-    """The compiled prototype (the txn2 and txn workloads' requests only; see its source's header) in a process of
-    its own."""
+    """The compiled server, impl/native/server (the txn2 and txn workloads' requests only; see its source's header),
+    in a process of its own."""
     if not COMPILED.exists():
-        raise SystemExit(f"{COMPILED} is not built: run benchmarks/compiled_server.sh (it builds it with cargo)")
+        raise SystemExit(f"{COMPILED} is not built: run `make native` (it builds it with cargo)")
     process = subprocess.Popen([str(COMPILED), str(data_dir), durability], stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     bootstrap = process.stdout.readline().strip()
@@ -274,7 +274,7 @@ def table(results: Results, runs: int, seconds: float) -> str:
 
 
 def targets_table(results: Results) -> str:
-    """Every target but Kafka, one row each (`kcoord2`: two independent nodes; `compiled`: the prototype)."""
+    """Every target but Kafka, one row each (`kcoord2`: two independent nodes; `compiled`: the compiled server)."""
     cores = os.cpu_count() or 1
     lines = ["| durability | workload | connections | target (nodes) | /s | server CPU µs/unit (all nodes) "
              "| clients CPU µs/unit | machine ceiling /s |", "|---|---|---:|---:|---:|---:|---:|---:|"]
@@ -328,7 +328,7 @@ def main() -> None:
     parser.add_argument("--targets", default=",".join(TARGETS),
                         help="kcoord, kafka, kcoord2: two kcoord nodes in two processes sharing nothing, the "
                              "client processes split between them (the bound of one process per broker), and "
-                             "compiled: issue 31's compiled-server prototype (txn2 and txn only; see "
+                             "compiled: issue 31's compiled server, impl/native/server (txn2 and txn only; see "
                              "benchmarks/compiled_server.sh)")
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--loop", default="default", help="kcoord's event loop: default (kcoord serve's) or asyncio")

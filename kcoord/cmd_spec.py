@@ -12,6 +12,7 @@ from rich.text import Text
 from kcoord.model import ir
 from kcoord.model.gen import generate_all, stale, write
 from kcoord.model.gen.diagrams import EXTENSIONS, FORMATS, DotNotFoundError, diagram_files
+from kcoord.model.gen.rust import NoRustError
 from kcoord.model.pretty import render, render_value
 
 from .cli import EXIT_PROBLEMS, app, console, err_console, usage_error
@@ -50,8 +51,8 @@ def gen(
     check: Annotated[bool, typer.Option("--check", help="Only report stale generated files; exit 1 if any.")] = False,
     root: Annotated[Path | None, typer.Option(help="Repository root to write into (default: this checkout).")] = None,
 ) -> None:
-    """Regenerate the runtime tables and persisted-step relations (impl/_generated/) and the diagrams (diagrams/)
-    from the specs.
+    """Regenerate the runtime tables (impl/_generated/, in Python and, for the compiled server, in Rust under
+    impl/_generated/rust/), the persisted-step relations and the diagrams (diagrams/) from the specs.
 
     \b
     Example: kcoord gen            (then commit the changed files)
@@ -69,6 +70,8 @@ def gen(
         files = generate_all(machines, relations=relations)
     except DotNotFoundError as e:
         usage_error(str(e))
+    except NoRustError as e:
+        usage_error(f"cannot write a Rust table: {e}")
     if check:
         out_of_date = stale(files, target)
         for path in out_of_date:

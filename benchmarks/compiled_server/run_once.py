@@ -1,6 +1,6 @@
-"""The compiled prototype under a bench_clients.py workload (txn2, the default, or txn; 8 connections) for SECONDS,
-its data directory kept for `kcoord check-traces`: ``python run_once.py BINARY DATA_DIR os|fsync SECONDS [WORKLOAD]``.
-Prints what was done."""
+"""The compiled server (impl/native/server) under a bench_clients.py workload (txn2, the default, or txn; 8
+connections) for SECONDS, its data directory kept for `kcoord check-traces`: ``python run_once.py BINARY DATA_DIR
+os|fsync SECONDS [WORKLOAD]``. Prints what was done."""
 
 from __future__ import annotations
 

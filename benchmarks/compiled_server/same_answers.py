@@ -1,10 +1,11 @@
-"""The compiled prototype answers as `kcoord serve` does: the same requests (set-up; Transactions V2 transactions of
-two producers and V1 transactions of a third, as bench_clients.py's txn2 and txn workloads send them; and the errors a
-client can provoke on those paths) sent to both, every answer compared byte for byte — kcoord's are encoded by kio, so
-this holds the prototype's codec to kio's — but FindCoordinator's, compared field by field (the port differs). Exit 1
-on the first difference, saying where.
+"""The compiled server (impl/native/server) answers as `kcoord serve` does: the same requests (set-up; Transactions V2
+transactions of two producers and V1 transactions of a third, as bench_clients.py's txn2 and txn workloads send
+them; and the errors a client can provoke on those paths) sent to both, every answer compared byte for byte —
+kcoord's are encoded by kio, so this holds the compiled server's codec to kio's — but FindCoordinator's, compared
+field by field (the port differs). Exit 1 on the first difference, saying where.
 
-Run by `benchmarks/compiled_server.sh`: ``python benchmarks/compiled_server/same_answers.py PROTOTYPE_BINARY``.
+Run by `benchmarks/compiled_server.sh` (``python benchmarks/compiled_server/same_answers.py
+build/native/release/kcoord-native``) and by tests/impl/native/test_same_answers.py (`compare`).
 """
 
 from __future__ import annotations
@@ -139,16 +140,18 @@ def _start_kcoord(data_dir: Path) -> tuple[str, Any]:
     return server.bootstrap, server.stop
 
 
-def main() -> int:
-    binary = sys.argv[1]
+def compare(binary: str) -> tuple[int, str | None]:
+    """The script sent to the compiled server `binary` and to `kcoord serve`: how many answers, and the first that
+    differs (what was asked, both answers, where they part), or None."""
     with tempfile.TemporaryDirectory(prefix="kcoord-same-answers-") as tmp:
-        proto = subprocess.Popen([binary, f"{tmp}/proto", "os"], stdout=subprocess.PIPE, text=True)
-        assert proto.stdout is not None
+        native = subprocess.Popen([binary, f"{tmp}/native", "os"], stdout=subprocess.PIPE, text=True)
+        assert native.stdout is not None
         try:
-            theirs = asyncio.run(_script(proto.stdout.readline().strip()))
+            theirs = asyncio.run(_script(native.stdout.readline().strip()))
         finally:
-            proto.terminate()
-            proto.wait()
+            native.terminate()
+            native.wait()
+            native.stdout.close()
         bootstrap, stop = _start_kcoord(Path(tmp) / "kcoord")
         try:
             ours = asyncio.run(_script(bootstrap))
@@ -161,10 +164,16 @@ def main() -> int:
                 pairs = enumerate(zip(expected, got, strict=False))
                 at = next((i for i, (a, b) in pairs if a != b), min(len(expected), len(got)))
                 where = f" (the first difference at byte {at} of {len(expected)} and {len(got)})"
-            print(f"same_answers: {what}: kcoord answered {expected!r}, the prototype {got!r}{where}",
-                  file=sys.stderr)
-            return 1
-    print(f"same_answers: {len(ours)} answers, the prototype's equal to kcoord's (byte for byte, FindCoordinator's "
+            return len(ours), f"{what}: kcoord answered {expected!r}, the compiled server {got!r}{where}"
+    return len(ours), None
+
+
+def main() -> int:
+    count, difference = compare(sys.argv[1])
+    if difference is not None:
+        print(f"same_answers: {difference}", file=sys.stderr)
+        return 1
+    print(f"same_answers: {count} answers, the compiled server's equal to kcoord's (byte for byte, FindCoordinator's "
           "field by field)")
     return 0
 

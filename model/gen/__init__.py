@@ -1,9 +1,9 @@
-"""Generators: everything that is written from the IR (runtime tables, diagrams, generated tests), and the `Errors`
-enum of the implementation (from `kcoord.model.kafka_errors`).
+"""Generators: everything that is written from the IR (runtime tables in Python and in Rust, diagrams, generated
+tests), and the `Errors` enum of the implementation (from `kcoord.model.kafka_errors`).
 
-Owns: `generate_all` (the committed outputs for a set of machines — runtime tables, diagrams, persisted-step
-relations — and the errors file), `write` and `stale` (the freshness check used by `kcoord gen --check` and the test
-suite). Each output kind lives in its own module.
+Owns: `generate_all` (the committed outputs for a set of machines — runtime tables, their Rust twins, diagrams,
+persisted-step relations — and the errors files), `write` and `stale` (the freshness check used by `kcoord gen
+--check` and the test suite). Each output kind lives in its own module.
 Must not import: z3, pyspark.
 """
 
@@ -16,8 +16,9 @@ from .. import ir
 from ..steprel import Relation
 from .common import GeneratedFile
 from .diagrams import diagram_files
-from .errors import errors_file
+from .errors import errors_file, errors_rust_file
 from .persisted import persisted_file
+from .rust import rust_files
 from .tables import table_file
 
 
@@ -26,14 +27,16 @@ def generate_all(machines: Iterable[ir.Machine], *, svg: bool = True,
     """Every committed generated file, sorted by path. `relations` are the persisted-step relations of the machines
     with a `persist` declaration (`kcoord.model.persisted.derive_all`: derived with z3, which this package does not
     import); a machine with one and no relation given gets no relation module."""
+    machines = list(machines)
     formats = ("dot", "svg", "mermaid") if svg else ("dot", "mermaid")
-    files: list[GeneratedFile] = [errors_file()]
+    files: list[GeneratedFile] = [errors_file(), errors_rust_file()]
     for m in sorted(machines, key=lambda m: m.name):
         files.append(table_file(m))
         files.extend(diagram_files(m, formats))
         relation = (relations or {}).get(m.name)
         if relation is not None:
             files.append(persisted_file(m, relation))
+    files.extend(rust_files(machines))
     return sorted(files, key=lambda f: f.path)
 
 

@@ -41,8 +41,9 @@ def test_every_machine_has_a_table_and_three_diagrams(generated: list[GeneratedF
     paths = {f.path for f in generated}
     for m in bundled_machines().values():
         stem = "".join("_" + c.lower() if c.isupper() else c for c in m.name).lstrip("_")
-        assert {f"impl/_generated/{stem}.py", f"diagrams/{stem}.dot", f"diagrams/{stem}.svg",
-                f"diagrams/{stem}.mmd"} <= paths
+        assert {f"impl/_generated/{stem}.py", f"impl/_generated/rust/{stem}.rs", f"diagrams/{stem}.dot",
+                f"diagrams/{stem}.svg", f"diagrams/{stem}.mmd"} <= paths
+    assert {"impl/_generated/rust/machines.rs", "impl/_generated/rust/errors.rs"} <= paths
 
 
 def test_every_persisted_machine_has_its_relation(generated: list[GeneratedFile]) -> None:
@@ -55,9 +56,12 @@ def test_every_persisted_machine_has_its_relation(generated: list[GeneratedFile]
 
 
 def test_text_outputs_carry_the_header(generated: list[GeneratedFile]) -> None:
-    """Each names its source and that source's hash: a spec, or (the errors enum) Kafka's error table."""
-    sources = {m.path: m.source_sha256 for m in bundled_machines().values()}
+    """Each names its source and that source's hash: a spec, or (the errors enum) Kafka's error table; the Rust
+    tables' registry names spec/ and every machine in it."""
+    machines = bundled_machines().values()
+    sources = {m.path: m.source_sha256 for m in machines}
     sources[errors.SOURCE] = errors.source_sha256()
+    sources["spec/"] = f"(its machines: {', '.join(sorted(m.name for m in machines))})"
     for f in generated:
         if f.path.endswith(".svg"):
             continue

@@ -1,15 +1,15 @@
-"""Every spec machine's decision table as Rust, generated from the same IR as `impl/_generated/` (issue 31's compiled
-design: the compiled server's decisions come from spec/, as the Python runtime's do). Not part of kcoord's build: the
-prototype's build.rs runs it before cargo compiles.
+"""Generator of every spec machine's decision table as Rust: `impl/_generated/rust/<machine>.rs` and
+`impl/_generated/rust/machines.rs` (the modules and `MACHINES`, the machines by name), from the same IR as the Python
+tables. The compiled server (`impl/native/server/`, issue 31) takes its decisions from them, as the Python runtime
+takes its from `impl/_generated/*.py`; `check-tables` holds each to its Python table case by case
+(`conformance/rust_tables.py`, `tests/impl/native/test_rust_tables.py`).
 
-``python gen_rust.py OUT_DIR [MACHINE ...]`` writes one module per machine (all of spec/ by default), named as
-`impl/_generated/` names it (`transaction.rs`, `classic_group.rs`, ...): the machine's states and enums, `Instance`
-(the state, every key field and variable), one argument struct per event (`args::EVENT`), `ROWS`, and
-`decide_EVENT(instance, args, pending)` — the rows of (state, event) in declaration order, each row's own condition
-deciding once the earlier ones failed, as `MachineTable.decide` does; a transition's post-state computed from the
-pre-state, its variables' bounds and its row's preconditions checked — plus `decide_json` and `decide_case`, the same
-over JSON. It also writes `machines.rs`: every module, and `MACHINES`, the machines by name with their `decide_case`,
-for `check_tables`' differential run against the Python tables (`table_cases.py`).
+Owns: the layout of a generated Rust module — the machine's states and enums, `Instance` (the state, every key field
+and variable), one argument struct per event (`args::EVENT`), `ROWS`, and `decide_EVENT(instance, args, pending)`: the
+rows of (state, event) in declaration order, each row's own condition deciding once the earlier ones failed, as
+`MachineTable.decide` does; a transition's post-state computed from the pre-state, its variables' bounds and its row's
+preconditions checked — plus `decide_json` and `decide_case`, the same over JSON.
+Must not import: z3, pyspark.
 
 Every expression means what `kcoord.model.pyexpr.to_python` makes it mean in the Python tables. Where the two
 languages differ the Rust is written to agree: integer arithmetic is done in i128 (Python's integers do not wrap; a
@@ -17,19 +17,20 @@ sum of i64 values cannot overflow i128) and narrowed to i64 only where a variabl
 the bounds error Python's check gives (every integer type of the spec lies within i64); strings compare as `&str`
 (byte order is code-point order, as Python compares); sets are `BTreeSet`s compared by `==`, `is_subset` and
 `is_empty`, never by Rust's lexicographic `<`. A construct without such a translation (an ordering of enums or sets,
-arithmetic stored into a set, a primed variable in a guard, ...) stops the generator with a one-line error naming the
-machine, the construct and its spec line, rather than emitting Rust that would answer differently.
+arithmetic stored into a set, a primed variable in a guard, ...) raises `Untranslatable`, naming the machine, the
+construct and its spec line, rather than emitting Rust that would answer differently.
 """
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from kcoord.model import ir
-from kcoord.model.gen.common import module_name
-from kcoord.model.loader import bundled_machines
+from .. import ir
+from .common import GeneratedFile, header, module_name
+
+#: Where the Rust tables go (the compiled server includes them from there).
+RUST_DIR = "impl/_generated/rust"
 
 #: Rust's keywords (strict and reserved, 2021 edition): no field, event, enum or member may be named one.
 RUST_KEYWORDS = frozenset((
@@ -45,6 +46,11 @@ GENERATED_NAMES = frozenset(("State", "Instance", "Kind", "Row", "Decision", "RO
 LINTS_ALLOWED = "non_camel_case_types, non_snake_case, clippy::all, unused_parens, dead_code, unused_variables"
 #: Why a decision is refused (`decide_EVENT`'s `Err`); table_cases.py says which one the Python table gave.
 NO_ROW, OUT_OF_BOUNDS, PRECONDITION = "no row answers", "a variable out of its type's bounds", "a precondition fails"
+
+
+class NoRustError(Exception):
+    """A machine the generator cannot write as Rust faithfully; the message names the machine, the construct and
+    where the spec wrote it (`kcoord gen` prints it and exits 2)."""
 
 
 class Untranslatable(Exception):
@@ -291,19 +297,28 @@ def _check_names(m: ir.Machine) -> None:
         raise Untranslatable(f"the name {sorted(clash)[0]!r} (also a generated or an enum's name)")
 
 
+def rust_files(machines: Iterable[ir.Machine]) -> list[GeneratedFile]:
+    """Every machine's Rust module and `machines.rs`, their registry; NoRustError on a construct without a faithful
+    translation."""
+    chosen = sorted(machines, key=lambda m: m.name)
+    files = [GeneratedFile(f"{RUST_DIR}/{module_name(m)}.rs", render(m).encode()) for m in chosen]
+    files.append(GeneratedFile(f"{RUST_DIR}/machines.rs", render_registry(chosen).encode()))
+    return files
+
+
 def render(m: ir.Machine) -> str:
-    """The machine's Rust module; SystemExit, saying what and where, on a construct without a faithful translation."""
+    """The machine's Rust module; NoRustError, saying what and where, on a construct without a faithful
+    translation."""
     try:
         _check_names(m)
         return _render(m)
     except Untranslatable as error:
         where = f" ({error.span})" if error.span is not None else ""
-        raise SystemExit(f"gen_rust: {m.name}: no Rust for {error.what}{where}") from None
+        raise NoRustError(f"{m.name}: no Rust for {error.what}{where}") from None
 
 
 def _render(m: ir.Machine) -> str:
-    out = [f"// The {m.name} machine's decision table, generated from {m.path} (sha256 {m.source_sha256[:16]}) by",
-           "// benchmarks/compiled_server/gen_rust.py (build.rs runs it). Do not edit.",
+    out = [header(m, "//").rstrip("\n"), f"//! The {m.name} machine's decision table, generated from {m.path}.", "",
            "use serde::{Deserialize, Serialize};", "",
            "/// Why a decision is refused (a bug of the caller's or of the spec, never an answer to send).",
            f"pub const NO_ROW: &str = {_quote(NO_ROW)};", f"pub const OUT_OF_BOUNDS: &str = {_quote(OUT_OF_BOUNDS)};",
@@ -364,7 +379,7 @@ def _render(m: ir.Machine) -> str:
     for event in m.events:
         out += _decide(m, event, position)
     if any("BTreeSet" in line for line in out):
-        out.insert(3, "use std::collections::BTreeSet;")
+        out.insert(4, "use std::collections::BTreeSet;")
     out += ["/// `decide_EVENT` by the event's name, its arguments as JSON: Err when the event or its arguments are",
             "/// malformed (a bug of the caller's, not a refusal), else the table's answer (`decide_EVENT`'s).",
             "pub fn decide_json(s: &Instance, event: &str, args: serde_json::Value, pending: bool) "
@@ -424,12 +439,13 @@ def _decide(m: ir.Machine, event: ir.Event, position: dict[int, int]) -> list[st
 
 def render_registry(machines: list[ir.Machine]) -> str:
     """`machines.rs`: every machine's module, and `MACHINES`, each machine by its spec name with `decide_case`."""
-    out = ["// Every spec machine's decision table as Rust, and the machines by name (check_tables' registry);",
-           "// generated by benchmarks/compiled_server/gen_rust.py (build.rs runs it). Do not edit.", ""]
+    out = [f"// Generated by `kcoord gen` from spec/ (its machines: {', '.join(m.name for m in machines)}).",
+           "// Do not edit: change the spec and run `kcoord gen`; a test fails when this file is stale.",
+           "//! Every spec machine's decision table as Rust, and the machines by name (check-tables' registry). A",
+           "//! crate takes them as `#[path = \".../impl/_generated/rust/machines.rs\"] mod machines;`.", "",
+           "#![allow(dead_code)]", ""]
     for m in machines:
-        out += [f"#[allow({LINTS_ALLOWED})]",
-                f"pub mod {module_name(m)} {{",
-                f"    include!(concat!(env!(\"OUT_DIR\"), \"/{module_name(m)}.rs\"));", "}", ""]
+        out += [f"#[allow({LINTS_ALLOWED})]", f"#[path = \"{module_name(m)}.rs\"]", f"pub mod {module_name(m)};", ""]
     out += ["/// `decide_case`: an instance, an event, its arguments (JSON) and `pending` -> Err on a malformed case,",
             "/// else the table's answer: (row index, post-state or null), or why it refused.",
             "pub type DecideCase = fn(serde_json::Value, &str, serde_json::Value, bool)",
@@ -441,22 +457,3 @@ def render_registry(machines: list[ir.Machine]) -> str:
             f"decide: {module_name(m)}::decide_case }}," for m in machines]
     out += ["];", ""]
     return "\n".join(out)
-
-
-def main() -> None:
-    if len(sys.argv) < 2:
-        raise SystemExit("usage: gen_rust.py OUT_DIR [MACHINE ...]")
-    target, names = Path(sys.argv[1]), sys.argv[2:]
-    machines = bundled_machines()
-    unknown = [n for n in names if n not in machines]
-    if unknown:
-        raise SystemExit(f"gen_rust: no machine {unknown[0]!r} in spec/ (there are: {', '.join(sorted(machines))})")
-    chosen = [machines[n] for n in (names or sorted(machines))]
-    target.mkdir(parents=True, exist_ok=True)
-    for m in chosen:
-        (target / f"{module_name(m)}.rs").write_text(render(m) + "\n")
-    (target / "machines.rs").write_text(render_registry(chosen))
-
-
-if __name__ == "__main__":
-    main()

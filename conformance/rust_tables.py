@@ -1,8 +1,10 @@
-"""Random cases for `check_tables` (the generated Rust tables against kcoord's Python ones): ``python table_cases.py
-MACHINE N [SEED] > cases.jsonl``. Each case names the machine and holds an instance of it (any state; key fields and
-variables drawn from the machine's pools), an event with arguments, `pending`, and what `MachineTable.decide`
-answered — the row and the post-state, or why it refused (no row, a bound, a precondition), in the generated Rust's
-words.
+"""The spec's tables generated as Rust (`impl/_generated/rust/`, for the compiled server) held to the Python ones:
+random cases for the compiled server's `check-tables`, which decides each with the generated Rust and exits 1 on the
+first answer that differs from `MachineTable.decide`'s. ``python -m kcoord.conformance.rust_tables MACHINE N [SEED]
+| build/native/release/check-tables MACHINE``; `check` runs the two for a test. Each case names the machine and
+holds an instance of it (any state; key fields and variables drawn from the machine's pools), an event with
+arguments, `pending`, and what `MachineTable.decide` answered — the row and the post-state, or why it refused (no
+row, a bound, a precondition), in the generated Rust's words.
 
 The pools are the machine's own: the integer and string constants its rows' conditions, preconditions and effects and
 its variables' defaults name (walked from the IR: `""`, `"consumer"`, an epoch's 32766 ...), integers beside each (a
@@ -20,8 +22,10 @@ import json
 import os
 import random
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from kcoord.impl.errors import IllegalStateError
@@ -181,8 +185,8 @@ def cases(machine: ir.Machine, count: int, rng: random.Random) -> Iterator[dict[
             decision = table.decide(instance, event.name, args, pending=pending)
         except IllegalStateError as error:
             expected: dict[str, Any] = {"refused": refusal(str(error))}
-            row = ROW_REFUSED.search(str(error))  # a row matched, its post-state or its precondition refused
-            reached = None if row is None else int(row.group(1))
+            named = ROW_REFUSED.search(str(error))  # a row matched, its post-state or its precondition refused
+            reached = None if named is None else int(named.group(1))
         else:
             post = None if decision.post is None else {k: plain(v) for k, v in decision.post.items()}
             expected = {"row": decision.row.index, "post": post}
@@ -199,12 +203,21 @@ def cases(machine: ir.Machine, count: int, rng: random.Random) -> Iterator[dict[
                "expected": expected}
 
 
+def check(binary: Path, machine: ir.Machine, count: int, seed: int = 31) -> subprocess.CompletedProcess[str]:
+    """`count` cases of `machine` (drawn with `seed`) decided by `binary` (`check-tables`): its exit status (0 every
+    answer equal, 1 a difference, 2 a malformed case) and what it printed."""
+    lines = "".join(json.dumps(case) + "\n" for case in cases(machine, count, random.Random(seed)))
+    return subprocess.run([str(binary), machine.name], input=lines, capture_output=True, text=True, check=False)
+
+
 def main() -> None:
+    if len(sys.argv) < 3:
+        raise SystemExit("usage: python -m kcoord.conformance.rust_tables MACHINE N [SEED]")
     name, count = sys.argv[1], int(sys.argv[2])
     rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 31)
     machines = bundled_machines()
     if name not in machines:
-        raise SystemExit(f"table_cases: no machine {name!r} in spec/ (there are: {', '.join(sorted(machines))})")
+        raise SystemExit(f"rust_tables: no machine {name!r} in spec/ (there are: {', '.join(sorted(machines))})")
     try:
         for case in cases(machines[name], count, rng):
             print(json.dumps(case))

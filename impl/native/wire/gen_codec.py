@@ -56,6 +56,14 @@ def condition(versions: Versions, valid: Versions) -> str | None:
     return f"({have.low}..={have.high}).contains(&version)"
 
 
+def negate(cond: str) -> str:
+    """The opposite of a `condition`: `version >= 3` -> `version < 3`, a range test -> `!(..).contains(..)`."""
+    for op, opposite in ((">=", "<"), ("<=", ">"), ("==", "!=")):
+        if cond.startswith(f"version {op} "):
+            return cond.replace(op, opposite, 1)
+    return f"!{cond}"
+
+
 @dataclass(frozen=True, slots=True)
 class Ctx:
     """What rendering one message's fields needs: its valid and flexible versions and its struct names."""
@@ -103,18 +111,25 @@ def default_expr(field: Field) -> str:
     return default_value(field)
 
 
-def is_default(field: Field) -> str:
-    """A Rust condition that holds when `self.<field>` has its default value."""
-    this = f"self.{field.rust}"
+def not_default(field: Field) -> str:
+    """A Rust condition that holds when `self.<field>` differs from its default value."""
+    this, plain = f"self.{field.rust}", default_value(field)
     if field.optional and field.default == "null":
-        return f"{this}.is_none()"
-    if field.array or field.base in ("bytes", "records") or (field.base == "string" and not field.optional):
-        plain = default_value(field)
-        if plain in ("Vec::new()", "String::new()"):
-            return f"{this}.is_empty()" if not field.optional else f"{this}.as_ref().is_some_and(|v| v.is_empty())"
-    if field.optional:
-        return f"{this}.as_ref() == Some(&{default_value(field)})"
-    return f"{this} == {default_value(field)}"
+        return f"{this}.is_some()"
+    if field.base == "string" and not field.array and plain != "String::new()":
+        literal = json.dumps(field.default)
+        return f"{this}.as_deref() != Some({literal})" if field.optional else f"{this} != {literal}"
+    if plain in ("Vec::new()", "String::new()"):
+        return f"{this}.as_ref().is_none_or(|v| !v.is_empty())" if field.optional else f"!{this}.is_empty()"
+    if field.base == "bool" and not field.optional:
+        return f"!{this}" if plain == "true" else this
+    return f"{this}.as_ref() != Some(&{plain})" if field.optional else f"{this} != {plain}"
+
+
+def derivable(struct: Struct) -> bool:
+    """Whether every field's default is its Rust type's own, so `#[derive(Default)]` says the same."""
+    natural = {"0", "false", "String::new()", "Vec::new()", "None", "[0u8; 16]", "0.0"}
+    return all(default_expr(f) in natural or default_expr(f) == f"{f.base}::default()" for f in struct.fields)
 
 
 INT_READERS: Final = frozenset({"int8", "int16", "int32", "int64", "uint16", "uint32", "float64"})
@@ -304,9 +319,10 @@ def decode_fn(struct: Struct, ctx: Ctx) -> list[str]:
     return [f"pub fn decode(r: &mut Reader<'_>, {arg}: i16) -> Result<Self, WireError> {{", *body, "}"]
 
 
-def unsupported(field: Field, owner: str) -> str:
-    return (f"if !({is_default(field)}) {{ return Err(WireError::UnsupportedField "
-            f'{{ field: "{owner}.{field.name}", version }}); }}')
+def unsupported(field: Field, owner: str, unless: str | None = None) -> str:
+    """Refuse a non-default value for a field the version has not (Kafka's UnsupportedVersionException)."""
+    when = not_default(field) if unless is None else f"{negate(unless)} && {not_default(field)}"
+    return f'if {when} {{ return Err(WireError::UnsupportedField {{ field: "{owner}.{field.name}", version }}); }}'
 
 
 def encode_fn(struct: Struct, ctx: Ctx, owner: str) -> list[str]:
@@ -322,18 +338,17 @@ def encode_fn(struct: Struct, ctx: Ctx, owner: str) -> list[str]:
         elif field.tag is None and not field.ignorable:
             body.append(unsupported(field, owner))
     tags = tagged(struct, ctx)
-    for field, cond in tags:
-        if cond is not None and not field.ignorable:
-            body.append(f"if !({cond}) {{ {unsupported(field, owner)} }}")
+    body += [unsupported(f, owner, unless=c) for f, c in tags if c is not None and not f.ignorable]
     if not ctx.flexible.meet(ctx.valid).empty():
-        wanted = [(f, f"{'' if c is None else f'{c} && '}!({is_default(f)})") for f, c in tags]
-        count = [f"if {w} {{ tags += 1; }}" for _, w in wanted]
-        puts = [f"if {w} {{ put_uvarint(w, {f.tag}); let mut t = Vec::new(); "
-                f"{put_value(f, Site('t', '&mut t', 'true'), ctx, owner)} put_uvarint(w, t.len() as u32); "
-                "w.extend_from_slice(&t); }" for f, w in wanted]
+        wanted = [(f, f"{'' if c is None else f'{c} && '}{not_default(f)}") for f, c in tags]
         if wanted:
-            body.append("if flexible { let mut tags = 0u32; " + " ".join(count) + " put_uvarint(w, tags); "
-                        + " ".join(puts) + " }")
+            body += ["if flexible {", "    let mut tags = 0u32;"]
+            body += [f"    if {when} {{ tags += 1; }}" for _, when in wanted]
+            body.append("    put_uvarint(w, tags);")
+            body += [f"    if {when} {{ put_uvarint(w, {f.tag}); let mut t = Vec::new(); "
+                     f"{put_value(f, Site('t', '&mut t', 'true'), ctx, owner)} put_uvarint(w, t.len() as u32); "
+                     "w.extend_from_slice(&t); }" for f, when in wanted]
+            body.append("}")
         else:
             body.append("if flexible { put_uvarint(w, 0); }")
     body = prologue([*body, "Ok(())"], ctx)
@@ -377,12 +392,16 @@ def field_doc(field: Field) -> str:
 
 def render_struct(struct: Struct, ctx: Ctx, message: str) -> list[str]:
     owner = struct.name if struct.name == message else f"{message}.{struct.name}"
-    out = [*doc(struct.about, ""), "#[derive(Debug, Clone, PartialEq)]", f"pub struct {struct.name} {{"]
+    derives = "Debug, Clone, PartialEq, Default" if derivable(struct) else "Debug, Clone, PartialEq"
+    out = [*doc(struct.about, ""), f"#[derive({derives})]", f"pub struct {struct.name} {{"]
     for field in struct.fields:
         out += [*doc(field_doc(field), "    "), f"    pub {field.rust}: {rust_type(field)},"]
-    out += ["}", "", f"impl Default for {struct.name} {{", "    fn default() -> Self {", "        Self {"]
-    out += [f"            {field.rust}: {default_expr(field)}," for field in struct.fields]
-    out += ["        }", "    }", "}", "", f"impl {struct.name} {{"]
+    out += ["}", ""]
+    if not derivable(struct):
+        out += [f"impl Default for {struct.name} {{", "    fn default() -> Self {", "        Self {"]
+        out += [f"            {field.rust}: {default_expr(field)}," for field in struct.fields]
+        out += ["        }", "    }", "}", ""]
+    out.append(f"impl {struct.name} {{")
     for fn in (decode_fn(struct, ctx), encode_fn(struct, ctx, owner), dump_fn(struct, ctx)):
         out += ["    " + line if line.startswith(("pub fn", "}", "///")) else "        " + line for line in fn]
     return [*out, "}", ""]
@@ -402,7 +421,8 @@ def render_message(message: Message) -> list[str]:
 def header_comment(jar: Path) -> list[str]:
     return [f"// Generated from {jar.name}'s common/message/*.json by impl/native/wire/gen_codec.py: do not edit.",
             "// Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).",
-            "#![allow(clippy::all)]", "use crate::codec::*;", ""]
+            "// decode starts from the defaults and sets the fields the version has: the others keep their defaults",
+            "#![allow(clippy::field_reassign_with_default)]", "", "use crate::codec::*;", ""]
 
 
 def api_module(name: str) -> str:

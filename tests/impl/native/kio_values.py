@@ -40,7 +40,7 @@ def draw_int(rng: random.Random, low: int, high: int) -> int:
     return rng.choice(edges) if rng.random() < 0.3 else rng.randint(low, high)
 
 
-def draw_value(rng: random.Random, hint: Any, depth: int) -> Any:  # noqa: PLR0911 - one case per kind of field
+def draw_value(rng: random.Random, hint: Any, depth: int) -> Any:
     args = typing.get_args(hint)
     if isinstance(hint, types.UnionType):
         (inner,) = (a for a in args if a is not type(None))

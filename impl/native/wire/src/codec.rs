@@ -34,14 +34,22 @@ impl fmt::Display for WireError {
         match self {
             Self::Truncated { at, needed } => write!(f, "truncated: {needed} more bytes needed at offset {at}"),
             Self::BadLength { at, length } => {
-                write!(f, "length {length} at offset {at}: expected -1 (null) or at most the bytes left")
+                write!(
+                    f,
+                    "length {length} at offset {at}: expected -1 (null) or at most the bytes left"
+                )
             }
             Self::BadVarint { at } => write!(f, "varint at offset {at} is longer than 5 bytes"),
             Self::BadUtf8 { at } => write!(f, "string at offset {at} is not UTF-8"),
             Self::UnexpectedNull { field, at } => write!(f, "{field} is null at offset {at}, but not nullable here"),
-            Self::NullNotAllowed { field, version } => write!(f, "{field} is null, but not nullable in version {version}"),
+            Self::NullNotAllowed { field, version } => {
+                write!(f, "{field} is null, but not nullable in version {version}")
+            }
             Self::UnsupportedField { field, version } => {
-                write!(f, "{field} has a non-default value, but version {version} does not have it")
+                write!(
+                    f,
+                    "{field} has a non-default value, but version {version} does not have it"
+                )
             }
             Self::StringTooLong { length } => write!(f, "string of {length} bytes, over the legacy format's 32767"),
             Self::UnsupportedVersion { api_key, version } => {
@@ -82,7 +90,10 @@ impl<'a> Reader<'a> {
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
         if n > self.remaining() {
-            return Err(WireError::Truncated { at: self.pos, needed: n - self.remaining() });
+            return Err(WireError::Truncated {
+                at: self.pos,
+                needed: n - self.remaining(),
+            });
         }
         let out = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -138,25 +149,33 @@ impl<'a> Reader<'a> {
     }
 
     pub fn nullable_string(&mut self, flexible: bool) -> Result<Option<String>, WireError> {
-        let Some(n) = self.length(flexible, true)? else { return Ok(None) };
+        let Some(n) = self.length(flexible, true)? else {
+            return Ok(None);
+        };
         let at = self.pos;
         let raw = self.take(n)?;
-        std::str::from_utf8(raw).map(|s| Some(s.to_owned())).map_err(|_| WireError::BadUtf8 { at })
+        std::str::from_utf8(raw)
+            .map(|s| Some(s.to_owned()))
+            .map_err(|_| WireError::BadUtf8 { at })
     }
 
     pub fn string(&mut self, flexible: bool, field: &'static str) -> Result<String, WireError> {
         let at = self.pos;
-        self.nullable_string(flexible)?.ok_or(WireError::UnexpectedNull { field, at })
+        self.nullable_string(flexible)?
+            .ok_or(WireError::UnexpectedNull { field, at })
     }
 
     pub fn nullable_bytes(&mut self, flexible: bool) -> Result<Option<Vec<u8>>, WireError> {
-        let Some(n) = self.length(flexible, false)? else { return Ok(None) };
+        let Some(n) = self.length(flexible, false)? else {
+            return Ok(None);
+        };
         Ok(Some(self.take(n)?.to_vec()))
     }
 
     pub fn bytes(&mut self, flexible: bool, field: &'static str) -> Result<Vec<u8>, WireError> {
         let at = self.pos;
-        self.nullable_bytes(flexible)?.ok_or(WireError::UnexpectedNull { field, at })
+        self.nullable_bytes(flexible)?
+            .ok_or(WireError::UnexpectedNull { field, at })
     }
 
     pub fn nullable_array_len(&mut self, flexible: bool) -> Result<Option<usize>, WireError> {
@@ -165,7 +184,8 @@ impl<'a> Reader<'a> {
 
     pub fn array_len(&mut self, flexible: bool, field: &'static str) -> Result<usize, WireError> {
         let at = self.pos;
-        self.length(flexible, false)?.ok_or(WireError::UnexpectedNull { field, at })
+        self.length(flexible, false)?
+            .ok_or(WireError::UnexpectedNull { field, at })
     }
 
     /// A nullable struct's marker (KIP-893): false for null (negative), true for present.

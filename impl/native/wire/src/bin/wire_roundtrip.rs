@@ -9,7 +9,7 @@ use kcoord_wire::generated::header::{request_header::RequestHeader, response_hea
 use kcoord_wire::{Reader, Request, Response, WireError};
 
 fn unhex(text: &str) -> Result<Vec<u8>, String> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(format!("odd hex length {}", text.len()));
     }
     (0..text.len())
@@ -33,31 +33,20 @@ fn roundtrip(kind: &str, api_key: i16, version: i16, body: &[u8]) -> Result<(Vec
         }
     };
     let text = |e: WireError| e.to_string();
+    // decode, refuse bytes left over, encode again and dump: the same four steps for every kind of message
+    macro_rules! through {
+        ($decode:expr) => {{
+            let m = $decode.map_err(text)?;
+            finish(&r)?;
+            m.encode(&mut out, version).map_err(text)?;
+            m.dump_json(&mut json, version);
+        }};
+    }
     match kind {
-        "req" => {
-            let m = Request::decode(api_key, version, &mut r).map_err(text)?;
-            finish(&r)?;
-            m.encode(&mut out, version).map_err(text)?;
-            m.dump_json(&mut json, version);
-        }
-        "resp" => {
-            let m = Response::decode(api_key, version, &mut r).map_err(text)?;
-            finish(&r)?;
-            m.encode(&mut out, version).map_err(text)?;
-            m.dump_json(&mut json, version);
-        }
-        "reqhdr" => {
-            let m = RequestHeader::decode(&mut r, version).map_err(text)?;
-            finish(&r)?;
-            m.encode(&mut out, version).map_err(text)?;
-            m.dump_json(&mut json, version);
-        }
-        "resphdr" => {
-            let m = ResponseHeader::decode(&mut r, version).map_err(text)?;
-            finish(&r)?;
-            m.encode(&mut out, version).map_err(text)?;
-            m.dump_json(&mut json, version);
-        }
+        "req" => through!(Request::decode(api_key, version, &mut r)),
+        "resp" => through!(Response::decode(api_key, version, &mut r)),
+        "reqhdr" => through!(RequestHeader::decode(&mut r, version)),
+        "resphdr" => through!(ResponseHeader::decode(&mut r, version)),
         other => return Err(format!("kind {other:?}: expected req, resp, reqhdr or resphdr")),
     }
     Ok((out, json))

@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AddOffsetsToTxnRequest {
         /// The transactional id corresponding to the transaction.
         /// (versions 0+)
@@ -20,17 +22,6 @@ pub mod request {
         /// The unique group identifier.
         /// (versions 0+)
         pub group_id: String,
-    }
-
-    impl Default for AddOffsetsToTxnRequest {
-        fn default() -> Self {
-            Self {
-                transactional_id: String::new(),
-                producer_id: 0,
-                producer_epoch: 0,
-                group_id: String::new(),
-            }
-        }
     }
 
     impl AddOffsetsToTxnRequest {
@@ -69,7 +60,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AddOffsetsToTxnResponse {
         /// Duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -77,15 +68,6 @@ pub mod response {
         /// The response error code, or 0 if there was no error.
         /// (versions 0+)
         pub error_code: i16,
-    }
-
-    impl Default for AddOffsetsToTxnResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                error_code: 0,
-            }
-        }
     }
 
     impl AddOffsetsToTxnResponse {

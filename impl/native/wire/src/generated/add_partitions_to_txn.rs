@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AddPartitionsToTxnRequest {
         /// List of transactions to add partitions to.
         /// (versions 4+)
@@ -25,18 +27,6 @@ pub mod request {
         pub v3_and_below_topics: Vec<AddPartitionsToTxnTopic>,
     }
 
-    impl Default for AddPartitionsToTxnRequest {
-        fn default() -> Self {
-            Self {
-                transactions: Vec::new(),
-                v3_and_below_transactional_id: String::new(),
-                v3_and_below_producer_id: 0,
-                v3_and_below_producer_epoch: 0,
-                v3_and_below_topics: Vec::new(),
-            }
-        }
-    }
-
     impl AddPartitionsToTxnRequest {
         pub fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, WireError> {
             let flexible = version >= 3;
@@ -51,11 +41,11 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 3;
-            if version >= 4 { put_array_len(w, flexible, self.transactions.len()); for e in &self.transactions { e.encode(w, version)?; } } else if !(self.transactions.is_empty()) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.Transactions", version }); }
-            if version <= 3 { put_string(w, flexible, &self.v3_and_below_transactional_id)?; } else if !(self.v3_and_below_transactional_id.is_empty()) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.V3AndBelowTransactionalId", version }); }
-            if version <= 3 { put_i64(w, self.v3_and_below_producer_id); } else if !(self.v3_and_below_producer_id == 0) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.V3AndBelowProducerId", version }); }
-            if version <= 3 { put_i16(w, self.v3_and_below_producer_epoch); } else if !(self.v3_and_below_producer_epoch == 0) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.V3AndBelowProducerEpoch", version }); }
-            if version <= 3 { put_array_len(w, flexible, self.v3_and_below_topics.len()); for e in &self.v3_and_below_topics { e.encode(w, version)?; } } else if !(self.v3_and_below_topics.is_empty()) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.V3AndBelowTopics", version }); }
+            if version >= 4 { put_array_len(w, flexible, self.transactions.len()); for e in &self.transactions { e.encode(w, version)?; } } else if !self.transactions.is_empty() { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.Transactions", version }); }
+            if version <= 3 { put_string(w, flexible, &self.v3_and_below_transactional_id)?; } else if !self.v3_and_below_transactional_id.is_empty() { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.V3AndBelowTransactionalId", version }); }
+            if version <= 3 { put_i64(w, self.v3_and_below_producer_id); } else if self.v3_and_below_producer_id != 0 { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.V3AndBelowProducerId", version }); }
+            if version <= 3 { put_i16(w, self.v3_and_below_producer_epoch); } else if self.v3_and_below_producer_epoch != 0 { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.V3AndBelowProducerEpoch", version }); }
+            if version <= 3 { put_array_len(w, flexible, self.v3_and_below_topics.len()); for e in &self.v3_and_below_topics { e.encode(w, version)?; } } else if !self.v3_and_below_topics.is_empty() { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.V3AndBelowTopics", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -73,7 +63,7 @@ pub mod request {
     }
 
     /// List of transactions to add partitions to.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AddPartitionsToTxnTransaction {
         /// The transactional id corresponding to the transaction.
         /// (versions 4+)
@@ -92,18 +82,6 @@ pub mod request {
         pub topics: Vec<AddPartitionsToTxnTopic>,
     }
 
-    impl Default for AddPartitionsToTxnTransaction {
-        fn default() -> Self {
-            Self {
-                transactional_id: String::new(),
-                producer_id: 0,
-                producer_epoch: 0,
-                verify_only: false,
-                topics: Vec::new(),
-            }
-        }
-    }
-
     impl AddPartitionsToTxnTransaction {
         pub fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, WireError> {
             let flexible = version >= 3;
@@ -118,11 +96,11 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 3;
-            if version >= 4 { put_string(w, flexible, &self.transactional_id)?; } else if !(self.transactional_id.is_empty()) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.TransactionalId", version }); }
-            if version >= 4 { put_i64(w, self.producer_id); } else if !(self.producer_id == 0) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.ProducerId", version }); }
-            if version >= 4 { put_i16(w, self.producer_epoch); } else if !(self.producer_epoch == 0) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.ProducerEpoch", version }); }
-            if version >= 4 { put_bool(w, self.verify_only); } else if !(self.verify_only == false) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.VerifyOnly", version }); }
-            if version >= 4 { put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; } } else if !(self.topics.is_empty()) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.Topics", version }); }
+            if version >= 4 { put_string(w, flexible, &self.transactional_id)?; } else if !self.transactional_id.is_empty() { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.TransactionalId", version }); }
+            if version >= 4 { put_i64(w, self.producer_id); } else if self.producer_id != 0 { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.ProducerId", version }); }
+            if version >= 4 { put_i16(w, self.producer_epoch); } else if self.producer_epoch != 0 { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.ProducerEpoch", version }); }
+            if version >= 4 { put_bool(w, self.verify_only); } else if self.verify_only { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.VerifyOnly", version }); }
+            if version >= 4 { put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; } } else if !self.topics.is_empty() { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction.Topics", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -139,7 +117,7 @@ pub mod request {
         }
     }
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AddPartitionsToTxnTopic {
         /// The name of the topic.
         /// (versions 0+)
@@ -147,15 +125,6 @@ pub mod request {
         /// The partition indexes to add to the transaction.
         /// (versions 0+)
         pub partitions: Vec<i32>,
-    }
-
-    impl Default for AddPartitionsToTxnTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl AddPartitionsToTxnTopic {
@@ -188,7 +157,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AddPartitionsToTxnResponse {
         /// Duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -202,17 +171,6 @@ pub mod response {
         /// The results for each topic.
         /// (versions 0-3)
         pub results_by_topic_v3_and_below: Vec<AddPartitionsToTxnTopicResult>,
-    }
-
-    impl Default for AddPartitionsToTxnResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                error_code: 0,
-                results_by_transaction: Vec::new(),
-                results_by_topic_v3_and_below: Vec::new(),
-            }
-        }
     }
 
     impl AddPartitionsToTxnResponse {
@@ -230,8 +188,8 @@ pub mod response {
             let flexible = version >= 3;
             put_i32(w, self.throttle_time_ms);
             if version >= 4 { put_i16(w, self.error_code); }
-            if version >= 4 { put_array_len(w, flexible, self.results_by_transaction.len()); for e in &self.results_by_transaction { e.encode(w, version)?; } } else if !(self.results_by_transaction.is_empty()) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnResponse.ResultsByTransaction", version }); }
-            if version <= 3 { put_array_len(w, flexible, self.results_by_topic_v3_and_below.len()); for e in &self.results_by_topic_v3_and_below { e.encode(w, version)?; } } else if !(self.results_by_topic_v3_and_below.is_empty()) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow", version }); }
+            if version >= 4 { put_array_len(w, flexible, self.results_by_transaction.len()); for e in &self.results_by_transaction { e.encode(w, version)?; } } else if !self.results_by_transaction.is_empty() { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnResponse.ResultsByTransaction", version }); }
+            if version <= 3 { put_array_len(w, flexible, self.results_by_topic_v3_and_below.len()); for e in &self.results_by_topic_v3_and_below { e.encode(w, version)?; } } else if !self.results_by_topic_v3_and_below.is_empty() { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -248,7 +206,7 @@ pub mod response {
     }
 
     /// Results categorized by transactional ID.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AddPartitionsToTxnResult {
         /// The transactional id corresponding to the transaction.
         /// (versions 4+)
@@ -256,15 +214,6 @@ pub mod response {
         /// The results for each topic.
         /// (versions 4+)
         pub topic_results: Vec<AddPartitionsToTxnTopicResult>,
-    }
-
-    impl Default for AddPartitionsToTxnResult {
-        fn default() -> Self {
-            Self {
-                transactional_id: String::new(),
-                topic_results: Vec::new(),
-            }
-        }
     }
 
     impl AddPartitionsToTxnResult {
@@ -278,8 +227,8 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 3;
-            if version >= 4 { put_string(w, flexible, &self.transactional_id)?; } else if !(self.transactional_id.is_empty()) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnResponse.AddPartitionsToTxnResult.TransactionalId", version }); }
-            if version >= 4 { put_array_len(w, flexible, self.topic_results.len()); for e in &self.topic_results { e.encode(w, version)?; } } else if !(self.topic_results.is_empty()) { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnResponse.AddPartitionsToTxnResult.TopicResults", version }); }
+            if version >= 4 { put_string(w, flexible, &self.transactional_id)?; } else if !self.transactional_id.is_empty() { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnResponse.AddPartitionsToTxnResult.TransactionalId", version }); }
+            if version >= 4 { put_array_len(w, flexible, self.topic_results.len()); for e in &self.topic_results { e.encode(w, version)?; } } else if !self.topic_results.is_empty() { return Err(WireError::UnsupportedField { field: "AddPartitionsToTxnResponse.AddPartitionsToTxnResult.TopicResults", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -293,7 +242,7 @@ pub mod response {
         }
     }
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AddPartitionsToTxnTopicResult {
         /// The topic name.
         /// (versions 0+)
@@ -301,15 +250,6 @@ pub mod response {
         /// The results for each partition.
         /// (versions 0+)
         pub results_by_partition: Vec<AddPartitionsToTxnPartitionResult>,
-    }
-
-    impl Default for AddPartitionsToTxnTopicResult {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                results_by_partition: Vec::new(),
-            }
-        }
     }
 
     impl AddPartitionsToTxnTopicResult {
@@ -338,7 +278,7 @@ pub mod response {
         }
     }
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AddPartitionsToTxnPartitionResult {
         /// The partition indexes.
         /// (versions 0+)
@@ -346,15 +286,6 @@ pub mod response {
         /// The response error code.
         /// (versions 0+)
         pub partition_error_code: i16,
-    }
-
-    impl Default for AddPartitionsToTxnPartitionResult {
-        fn default() -> Self {
-            Self {
-                partition_index: 0,
-                partition_error_code: 0,
-            }
-        }
     }
 
     impl AddPartitionsToTxnPartitionResult {

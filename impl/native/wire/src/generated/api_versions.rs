@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ApiVersionsRequest {
         /// The name of the client.
         /// (versions 3+, ignorable)
@@ -14,15 +16,6 @@ pub mod request {
         /// The version of the client.
         /// (versions 3+, ignorable)
         pub client_software_version: String,
-    }
-
-    impl Default for ApiVersionsRequest {
-        fn default() -> Self {
-            Self {
-                client_software_name: String::new(),
-                client_software_version: String::new(),
-            }
-        }
     }
 
     impl ApiVersionsRequest {
@@ -109,7 +102,18 @@ pub mod response {
             put_i16(w, self.error_code);
             put_array_len(w, flexible, self.api_keys.len()); for e in &self.api_keys { e.encode(w, version)?; }
             if version >= 1 { put_i32(w, self.throttle_time_ms); }
-            if flexible { let mut tags = 0u32; if version >= 3 && !(self.supported_features.is_empty()) { tags += 1; } if version >= 3 && !(self.finalized_features_epoch == -1) { tags += 1; } if version >= 3 && !(self.finalized_features.is_empty()) { tags += 1; } if version >= 3 && !(self.zk_migration_ready == false) { tags += 1; } put_uvarint(w, tags); if version >= 3 && !(self.supported_features.is_empty()) { put_uvarint(w, 0); let mut t = Vec::new(); put_array_len(&mut t, true, self.supported_features.len()); for e in &self.supported_features { e.encode(&mut t, version)?; } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } if version >= 3 && !(self.finalized_features_epoch == -1) { put_uvarint(w, 1); let mut t = Vec::new(); put_i64(&mut t, self.finalized_features_epoch); put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } if version >= 3 && !(self.finalized_features.is_empty()) { put_uvarint(w, 2); let mut t = Vec::new(); put_array_len(&mut t, true, self.finalized_features.len()); for e in &self.finalized_features { e.encode(&mut t, version)?; } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } if version >= 3 && !(self.zk_migration_ready == false) { put_uvarint(w, 3); let mut t = Vec::new(); put_bool(&mut t, self.zk_migration_ready); put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } }
+            if flexible {
+                let mut tags = 0u32;
+                if version >= 3 && !self.supported_features.is_empty() { tags += 1; }
+                if version >= 3 && self.finalized_features_epoch != -1 { tags += 1; }
+                if version >= 3 && !self.finalized_features.is_empty() { tags += 1; }
+                if version >= 3 && self.zk_migration_ready { tags += 1; }
+                put_uvarint(w, tags);
+                if version >= 3 && !self.supported_features.is_empty() { put_uvarint(w, 0); let mut t = Vec::new(); put_array_len(&mut t, true, self.supported_features.len()); for e in &self.supported_features { e.encode(&mut t, version)?; } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+                if version >= 3 && self.finalized_features_epoch != -1 { put_uvarint(w, 1); let mut t = Vec::new(); put_i64(&mut t, self.finalized_features_epoch); put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+                if version >= 3 && !self.finalized_features.is_empty() { put_uvarint(w, 2); let mut t = Vec::new(); put_array_len(&mut t, true, self.finalized_features.len()); for e in &self.finalized_features { e.encode(&mut t, version)?; } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+                if version >= 3 && self.zk_migration_ready { put_uvarint(w, 3); let mut t = Vec::new(); put_bool(&mut t, self.zk_migration_ready); put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+        }
             Ok(())
         }
         /// The fields present in `version`, as one JSON object (snake_case names; bytes and uuids in hex).
@@ -128,7 +132,7 @@ pub mod response {
     }
 
     /// The APIs supported by the broker.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ApiVersion {
         /// The API index.
         /// (versions 0+)
@@ -139,16 +143,6 @@ pub mod response {
         /// The maximum supported version, inclusive.
         /// (versions 0+)
         pub max_version: i16,
-    }
-
-    impl Default for ApiVersion {
-        fn default() -> Self {
-            Self {
-                api_key: 0,
-                min_version: 0,
-                max_version: 0,
-            }
-        }
     }
 
     impl ApiVersion {
@@ -181,7 +175,7 @@ pub mod response {
     }
 
     /// Features supported by the broker. Note: in v0-v3, features with MinSupportedVersion = 0 are omitted.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct SupportedFeatureKey {
         /// The name of the feature.
         /// (versions 3+)
@@ -192,16 +186,6 @@ pub mod response {
         /// The maximum supported version for the feature.
         /// (versions 3+)
         pub max_version: i16,
-    }
-
-    impl Default for SupportedFeatureKey {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                min_version: 0,
-                max_version: 0,
-            }
-        }
     }
 
     impl SupportedFeatureKey {
@@ -216,9 +200,9 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 3;
-            if version >= 3 { put_string(w, flexible, &self.name)?; } else if !(self.name.is_empty()) { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.SupportedFeatureKey.Name", version }); }
-            if version >= 3 { put_i16(w, self.min_version); } else if !(self.min_version == 0) { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.SupportedFeatureKey.MinVersion", version }); }
-            if version >= 3 { put_i16(w, self.max_version); } else if !(self.max_version == 0) { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.SupportedFeatureKey.MaxVersion", version }); }
+            if version >= 3 { put_string(w, flexible, &self.name)?; } else if !self.name.is_empty() { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.SupportedFeatureKey.Name", version }); }
+            if version >= 3 { put_i16(w, self.min_version); } else if self.min_version != 0 { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.SupportedFeatureKey.MinVersion", version }); }
+            if version >= 3 { put_i16(w, self.max_version); } else if self.max_version != 0 { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.SupportedFeatureKey.MaxVersion", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -234,7 +218,7 @@ pub mod response {
     }
 
     /// List of cluster-wide finalized features. The information is valid only if FinalizedFeaturesEpoch >= 0.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FinalizedFeatureKey {
         /// The name of the feature.
         /// (versions 3+)
@@ -245,16 +229,6 @@ pub mod response {
         /// The cluster-wide finalized min version level for the feature.
         /// (versions 3+)
         pub min_version_level: i16,
-    }
-
-    impl Default for FinalizedFeatureKey {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                max_version_level: 0,
-                min_version_level: 0,
-            }
-        }
     }
 
     impl FinalizedFeatureKey {
@@ -269,9 +243,9 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 3;
-            if version >= 3 { put_string(w, flexible, &self.name)?; } else if !(self.name.is_empty()) { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.FinalizedFeatureKey.Name", version }); }
-            if version >= 3 { put_i16(w, self.max_version_level); } else if !(self.max_version_level == 0) { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.FinalizedFeatureKey.MaxVersionLevel", version }); }
-            if version >= 3 { put_i16(w, self.min_version_level); } else if !(self.min_version_level == 0) { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.FinalizedFeatureKey.MinVersionLevel", version }); }
+            if version >= 3 { put_string(w, flexible, &self.name)?; } else if !self.name.is_empty() { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.FinalizedFeatureKey.Name", version }); }
+            if version >= 3 { put_i16(w, self.max_version_level); } else if self.max_version_level != 0 { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.FinalizedFeatureKey.MaxVersionLevel", version }); }
+            if version >= 3 { put_i16(w, self.min_version_level); } else if self.min_version_level != 0 { return Err(WireError::UnsupportedField { field: "ApiVersionsResponse.FinalizedFeatureKey.MinVersionLevel", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ConsumerGroupDescribeRequest {
         /// The ids of the groups to describe.
         /// (versions 0+)
@@ -14,15 +16,6 @@ pub mod request {
         /// Whether to include authorized operations.
         /// (versions 0+)
         pub include_authorized_operations: bool,
-    }
-
-    impl Default for ConsumerGroupDescribeRequest {
-        fn default() -> Self {
-            Self {
-                group_ids: Vec::new(),
-                include_authorized_operations: false,
-            }
-        }
     }
 
     impl ConsumerGroupDescribeRequest {
@@ -55,7 +48,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ConsumerGroupDescribeResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -63,15 +56,6 @@ pub mod response {
         /// Each described group.
         /// (versions 0+)
         pub groups: Vec<DescribedGroup>,
-    }
-
-    impl Default for ConsumerGroupDescribeResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                groups: Vec::new(),
-            }
-        }
     }
 
     impl ConsumerGroupDescribeResponse {
@@ -304,7 +288,7 @@ pub mod response {
         }
     }
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TopicPartitions {
         /// The topic ID.
         /// (versions 0+)
@@ -315,16 +299,6 @@ pub mod response {
         /// The partitions.
         /// (versions 0+)
         pub partitions: Vec<i32>,
-    }
-
-    impl Default for TopicPartitions {
-        fn default() -> Self {
-            Self {
-                topic_id: [0u8; 16],
-                topic_name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl TopicPartitions {
@@ -356,19 +330,11 @@ pub mod response {
         }
     }
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct Assignment {
         /// The assigned topic-partitions to the member.
         /// (versions 0+)
         pub topic_partitions: Vec<TopicPartitions>,
-    }
-
-    impl Default for Assignment {
-        fn default() -> Self {
-            Self {
-                topic_partitions: Vec::new(),
-            }
-        }
     }
 
     impl Assignment {

@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -83,7 +85,7 @@ pub mod request {
             match &self.rack_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } }
             put_i32(w, self.rebalance_timeout_ms);
             match &self.subscribed_topic_names { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { put_string(w, flexible, e)?; } } None => { put_null_array(w, flexible); } }
-            if version >= 1 { match &self.subscribed_topic_regex { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.subscribed_topic_regex.is_none()) { return Err(WireError::UnsupportedField { field: "ConsumerGroupHeartbeatRequest.SubscribedTopicRegex", version }); }
+            if version >= 1 { match &self.subscribed_topic_regex { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.subscribed_topic_regex.is_some() { return Err(WireError::UnsupportedField { field: "ConsumerGroupHeartbeatRequest.SubscribedTopicRegex", version }); }
             match &self.server_assignor { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } }
             match &self.topic_partitions { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => { put_null_array(w, flexible); } }
             if flexible { put_uvarint(w, 0); }
@@ -108,7 +110,7 @@ pub mod request {
     }
 
     /// null if it didn't change since the last heartbeat; the partitions owned by the member.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TopicPartitions {
         /// The topic ID.
         /// (versions 0+)
@@ -116,15 +118,6 @@ pub mod request {
         /// The partitions.
         /// (versions 0+)
         pub partitions: Vec<i32>,
-    }
-
-    impl Default for TopicPartitions {
-        fn default() -> Self {
-            Self {
-                topic_id: [0u8; 16],
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl TopicPartitions {
@@ -157,7 +150,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ConsumerGroupHeartbeatResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -180,20 +173,6 @@ pub mod response {
         /// null if not provided; the assignment otherwise.
         /// (versions 0+, nullable 0+, default null)
         pub assignment: Option<Assignment>,
-    }
-
-    impl Default for ConsumerGroupHeartbeatResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                error_code: 0,
-                error_message: None,
-                member_id: None,
-                member_epoch: 0,
-                heartbeat_interval_ms: 0,
-                assignment: None,
-            }
-        }
     }
 
     impl ConsumerGroupHeartbeatResponse {
@@ -238,19 +217,11 @@ pub mod response {
     }
 
     /// null if not provided; the assignment otherwise.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct Assignment {
         /// The partitions assigned to the member that can be used immediately.
         /// (versions 0+)
         pub topic_partitions: Vec<TopicPartitions>,
-    }
-
-    impl Default for Assignment {
-        fn default() -> Self {
-            Self {
-                topic_partitions: Vec::new(),
-            }
-        }
     }
 
     impl Assignment {
@@ -276,7 +247,7 @@ pub mod response {
         }
     }
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TopicPartitions {
         /// The topic ID.
         /// (versions 0+)
@@ -284,15 +255,6 @@ pub mod response {
         /// The partitions.
         /// (versions 0+)
         pub partitions: Vec<i32>,
-    }
-
-    impl Default for TopicPartitions {
-        fn default() -> Self {
-            Self {
-                topic_id: [0u8; 16],
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl TopicPartitions {

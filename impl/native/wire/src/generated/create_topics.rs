@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -59,7 +61,7 @@ pub mod request {
     }
 
     /// The topics to create.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct CreatableTopic {
         /// The topic name.
         /// (versions 0+)
@@ -76,18 +78,6 @@ pub mod request {
         /// The custom topic configurations to set.
         /// (versions 0+)
         pub configs: Vec<CreatableTopicConfig>,
-    }
-
-    impl Default for CreatableTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                num_partitions: 0,
-                replication_factor: 0,
-                assignments: Vec::new(),
-                configs: Vec::new(),
-            }
-        }
     }
 
     impl CreatableTopic {
@@ -126,7 +116,7 @@ pub mod request {
     }
 
     /// The manual partition assignment, or the empty array if we are using automatic assignment.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct CreatableReplicaAssignment {
         /// The partition index.
         /// (versions 0+)
@@ -134,15 +124,6 @@ pub mod request {
         /// The brokers to place the partition on.
         /// (versions 0+)
         pub broker_ids: Vec<i32>,
-    }
-
-    impl Default for CreatableReplicaAssignment {
-        fn default() -> Self {
-            Self {
-                partition_index: 0,
-                broker_ids: Vec::new(),
-            }
-        }
     }
 
     impl CreatableReplicaAssignment {
@@ -221,7 +202,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct CreateTopicsResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 2+, ignorable)
@@ -229,15 +210,6 @@ pub mod response {
         /// Results for each topic we tried to create.
         /// (versions 0+)
         pub topics: Vec<CreatableTopicResult>,
-    }
-
-    impl Default for CreateTopicsResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl CreateTopicsResponse {
@@ -333,7 +305,12 @@ pub mod response {
             if version >= 5 { put_i32(w, self.num_partitions); }
             if version >= 5 { put_i16(w, self.replication_factor); }
             if version >= 5 { match &self.configs { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => { put_null_array(w, flexible); } } }
-            if flexible { let mut tags = 0u32; if version >= 5 && !(self.topic_config_error_code == 0) { tags += 1; } put_uvarint(w, tags); if version >= 5 && !(self.topic_config_error_code == 0) { put_uvarint(w, 0); let mut t = Vec::new(); put_i16(&mut t, self.topic_config_error_code); put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } }
+            if flexible {
+                let mut tags = 0u32;
+                if version >= 5 && self.topic_config_error_code != 0 { tags += 1; }
+                put_uvarint(w, tags);
+                if version >= 5 && self.topic_config_error_code != 0 { put_uvarint(w, 0); let mut t = Vec::new(); put_i16(&mut t, self.topic_config_error_code); put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+        }
             Ok(())
         }
         /// The fields present in `version`, as one JSON object (snake_case names; bytes and uuids in hex).
@@ -398,11 +375,11 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 5;
-            if version >= 5 { put_string(w, flexible, &self.name)?; } else if !(self.name.is_empty()) { return Err(WireError::UnsupportedField { field: "CreateTopicsResponse.CreatableTopicConfigs.Name", version }); }
-            if version >= 5 { match &self.value { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.value.as_ref() == Some(&String::new())) { return Err(WireError::UnsupportedField { field: "CreateTopicsResponse.CreatableTopicConfigs.Value", version }); }
-            if version >= 5 { put_bool(w, self.read_only); } else if !(self.read_only == false) { return Err(WireError::UnsupportedField { field: "CreateTopicsResponse.CreatableTopicConfigs.ReadOnly", version }); }
+            if version >= 5 { put_string(w, flexible, &self.name)?; } else if !self.name.is_empty() { return Err(WireError::UnsupportedField { field: "CreateTopicsResponse.CreatableTopicConfigs.Name", version }); }
+            if version >= 5 { match &self.value { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.value.as_ref().is_none_or(|v| !v.is_empty()) { return Err(WireError::UnsupportedField { field: "CreateTopicsResponse.CreatableTopicConfigs.Value", version }); }
+            if version >= 5 { put_bool(w, self.read_only); } else if self.read_only { return Err(WireError::UnsupportedField { field: "CreateTopicsResponse.CreatableTopicConfigs.ReadOnly", version }); }
             if version >= 5 { put_i8(w, self.config_source); }
-            if version >= 5 { put_bool(w, self.is_sensitive); } else if !(self.is_sensitive == false) { return Err(WireError::UnsupportedField { field: "CreateTopicsResponse.CreatableTopicConfigs.IsSensitive", version }); }
+            if version >= 5 { put_bool(w, self.is_sensitive); } else if self.is_sensitive { return Err(WireError::UnsupportedField { field: "CreateTopicsResponse.CreatableTopicConfigs.IsSensitive", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

@@ -1,24 +1,18 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DeleteGroupsRequest {
         /// The group names to delete.
         /// (versions 0+)
         pub groups_names: Vec<String>,
-    }
-
-    impl Default for DeleteGroupsRequest {
-        fn default() -> Self {
-            Self {
-                groups_names: Vec::new(),
-            }
-        }
     }
 
     impl DeleteGroupsRequest {
@@ -48,7 +42,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DeleteGroupsResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -56,15 +50,6 @@ pub mod response {
         /// The deletion results.
         /// (versions 0+)
         pub results: Vec<DeletableGroupResult>,
-    }
-
-    impl Default for DeleteGroupsResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                results: Vec::new(),
-            }
-        }
     }
 
     impl DeleteGroupsResponse {
@@ -94,7 +79,7 @@ pub mod response {
     }
 
     /// The deletion results.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DeletableGroupResult {
         /// The group id.
         /// (versions 0+)
@@ -102,15 +87,6 @@ pub mod response {
         /// The deletion error, or 0 if the deletion succeeded.
         /// (versions 0+)
         pub error_code: i16,
-    }
-
-    impl Default for DeletableGroupResult {
-        fn default() -> Self {
-            Self {
-                group_id: String::new(),
-                error_code: 0,
-            }
-        }
     }
 
     impl DeletableGroupResult {

@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -42,8 +44,8 @@ pub mod request {
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = true;
             put_bool(w, self.include_cluster_authorized_operations);
-            if version >= 1 { put_i8(w, self.endpoint_type); } else if !(self.endpoint_type == 1) { return Err(WireError::UnsupportedField { field: "DescribeClusterRequest.EndpointType", version }); }
-            if version >= 2 { put_bool(w, self.include_fenced_brokers); } else if !(self.include_fenced_brokers == false) { return Err(WireError::UnsupportedField { field: "DescribeClusterRequest.IncludeFencedBrokers", version }); }
+            if version >= 1 { put_i8(w, self.endpoint_type); } else if self.endpoint_type != 1 { return Err(WireError::UnsupportedField { field: "DescribeClusterRequest.EndpointType", version }); }
+            if version >= 2 { put_bool(w, self.include_fenced_brokers); } else if self.include_fenced_brokers { return Err(WireError::UnsupportedField { field: "DescribeClusterRequest.IncludeFencedBrokers", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -125,7 +127,7 @@ pub mod response {
             put_i32(w, self.throttle_time_ms);
             put_i16(w, self.error_code);
             match &self.error_message { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } }
-            if version >= 1 { put_i8(w, self.endpoint_type); } else if !(self.endpoint_type == 1) { return Err(WireError::UnsupportedField { field: "DescribeClusterResponse.EndpointType", version }); }
+            if version >= 1 { put_i8(w, self.endpoint_type); } else if self.endpoint_type != 1 { return Err(WireError::UnsupportedField { field: "DescribeClusterResponse.EndpointType", version }); }
             put_string(w, flexible, &self.cluster_id)?;
             put_i32(w, self.controller_id);
             put_array_len(w, flexible, self.brokers.len()); for e in &self.brokers { e.encode(w, version)?; }
@@ -150,7 +152,7 @@ pub mod response {
     }
 
     /// Each broker in the response.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeClusterBroker {
         /// The broker ID.
         /// (versions 0+)
@@ -167,18 +169,6 @@ pub mod response {
         /// Whether the broker is fenced
         /// (versions 2+)
         pub is_fenced: bool,
-    }
-
-    impl Default for DescribeClusterBroker {
-        fn default() -> Self {
-            Self {
-                broker_id: 0,
-                host: String::new(),
-                port: 0,
-                rack: None,
-                is_fenced: false,
-            }
-        }
     }
 
     impl DescribeClusterBroker {
@@ -199,7 +189,7 @@ pub mod response {
             put_string(w, flexible, &self.host)?;
             put_i32(w, self.port);
             match &self.rack { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } }
-            if version >= 2 { put_bool(w, self.is_fenced); } else if !(self.is_fenced == false) { return Err(WireError::UnsupportedField { field: "DescribeClusterResponse.DescribeClusterBroker.IsFenced", version }); }
+            if version >= 2 { put_bool(w, self.is_fenced); } else if self.is_fenced { return Err(WireError::UnsupportedField { field: "DescribeClusterResponse.DescribeClusterBroker.IsFenced", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeConfigsRequest {
         /// The resources whose configurations we want to describe.
         /// (versions 0+)
@@ -17,16 +19,6 @@ pub mod request {
         /// True if we should include configuration documentation.
         /// (versions 3+, default false)
         pub include_documentation: bool,
-    }
-
-    impl Default for DescribeConfigsRequest {
-        fn default() -> Self {
-            Self {
-                resources: Vec::new(),
-                include_synonyms: false,
-                include_documentation: false,
-            }
-        }
     }
 
     impl DescribeConfigsRequest {
@@ -43,7 +35,7 @@ pub mod request {
             let flexible = version >= 4;
             put_array_len(w, flexible, self.resources.len()); for e in &self.resources { e.encode(w, version)?; }
             put_bool(w, self.include_synonyms);
-            if version >= 3 { put_bool(w, self.include_documentation); } else if !(self.include_documentation == false) { return Err(WireError::UnsupportedField { field: "DescribeConfigsRequest.IncludeDocumentation", version }); }
+            if version >= 3 { put_bool(w, self.include_documentation); } else if self.include_documentation { return Err(WireError::UnsupportedField { field: "DescribeConfigsRequest.IncludeDocumentation", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -115,7 +107,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeConfigsResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -123,15 +115,6 @@ pub mod response {
         /// The results for each resource.
         /// (versions 0+)
         pub results: Vec<DescribeConfigsResult>,
-    }
-
-    impl Default for DescribeConfigsResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                results: Vec::new(),
-            }
-        }
     }
 
     impl DescribeConfigsResponse {

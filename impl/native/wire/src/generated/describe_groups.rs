@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeGroupsRequest {
         /// The names of the groups to describe.
         /// (versions 0+)
@@ -14,15 +16,6 @@ pub mod request {
         /// Whether to include authorized operations.
         /// (versions 3+)
         pub include_authorized_operations: bool,
-    }
-
-    impl Default for DescribeGroupsRequest {
-        fn default() -> Self {
-            Self {
-                groups: Vec::new(),
-                include_authorized_operations: false,
-            }
-        }
     }
 
     impl DescribeGroupsRequest {
@@ -37,7 +30,7 @@ pub mod request {
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 5;
             put_array_len(w, flexible, self.groups.len()); for e in &self.groups { put_string(w, flexible, e)?; }
-            if version >= 3 { put_bool(w, self.include_authorized_operations); } else if !(self.include_authorized_operations == false) { return Err(WireError::UnsupportedField { field: "DescribeGroupsRequest.IncludeAuthorizedOperations", version }); }
+            if version >= 3 { put_bool(w, self.include_authorized_operations); } else if self.include_authorized_operations { return Err(WireError::UnsupportedField { field: "DescribeGroupsRequest.IncludeAuthorizedOperations", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -55,7 +48,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeGroupsResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 1+, ignorable)
@@ -63,15 +56,6 @@ pub mod response {
         /// Each described group.
         /// (versions 0+)
         pub groups: Vec<DescribedGroup>,
-    }
-
-    impl Default for DescribeGroupsResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                groups: Vec::new(),
-            }
-        }
     }
 
     impl DescribeGroupsResponse {
@@ -162,13 +146,13 @@ pub mod response {
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 5;
             put_i16(w, self.error_code);
-            if version >= 6 { match &self.error_message { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.error_message.is_none()) { return Err(WireError::UnsupportedField { field: "DescribeGroupsResponse.DescribedGroup.ErrorMessage", version }); }
+            if version >= 6 { match &self.error_message { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.error_message.is_some() { return Err(WireError::UnsupportedField { field: "DescribeGroupsResponse.DescribedGroup.ErrorMessage", version }); }
             put_string(w, flexible, &self.group_id)?;
             put_string(w, flexible, &self.group_state)?;
             put_string(w, flexible, &self.protocol_type)?;
             put_string(w, flexible, &self.protocol_data)?;
             put_array_len(w, flexible, self.members.len()); for e in &self.members { e.encode(w, version)?; }
-            if version >= 3 { put_i32(w, self.authorized_operations); } else if !(self.authorized_operations == -2147483648) { return Err(WireError::UnsupportedField { field: "DescribeGroupsResponse.DescribedGroup.AuthorizedOperations", version }); }
+            if version >= 3 { put_i32(w, self.authorized_operations); } else if self.authorized_operations != -2147483648 { return Err(WireError::UnsupportedField { field: "DescribeGroupsResponse.DescribedGroup.AuthorizedOperations", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -189,7 +173,7 @@ pub mod response {
     }
 
     /// The group members.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribedGroupMember {
         /// The member id.
         /// (versions 0+)
@@ -209,19 +193,6 @@ pub mod response {
         /// The current assignment provided by the group leader.
         /// (versions 0+)
         pub member_assignment: Vec<u8>,
-    }
-
-    impl Default for DescribedGroupMember {
-        fn default() -> Self {
-            Self {
-                member_id: String::new(),
-                group_instance_id: None,
-                client_id: String::new(),
-                client_host: String::new(),
-                member_metadata: Vec::new(),
-                member_assignment: Vec::new(),
-            }
-        }
     }
 
     impl DescribedGroupMember {

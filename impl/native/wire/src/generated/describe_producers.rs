@@ -1,24 +1,18 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeProducersRequest {
         /// The topics to list producers for.
         /// (versions 0+)
         pub topics: Vec<TopicRequest>,
-    }
-
-    impl Default for DescribeProducersRequest {
-        fn default() -> Self {
-            Self {
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl DescribeProducersRequest {
@@ -45,7 +39,7 @@ pub mod request {
     }
 
     /// The topics to list producers for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TopicRequest {
         /// The topic name.
         /// (versions 0+)
@@ -53,15 +47,6 @@ pub mod request {
         /// The indexes of the partitions to list producers for.
         /// (versions 0+)
         pub partition_indexes: Vec<i32>,
-    }
-
-    impl Default for TopicRequest {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partition_indexes: Vec::new(),
-            }
-        }
     }
 
     impl TopicRequest {
@@ -94,7 +79,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeProducersResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -102,15 +87,6 @@ pub mod response {
         /// Each topic in the response.
         /// (versions 0+)
         pub topics: Vec<TopicResponse>,
-    }
-
-    impl Default for DescribeProducersResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl DescribeProducersResponse {
@@ -140,7 +116,7 @@ pub mod response {
     }
 
     /// Each topic in the response.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TopicResponse {
         /// The topic name.
         /// (versions 0+)
@@ -148,15 +124,6 @@ pub mod response {
         /// Each partition in the response.
         /// (versions 0+)
         pub partitions: Vec<PartitionResponse>,
-    }
-
-    impl Default for TopicResponse {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl TopicResponse {
@@ -186,7 +153,7 @@ pub mod response {
     }
 
     /// Each partition in the response.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct PartitionResponse {
         /// The partition index.
         /// (versions 0+)
@@ -200,17 +167,6 @@ pub mod response {
         /// The active producers for the partition.
         /// (versions 0+)
         pub active_producers: Vec<ProducerState>,
-    }
-
-    impl Default for PartitionResponse {
-        fn default() -> Self {
-            Self {
-                partition_index: 0,
-                error_code: 0,
-                error_message: None,
-                active_producers: Vec::new(),
-            }
-        }
     }
 
     impl PartitionResponse {

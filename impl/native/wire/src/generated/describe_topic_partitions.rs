@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -59,19 +61,11 @@ pub mod request {
     }
 
     /// The topics to fetch details for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TopicRequest {
         /// The topic name.
         /// (versions 0+)
         pub name: String,
-    }
-
-    impl Default for TopicRequest {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-            }
-        }
     }
 
     impl TopicRequest {
@@ -98,7 +92,7 @@ pub mod request {
     }
 
     /// The first topic and partition index to fetch details for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct Cursor {
         /// The name for the first topic to process.
         /// (versions 0+)
@@ -106,15 +100,6 @@ pub mod request {
         /// The partition index to start with.
         /// (versions 0+)
         pub partition_index: i32,
-    }
-
-    impl Default for Cursor {
-        fn default() -> Self {
-            Self {
-                topic_name: String::new(),
-                partition_index: 0,
-            }
-        }
     }
 
     impl Cursor {
@@ -147,7 +132,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeTopicPartitionsResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+, ignorable)
@@ -158,16 +143,6 @@ pub mod response {
         /// The next topic and partition index to fetch details for.
         /// (versions 0+, nullable 0+, default null)
         pub next_cursor: Option<Cursor>,
-    }
-
-    impl Default for DescribeTopicPartitionsResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                topics: Vec::new(),
-                next_cursor: None,
-            }
-        }
     }
 
     impl DescribeTopicPartitionsResponse {
@@ -369,7 +344,7 @@ pub mod response {
     }
 
     /// The next topic and partition index to fetch details for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct Cursor {
         /// The name for the first topic to process.
         /// (versions 0+)
@@ -377,15 +352,6 @@ pub mod response {
         /// The partition index to start with.
         /// (versions 0+)
         pub partition_index: i32,
-    }
-
-    impl Default for Cursor {
-        fn default() -> Self {
-            Self {
-                topic_name: String::new(),
-                partition_index: 0,
-            }
-        }
     }
 
     impl Cursor {

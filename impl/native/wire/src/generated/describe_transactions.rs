@@ -1,24 +1,18 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeTransactionsRequest {
         /// Array of transactionalIds to include in describe results. If empty, then no results will be returned.
         /// (versions 0+)
         pub transactional_ids: Vec<String>,
-    }
-
-    impl Default for DescribeTransactionsRequest {
-        fn default() -> Self {
-            Self {
-                transactional_ids: Vec::new(),
-            }
-        }
     }
 
     impl DescribeTransactionsRequest {
@@ -48,7 +42,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct DescribeTransactionsResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -56,15 +50,6 @@ pub mod response {
         /// The current state of the transaction.
         /// (versions 0+)
         pub transaction_states: Vec<TransactionState>,
-    }
-
-    impl Default for DescribeTransactionsResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                transaction_states: Vec::new(),
-            }
-        }
     }
 
     impl DescribeTransactionsResponse {
@@ -94,7 +79,7 @@ pub mod response {
     }
 
     /// The current state of the transaction.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TransactionState {
         /// The error code.
         /// (versions 0+)
@@ -120,21 +105,6 @@ pub mod response {
         /// The set of partitions included in the current transaction (if active). When a transaction is preparing to commit or abort, this will include only partitions which do not have markers.
         /// (versions 0+)
         pub topics: Vec<TopicData>,
-    }
-
-    impl Default for TransactionState {
-        fn default() -> Self {
-            Self {
-                error_code: 0,
-                transactional_id: String::new(),
-                transaction_state: String::new(),
-                transaction_timeout_ms: 0,
-                transaction_start_time_ms: 0,
-                producer_id: 0,
-                producer_epoch: 0,
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl TransactionState {
@@ -182,7 +152,7 @@ pub mod response {
     }
 
     /// The set of partitions included in the current transaction (if active). When a transaction is preparing to commit or abort, this will include only partitions which do not have markers.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TopicData {
         /// The topic name.
         /// (versions 0+)
@@ -190,15 +160,6 @@ pub mod response {
         /// The partition ids included in the current transaction.
         /// (versions 0+)
         pub partitions: Vec<i32>,
-    }
-
-    impl Default for TopicData {
-        fn default() -> Self {
-            Self {
-                topic: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl TopicData {

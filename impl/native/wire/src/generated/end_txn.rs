@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct EndTxnRequest {
         /// The ID of the transaction to end.
         /// (versions 0+)
@@ -20,17 +22,6 @@ pub mod request {
         /// True if the transaction was committed, false if it was aborted.
         /// (versions 0+)
         pub committed: bool,
-    }
-
-    impl Default for EndTxnRequest {
-        fn default() -> Self {
-            Self {
-                transactional_id: String::new(),
-                producer_id: 0,
-                producer_epoch: 0,
-                committed: false,
-            }
-        }
     }
 
     impl EndTxnRequest {

@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -84,7 +86,7 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 12;
-            if version <= 14 { put_i32(w, self.replica_id); } else if !(self.replica_id == -1) { return Err(WireError::UnsupportedField { field: "FetchRequest.ReplicaId", version }); }
+            if version <= 14 { put_i32(w, self.replica_id); } else if self.replica_id != -1 { return Err(WireError::UnsupportedField { field: "FetchRequest.ReplicaId", version }); }
             put_i32(w, self.max_wait_ms);
             put_i32(w, self.min_bytes);
             put_i32(w, self.max_bytes);
@@ -92,10 +94,17 @@ pub mod request {
             if version >= 7 { put_i32(w, self.session_id); }
             if version >= 7 { put_i32(w, self.session_epoch); }
             put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; }
-            if version >= 7 { put_array_len(w, flexible, self.forgotten_topics_data.len()); for e in &self.forgotten_topics_data { e.encode(w, version)?; } } else if !(self.forgotten_topics_data.is_empty()) { return Err(WireError::UnsupportedField { field: "FetchRequest.ForgottenTopicsData", version }); }
+            if version >= 7 { put_array_len(w, flexible, self.forgotten_topics_data.len()); for e in &self.forgotten_topics_data { e.encode(w, version)?; } } else if !self.forgotten_topics_data.is_empty() { return Err(WireError::UnsupportedField { field: "FetchRequest.ForgottenTopicsData", version }); }
             if version >= 11 { put_string(w, flexible, &self.rack_id)?; }
-            if !(version >= 15) { if !(self.replica_state == ReplicaState::default()) { return Err(WireError::UnsupportedField { field: "FetchRequest.ReplicaState", version }); } }
-            if flexible { let mut tags = 0u32; if version >= 12 && !(self.cluster_id.is_none()) { tags += 1; } if version >= 15 && !(self.replica_state == ReplicaState::default()) { tags += 1; } put_uvarint(w, tags); if version >= 12 && !(self.cluster_id.is_none()) { put_uvarint(w, 0); let mut t = Vec::new(); match &self.cluster_id { Some(v) => { put_string(&mut t, true, v)?; } None => { put_null_string(&mut t, true); } } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } if version >= 15 && !(self.replica_state == ReplicaState::default()) { put_uvarint(w, 1); let mut t = Vec::new(); self.replica_state.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } }
+            if version < 15 && self.replica_state != ReplicaState::default() { return Err(WireError::UnsupportedField { field: "FetchRequest.ReplicaState", version }); }
+            if flexible {
+                let mut tags = 0u32;
+                if version >= 12 && self.cluster_id.is_some() { tags += 1; }
+                if version >= 15 && self.replica_state != ReplicaState::default() { tags += 1; }
+                put_uvarint(w, tags);
+                if version >= 12 && self.cluster_id.is_some() { put_uvarint(w, 0); let mut t = Vec::new(); match &self.cluster_id { Some(v) => { put_string(&mut t, true, v)?; } None => { put_null_string(&mut t, true); } } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+                if version >= 15 && self.replica_state != ReplicaState::default() { put_uvarint(w, 1); let mut t = Vec::new(); self.replica_state.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+        }
             Ok(())
         }
         /// The fields present in `version`, as one JSON object (snake_case names; bytes and uuids in hex).
@@ -149,8 +158,8 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 12;
-            if version >= 15 { put_i32(w, self.replica_id); } else if !(self.replica_id == -1) { return Err(WireError::UnsupportedField { field: "FetchRequest.ReplicaState.ReplicaId", version }); }
-            if version >= 15 { put_i64(w, self.replica_epoch); } else if !(self.replica_epoch == -1) { return Err(WireError::UnsupportedField { field: "FetchRequest.ReplicaState.ReplicaEpoch", version }); }
+            if version >= 15 { put_i32(w, self.replica_id); } else if self.replica_id != -1 { return Err(WireError::UnsupportedField { field: "FetchRequest.ReplicaState.ReplicaId", version }); }
+            if version >= 15 { put_i64(w, self.replica_epoch); } else if self.replica_epoch != -1 { return Err(WireError::UnsupportedField { field: "FetchRequest.ReplicaState.ReplicaEpoch", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -165,7 +174,7 @@ pub mod request {
     }
 
     /// The topics to fetch.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FetchTopic {
         /// The name of the topic to fetch.
         /// (versions 0-12, ignorable)
@@ -176,16 +185,6 @@ pub mod request {
         /// The partitions to fetch.
         /// (versions 0+)
         pub partitions: Vec<FetchPartition>,
-    }
-
-    impl Default for FetchTopic {
-        fn default() -> Self {
-            Self {
-                topic: String::new(),
-                topic_id: [0u8; 16],
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl FetchTopic {
@@ -275,10 +274,15 @@ pub mod request {
             put_i32(w, self.partition);
             if version >= 9 { put_i32(w, self.current_leader_epoch); }
             put_i64(w, self.fetch_offset);
-            if version >= 12 { put_i32(w, self.last_fetched_epoch); } else if !(self.last_fetched_epoch == -1) { return Err(WireError::UnsupportedField { field: "FetchRequest.FetchPartition.LastFetchedEpoch", version }); }
+            if version >= 12 { put_i32(w, self.last_fetched_epoch); } else if self.last_fetched_epoch != -1 { return Err(WireError::UnsupportedField { field: "FetchRequest.FetchPartition.LastFetchedEpoch", version }); }
             if version >= 5 { put_i64(w, self.log_start_offset); }
             put_i32(w, self.partition_max_bytes);
-            if flexible { let mut tags = 0u32; if version >= 17 && !(self.replica_directory_id == [0u8; 16]) { tags += 1; } put_uvarint(w, tags); if version >= 17 && !(self.replica_directory_id == [0u8; 16]) { put_uvarint(w, 0); let mut t = Vec::new(); put_uuid(&mut t, &self.replica_directory_id); put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } }
+            if flexible {
+                let mut tags = 0u32;
+                if version >= 17 && self.replica_directory_id != [0u8; 16] { tags += 1; }
+                put_uvarint(w, tags);
+                if version >= 17 && self.replica_directory_id != [0u8; 16] { put_uvarint(w, 0); let mut t = Vec::new(); put_uuid(&mut t, &self.replica_directory_id); put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+        }
             Ok(())
         }
         /// The fields present in `version`, as one JSON object (snake_case names; bytes and uuids in hex).
@@ -297,7 +301,7 @@ pub mod request {
     }
 
     /// In an incremental fetch request, the partitions to remove.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ForgottenTopic {
         /// The topic name.
         /// (versions 7-12, ignorable)
@@ -308,16 +312,6 @@ pub mod request {
         /// The partitions indexes to forget.
         /// (versions 7+)
         pub partitions: Vec<i32>,
-    }
-
-    impl Default for ForgottenTopic {
-        fn default() -> Self {
-            Self {
-                topic: String::new(),
-                topic_id: [0u8; 16],
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl ForgottenTopic {
@@ -334,7 +328,7 @@ pub mod request {
             let flexible = version >= 12;
             if (7..=12).contains(&version) { put_string(w, flexible, &self.topic)?; }
             if version >= 13 { put_uuid(w, &self.topic_id); }
-            if version >= 7 { put_array_len(w, flexible, self.partitions.len()); for e in &self.partitions { put_i32(w, *e); } } else if !(self.partitions.is_empty()) { return Err(WireError::UnsupportedField { field: "FetchRequest.ForgottenTopic.Partitions", version }); }
+            if version >= 7 { put_array_len(w, flexible, self.partitions.len()); for e in &self.partitions { put_i32(w, *e); } } else if !self.partitions.is_empty() { return Err(WireError::UnsupportedField { field: "FetchRequest.ForgottenTopic.Partitions", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -353,7 +347,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FetchResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 1+, ignorable)
@@ -372,18 +366,6 @@ pub mod response {
         pub node_endpoints: Vec<NodeEndpoint>,
     }
 
-    impl Default for FetchResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                error_code: 0,
-                session_id: 0,
-                responses: Vec::new(),
-                node_endpoints: Vec::new(),
-            }
-        }
-    }
-
     impl FetchResponse {
         pub fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, WireError> {
             let flexible = version >= 12;
@@ -399,10 +381,15 @@ pub mod response {
             let flexible = version >= 12;
             put_i32(w, self.throttle_time_ms);
             if version >= 7 { put_i16(w, self.error_code); }
-            if version >= 7 { put_i32(w, self.session_id); } else if !(self.session_id == 0) { return Err(WireError::UnsupportedField { field: "FetchResponse.SessionId", version }); }
+            if version >= 7 { put_i32(w, self.session_id); } else if self.session_id != 0 { return Err(WireError::UnsupportedField { field: "FetchResponse.SessionId", version }); }
             put_array_len(w, flexible, self.responses.len()); for e in &self.responses { e.encode(w, version)?; }
-            if !(version >= 16) { if !(self.node_endpoints.is_empty()) { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoints", version }); } }
-            if flexible { let mut tags = 0u32; if version >= 16 && !(self.node_endpoints.is_empty()) { tags += 1; } put_uvarint(w, tags); if version >= 16 && !(self.node_endpoints.is_empty()) { put_uvarint(w, 0); let mut t = Vec::new(); put_array_len(&mut t, true, self.node_endpoints.len()); for e in &self.node_endpoints { e.encode(&mut t, version)?; } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } }
+            if version < 16 && !self.node_endpoints.is_empty() { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoints", version }); }
+            if flexible {
+                let mut tags = 0u32;
+                if version >= 16 && !self.node_endpoints.is_empty() { tags += 1; }
+                put_uvarint(w, tags);
+                if version >= 16 && !self.node_endpoints.is_empty() { put_uvarint(w, 0); let mut t = Vec::new(); put_array_len(&mut t, true, self.node_endpoints.len()); for e in &self.node_endpoints { e.encode(&mut t, version)?; } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+        }
             Ok(())
         }
         /// The fields present in `version`, as one JSON object (snake_case names; bytes and uuids in hex).
@@ -419,7 +406,7 @@ pub mod response {
     }
 
     /// The response topics.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FetchableTopicResponse {
         /// The topic name.
         /// (versions 0-12, ignorable)
@@ -430,16 +417,6 @@ pub mod response {
         /// The topic partitions.
         /// (versions 0+)
         pub partitions: Vec<PartitionData>,
-    }
-
-    impl Default for FetchableTopicResponse {
-        fn default() -> Self {
-            Self {
-                topic: String::new(),
-                topic_id: [0u8; 16],
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl FetchableTopicResponse {
@@ -550,12 +527,21 @@ pub mod response {
             put_i64(w, self.last_stable_offset);
             if version >= 5 { put_i64(w, self.log_start_offset); }
             match &self.aborted_transactions { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => { put_null_array(w, flexible); } }
-            if version >= 11 { put_i32(w, self.preferred_read_replica); } else if !(self.preferred_read_replica == -1) { return Err(WireError::UnsupportedField { field: "FetchResponse.PartitionData.PreferredReadReplica", version }); }
+            if version >= 11 { put_i32(w, self.preferred_read_replica); } else if self.preferred_read_replica != -1 { return Err(WireError::UnsupportedField { field: "FetchResponse.PartitionData.PreferredReadReplica", version }); }
             match &self.records { Some(v) => { put_bytes(w, flexible, v); } None => { put_null_bytes(w, flexible); } }
-            if !(version >= 12) { if !(self.diverging_epoch == EpochEndOffset::default()) { return Err(WireError::UnsupportedField { field: "FetchResponse.PartitionData.DivergingEpoch", version }); } }
-            if !(version >= 12) { if !(self.current_leader == LeaderIdAndEpoch::default()) { return Err(WireError::UnsupportedField { field: "FetchResponse.PartitionData.CurrentLeader", version }); } }
-            if !(version >= 12) { if !(self.snapshot_id == SnapshotId::default()) { return Err(WireError::UnsupportedField { field: "FetchResponse.PartitionData.SnapshotId", version }); } }
-            if flexible { let mut tags = 0u32; if version >= 12 && !(self.diverging_epoch == EpochEndOffset::default()) { tags += 1; } if version >= 12 && !(self.current_leader == LeaderIdAndEpoch::default()) { tags += 1; } if version >= 12 && !(self.snapshot_id == SnapshotId::default()) { tags += 1; } put_uvarint(w, tags); if version >= 12 && !(self.diverging_epoch == EpochEndOffset::default()) { put_uvarint(w, 0); let mut t = Vec::new(); self.diverging_epoch.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } if version >= 12 && !(self.current_leader == LeaderIdAndEpoch::default()) { put_uvarint(w, 1); let mut t = Vec::new(); self.current_leader.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } if version >= 12 && !(self.snapshot_id == SnapshotId::default()) { put_uvarint(w, 2); let mut t = Vec::new(); self.snapshot_id.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } }
+            if version < 12 && self.diverging_epoch != EpochEndOffset::default() { return Err(WireError::UnsupportedField { field: "FetchResponse.PartitionData.DivergingEpoch", version }); }
+            if version < 12 && self.current_leader != LeaderIdAndEpoch::default() { return Err(WireError::UnsupportedField { field: "FetchResponse.PartitionData.CurrentLeader", version }); }
+            if version < 12 && self.snapshot_id != SnapshotId::default() { return Err(WireError::UnsupportedField { field: "FetchResponse.PartitionData.SnapshotId", version }); }
+            if flexible {
+                let mut tags = 0u32;
+                if version >= 12 && self.diverging_epoch != EpochEndOffset::default() { tags += 1; }
+                if version >= 12 && self.current_leader != LeaderIdAndEpoch::default() { tags += 1; }
+                if version >= 12 && self.snapshot_id != SnapshotId::default() { tags += 1; }
+                put_uvarint(w, tags);
+                if version >= 12 && self.diverging_epoch != EpochEndOffset::default() { put_uvarint(w, 0); let mut t = Vec::new(); self.diverging_epoch.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+                if version >= 12 && self.current_leader != LeaderIdAndEpoch::default() { put_uvarint(w, 1); let mut t = Vec::new(); self.current_leader.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+                if version >= 12 && self.snapshot_id != SnapshotId::default() { put_uvarint(w, 2); let mut t = Vec::new(); self.snapshot_id.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+        }
             Ok(())
         }
         /// The fields present in `version`, as one JSON object (snake_case names; bytes and uuids in hex).
@@ -608,8 +594,8 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 12;
-            if version >= 12 { put_i32(w, self.epoch); } else if !(self.epoch == -1) { return Err(WireError::UnsupportedField { field: "FetchResponse.EpochEndOffset.Epoch", version }); }
-            if version >= 12 { put_i64(w, self.end_offset); } else if !(self.end_offset == -1) { return Err(WireError::UnsupportedField { field: "FetchResponse.EpochEndOffset.EndOffset", version }); }
+            if version >= 12 { put_i32(w, self.epoch); } else if self.epoch != -1 { return Err(WireError::UnsupportedField { field: "FetchResponse.EpochEndOffset.Epoch", version }); }
+            if version >= 12 { put_i64(w, self.end_offset); } else if self.end_offset != -1 { return Err(WireError::UnsupportedField { field: "FetchResponse.EpochEndOffset.EndOffset", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -654,8 +640,8 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 12;
-            if version >= 12 { put_i32(w, self.leader_id); } else if !(self.leader_id == -1) { return Err(WireError::UnsupportedField { field: "FetchResponse.LeaderIdAndEpoch.LeaderId", version }); }
-            if version >= 12 { put_i32(w, self.leader_epoch); } else if !(self.leader_epoch == -1) { return Err(WireError::UnsupportedField { field: "FetchResponse.LeaderIdAndEpoch.LeaderEpoch", version }); }
+            if version >= 12 { put_i32(w, self.leader_id); } else if self.leader_id != -1 { return Err(WireError::UnsupportedField { field: "FetchResponse.LeaderIdAndEpoch.LeaderId", version }); }
+            if version >= 12 { put_i32(w, self.leader_epoch); } else if self.leader_epoch != -1 { return Err(WireError::UnsupportedField { field: "FetchResponse.LeaderIdAndEpoch.LeaderEpoch", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -716,7 +702,7 @@ pub mod response {
     }
 
     /// The aborted transactions.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AbortedTransaction {
         /// The producer id associated with the aborted transaction.
         /// (versions 4+)
@@ -724,15 +710,6 @@ pub mod response {
         /// The first offset in the aborted transaction.
         /// (versions 4+)
         pub first_offset: i64,
-    }
-
-    impl Default for AbortedTransaction {
-        fn default() -> Self {
-            Self {
-                producer_id: 0,
-                first_offset: 0,
-            }
-        }
     }
 
     impl AbortedTransaction {
@@ -762,7 +739,7 @@ pub mod response {
     }
 
     /// Endpoints for all current-leaders enumerated in PartitionData, with errors NOT_LEADER_OR_FOLLOWER & FENCED_LEADER_EPOCH.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct NodeEndpoint {
         /// The ID of the associated node.
         /// (versions 16+)
@@ -778,17 +755,6 @@ pub mod response {
         pub rack: Option<String>,
     }
 
-    impl Default for NodeEndpoint {
-        fn default() -> Self {
-            Self {
-                node_id: 0,
-                host: String::new(),
-                port: 0,
-                rack: None,
-            }
-        }
-    }
-
     impl NodeEndpoint {
         pub fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, WireError> {
             let flexible = version >= 12;
@@ -802,10 +768,10 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 12;
-            if version >= 16 { put_i32(w, self.node_id); } else if !(self.node_id == 0) { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoint.NodeId", version }); }
-            if version >= 16 { put_string(w, flexible, &self.host)?; } else if !(self.host.is_empty()) { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoint.Host", version }); }
-            if version >= 16 { put_i32(w, self.port); } else if !(self.port == 0) { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoint.Port", version }); }
-            if version >= 16 { match &self.rack { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.rack.is_none()) { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoint.Rack", version }); }
+            if version >= 16 { put_i32(w, self.node_id); } else if self.node_id != 0 { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoint.NodeId", version }); }
+            if version >= 16 { put_string(w, flexible, &self.host)?; } else if !self.host.is_empty() { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoint.Host", version }); }
+            if version >= 16 { put_i32(w, self.port); } else if self.port != 0 { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoint.Port", version }); }
+            if version >= 16 { match &self.rack { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.rack.is_some() { return Err(WireError::UnsupportedField { field: "FetchResponse.NodeEndpoint.Rack", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FindCoordinatorRequest {
         /// The coordinator key.
         /// (versions 0-3)
@@ -17,16 +19,6 @@ pub mod request {
         /// The coordinator keys.
         /// (versions 4+)
         pub coordinator_keys: Vec<String>,
-    }
-
-    impl Default for FindCoordinatorRequest {
-        fn default() -> Self {
-            Self {
-                key: String::new(),
-                key_type: 0,
-                coordinator_keys: Vec::new(),
-            }
-        }
     }
 
     impl FindCoordinatorRequest {
@@ -41,9 +33,9 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 3;
-            if version <= 3 { put_string(w, flexible, &self.key)?; } else if !(self.key.is_empty()) { return Err(WireError::UnsupportedField { field: "FindCoordinatorRequest.Key", version }); }
-            if version >= 1 { put_i8(w, self.key_type); } else if !(self.key_type == 0) { return Err(WireError::UnsupportedField { field: "FindCoordinatorRequest.KeyType", version }); }
-            if version >= 4 { put_array_len(w, flexible, self.coordinator_keys.len()); for e in &self.coordinator_keys { put_string(w, flexible, e)?; } } else if !(self.coordinator_keys.is_empty()) { return Err(WireError::UnsupportedField { field: "FindCoordinatorRequest.CoordinatorKeys", version }); }
+            if version <= 3 { put_string(w, flexible, &self.key)?; } else if !self.key.is_empty() { return Err(WireError::UnsupportedField { field: "FindCoordinatorRequest.Key", version }); }
+            if version >= 1 { put_i8(w, self.key_type); } else if self.key_type != 0 { return Err(WireError::UnsupportedField { field: "FindCoordinatorRequest.KeyType", version }); }
+            if version >= 4 { put_array_len(w, flexible, self.coordinator_keys.len()); for e in &self.coordinator_keys { put_string(w, flexible, e)?; } } else if !self.coordinator_keys.is_empty() { return Err(WireError::UnsupportedField { field: "FindCoordinatorRequest.CoordinatorKeys", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -118,12 +110,12 @@ pub mod response {
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 3;
             if version >= 1 { put_i32(w, self.throttle_time_ms); }
-            if version <= 3 { put_i16(w, self.error_code); } else if !(self.error_code == 0) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.ErrorCode", version }); }
+            if version <= 3 { put_i16(w, self.error_code); } else if self.error_code != 0 { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.ErrorCode", version }); }
             if (1..=3).contains(&version) { match &self.error_message { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
-            if version <= 3 { put_i32(w, self.node_id); } else if !(self.node_id == 0) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.NodeId", version }); }
-            if version <= 3 { put_string(w, flexible, &self.host)?; } else if !(self.host.is_empty()) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Host", version }); }
-            if version <= 3 { put_i32(w, self.port); } else if !(self.port == 0) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Port", version }); }
-            if version >= 4 { put_array_len(w, flexible, self.coordinators.len()); for e in &self.coordinators { e.encode(w, version)?; } } else if !(self.coordinators.is_empty()) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinators", version }); }
+            if version <= 3 { put_i32(w, self.node_id); } else if self.node_id != 0 { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.NodeId", version }); }
+            if version <= 3 { put_string(w, flexible, &self.host)?; } else if !self.host.is_empty() { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Host", version }); }
+            if version <= 3 { put_i32(w, self.port); } else if self.port != 0 { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Port", version }); }
+            if version >= 4 { put_array_len(w, flexible, self.coordinators.len()); for e in &self.coordinators { e.encode(w, version)?; } } else if !self.coordinators.is_empty() { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinators", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -193,11 +185,11 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 3;
-            if version >= 4 { put_string(w, flexible, &self.key)?; } else if !(self.key.is_empty()) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.Key", version }); }
-            if version >= 4 { put_i32(w, self.node_id); } else if !(self.node_id == 0) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.NodeId", version }); }
-            if version >= 4 { put_string(w, flexible, &self.host)?; } else if !(self.host.is_empty()) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.Host", version }); }
-            if version >= 4 { put_i32(w, self.port); } else if !(self.port == 0) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.Port", version }); }
-            if version >= 4 { put_i16(w, self.error_code); } else if !(self.error_code == 0) { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.ErrorCode", version }); }
+            if version >= 4 { put_string(w, flexible, &self.key)?; } else if !self.key.is_empty() { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.Key", version }); }
+            if version >= 4 { put_i32(w, self.node_id); } else if self.node_id != 0 { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.NodeId", version }); }
+            if version >= 4 { put_string(w, flexible, &self.host)?; } else if !self.host.is_empty() { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.Host", version }); }
+            if version >= 4 { put_i32(w, self.port); } else if self.port != 0 { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.Port", version }); }
+            if version >= 4 { put_i16(w, self.error_code); } else if self.error_code != 0 { return Err(WireError::UnsupportedField { field: "FindCoordinatorResponse.Coordinator.ErrorCode", version }); }
             if version >= 4 { match &self.error_message { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
             if flexible { put_uvarint(w, 0); }
             Ok(())

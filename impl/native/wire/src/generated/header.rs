@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request_header {
@@ -69,19 +71,11 @@ pub mod request_header {
 pub mod response_header {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ResponseHeader {
         /// The correlation ID of this response.
         /// (versions 0+)
         pub correlation_id: i32,
-    }
-
-    impl Default for ResponseHeader {
-        fn default() -> Self {
-            Self {
-                correlation_id: 0,
-            }
-        }
     }
 
     impl ResponseHeader {

@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct HeartbeatRequest {
         /// The group id.
         /// (versions 0+)
@@ -20,17 +22,6 @@ pub mod request {
         /// The unique identifier of the consumer instance provided by end user.
         /// (versions 3+, nullable 3+, default null)
         pub group_instance_id: Option<String>,
-    }
-
-    impl Default for HeartbeatRequest {
-        fn default() -> Self {
-            Self {
-                group_id: String::new(),
-                generation_id: 0,
-                member_id: String::new(),
-                group_instance_id: None,
-            }
-        }
     }
 
     impl HeartbeatRequest {
@@ -49,7 +40,7 @@ pub mod request {
             put_string(w, flexible, &self.group_id)?;
             put_i32(w, self.generation_id);
             put_string(w, flexible, &self.member_id)?;
-            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.group_instance_id.is_none()) { return Err(WireError::UnsupportedField { field: "HeartbeatRequest.GroupInstanceId", version }); }
+            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.group_instance_id.is_some() { return Err(WireError::UnsupportedField { field: "HeartbeatRequest.GroupInstanceId", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -69,7 +60,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct HeartbeatResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 1+, ignorable)
@@ -77,15 +68,6 @@ pub mod response {
         /// The error code, or 0 if there was no error.
         /// (versions 0+)
         pub error_code: i16,
-    }
-
-    impl Default for HeartbeatResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                error_code: 0,
-            }
-        }
     }
 
     impl HeartbeatResponse {

@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -48,8 +50,8 @@ pub mod request {
             let flexible = version >= 2;
             match &self.transactional_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } }
             put_i32(w, self.transaction_timeout_ms);
-            if version >= 3 { put_i64(w, self.producer_id); } else if !(self.producer_id == -1) { return Err(WireError::UnsupportedField { field: "InitProducerIdRequest.ProducerId", version }); }
-            if version >= 3 { put_i16(w, self.producer_epoch); } else if !(self.producer_epoch == -1) { return Err(WireError::UnsupportedField { field: "InitProducerIdRequest.ProducerEpoch", version }); }
+            if version >= 3 { put_i64(w, self.producer_id); } else if self.producer_id != -1 { return Err(WireError::UnsupportedField { field: "InitProducerIdRequest.ProducerId", version }); }
+            if version >= 3 { put_i16(w, self.producer_epoch); } else if self.producer_epoch != -1 { return Err(WireError::UnsupportedField { field: "InitProducerIdRequest.ProducerEpoch", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

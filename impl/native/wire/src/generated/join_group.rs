@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -70,7 +72,7 @@ pub mod request {
             put_i32(w, self.session_timeout_ms);
             if version >= 1 { put_i32(w, self.rebalance_timeout_ms); }
             put_string(w, flexible, &self.member_id)?;
-            if version >= 5 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.group_instance_id.is_none()) { return Err(WireError::UnsupportedField { field: "JoinGroupRequest.GroupInstanceId", version }); }
+            if version >= 5 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.group_instance_id.is_some() { return Err(WireError::UnsupportedField { field: "JoinGroupRequest.GroupInstanceId", version }); }
             put_string(w, flexible, &self.protocol_type)?;
             put_array_len(w, flexible, self.protocols.len()); for e in &self.protocols { e.encode(w, version)?; }
             if version >= 8 { match &self.reason { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
@@ -94,7 +96,7 @@ pub mod request {
     }
 
     /// The list of protocols that the member supports.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct JoinGroupRequestProtocol {
         /// The protocol name.
         /// (versions 0+)
@@ -102,15 +104,6 @@ pub mod request {
         /// The protocol metadata.
         /// (versions 0+)
         pub metadata: Vec<u8>,
-    }
-
-    impl Default for JoinGroupRequestProtocol {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                metadata: Vec::new(),
-            }
-        }
     }
 
     impl JoinGroupRequestProtocol {
@@ -214,7 +207,7 @@ pub mod response {
             if version >= 7 { match &self.protocol_type { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
             if version >= 7 { match &self.protocol_name { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else { match &self.protocol_name { Some(v) => { put_string(w, flexible, v)?; } None => return Err(WireError::NullNotAllowed { field: "JoinGroupResponse.ProtocolName", version }), } }
             put_string(w, flexible, &self.leader)?;
-            if version >= 9 { put_bool(w, self.skip_assignment); } else if !(self.skip_assignment == false) { return Err(WireError::UnsupportedField { field: "JoinGroupResponse.SkipAssignment", version }); }
+            if version >= 9 { put_bool(w, self.skip_assignment); } else if self.skip_assignment { return Err(WireError::UnsupportedField { field: "JoinGroupResponse.SkipAssignment", version }); }
             put_string(w, flexible, &self.member_id)?;
             put_array_len(w, flexible, self.members.len()); for e in &self.members { e.encode(w, version)?; }
             if flexible { put_uvarint(w, 0); }
@@ -238,7 +231,7 @@ pub mod response {
     }
 
     /// The group members.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct JoinGroupResponseMember {
         /// The group member ID.
         /// (versions 0+)
@@ -249,16 +242,6 @@ pub mod response {
         /// The group member metadata.
         /// (versions 0+)
         pub metadata: Vec<u8>,
-    }
-
-    impl Default for JoinGroupResponseMember {
-        fn default() -> Self {
-            Self {
-                member_id: String::new(),
-                group_instance_id: None,
-                metadata: Vec::new(),
-            }
-        }
     }
 
     impl JoinGroupResponseMember {

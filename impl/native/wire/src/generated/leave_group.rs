@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct LeaveGroupRequest {
         /// The ID of the group to leave.
         /// (versions 0+)
@@ -17,16 +19,6 @@ pub mod request {
         /// List of leaving member identities.
         /// (versions 3+)
         pub members: Vec<MemberIdentity>,
-    }
-
-    impl Default for LeaveGroupRequest {
-        fn default() -> Self {
-            Self {
-                group_id: String::new(),
-                member_id: String::new(),
-                members: Vec::new(),
-            }
-        }
     }
 
     impl LeaveGroupRequest {
@@ -42,8 +34,8 @@ pub mod request {
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 4;
             put_string(w, flexible, &self.group_id)?;
-            if version <= 2 { put_string(w, flexible, &self.member_id)?; } else if !(self.member_id.is_empty()) { return Err(WireError::UnsupportedField { field: "LeaveGroupRequest.MemberId", version }); }
-            if version >= 3 { put_array_len(w, flexible, self.members.len()); for e in &self.members { e.encode(w, version)?; } } else if !(self.members.is_empty()) { return Err(WireError::UnsupportedField { field: "LeaveGroupRequest.Members", version }); }
+            if version <= 2 { put_string(w, flexible, &self.member_id)?; } else if !self.member_id.is_empty() { return Err(WireError::UnsupportedField { field: "LeaveGroupRequest.MemberId", version }); }
+            if version >= 3 { put_array_len(w, flexible, self.members.len()); for e in &self.members { e.encode(w, version)?; } } else if !self.members.is_empty() { return Err(WireError::UnsupportedField { field: "LeaveGroupRequest.Members", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -59,7 +51,7 @@ pub mod request {
     }
 
     /// List of leaving member identities.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct MemberIdentity {
         /// The member ID to remove from the group.
         /// (versions 3+)
@@ -70,16 +62,6 @@ pub mod request {
         /// The reason why the member left the group.
         /// (versions 5+, nullable 5+, default null, ignorable)
         pub reason: Option<String>,
-    }
-
-    impl Default for MemberIdentity {
-        fn default() -> Self {
-            Self {
-                member_id: String::new(),
-                group_instance_id: None,
-                reason: None,
-            }
-        }
     }
 
     impl MemberIdentity {
@@ -94,8 +76,8 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 4;
-            if version >= 3 { put_string(w, flexible, &self.member_id)?; } else if !(self.member_id.is_empty()) { return Err(WireError::UnsupportedField { field: "LeaveGroupRequest.MemberIdentity.MemberId", version }); }
-            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.group_instance_id.is_none()) { return Err(WireError::UnsupportedField { field: "LeaveGroupRequest.MemberIdentity.GroupInstanceId", version }); }
+            if version >= 3 { put_string(w, flexible, &self.member_id)?; } else if !self.member_id.is_empty() { return Err(WireError::UnsupportedField { field: "LeaveGroupRequest.MemberIdentity.MemberId", version }); }
+            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.group_instance_id.is_some() { return Err(WireError::UnsupportedField { field: "LeaveGroupRequest.MemberIdentity.GroupInstanceId", version }); }
             if version >= 5 { match &self.reason { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
             if flexible { put_uvarint(w, 0); }
             Ok(())
@@ -115,7 +97,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct LeaveGroupResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 1+, ignorable)
@@ -126,16 +108,6 @@ pub mod response {
         /// List of leaving member responses.
         /// (versions 3+)
         pub members: Vec<MemberResponse>,
-    }
-
-    impl Default for LeaveGroupResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                error_code: 0,
-                members: Vec::new(),
-            }
-        }
     }
 
     impl LeaveGroupResponse {
@@ -152,7 +124,7 @@ pub mod response {
             let flexible = version >= 4;
             if version >= 1 { put_i32(w, self.throttle_time_ms); }
             put_i16(w, self.error_code);
-            if version >= 3 { put_array_len(w, flexible, self.members.len()); for e in &self.members { e.encode(w, version)?; } } else if !(self.members.is_empty()) { return Err(WireError::UnsupportedField { field: "LeaveGroupResponse.Members", version }); }
+            if version >= 3 { put_array_len(w, flexible, self.members.len()); for e in &self.members { e.encode(w, version)?; } } else if !self.members.is_empty() { return Err(WireError::UnsupportedField { field: "LeaveGroupResponse.Members", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -203,9 +175,9 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 4;
-            if version >= 3 { put_string(w, flexible, &self.member_id)?; } else if !(self.member_id.is_empty()) { return Err(WireError::UnsupportedField { field: "LeaveGroupResponse.MemberResponse.MemberId", version }); }
-            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.group_instance_id.as_ref() == Some(&String::new())) { return Err(WireError::UnsupportedField { field: "LeaveGroupResponse.MemberResponse.GroupInstanceId", version }); }
-            if version >= 3 { put_i16(w, self.error_code); } else if !(self.error_code == 0) { return Err(WireError::UnsupportedField { field: "LeaveGroupResponse.MemberResponse.ErrorCode", version }); }
+            if version >= 3 { put_string(w, flexible, &self.member_id)?; } else if !self.member_id.is_empty() { return Err(WireError::UnsupportedField { field: "LeaveGroupResponse.MemberResponse.MemberId", version }); }
+            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.group_instance_id.as_ref().is_none_or(|v| !v.is_empty()) { return Err(WireError::UnsupportedField { field: "LeaveGroupResponse.MemberResponse.GroupInstanceId", version }); }
+            if version >= 3 { put_i16(w, self.error_code); } else if self.error_code != 0 { return Err(WireError::UnsupportedField { field: "LeaveGroupResponse.MemberResponse.ErrorCode", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListGroupsRequest {
         /// The states of the groups we want to list. If empty, all groups are returned with their state.
         /// (versions 4+)
@@ -14,15 +16,6 @@ pub mod request {
         /// The types of the groups we want to list. If empty, all groups are returned with their type.
         /// (versions 5+)
         pub types_filter: Vec<String>,
-    }
-
-    impl Default for ListGroupsRequest {
-        fn default() -> Self {
-            Self {
-                states_filter: Vec::new(),
-                types_filter: Vec::new(),
-            }
-        }
     }
 
     impl ListGroupsRequest {
@@ -36,8 +29,8 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 3;
-            if version >= 4 { put_array_len(w, flexible, self.states_filter.len()); for e in &self.states_filter { put_string(w, flexible, e)?; } } else if !(self.states_filter.is_empty()) { return Err(WireError::UnsupportedField { field: "ListGroupsRequest.StatesFilter", version }); }
-            if version >= 5 { put_array_len(w, flexible, self.types_filter.len()); for e in &self.types_filter { put_string(w, flexible, e)?; } } else if !(self.types_filter.is_empty()) { return Err(WireError::UnsupportedField { field: "ListGroupsRequest.TypesFilter", version }); }
+            if version >= 4 { put_array_len(w, flexible, self.states_filter.len()); for e in &self.states_filter { put_string(w, flexible, e)?; } } else if !self.states_filter.is_empty() { return Err(WireError::UnsupportedField { field: "ListGroupsRequest.StatesFilter", version }); }
+            if version >= 5 { put_array_len(w, flexible, self.types_filter.len()); for e in &self.types_filter { put_string(w, flexible, e)?; } } else if !self.types_filter.is_empty() { return Err(WireError::UnsupportedField { field: "ListGroupsRequest.TypesFilter", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -55,7 +48,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListGroupsResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 1+, ignorable)
@@ -66,16 +59,6 @@ pub mod response {
         /// Each group in the response.
         /// (versions 0+)
         pub groups: Vec<ListedGroup>,
-    }
-
-    impl Default for ListGroupsResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                error_code: 0,
-                groups: Vec::new(),
-            }
-        }
     }
 
     impl ListGroupsResponse {
@@ -108,7 +91,7 @@ pub mod response {
     }
 
     /// Each group in the response.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListedGroup {
         /// The group ID.
         /// (versions 0+)
@@ -122,17 +105,6 @@ pub mod response {
         /// The group type name.
         /// (versions 5+, ignorable)
         pub group_type: String,
-    }
-
-    impl Default for ListedGroup {
-        fn default() -> Self {
-            Self {
-                group_id: String::new(),
-                protocol_type: String::new(),
-                group_state: String::new(),
-                group_type: String::new(),
-            }
-        }
     }
 
     impl ListedGroup {

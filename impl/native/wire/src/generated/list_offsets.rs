@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListOffsetsRequest {
         /// The broker ID of the requester, or -1 if this request is being made by a normal consumer.
         /// (versions 0+)
@@ -20,17 +22,6 @@ pub mod request {
         /// The timeout to await a response in milliseconds for requests that require reading from remote storage for topics enabled with tiered storage.
         /// (versions 10+, ignorable)
         pub timeout_ms: i32,
-    }
-
-    impl Default for ListOffsetsRequest {
-        fn default() -> Self {
-            Self {
-                replica_id: 0,
-                isolation_level: 0,
-                topics: Vec::new(),
-                timeout_ms: 0,
-            }
-        }
     }
 
     impl ListOffsetsRequest {
@@ -47,7 +38,7 @@ pub mod request {
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
             put_i32(w, self.replica_id);
-            if version >= 2 { put_i8(w, self.isolation_level); } else if !(self.isolation_level == 0) { return Err(WireError::UnsupportedField { field: "ListOffsetsRequest.IsolationLevel", version }); }
+            if version >= 2 { put_i8(w, self.isolation_level); } else if self.isolation_level != 0 { return Err(WireError::UnsupportedField { field: "ListOffsetsRequest.IsolationLevel", version }); }
             put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; }
             if version >= 10 { put_i32(w, self.timeout_ms); }
             if flexible { put_uvarint(w, 0); }
@@ -66,7 +57,7 @@ pub mod request {
     }
 
     /// Each topic in the request.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListOffsetsTopic {
         /// The topic name.
         /// (versions 0+)
@@ -74,15 +65,6 @@ pub mod request {
         /// Each partition in the request.
         /// (versions 0+)
         pub partitions: Vec<ListOffsetsPartition>,
-    }
-
-    impl Default for ListOffsetsTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl ListOffsetsTopic {
@@ -168,7 +150,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListOffsetsResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 2+, ignorable)
@@ -176,15 +158,6 @@ pub mod response {
         /// Each topic in the response.
         /// (versions 0+)
         pub topics: Vec<ListOffsetsTopicResponse>,
-    }
-
-    impl Default for ListOffsetsResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl ListOffsetsResponse {
@@ -214,7 +187,7 @@ pub mod response {
     }
 
     /// Each topic in the response.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListOffsetsTopicResponse {
         /// The topic name.
         /// (versions 0+)
@@ -222,15 +195,6 @@ pub mod response {
         /// Each partition in the response.
         /// (versions 0+)
         pub partitions: Vec<ListOffsetsPartitionResponse>,
-    }
-
-    impl Default for ListOffsetsTopicResponse {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl ListOffsetsTopicResponse {
@@ -309,7 +273,7 @@ pub mod response {
             put_i16(w, self.error_code);
             put_i64(w, self.timestamp);
             put_i64(w, self.offset);
-            if version >= 4 { put_i32(w, self.leader_epoch); } else if !(self.leader_epoch == -1) { return Err(WireError::UnsupportedField { field: "ListOffsetsResponse.ListOffsetsPartitionResponse.LeaderEpoch", version }); }
+            if version >= 4 { put_i32(w, self.leader_epoch); } else if self.leader_epoch != -1 { return Err(WireError::UnsupportedField { field: "ListOffsetsResponse.ListOffsetsPartitionResponse.LeaderEpoch", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -43,7 +45,7 @@ pub mod request {
             let flexible = true;
             put_array_len(w, flexible, self.state_filters.len()); for e in &self.state_filters { put_string(w, flexible, e)?; }
             put_array_len(w, flexible, self.producer_id_filters.len()); for e in &self.producer_id_filters { put_i64(w, *e); }
-            if version >= 1 { put_i64(w, self.duration_filter); } else if !(self.duration_filter == -1) { return Err(WireError::UnsupportedField { field: "ListTransactionsRequest.DurationFilter", version }); }
+            if version >= 1 { put_i64(w, self.duration_filter); } else if self.duration_filter != -1 { return Err(WireError::UnsupportedField { field: "ListTransactionsRequest.DurationFilter", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -62,7 +64,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ListTransactionsResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -76,17 +78,6 @@ pub mod response {
         /// The current state of the transaction for the transactional id.
         /// (versions 0+)
         pub transaction_states: Vec<TransactionState>,
-    }
-
-    impl Default for ListTransactionsResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                error_code: 0,
-                unknown_state_filters: Vec::new(),
-                transaction_states: Vec::new(),
-            }
-        }
     }
 
     impl ListTransactionsResponse {
@@ -122,7 +113,7 @@ pub mod response {
     }
 
     /// The current state of the transaction for the transactional id.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TransactionState {
         /// The transactional id.
         /// (versions 0+)
@@ -133,16 +124,6 @@ pub mod response {
         /// The current transaction state of the producer.
         /// (versions 0+)
         pub transaction_state: String,
-    }
-
-    impl Default for TransactionState {
-        fn default() -> Self {
-            Self {
-                transactional_id: String::new(),
-                producer_id: 0,
-                transaction_state: String::new(),
-            }
-        }
     }
 
     impl TransactionState {

@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -47,9 +49,9 @@ pub mod request {
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 9;
             if version >= 1 { match &self.topics { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => { put_null_array(w, flexible); } } } else { match &self.topics { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => return Err(WireError::NullNotAllowed { field: "MetadataRequest.Topics", version }), } }
-            if version >= 4 { put_bool(w, self.allow_auto_topic_creation); } else if !(self.allow_auto_topic_creation == true) { return Err(WireError::UnsupportedField { field: "MetadataRequest.AllowAutoTopicCreation", version }); }
-            if (8..=10).contains(&version) { put_bool(w, self.include_cluster_authorized_operations); } else if !(self.include_cluster_authorized_operations == false) { return Err(WireError::UnsupportedField { field: "MetadataRequest.IncludeClusterAuthorizedOperations", version }); }
-            if version >= 8 { put_bool(w, self.include_topic_authorized_operations); } else if !(self.include_topic_authorized_operations == false) { return Err(WireError::UnsupportedField { field: "MetadataRequest.IncludeTopicAuthorizedOperations", version }); }
+            if version >= 4 { put_bool(w, self.allow_auto_topic_creation); } else if !self.allow_auto_topic_creation { return Err(WireError::UnsupportedField { field: "MetadataRequest.AllowAutoTopicCreation", version }); }
+            if (8..=10).contains(&version) { put_bool(w, self.include_cluster_authorized_operations); } else if self.include_cluster_authorized_operations { return Err(WireError::UnsupportedField { field: "MetadataRequest.IncludeClusterAuthorizedOperations", version }); }
+            if version >= 8 { put_bool(w, self.include_topic_authorized_operations); } else if self.include_topic_authorized_operations { return Err(WireError::UnsupportedField { field: "MetadataRequest.IncludeTopicAuthorizedOperations", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -175,7 +177,7 @@ pub mod response {
             if version >= 2 { match &self.cluster_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
             if version >= 1 { put_i32(w, self.controller_id); }
             put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; }
-            if (8..=10).contains(&version) { put_i32(w, self.cluster_authorized_operations); } else if !(self.cluster_authorized_operations == -2147483648) { return Err(WireError::UnsupportedField { field: "MetadataResponse.ClusterAuthorizedOperations", version }); }
+            if (8..=10).contains(&version) { put_i32(w, self.cluster_authorized_operations); } else if self.cluster_authorized_operations != -2147483648 { return Err(WireError::UnsupportedField { field: "MetadataResponse.ClusterAuthorizedOperations", version }); }
             if version >= 13 { put_i16(w, self.error_code); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
@@ -196,7 +198,7 @@ pub mod response {
     }
 
     /// A list of brokers present in the cluster.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct MetadataResponseBroker {
         /// The broker ID.
         /// (versions 0+)
@@ -210,17 +212,6 @@ pub mod response {
         /// The rack of the broker, or null if it has not been assigned to a rack.
         /// (versions 1+, nullable 1+, default null, ignorable)
         pub rack: Option<String>,
-    }
-
-    impl Default for MetadataResponseBroker {
-        fn default() -> Self {
-            Self {
-                node_id: 0,
-                host: String::new(),
-                port: 0,
-                rack: None,
-            }
-        }
     }
 
     impl MetadataResponseBroker {
@@ -311,7 +302,7 @@ pub mod response {
             if version >= 10 { put_uuid(w, &self.topic_id); }
             if version >= 1 { put_bool(w, self.is_internal); }
             put_array_len(w, flexible, self.partitions.len()); for e in &self.partitions { e.encode(w, version)?; }
-            if version >= 8 { put_i32(w, self.topic_authorized_operations); } else if !(self.topic_authorized_operations == -2147483648) { return Err(WireError::UnsupportedField { field: "MetadataResponse.MetadataResponseTopic.TopicAuthorizedOperations", version }); }
+            if version >= 8 { put_i32(w, self.topic_authorized_operations); } else if self.topic_authorized_operations != -2147483648 { return Err(WireError::UnsupportedField { field: "MetadataResponse.MetadataResponseTopic.TopicAuthorizedOperations", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

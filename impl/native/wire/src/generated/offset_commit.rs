@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -59,7 +61,7 @@ pub mod request {
             put_string(w, flexible, &self.group_id)?;
             put_i32(w, self.generation_id_or_member_epoch);
             put_string(w, flexible, &self.member_id)?;
-            if version >= 7 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.group_instance_id.is_none()) { return Err(WireError::UnsupportedField { field: "OffsetCommitRequest.GroupInstanceId", version }); }
+            if version >= 7 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.group_instance_id.is_some() { return Err(WireError::UnsupportedField { field: "OffsetCommitRequest.GroupInstanceId", version }); }
             if version <= 4 { put_i64(w, self.retention_time_ms); }
             put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; }
             if flexible { put_uvarint(w, 0); }
@@ -80,7 +82,7 @@ pub mod request {
     }
 
     /// The topics to commit offsets for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetCommitRequestTopic {
         /// The topic name.
         /// (versions 0+)
@@ -88,15 +90,6 @@ pub mod request {
         /// Each partition to commit offsets for.
         /// (versions 0+)
         pub partitions: Vec<OffsetCommitRequestPartition>,
-    }
-
-    impl Default for OffsetCommitRequestTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl OffsetCommitRequestTopic {
@@ -189,7 +182,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetCommitResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 3+, ignorable)
@@ -197,15 +190,6 @@ pub mod response {
         /// The responses for each topic.
         /// (versions 0+)
         pub topics: Vec<OffsetCommitResponseTopic>,
-    }
-
-    impl Default for OffsetCommitResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl OffsetCommitResponse {
@@ -235,7 +219,7 @@ pub mod response {
     }
 
     /// The responses for each topic.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetCommitResponseTopic {
         /// The topic name.
         /// (versions 0+)
@@ -243,15 +227,6 @@ pub mod response {
         /// The responses for each partition in the topic.
         /// (versions 0+)
         pub partitions: Vec<OffsetCommitResponsePartition>,
-    }
-
-    impl Default for OffsetCommitResponseTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl OffsetCommitResponseTopic {
@@ -281,7 +256,7 @@ pub mod response {
     }
 
     /// The responses for each partition in the topic.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetCommitResponsePartition {
         /// The partition index.
         /// (versions 0+)
@@ -289,15 +264,6 @@ pub mod response {
         /// The error code, or 0 if there was no error.
         /// (versions 0+)
         pub error_code: i16,
-    }
-
-    impl Default for OffsetCommitResponsePartition {
-        fn default() -> Self {
-            Self {
-                partition_index: 0,
-                error_code: 0,
-            }
-        }
     }
 
     impl OffsetCommitResponsePartition {

@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetDeleteRequest {
         /// The unique group identifier.
         /// (versions 0+)
@@ -14,15 +16,6 @@ pub mod request {
         /// The topics to delete offsets for.
         /// (versions 0+)
         pub topics: Vec<OffsetDeleteRequestTopic>,
-    }
-
-    impl Default for OffsetDeleteRequest {
-        fn default() -> Self {
-            Self {
-                group_id: String::new(),
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl OffsetDeleteRequest {
@@ -50,7 +43,7 @@ pub mod request {
     }
 
     /// The topics to delete offsets for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetDeleteRequestTopic {
         /// The topic name.
         /// (versions 0+)
@@ -58,15 +51,6 @@ pub mod request {
         /// Each partition to delete offsets for.
         /// (versions 0+)
         pub partitions: Vec<OffsetDeleteRequestPartition>,
-    }
-
-    impl Default for OffsetDeleteRequestTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl OffsetDeleteRequestTopic {
@@ -94,19 +78,11 @@ pub mod request {
     }
 
     /// Each partition to delete offsets for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetDeleteRequestPartition {
         /// The partition index.
         /// (versions 0+)
         pub partition_index: i32,
-    }
-
-    impl Default for OffsetDeleteRequestPartition {
-        fn default() -> Self {
-            Self {
-                partition_index: 0,
-            }
-        }
     }
 
     impl OffsetDeleteRequestPartition {
@@ -132,7 +108,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetDeleteResponse {
         /// The top-level error code, or 0 if there was no error.
         /// (versions 0+)
@@ -143,16 +119,6 @@ pub mod response {
         /// The responses for each topic.
         /// (versions 0+)
         pub topics: Vec<OffsetDeleteResponseTopic>,
-    }
-
-    impl Default for OffsetDeleteResponse {
-        fn default() -> Self {
-            Self {
-                error_code: 0,
-                throttle_time_ms: 0,
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl OffsetDeleteResponse {
@@ -183,7 +149,7 @@ pub mod response {
     }
 
     /// The responses for each topic.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetDeleteResponseTopic {
         /// The topic name.
         /// (versions 0+)
@@ -191,15 +157,6 @@ pub mod response {
         /// The responses for each partition in the topic.
         /// (versions 0+)
         pub partitions: Vec<OffsetDeleteResponsePartition>,
-    }
-
-    impl Default for OffsetDeleteResponseTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl OffsetDeleteResponseTopic {
@@ -227,7 +184,7 @@ pub mod response {
     }
 
     /// The responses for each partition in the topic.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetDeleteResponsePartition {
         /// The partition index.
         /// (versions 0+)
@@ -235,15 +192,6 @@ pub mod response {
         /// The error code, or 0 if there was no error.
         /// (versions 0+)
         pub error_code: i16,
-    }
-
-    impl Default for OffsetDeleteResponsePartition {
-        fn default() -> Self {
-            Self {
-                partition_index: 0,
-                error_code: 0,
-            }
-        }
     }
 
     impl OffsetDeleteResponsePartition {

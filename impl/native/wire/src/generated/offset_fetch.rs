@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -46,10 +48,10 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
-            if version <= 7 { put_string(w, flexible, &self.group_id)?; } else if !(self.group_id.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.GroupId", version }); }
-            if version <= 7 { if version >= 2 { match &self.topics { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => { put_null_array(w, flexible); } } } else { match &self.topics { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => return Err(WireError::NullNotAllowed { field: "OffsetFetchRequest.Topics", version }), } } } else if !(self.topics.as_ref().is_some_and(|v| v.is_empty())) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.Topics", version }); }
-            if version >= 8 { put_array_len(w, flexible, self.groups.len()); for e in &self.groups { e.encode(w, version)?; } } else if !(self.groups.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.Groups", version }); }
-            if version >= 7 { put_bool(w, self.require_stable); } else if !(self.require_stable == false) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.RequireStable", version }); }
+            if version <= 7 { put_string(w, flexible, &self.group_id)?; } else if !self.group_id.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.GroupId", version }); }
+            if version <= 7 { if version >= 2 { match &self.topics { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => { put_null_array(w, flexible); } } } else { match &self.topics { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => return Err(WireError::NullNotAllowed { field: "OffsetFetchRequest.Topics", version }), } } } else if self.topics.as_ref().is_none_or(|v| !v.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.Topics", version }); }
+            if version >= 8 { put_array_len(w, flexible, self.groups.len()); for e in &self.groups { e.encode(w, version)?; } } else if !self.groups.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.Groups", version }); }
+            if version >= 7 { put_bool(w, self.require_stable); } else if self.require_stable { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.RequireStable", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -66,7 +68,7 @@ pub mod request {
     }
 
     /// Each topic we would like to fetch offsets for, or null to fetch offsets for all topics.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetFetchRequestTopic {
         /// The topic name.
         /// (versions 0-7)
@@ -74,15 +76,6 @@ pub mod request {
         /// The partition indexes we would like to fetch offsets for.
         /// (versions 0-7)
         pub partition_indexes: Vec<i32>,
-    }
-
-    impl Default for OffsetFetchRequestTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partition_indexes: Vec::new(),
-            }
-        }
     }
 
     impl OffsetFetchRequestTopic {
@@ -96,8 +89,8 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
-            if version <= 7 { put_string(w, flexible, &self.name)?; } else if !(self.name.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestTopic.Name", version }); }
-            if version <= 7 { put_array_len(w, flexible, self.partition_indexes.len()); for e in &self.partition_indexes { put_i32(w, *e); } } else if !(self.partition_indexes.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestTopic.PartitionIndexes", version }); }
+            if version <= 7 { put_string(w, flexible, &self.name)?; } else if !self.name.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestTopic.Name", version }); }
+            if version <= 7 { put_array_len(w, flexible, self.partition_indexes.len()); for e in &self.partition_indexes { put_i32(w, *e); } } else if !self.partition_indexes.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestTopic.PartitionIndexes", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -152,10 +145,10 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
-            if version >= 8 { put_string(w, flexible, &self.group_id)?; } else if !(self.group_id.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestGroup.GroupId", version }); }
+            if version >= 8 { put_string(w, flexible, &self.group_id)?; } else if !self.group_id.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestGroup.GroupId", version }); }
             if version >= 9 { match &self.member_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
             if version >= 9 { put_i32(w, self.member_epoch); }
-            if version >= 8 { match &self.topics { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => { put_null_array(w, flexible); } } } else if !(self.topics.as_ref().is_some_and(|v| v.is_empty())) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestGroup.Topics", version }); }
+            if version >= 8 { match &self.topics { Some(v) => { put_array_len(w, flexible, v.len()); for e in v { e.encode(w, version)?; } } None => { put_null_array(w, flexible); } } } else if self.topics.as_ref().is_none_or(|v| !v.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestGroup.Topics", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -172,7 +165,7 @@ pub mod request {
     }
 
     /// Each topic we would like to fetch offsets for, or null to fetch offsets for all topics.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetFetchRequestTopics {
         /// The topic name.
         /// (versions 8+)
@@ -180,15 +173,6 @@ pub mod request {
         /// The partition indexes we would like to fetch offsets for.
         /// (versions 8+)
         pub partition_indexes: Vec<i32>,
-    }
-
-    impl Default for OffsetFetchRequestTopics {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partition_indexes: Vec::new(),
-            }
-        }
     }
 
     impl OffsetFetchRequestTopics {
@@ -202,8 +186,8 @@ pub mod request {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
-            if version >= 8 { put_string(w, flexible, &self.name)?; } else if !(self.name.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestTopics.Name", version }); }
-            if version >= 8 { put_array_len(w, flexible, self.partition_indexes.len()); for e in &self.partition_indexes { put_i32(w, *e); } } else if !(self.partition_indexes.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestTopics.PartitionIndexes", version }); }
+            if version >= 8 { put_string(w, flexible, &self.name)?; } else if !self.name.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestTopics.Name", version }); }
+            if version >= 8 { put_array_len(w, flexible, self.partition_indexes.len()); for e in &self.partition_indexes { put_i32(w, *e); } } else if !self.partition_indexes.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchRequest.OffsetFetchRequestTopics.PartitionIndexes", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -221,7 +205,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetFetchResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 3+, ignorable)
@@ -235,17 +219,6 @@ pub mod response {
         /// The responses per group id.
         /// (versions 8+)
         pub groups: Vec<OffsetFetchResponseGroup>,
-    }
-
-    impl Default for OffsetFetchResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                topics: Vec::new(),
-                error_code: 0,
-                groups: Vec::new(),
-            }
-        }
     }
 
     impl OffsetFetchResponse {
@@ -262,9 +235,9 @@ pub mod response {
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
             if version >= 3 { put_i32(w, self.throttle_time_ms); }
-            if version <= 7 { put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; } } else if !(self.topics.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.Topics", version }); }
+            if version <= 7 { put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; } } else if !self.topics.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.Topics", version }); }
             if (2..=7).contains(&version) { put_i16(w, self.error_code); }
-            if version >= 8 { put_array_len(w, flexible, self.groups.len()); for e in &self.groups { e.encode(w, version)?; } } else if !(self.groups.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.Groups", version }); }
+            if version >= 8 { put_array_len(w, flexible, self.groups.len()); for e in &self.groups { e.encode(w, version)?; } } else if !self.groups.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.Groups", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -281,7 +254,7 @@ pub mod response {
     }
 
     /// The responses per topic.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetFetchResponseTopic {
         /// The topic name.
         /// (versions 0-7)
@@ -289,15 +262,6 @@ pub mod response {
         /// The responses per partition.
         /// (versions 0-7)
         pub partitions: Vec<OffsetFetchResponsePartition>,
-    }
-
-    impl Default for OffsetFetchResponseTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl OffsetFetchResponseTopic {
@@ -311,8 +275,8 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
-            if version <= 7 { put_string(w, flexible, &self.name)?; } else if !(self.name.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseTopic.Name", version }); }
-            if version <= 7 { put_array_len(w, flexible, self.partitions.len()); for e in &self.partitions { e.encode(w, version)?; } } else if !(self.partitions.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseTopic.Partitions", version }); }
+            if version <= 7 { put_string(w, flexible, &self.name)?; } else if !self.name.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseTopic.Name", version }); }
+            if version <= 7 { put_array_len(w, flexible, self.partitions.len()); for e in &self.partitions { e.encode(w, version)?; } } else if !self.partitions.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseTopic.Partitions", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -372,11 +336,11 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
-            if version <= 7 { put_i32(w, self.partition_index); } else if !(self.partition_index == 0) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartition.PartitionIndex", version }); }
-            if version <= 7 { put_i64(w, self.committed_offset); } else if !(self.committed_offset == 0) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartition.CommittedOffset", version }); }
+            if version <= 7 { put_i32(w, self.partition_index); } else if self.partition_index != 0 { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartition.PartitionIndex", version }); }
+            if version <= 7 { put_i64(w, self.committed_offset); } else if self.committed_offset != 0 { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartition.CommittedOffset", version }); }
             if (5..=7).contains(&version) { put_i32(w, self.committed_leader_epoch); }
-            if version <= 7 { match &self.metadata { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.metadata.as_ref() == Some(&String::new())) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartition.Metadata", version }); }
-            if version <= 7 { put_i16(w, self.error_code); } else if !(self.error_code == 0) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartition.ErrorCode", version }); }
+            if version <= 7 { match &self.metadata { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.metadata.as_ref().is_none_or(|v| !v.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartition.Metadata", version }); }
+            if version <= 7 { put_i16(w, self.error_code); } else if self.error_code != 0 { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartition.ErrorCode", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -394,7 +358,7 @@ pub mod response {
     }
 
     /// The responses per group id.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetFetchResponseGroup {
         /// The group ID.
         /// (versions 8+)
@@ -405,16 +369,6 @@ pub mod response {
         /// The group-level error code, or 0 if there was no error.
         /// (versions 8+, default 0)
         pub error_code: i16,
-    }
-
-    impl Default for OffsetFetchResponseGroup {
-        fn default() -> Self {
-            Self {
-                group_id: String::new(),
-                topics: Vec::new(),
-                error_code: 0,
-            }
-        }
     }
 
     impl OffsetFetchResponseGroup {
@@ -429,9 +383,9 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
-            if version >= 8 { put_string(w, flexible, &self.group_id)?; } else if !(self.group_id.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseGroup.GroupId", version }); }
-            if version >= 8 { put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; } } else if !(self.topics.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseGroup.Topics", version }); }
-            if version >= 8 { put_i16(w, self.error_code); } else if !(self.error_code == 0) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseGroup.ErrorCode", version }); }
+            if version >= 8 { put_string(w, flexible, &self.group_id)?; } else if !self.group_id.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseGroup.GroupId", version }); }
+            if version >= 8 { put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; } } else if !self.topics.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseGroup.Topics", version }); }
+            if version >= 8 { put_i16(w, self.error_code); } else if self.error_code != 0 { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseGroup.ErrorCode", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -447,7 +401,7 @@ pub mod response {
     }
 
     /// The responses per topic.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetFetchResponseTopics {
         /// The topic name.
         /// (versions 8+)
@@ -455,15 +409,6 @@ pub mod response {
         /// The responses per partition.
         /// (versions 8+)
         pub partitions: Vec<OffsetFetchResponsePartitions>,
-    }
-
-    impl Default for OffsetFetchResponseTopics {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl OffsetFetchResponseTopics {
@@ -477,8 +422,8 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
-            if version >= 8 { put_string(w, flexible, &self.name)?; } else if !(self.name.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseTopics.Name", version }); }
-            if version >= 8 { put_array_len(w, flexible, self.partitions.len()); for e in &self.partitions { e.encode(w, version)?; } } else if !(self.partitions.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseTopics.Partitions", version }); }
+            if version >= 8 { put_string(w, flexible, &self.name)?; } else if !self.name.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseTopics.Name", version }); }
+            if version >= 8 { put_array_len(w, flexible, self.partitions.len()); for e in &self.partitions { e.encode(w, version)?; } } else if !self.partitions.is_empty() { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponseTopics.Partitions", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -538,11 +483,11 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 6;
-            if version >= 8 { put_i32(w, self.partition_index); } else if !(self.partition_index == 0) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartitions.PartitionIndex", version }); }
-            if version >= 8 { put_i64(w, self.committed_offset); } else if !(self.committed_offset == 0) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartitions.CommittedOffset", version }); }
+            if version >= 8 { put_i32(w, self.partition_index); } else if self.partition_index != 0 { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartitions.PartitionIndex", version }); }
+            if version >= 8 { put_i64(w, self.committed_offset); } else if self.committed_offset != 0 { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartitions.CommittedOffset", version }); }
             if version >= 8 { put_i32(w, self.committed_leader_epoch); }
-            if version >= 8 { match &self.metadata { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.metadata.as_ref() == Some(&String::new())) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartitions.Metadata", version }); }
-            if version >= 8 { put_i16(w, self.error_code); } else if !(self.error_code == 0) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartitions.ErrorCode", version }); }
+            if version >= 8 { match &self.metadata { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.metadata.as_ref().is_none_or(|v| !v.is_empty()) { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartitions.Metadata", version }); }
+            if version >= 8 { put_i16(w, self.error_code); } else if self.error_code != 0 { return Err(WireError::UnsupportedField { field: "OffsetFetchResponse.OffsetFetchResponsePartitions.ErrorCode", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

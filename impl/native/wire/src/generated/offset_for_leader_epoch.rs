@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -52,7 +54,7 @@ pub mod request {
     }
 
     /// Each topic to get offsets for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetForLeaderTopic {
         /// The topic name.
         /// (versions 0+)
@@ -60,15 +62,6 @@ pub mod request {
         /// Each partition to get offsets for.
         /// (versions 0+)
         pub partitions: Vec<OffsetForLeaderPartition>,
-    }
-
-    impl Default for OffsetForLeaderTopic {
-        fn default() -> Self {
-            Self {
-                topic: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl OffsetForLeaderTopic {
@@ -154,7 +147,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetForLeaderEpochResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 2+, ignorable)
@@ -162,15 +155,6 @@ pub mod response {
         /// Each topic we fetched offsets for.
         /// (versions 0+)
         pub topics: Vec<OffsetForLeaderTopicResult>,
-    }
-
-    impl Default for OffsetForLeaderEpochResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl OffsetForLeaderEpochResponse {
@@ -200,7 +184,7 @@ pub mod response {
     }
 
     /// Each topic we fetched offsets for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OffsetForLeaderTopicResult {
         /// The topic name.
         /// (versions 0+)
@@ -208,15 +192,6 @@ pub mod response {
         /// Each partition in the topic we fetched offsets for.
         /// (versions 0+)
         pub partitions: Vec<EpochEndOffset>,
-    }
-
-    impl Default for OffsetForLeaderTopicResult {
-        fn default() -> Self {
-            Self {
-                topic: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl OffsetForLeaderTopicResult {

@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ProduceRequest {
         /// The transactional ID, or null if the producer is not transactional.
         /// (versions 3+, nullable 3+, default null)
@@ -20,17 +22,6 @@ pub mod request {
         /// Each topic to produce to.
         /// (versions 0+)
         pub topic_data: Vec<TopicProduceData>,
-    }
-
-    impl Default for ProduceRequest {
-        fn default() -> Self {
-            Self {
-                transactional_id: None,
-                acks: 0,
-                timeout_ms: 0,
-                topic_data: Vec::new(),
-            }
-        }
     }
 
     impl ProduceRequest {
@@ -66,7 +57,7 @@ pub mod request {
     }
 
     /// Each topic to produce to.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TopicProduceData {
         /// The topic name.
         /// (versions 0+)
@@ -74,15 +65,6 @@ pub mod request {
         /// Each partition to produce to.
         /// (versions 0+)
         pub partition_data: Vec<PartitionProduceData>,
-    }
-
-    impl Default for TopicProduceData {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partition_data: Vec::new(),
-            }
-        }
     }
 
     impl TopicProduceData {
@@ -161,7 +143,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ProduceResponse {
         /// Each produce response.
         /// (versions 0+)
@@ -172,16 +154,6 @@ pub mod response {
         /// Endpoints for all current-leaders enumerated in PartitionProduceResponses, with errors NOT_LEADER_OR_FOLLOWER.
         /// (versions 10+, tag 0 in 10+)
         pub node_endpoints: Vec<NodeEndpoint>,
-    }
-
-    impl Default for ProduceResponse {
-        fn default() -> Self {
-            Self {
-                responses: Vec::new(),
-                throttle_time_ms: 0,
-                node_endpoints: Vec::new(),
-            }
-        }
     }
 
     impl ProduceResponse {
@@ -197,8 +169,13 @@ pub mod response {
             let flexible = version >= 9;
             put_array_len(w, flexible, self.responses.len()); for e in &self.responses { e.encode(w, version)?; }
             put_i32(w, self.throttle_time_ms);
-            if !(version >= 10) { if !(self.node_endpoints.is_empty()) { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoints", version }); } }
-            if flexible { let mut tags = 0u32; if version >= 10 && !(self.node_endpoints.is_empty()) { tags += 1; } put_uvarint(w, tags); if version >= 10 && !(self.node_endpoints.is_empty()) { put_uvarint(w, 0); let mut t = Vec::new(); put_array_len(&mut t, true, self.node_endpoints.len()); for e in &self.node_endpoints { e.encode(&mut t, version)?; } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } }
+            if version < 10 && !self.node_endpoints.is_empty() { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoints", version }); }
+            if flexible {
+                let mut tags = 0u32;
+                if version >= 10 && !self.node_endpoints.is_empty() { tags += 1; }
+                put_uvarint(w, tags);
+                if version >= 10 && !self.node_endpoints.is_empty() { put_uvarint(w, 0); let mut t = Vec::new(); put_array_len(&mut t, true, self.node_endpoints.len()); for e in &self.node_endpoints { e.encode(&mut t, version)?; } put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+        }
             Ok(())
         }
         /// The fields present in `version`, as one JSON object (snake_case names; bytes and uuids in hex).
@@ -213,7 +190,7 @@ pub mod response {
     }
 
     /// Each produce response.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TopicProduceResponse {
         /// The topic name.
         /// (versions 0+)
@@ -221,15 +198,6 @@ pub mod response {
         /// Each partition that we produced to within the topic.
         /// (versions 0+)
         pub partition_responses: Vec<PartitionProduceResponse>,
-    }
-
-    impl Default for TopicProduceResponse {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partition_responses: Vec::new(),
-            }
-        }
     }
 
     impl TopicProduceResponse {
@@ -325,8 +293,13 @@ pub mod response {
             if version >= 5 { put_i64(w, self.log_start_offset); }
             if version >= 8 { put_array_len(w, flexible, self.record_errors.len()); for e in &self.record_errors { e.encode(w, version)?; } }
             if version >= 8 { match &self.error_message { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
-            if !(version >= 10) { if !(self.current_leader == LeaderIdAndEpoch::default()) { return Err(WireError::UnsupportedField { field: "ProduceResponse.PartitionProduceResponse.CurrentLeader", version }); } }
-            if flexible { let mut tags = 0u32; if version >= 10 && !(self.current_leader == LeaderIdAndEpoch::default()) { tags += 1; } put_uvarint(w, tags); if version >= 10 && !(self.current_leader == LeaderIdAndEpoch::default()) { put_uvarint(w, 0); let mut t = Vec::new(); self.current_leader.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); } }
+            if version < 10 && self.current_leader != LeaderIdAndEpoch::default() { return Err(WireError::UnsupportedField { field: "ProduceResponse.PartitionProduceResponse.CurrentLeader", version }); }
+            if flexible {
+                let mut tags = 0u32;
+                if version >= 10 && self.current_leader != LeaderIdAndEpoch::default() { tags += 1; }
+                put_uvarint(w, tags);
+                if version >= 10 && self.current_leader != LeaderIdAndEpoch::default() { put_uvarint(w, 0); let mut t = Vec::new(); self.current_leader.encode(&mut t, version)?; put_uvarint(w, t.len() as u32); w.extend_from_slice(&t); }
+        }
             Ok(())
         }
         /// The fields present in `version`, as one JSON object (snake_case names; bytes and uuids in hex).
@@ -346,7 +319,7 @@ pub mod response {
     }
 
     /// The batch indices of records that caused the batch to be dropped.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BatchIndexAndErrorMessage {
         /// The batch index of the record that caused the batch to be dropped.
         /// (versions 8+)
@@ -354,15 +327,6 @@ pub mod response {
         /// The error message of the record that caused the batch to be dropped.
         /// (versions 8+, nullable 8+, default null)
         pub batch_index_error_message: Option<String>,
-    }
-
-    impl Default for BatchIndexAndErrorMessage {
-        fn default() -> Self {
-            Self {
-                batch_index: 0,
-                batch_index_error_message: None,
-            }
-        }
     }
 
     impl BatchIndexAndErrorMessage {
@@ -376,8 +340,8 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 9;
-            if version >= 8 { put_i32(w, self.batch_index); } else if !(self.batch_index == 0) { return Err(WireError::UnsupportedField { field: "ProduceResponse.BatchIndexAndErrorMessage.BatchIndex", version }); }
-            if version >= 8 { match &self.batch_index_error_message { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.batch_index_error_message.is_none()) { return Err(WireError::UnsupportedField { field: "ProduceResponse.BatchIndexAndErrorMessage.BatchIndexErrorMessage", version }); }
+            if version >= 8 { put_i32(w, self.batch_index); } else if self.batch_index != 0 { return Err(WireError::UnsupportedField { field: "ProduceResponse.BatchIndexAndErrorMessage.BatchIndex", version }); }
+            if version >= 8 { match &self.batch_index_error_message { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.batch_index_error_message.is_some() { return Err(WireError::UnsupportedField { field: "ProduceResponse.BatchIndexAndErrorMessage.BatchIndexErrorMessage", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -422,8 +386,8 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 9;
-            if version >= 10 { put_i32(w, self.leader_id); } else if !(self.leader_id == -1) { return Err(WireError::UnsupportedField { field: "ProduceResponse.LeaderIdAndEpoch.LeaderId", version }); }
-            if version >= 10 { put_i32(w, self.leader_epoch); } else if !(self.leader_epoch == -1) { return Err(WireError::UnsupportedField { field: "ProduceResponse.LeaderIdAndEpoch.LeaderEpoch", version }); }
+            if version >= 10 { put_i32(w, self.leader_id); } else if self.leader_id != -1 { return Err(WireError::UnsupportedField { field: "ProduceResponse.LeaderIdAndEpoch.LeaderId", version }); }
+            if version >= 10 { put_i32(w, self.leader_epoch); } else if self.leader_epoch != -1 { return Err(WireError::UnsupportedField { field: "ProduceResponse.LeaderIdAndEpoch.LeaderEpoch", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }
@@ -438,7 +402,7 @@ pub mod response {
     }
 
     /// Endpoints for all current-leaders enumerated in PartitionProduceResponses, with errors NOT_LEADER_OR_FOLLOWER.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct NodeEndpoint {
         /// The ID of the associated node.
         /// (versions 10+)
@@ -454,17 +418,6 @@ pub mod response {
         pub rack: Option<String>,
     }
 
-    impl Default for NodeEndpoint {
-        fn default() -> Self {
-            Self {
-                node_id: 0,
-                host: String::new(),
-                port: 0,
-                rack: None,
-            }
-        }
-    }
-
     impl NodeEndpoint {
         pub fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, WireError> {
             let flexible = version >= 9;
@@ -478,10 +431,10 @@ pub mod response {
         }
         pub fn encode(&self, w: &mut Vec<u8>, version: i16) -> Result<(), WireError> {
             let flexible = version >= 9;
-            if version >= 10 { put_i32(w, self.node_id); } else if !(self.node_id == 0) { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoint.NodeId", version }); }
-            if version >= 10 { put_string(w, flexible, &self.host)?; } else if !(self.host.is_empty()) { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoint.Host", version }); }
-            if version >= 10 { put_i32(w, self.port); } else if !(self.port == 0) { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoint.Port", version }); }
-            if version >= 10 { match &self.rack { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.rack.is_none()) { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoint.Rack", version }); }
+            if version >= 10 { put_i32(w, self.node_id); } else if self.node_id != 0 { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoint.NodeId", version }); }
+            if version >= 10 { put_string(w, flexible, &self.host)?; } else if !self.host.is_empty() { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoint.Host", version }); }
+            if version >= 10 { put_i32(w, self.port); } else if self.port != 0 { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoint.Port", version }); }
+            if version >= 10 { match &self.rack { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.rack.is_some() { return Err(WireError::UnsupportedField { field: "ProduceResponse.NodeEndpoint.Rack", version }); }
             if flexible { put_uvarint(w, 0); }
             Ok(())
         }

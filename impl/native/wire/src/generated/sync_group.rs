@@ -1,12 +1,14 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct SyncGroupRequest {
         /// The unique group identifier.
         /// (versions 0+)
@@ -31,20 +33,6 @@ pub mod request {
         pub assignments: Vec<SyncGroupRequestAssignment>,
     }
 
-    impl Default for SyncGroupRequest {
-        fn default() -> Self {
-            Self {
-                group_id: String::new(),
-                generation_id: 0,
-                member_id: String::new(),
-                group_instance_id: None,
-                protocol_type: None,
-                protocol_name: None,
-                assignments: Vec::new(),
-            }
-        }
-    }
-
     impl SyncGroupRequest {
         pub fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, WireError> {
             let flexible = version >= 4;
@@ -64,7 +52,7 @@ pub mod request {
             put_string(w, flexible, &self.group_id)?;
             put_i32(w, self.generation_id);
             put_string(w, flexible, &self.member_id)?;
-            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.group_instance_id.is_none()) { return Err(WireError::UnsupportedField { field: "SyncGroupRequest.GroupInstanceId", version }); }
+            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.group_instance_id.is_some() { return Err(WireError::UnsupportedField { field: "SyncGroupRequest.GroupInstanceId", version }); }
             if version >= 5 { match &self.protocol_type { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
             if version >= 5 { match &self.protocol_name { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } }
             put_array_len(w, flexible, self.assignments.len()); for e in &self.assignments { e.encode(w, version)?; }
@@ -87,7 +75,7 @@ pub mod request {
     }
 
     /// Each assignment.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct SyncGroupRequestAssignment {
         /// The ID of the member to assign.
         /// (versions 0+)
@@ -95,15 +83,6 @@ pub mod request {
         /// The member assignment.
         /// (versions 0+)
         pub assignment: Vec<u8>,
-    }
-
-    impl Default for SyncGroupRequestAssignment {
-        fn default() -> Self {
-            Self {
-                member_id: String::new(),
-                assignment: Vec::new(),
-            }
-        }
     }
 
     impl SyncGroupRequestAssignment {
@@ -136,7 +115,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct SyncGroupResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 1+, ignorable)
@@ -153,18 +132,6 @@ pub mod response {
         /// The member assignment.
         /// (versions 0+)
         pub assignment: Vec<u8>,
-    }
-
-    impl Default for SyncGroupResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                error_code: 0,
-                protocol_type: None,
-                protocol_name: None,
-                assignment: Vec::new(),
-            }
-        }
     }
 
     impl SyncGroupResponse {

@@ -1,6 +1,8 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
@@ -70,9 +72,9 @@ pub mod request {
             put_string(w, flexible, &self.group_id)?;
             put_i64(w, self.producer_id);
             put_i16(w, self.producer_epoch);
-            if version >= 3 { put_i32(w, self.generation_id); } else if !(self.generation_id == -1) { return Err(WireError::UnsupportedField { field: "TxnOffsetCommitRequest.GenerationId", version }); }
-            if version >= 3 { put_string(w, flexible, &self.member_id)?; } else if !(self.member_id.is_empty()) { return Err(WireError::UnsupportedField { field: "TxnOffsetCommitRequest.MemberId", version }); }
-            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if !(self.group_instance_id.is_none()) { return Err(WireError::UnsupportedField { field: "TxnOffsetCommitRequest.GroupInstanceId", version }); }
+            if version >= 3 { put_i32(w, self.generation_id); } else if self.generation_id != -1 { return Err(WireError::UnsupportedField { field: "TxnOffsetCommitRequest.GenerationId", version }); }
+            if version >= 3 { put_string(w, flexible, &self.member_id)?; } else if !self.member_id.is_empty() { return Err(WireError::UnsupportedField { field: "TxnOffsetCommitRequest.MemberId", version }); }
+            if version >= 3 { match &self.group_instance_id { Some(v) => { put_string(w, flexible, v)?; } None => { put_null_string(w, flexible); } } } else if self.group_instance_id.is_some() { return Err(WireError::UnsupportedField { field: "TxnOffsetCommitRequest.GroupInstanceId", version }); }
             put_array_len(w, flexible, self.topics.len()); for e in &self.topics { e.encode(w, version)?; }
             if flexible { put_uvarint(w, 0); }
             Ok(())
@@ -94,7 +96,7 @@ pub mod request {
     }
 
     /// Each topic that we want to commit offsets for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TxnOffsetCommitRequestTopic {
         /// The topic name.
         /// (versions 0+)
@@ -102,15 +104,6 @@ pub mod request {
         /// The partitions inside the topic that we want to commit offsets for.
         /// (versions 0+)
         pub partitions: Vec<TxnOffsetCommitRequestPartition>,
-    }
-
-    impl Default for TxnOffsetCommitRequestTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl TxnOffsetCommitRequestTopic {
@@ -203,7 +196,7 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TxnOffsetCommitResponse {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         /// (versions 0+)
@@ -211,15 +204,6 @@ pub mod response {
         /// The responses for each topic.
         /// (versions 0+)
         pub topics: Vec<TxnOffsetCommitResponseTopic>,
-    }
-
-    impl Default for TxnOffsetCommitResponse {
-        fn default() -> Self {
-            Self {
-                throttle_time_ms: 0,
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl TxnOffsetCommitResponse {
@@ -249,7 +233,7 @@ pub mod response {
     }
 
     /// The responses for each topic.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TxnOffsetCommitResponseTopic {
         /// The topic name.
         /// (versions 0+)
@@ -257,15 +241,6 @@ pub mod response {
         /// The responses for each partition in the topic.
         /// (versions 0+)
         pub partitions: Vec<TxnOffsetCommitResponsePartition>,
-    }
-
-    impl Default for TxnOffsetCommitResponseTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl TxnOffsetCommitResponseTopic {
@@ -295,7 +270,7 @@ pub mod response {
     }
 
     /// The responses for each partition in the topic.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TxnOffsetCommitResponsePartition {
         /// The partition index.
         /// (versions 0+)
@@ -303,15 +278,6 @@ pub mod response {
         /// The error code, or 0 if there was no error.
         /// (versions 0+)
         pub error_code: i16,
-    }
-
-    impl Default for TxnOffsetCommitResponsePartition {
-        fn default() -> Self {
-            Self {
-                partition_index: 0,
-                error_code: 0,
-            }
-        }
     }
 
     impl TxnOffsetCommitResponsePartition {

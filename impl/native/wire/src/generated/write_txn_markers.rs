@@ -1,24 +1,18 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-#![allow(clippy::all)]
+// decode starts from the defaults and sets the fields the version has: the others keep their defaults
+#![allow(clippy::field_reassign_with_default)]
+
 use crate::codec::*;
 
 pub mod request {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct WriteTxnMarkersRequest {
         /// The transaction markers to be written.
         /// (versions 0+)
         pub markers: Vec<WritableTxnMarker>,
-    }
-
-    impl Default for WriteTxnMarkersRequest {
-        fn default() -> Self {
-            Self {
-                markers: Vec::new(),
-            }
-        }
     }
 
     impl WriteTxnMarkersRequest {
@@ -45,7 +39,7 @@ pub mod request {
     }
 
     /// The transaction markers to be written.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct WritableTxnMarker {
         /// The current producer ID.
         /// (versions 0+)
@@ -62,18 +56,6 @@ pub mod request {
         /// Epoch associated with the transaction state partition hosted by this transaction coordinator.
         /// (versions 0+)
         pub coordinator_epoch: i32,
-    }
-
-    impl Default for WritableTxnMarker {
-        fn default() -> Self {
-            Self {
-                producer_id: 0,
-                producer_epoch: 0,
-                transaction_result: false,
-                topics: Vec::new(),
-                coordinator_epoch: 0,
-            }
-        }
     }
 
     impl WritableTxnMarker {
@@ -112,7 +94,7 @@ pub mod request {
     }
 
     /// Each topic that we want to write transaction marker(s) for.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct WritableTxnMarkerTopic {
         /// The topic name.
         /// (versions 0+)
@@ -120,15 +102,6 @@ pub mod request {
         /// The indexes of the partitions to write transaction markers for.
         /// (versions 0+)
         pub partition_indexes: Vec<i32>,
-    }
-
-    impl Default for WritableTxnMarkerTopic {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partition_indexes: Vec::new(),
-            }
-        }
     }
 
     impl WritableTxnMarkerTopic {
@@ -161,19 +134,11 @@ pub mod request {
 pub mod response {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct WriteTxnMarkersResponse {
         /// The results for writing makers.
         /// (versions 0+)
         pub markers: Vec<WritableTxnMarkerResult>,
-    }
-
-    impl Default for WriteTxnMarkersResponse {
-        fn default() -> Self {
-            Self {
-                markers: Vec::new(),
-            }
-        }
     }
 
     impl WriteTxnMarkersResponse {
@@ -200,7 +165,7 @@ pub mod response {
     }
 
     /// The results for writing makers.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct WritableTxnMarkerResult {
         /// The current producer ID in use by the transactional ID.
         /// (versions 0+)
@@ -208,15 +173,6 @@ pub mod response {
         /// The results by topic.
         /// (versions 0+)
         pub topics: Vec<WritableTxnMarkerTopicResult>,
-    }
-
-    impl Default for WritableTxnMarkerResult {
-        fn default() -> Self {
-            Self {
-                producer_id: 0,
-                topics: Vec::new(),
-            }
-        }
     }
 
     impl WritableTxnMarkerResult {
@@ -246,7 +202,7 @@ pub mod response {
     }
 
     /// The results by topic.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct WritableTxnMarkerTopicResult {
         /// The topic name.
         /// (versions 0+)
@@ -254,15 +210,6 @@ pub mod response {
         /// The results by partition.
         /// (versions 0+)
         pub partitions: Vec<WritableTxnMarkerPartitionResult>,
-    }
-
-    impl Default for WritableTxnMarkerTopicResult {
-        fn default() -> Self {
-            Self {
-                name: String::new(),
-                partitions: Vec::new(),
-            }
-        }
     }
 
     impl WritableTxnMarkerTopicResult {
@@ -292,7 +239,7 @@ pub mod response {
     }
 
     /// The results by partition.
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct WritableTxnMarkerPartitionResult {
         /// The partition index.
         /// (versions 0+)
@@ -300,15 +247,6 @@ pub mod response {
         /// The error code, or 0 if there was no error.
         /// (versions 0+)
         pub error_code: i16,
-    }
-
-    impl Default for WritableTxnMarkerPartitionResult {
-        fn default() -> Self {
-            Self {
-                partition_index: 0,
-                error_code: 0,
-            }
-        }
     }
 
     impl WritableTxnMarkerPartitionResult {

@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup system-deps kafka harness spark-archive demo test test-fast test-adversarial lint gen lock clean bench
+.PHONY: all setup system-deps kafka harness spark-archive demo test test-fast test-adversarial lint gen gen-wire lock clean bench
 
 all: test
 
@@ -101,6 +101,12 @@ lint: setup
 
 gen: setup
 	$(BIN)/kcoord gen
+
+# issue 31's Rust wire codec (impl/native/wire): regenerate src/generated/ from the Kafka clients jar's JSON. `make test`
+# checks it is up to date, builds the crate into build/native/ and holds it byte for byte to kio
+# (tests/impl/native/test_wire_codec.py; skipped without cargo)
+gen-wire: $(KAFKA_STAMP)
+	$(BIN)/python -m impl.native.wire.gen_codec
 
 bench: setup
 	$(BIN)/python -m benchmarks

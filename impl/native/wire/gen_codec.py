@@ -496,7 +496,7 @@ def dispatch(apis_: list[Api], kind: str) -> list[str]:
 
 
 def render_mod(apis_: list[Api], jar: Path) -> str:
-    out = [line for line in header_comment(jar) if not line.startswith("#![allow")]
+    out = [*header_comment(jar)[:2], "", "use crate::codec::*;", ""]
     out += ["pub mod header;"] + [f"pub mod {api_module(a.name)};" for a in apis_] + [""]
     missing = [f"{a.name} v{v}" for a in apis_ for v in a.missing]
     out += ["/// (api key, name, lowest, highest version) of every API covered: `kcoord serve`'s advertised ranges",

@@ -224,6 +224,25 @@ def test_rust_decodes_the_values_kio_encoded(answered: dict[Any, list[tuple[Case
     assert problems == [], f"{len(problems)} differences; the first:\n" + "\n".join(problems[:5])
 
 
+def test_unknown_tagged_fields_are_skipped(roundtrip_binary: Path) -> None:
+    """A tag no version declares (99, two bytes) in HeartbeatRequest v4's top-level section: read past and dropped."""
+    body = encode(draw("req", 12, 4)[0])
+    assert body[-1] == 0, "expected an empty tagged-field section at the end"
+    (answer,) = run_binary(roundtrip_binary, [f"req 12 4 {(body[:-1] + bytes([1, 99, 2, 0xAB, 0xCD])).hex()}"])
+    assert answer.split(" ", 1)[0] == body.hex()
+
+
+def test_header_versions_are_kios(roundtrip_binary: Path) -> None:
+    """Request header v1/v2 and response header v0/v1 per API version as kio has them (ApiVersions answers v0)."""
+    cases = [(key, version) for kind, key, version in covered() if kind == "req"]
+    answers = run_binary(roundtrip_binary, [f"hdrver {key} {version} 00" for key, version in cases])
+    for (key, version), answer in zip(cases, answers, strict=True):
+        got = json.loads(answer.split(" ", 1)[1])
+        want = {kind: int(entity_class(k, key, version).__header_schema__.__version__)
+                for kind, k in (("request", "req"), ("response", "resp"))}
+        assert got == want, f"api key {key} v{version}"
+
+
 def test_versions_the_jar_lacks_are_refused(roundtrip_binary: Path) -> None:
     answers = run_binary(roundtrip_binary, [f"req {key} {version} 00" for key, version in sorted(KAFKA_402_LACKS)])
     assert all("is not covered" in a for a in answers), answers

@@ -1,11 +1,13 @@
 //! Reads lines `KIND API_KEY VERSION HEX` (KIND: req | resp, HEX a body without its header; or KIND reqhdr | resphdr,
 //! VERSION the header's version, API_KEY ignored, HEX a header) from stdin and prints, for each, `HEX2 JSON` —
-//! HEX2 = encode(decode(bytes)) and JSON the decoded fields — or `ERR message`.
+//! HEX2 = encode(decode(bytes)) and JSON the decoded fields — or `ERR message`. KIND hdrver (HEX ignored) answers
+//! ` {"request":R,"response":S}`: the header versions of API_KEY at VERSION.
 //! The test harness of tests/impl/native/test_wire_codec.py; one process answers a whole session's lines in order.
 
 use std::io::{self, BufRead, BufWriter, Write};
 
 use kcoord_wire::generated::header::{request_header::RequestHeader, response_header::ResponseHeader};
+use kcoord_wire::generated::{request_header_version, response_header_version};
 use kcoord_wire::{Reader, Request, Response, WireError};
 
 fn unhex(text: &str) -> Result<Vec<u8>, String> {
@@ -47,7 +49,15 @@ fn roundtrip(kind: &str, api_key: i16, version: i16, body: &[u8]) -> Result<(Vec
         "resp" => through!(Response::decode(api_key, version, &mut r)),
         "reqhdr" => through!(RequestHeader::decode(&mut r, version)),
         "resphdr" => through!(ResponseHeader::decode(&mut r, version)),
-        other => return Err(format!("kind {other:?}: expected req, resp, reqhdr or resphdr")),
+        "hdrver" => {
+            let req = request_header_version(api_key, version);
+            let resp = response_header_version(api_key, version);
+            let (Some(req), Some(resp)) = (req, resp) else {
+                return Err(format!("{api_key} v{version} not covered"));
+            };
+            json = format!("{{\"request\":{req},\"response\":{resp}}}");
+        }
+        other => return Err(format!("kind {other:?}: expected req, resp, reqhdr, resphdr or hdrver")),
     }
     Ok((out, json))
 }

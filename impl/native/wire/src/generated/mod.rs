@@ -1,6 +1,5 @@
 // Generated from kafka-clients-4.0.2.jar's common/message/*.json by impl/native/wire/gen_codec.py: do not edit.
 // Regenerate: `python -m impl.native.wire.gen_codec` in the repo root (reads build/kafka/libs/).
-// decode starts from the defaults and sets the fields the version has: the others keep their defaults
 
 use crate::codec::*;
 

@@ -1,0 +1,1 @@
+"""Tests of kcoord's native (Rust) crates against their Python references."""

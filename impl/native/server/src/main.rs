@@ -20,13 +20,17 @@
 //! lone writer never waiting for company), as kcoord's default `--fsync-method auto`; with `os` it is sent at once.
 //! Its answers equal `kcoord serve`'s byte for byte (`benchmarks/compiled_server/same_answers.py`, also a test).
 //!
+//! Every request's header and body are read, and every answer's written, by kcoord-wire (impl/native/wire: the codec
+//! generated from Kafka 4.0.2's message declarations, held to kio byte for byte); what is laid out by hand here is
+//! the log format — record batches, transaction-log and offset-commit records — on kcoord-wire's primitives.
+//!
 //! What it does not have yet, against kcoord serve (the adoption steps are in benchmarks/RESULTS.md, issue 31's
 //! twentieth session): recovery (it starts from an empty data directory), groups, fetch, metrics, traces, timeouts,
 //! the partition's producer checks, offsets bookkeeping and error translations from generated tables (written by hand
-//! here, after impl/'s Python), a wire codec generated from Kafka's message declarations, and every API a
-//! transactional producer's set-up and transactions do not send (CreateTopics v4, FindCoordinator v3, InitProducerId
-//! v4, Produce v8 and v12, AddPartitionsToTxn v3, AddOffsetsToTxn v3, TxnOffsetCommit v3 and v5, EndTxn v3 and v5 are
-//! served; any other request closes its connection).
+//! here, after impl/'s Python), and every API a transactional producer's set-up and transactions do not send
+//! (`SERVED`: CreateTopics v4, FindCoordinator v3, InitProducerId v4, Produce v8 and v12, AddPartitionsToTxn v3,
+//! AddOffsetsToTxn v3, TxnOffsetCommit v3 and v5, EndTxn v3 and v5; any other request, and one kcoord-wire cannot
+//! read, closes its connection).
 //!
 //! Usage: kcoord-native DATA_DIR os|fsync  — prints "127.0.0.1:PORT" once listening.
 
@@ -68,238 +72,106 @@ const NODE_ID: i32 = 0;
 
 // ------------------------------------------------------------------------------------------------ the wire
 
-type R<T> = Result<T, &'static str>;
-/// A record's key and value (either may be null).
-type Record<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
-/// A topic's name and, per partition, its index and error code: what a per-partition answer lists.
-type PartitionErrors<'a> = (&'a [u8], Vec<(i32, i16)>);
-/// A Produce request's topic: its index among ours (None: unknown), its name, and per partition its index and batch.
-type ProduceTopic<'a> = (Option<usize>, &'a [u8], Vec<(i32, Option<&'a [u8]>)>);
-/// A TxnOffsetCommit request's topic: its name and per partition index, offset, leader epoch and metadata.
-type OffsetsTopic<'a> = (&'a [u8], Vec<(i32, i64, i32, Option<&'a [u8]>)>);
+// every request's header and body read, every answer's written, by kcoord-wire: the codec generated from Kafka's
+// message declarations (impl/native/wire); here only which requests are served and why a connection closes
+use kcoord_wire::codec::{put_i16, put_i32, put_i64, put_i8, put_string, put_uvarint};
+use kcoord_wire::generated::add_offsets_to_txn::{request::AddOffsetsToTxnRequest, response::AddOffsetsToTxnResponse};
+use kcoord_wire::generated::add_partitions_to_txn::request::AddPartitionsToTxnRequest;
+use kcoord_wire::generated::add_partitions_to_txn::response::{
+    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResponse, AddPartitionsToTxnTopicResult,
+};
+use kcoord_wire::generated::create_topics::request::CreateTopicsRequest;
+use kcoord_wire::generated::create_topics::response::{CreatableTopicResult, CreateTopicsResponse};
+use kcoord_wire::generated::end_txn::{request::EndTxnRequest, response::EndTxnResponse};
+use kcoord_wire::generated::find_coordinator::response::FindCoordinatorResponse;
+use kcoord_wire::generated::header::{request_header::RequestHeader, response_header::ResponseHeader};
+use kcoord_wire::generated::init_producer_id::{request::InitProducerIdRequest, response::InitProducerIdResponse};
+use kcoord_wire::generated::produce::request::{PartitionProduceData, ProduceRequest};
+use kcoord_wire::generated::produce::response::{PartitionProduceResponse, ProduceResponse, TopicProduceResponse};
+use kcoord_wire::generated::txn_offset_commit::request::TxnOffsetCommitRequest;
+use kcoord_wire::generated::txn_offset_commit::response::{
+    TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
+use kcoord_wire::generated::{request_header_version, response_header_version};
+use kcoord_wire::{Reader, Request, Response, WireError};
 
-struct Rd<'a> {
-    b: &'a [u8],
-    p: usize,
+/// The requests served, as (api key, version): a transactional producer's set-up (CreateTopics v4, FindCoordinator
+/// v3, InitProducerId v4) and its transactions, V2 (Produce v12, TxnOffsetCommit v5, EndTxn v5) and V1
+/// (AddPartitionsToTxn v3, Produce v8, AddOffsetsToTxn v3, TxnOffsetCommit v3, EndTxn v3).
+const SERVED: &[(i16, i16)] = &[
+    (0, 8),
+    (0, 12),
+    (10, 3),
+    (19, 4),
+    (22, 4),
+    (24, 3),
+    (25, 3),
+    (26, 3),
+    (26, 5),
+    (28, 3),
+    (28, 5),
+];
+
+/// Why a connection closes instead of its request being answered.
+#[derive(Debug)]
+enum Refusal {
+    /// A frame too short to hold an api key and version.
+    Short { length: usize },
+    /// An api key and version not in `SERVED`.
+    Unserved { api_key: i16, version: i16 },
+    /// A request header or body kcoord-wire could not read.
+    Unreadable { api_key: i16, version: i16, why: WireError },
+    /// Bytes after the request's body.
+    Trailing { api_key: i16, version: i16, bytes: usize },
+    /// An answer kcoord-wire could not write (a bug of this server's: it built a field the version does not have).
+    Unwritable { api_key: i16, version: i16, why: WireError },
 }
 
-impl<'a> Rd<'a> {
-    fn take(&mut self, n: usize) -> R<&'a [u8]> {
-        if self.b.len() - self.p < n {
-            return Err("a field runs past the end of the request");
-        }
-        let s = &self.b[self.p..self.p + n];
-        self.p += n;
-        Ok(s)
-    }
-    fn i8(&mut self) -> R<i8> {
-        Ok(self.take(1)?[0] as i8)
-    }
-    fn i16(&mut self) -> R<i16> {
-        Ok(i16::from_be_bytes(self.take(2)?.try_into().unwrap()))
-    }
-    fn i32(&mut self) -> R<i32> {
-        Ok(i32::from_be_bytes(self.take(4)?.try_into().unwrap()))
-    }
-    fn i64(&mut self) -> R<i64> {
-        Ok(i64::from_be_bytes(self.take(8)?.try_into().unwrap()))
-    }
-    fn uvarint(&mut self) -> R<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.take(1)?[0];
-            v |= ((b & 0x7f) as u64) << shift;
-            if b < 0x80 {
-                return Ok(v);
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Short { length } => write!(f, "a frame of {length} bytes, expected at least 4 (api key, version)"),
+            Self::Unserved { api_key, version } => {
+                write!(
+                    f,
+                    "api key {api_key} version {version}, not one of {SERVED:?} this server serves"
+                )
+            }
+            Self::Unreadable { api_key, version, why } => {
+                write!(f, "api key {api_key} version {version}: the request: {why}")
+            }
+            Self::Trailing {
+                api_key,
+                version,
+                bytes,
+            } => {
+                write!(
+                    f,
+                    "api key {api_key} version {version}: {bytes} bytes after the request, expected none"
+                )
+            }
+            Self::Unwritable { api_key, version, why } => {
+                write!(f, "api key {api_key} version {version}: the answer: {why}")
             }
         }
-        Err("a varint longer than 10 bytes")
-    }
-    /// A compact array's or string's length (None: null).
-    fn compact_len(&mut self) -> R<Option<usize>> {
-        let n = self.uvarint()?;
-        if n == 0 {
-            return Ok(None);
-        }
-        let n = (n - 1) as usize;
-        if n > self.b.len() - self.p {
-            return Err("a length claims more than the request holds");
-        }
-        Ok(Some(n))
-    }
-    fn compact_nbytes(&mut self) -> R<Option<&'a [u8]>> {
-        match self.compact_len()? {
-            None => Ok(None),
-            Some(n) => Ok(Some(self.take(n)?)),
-        }
-    }
-    fn compact_str(&mut self) -> R<&'a [u8]> {
-        self.compact_nbytes()?.ok_or("null where a string is required")
-    }
-    fn compact_array(&mut self) -> R<usize> {
-        self.compact_len()?.ok_or("null where an array is required")
-    }
-    fn nstr16(&mut self) -> R<Option<&'a [u8]>> {
-        let n = self.i16()?;
-        if n < 0 {
-            return Ok(None);
-        }
-        Ok(Some(self.take(n as usize)?))
-    }
-    fn str16(&mut self) -> R<&'a [u8]> {
-        self.nstr16()?.ok_or("null where a string is required")
-    }
-    fn array32(&mut self) -> R<usize> {
-        let n = self.i32()?;
-        if n < 0 || n as usize > self.b.len() - self.p {
-            return Err("a bad array length");
-        }
-        Ok(n as usize)
-    }
-    /// A string in the request's encoding (`flex`: compact) — and the same for the helpers below.
-    fn string(&mut self, flex: bool) -> R<&'a [u8]> {
-        if flex {
-            self.compact_str()
-        } else {
-            self.str16()
-        }
-    }
-    fn nullable_string(&mut self, flex: bool) -> R<Option<&'a [u8]>> {
-        if flex {
-            self.compact_nbytes()
-        } else {
-            self.nstr16()
-        }
-    }
-    fn nullable_bytes(&mut self, flex: bool) -> R<Option<&'a [u8]>> {
-        if flex {
-            return self.compact_nbytes();
-        }
-        let n = self.i32()?;
-        if n < 0 {
-            Ok(None)
-        } else {
-            Ok(Some(self.take(n as usize)?))
-        }
-    }
-    fn array(&mut self, flex: bool) -> R<usize> {
-        if flex {
-            self.compact_array()
-        } else {
-            self.array32()
-        }
-    }
-    fn tags(&mut self, flex: bool) -> R<()> {
-        if flex {
-            self.tagged()
-        } else {
-            Ok(())
-        }
-    }
-    fn tagged(&mut self) -> R<()> {
-        let n = self.uvarint()?;
-        for _ in 0..n {
-            self.uvarint()?;
-            let size = self.uvarint()? as usize;
-            self.take(size)?;
-        }
-        Ok(())
-    }
-}
-
-trait Wr {
-    fn i8(&mut self, v: i8);
-    fn i16(&mut self, v: i16);
-    fn i32(&mut self, v: i32);
-    fn i64(&mut self, v: i64);
-    fn uvarint(&mut self, v: u64);
-    fn compact_str(&mut self, s: &[u8]);
-    fn str16(&mut self, s: &[u8]);
-    /// In the answer's encoding (`flex`: compact): a string, an array's length, a null string, no tagged fields.
-    fn string(&mut self, flex: bool, s: &[u8]) {
-        if flex {
-            self.compact_str(s)
-        } else {
-            self.str16(s)
-        }
-    }
-    fn array(&mut self, flex: bool, n: usize) {
-        if flex {
-            self.uvarint(n as u64 + 1)
-        } else {
-            self.i32(n as i32)
-        }
-    }
-    fn null_string(&mut self, flex: bool) {
-        if flex {
-            self.uvarint(0)
-        } else {
-            self.i16(-1)
-        }
-    }
-    fn no_tags(&mut self, flex: bool) {
-        if flex {
-            self.uvarint(0);
-        }
-    }
-}
-
-impl Wr for Vec<u8> {
-    fn i8(&mut self, v: i8) {
-        self.push(v as u8);
-    }
-    fn i16(&mut self, v: i16) {
-        self.extend_from_slice(&v.to_be_bytes());
-    }
-    fn i32(&mut self, v: i32) {
-        self.extend_from_slice(&v.to_be_bytes());
-    }
-    fn i64(&mut self, v: i64) {
-        self.extend_from_slice(&v.to_be_bytes());
-    }
-    fn uvarint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.push(v as u8);
-    }
-    fn compact_str(&mut self, s: &[u8]) {
-        self.uvarint(s.len() as u64 + 1);
-        self.extend_from_slice(s);
-    }
-    fn str16(&mut self, s: &[u8]) {
-        self.i16(s.len() as i16);
-        self.extend_from_slice(s);
-    }
-}
-
-/// Whether (api key, version) uses the flexible request header (v2) and response header (v1).
-fn flexible(api: i16, version: i16) -> bool {
-    match api {
-        0 => version >= 9,  // Produce
-        24 => version >= 3, // AddPartitionsToTxn
-        25 => version >= 3, // AddOffsetsToTxn
-        10 => version >= 3, // FindCoordinator
-        19 => version >= 5, // CreateTopics
-        22 => version >= 2, // InitProducerId
-        26 => version >= 3, // EndTxn
-        28 => version >= 3, // TxnOffsetCommit
-        _ => true,
     }
 }
 
 // ------------------------------------------------------------------------------------------------ record batches
 
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
+/// A record's key and value (either may be null).
+type Record<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
+/// A record's varint (Kafka's zig-zag int32: its lengths and deltas).
+fn zigzag(v: i32) -> u32 {
+    ((v << 1) ^ (v >> 31)) as u32
 }
 
-fn varint(out: &mut Vec<u8>, v: i64) {
-    out.uvarint(zigzag(v));
+fn varint(out: &mut Vec<u8>, v: i32) {
+    put_uvarint(out, zigzag(v));
 }
 
-fn varint_len(v: i64) -> usize {
+fn varint_len(v: i32) -> usize {
     let mut u = zigzag(v);
     let mut n = 1;
     while u >= 0x80 {
@@ -319,18 +191,18 @@ fn batch(records: &[Record], ts: i64, pid: i64, epoch: i16, seq: i32, attrs: i16
     for (delta, (key, value)) in records.iter().enumerate() {
         let field_len = |f: &Option<&[u8]>| match f {
             None => 1,
-            Some(b) => varint_len(b.len() as i64) + b.len(),
+            Some(b) => varint_len(b.len() as i32) + b.len(),
         };
-        let body_len = 2 + varint_len(delta as i64) + field_len(key) + field_len(value) + 1;
-        varint(&mut out, body_len as i64);
+        let body_len = 2 + varint_len(delta as i32) + field_len(key) + field_len(value) + 1;
+        varint(&mut out, body_len as i32);
         out.push(0);
         out.push(0);
-        varint(&mut out, delta as i64);
+        varint(&mut out, delta as i32);
         for f in [key, value] {
             match f {
                 None => varint(&mut out, -1),
                 Some(b) => {
-                    varint(&mut out, b.len() as i64);
+                    varint(&mut out, b.len() as i32);
                     out.extend_from_slice(b);
                 }
             }
@@ -428,7 +300,7 @@ struct Partition {
 }
 
 struct Topic {
-    name: Vec<u8>,
+    name: String,
     partitions: Vec<Partition>,
 }
 
@@ -470,48 +342,29 @@ fn verification_answer(code: i16) -> i16 {
     }
 }
 
-/// An offset's key: (group, topic, partition).
-type OffsetKey = (Vec<u8>, Vec<u8>, i32);
+/// A Produce's topic: its index among ours (None: unknown) and, per partition, its batch's head or the answer
+/// refusing it.
+type ProducedTopic = (Option<usize>, Vec<Result<BatchHead, i16>>);
 
-fn java_hash(s: &[u8]) -> i32 {
+/// A Produce's transactional partitions, each with the transaction's answer and the message answered with it.
+type TxnAnswers = HashMap<(usize, i32), (i16, Option<String>)>;
+
+/// An offset's key: (group, topic, partition).
+type OffsetKey = (String, String, i32);
+
+/// Java's `String.hashCode`.
+fn java_hash(s: &str) -> i32 {
     let mut h: i32 = 0;
-    match std::str::from_utf8(s) {
-        Ok(text) => {
-            for unit in text.encode_utf16() {
-                h = h.wrapping_mul(31).wrapping_add(unit as i32);
-            }
-        }
-        Err(_) => {
-            for &b in s {
-                h = h.wrapping_mul(31).wrapping_add(b as i32);
-            }
-        }
+    for unit in s.encode_utf16() {
+        h = h.wrapping_mul(31).wrapping_add(unit as i32);
     }
     h
 }
 
 /// Kafka's `Utils.abs(key.hashCode) % partitions` (MIN_VALUE → 0).
-fn partition_for(key: &[u8]) -> i32 {
+fn partition_for(key: &str) -> i32 {
     let h = java_hash(key);
     (if h == i32::MIN { 0 } else { h.abs() }) % INTERNAL_PARTITIONS
-}
-
-/// The answer TxnOffsetCommit (v3+) and AddPartitionsToTxn v3 both give: no throttle, then each topic's partitions
-/// with their error codes.
-fn partition_answers(out: &mut Vec<u8>, topics: &[PartitionErrors]) {
-    out.i32(0);
-    out.uvarint(topics.len() as u64 + 1);
-    for (name, parts) in topics {
-        out.compact_str(name);
-        out.uvarint(parts.len() as u64 + 1);
-        for &(index, code) in parts {
-            out.i32(index);
-            out.i16(code);
-            out.push(0);
-        }
-        out.push(0);
-    }
-    out.push(0);
 }
 
 /// `topic-N` as (topic, N).
@@ -530,8 +383,8 @@ fn now_ms() -> i64 {
 struct Broker {
     dir: PathBuf,
     topics: Vec<Topic>,
-    by_name: HashMap<Vec<u8>, usize>,
-    txns: HashMap<Vec<u8>, Instance>, // the Transaction machine's instances, by transactional id
+    by_name: HashMap<String, usize>,
+    txns: HashMap<String, Instance>, // the Transaction machine's instances, by transactional id
     offsets: HashMap<OffsetKey, i64>, // committed offsets
     pending_offsets: HashMap<i64, Vec<(OffsetKey, i64)>>, // by producer id: its transaction's, until its marker
     next_pid: i64,
@@ -540,16 +393,16 @@ struct Broker {
 }
 
 impl Broker {
-    fn create_topic(&mut self, name: &[u8], partitions: i32) -> i16 {
+    fn create_topic(&mut self, name: &str, partitions: i32) -> i16 {
         if self.by_name.contains_key(name) {
             return TOPIC_ALREADY_EXISTS;
         }
-        if partitions <= 0 || name.is_empty() || name.contains(&b'/') {
+        if partitions <= 0 || name.is_empty() || name.contains('/') {
             return INVALID_REQUEST;
         }
-        self.by_name.insert(name.to_vec(), self.topics.len());
+        self.by_name.insert(name.to_owned(), self.topics.len());
         self.topics.push(Topic {
-            name: name.to_vec(),
+            name: name.to_owned(),
             partitions: (0..partitions)
                 .map(|_| Partition {
                     log: None,
@@ -582,29 +435,30 @@ impl Broker {
 
     /// A partition's name, in the spec's sets and as its log directory's: `topic-N`.
     fn partition_name(&self, t: usize, p: i32) -> String {
-        format!("{}-{}", String::from_utf8_lossy(&self.topics[t].name), p)
+        format!("{}-{}", self.topics[t].name, p)
     }
 
     /// A partition's name in the spec (`topic-N`) as (topic index, partition), if it is one of ours.
     fn partition_of(&self, name: &str) -> Option<(usize, i32)> {
         let (topic, partition) = split_partition(name)?;
-        let t = *self.by_name.get(topic.as_bytes())?;
+        let t = *self.by_name.get(topic)?;
         (partition >= 0 && (partition as usize) < self.topics[t].partitions.len()).then_some((t, partition))
     }
 
     /// The instance's record in its transaction-log partition (TransactionLogKey v0, TransactionLogValue v1: the
     /// fields `persist TransactionLogValue` lists, the tagged ones written when not at their defaults).
-    fn write_txn(&mut self, tid: &[u8], ts: i64) -> Result<(), i16> {
+    fn write_txn(&mut self, tid: &str, ts: i64) -> Result<(), i16> {
         let txn = &self.txns[tid];
+        let unwritable = |why: WireError| refused("a transaction-log record", &why.to_string());
         let mut key = Vec::with_capacity(4 + tid.len());
-        key.i16(0);
-        key.str16(tid);
+        put_i16(&mut key, 0);
+        put_string(&mut key, false, tid).map_err(unwritable)?;
         let mut value = Vec::with_capacity(64);
-        value.i16(1);
-        value.i64(txn.producer_id);
-        value.i16(txn.producer_epoch as i16);
-        value.i32(txn.txn_timeout_ms as i32);
-        value.i8(status(txn.state));
+        put_i16(&mut value, 1);
+        put_i64(&mut value, txn.producer_id);
+        put_i16(&mut value, txn.producer_epoch as i16);
+        put_i32(&mut value, txn.txn_timeout_ms as i32);
+        put_i8(&mut value, status(txn.state));
         // the partitions by topic (names sorted, as the instance's set is)
         let mut by_topic: Vec<(&str, Vec<i32>)> = Vec::new();
         for name in &txn.partitions {
@@ -619,18 +473,18 @@ impl Broker {
                 None => by_topic.push((topic, vec![partition])),
             }
         }
-        value.uvarint(by_topic.len() as u64 + 1);
+        put_uvarint(&mut value, by_topic.len() as u32 + 1);
         for (topic, ps) in &by_topic {
-            value.compact_str(topic.as_bytes());
-            value.uvarint(ps.len() as u64 + 1);
+            put_string(&mut value, true, topic).map_err(unwritable)?;
+            put_uvarint(&mut value, ps.len() as u32 + 1);
             for p in ps {
-                value.i32(*p);
+                put_i32(&mut value, *p);
             }
-            value.push(0);
+            put_uvarint(&mut value, 0);
         }
-        value.i64(ts);
-        value.i64(txn.txn_start_timestamp_ms);
-        let tags: Vec<(u64, Vec<u8>)> = [
+        put_i64(&mut value, ts);
+        put_i64(&mut value, txn.txn_start_timestamp_ms);
+        let tags: Vec<(u32, Vec<u8>)> = [
             (
                 0,
                 txn.previous_producer_id != -1,
@@ -651,10 +505,10 @@ impl Broker {
         .filter(|(_, present, _)| *present)
         .map(|(tag, _, bytes)| (tag, bytes))
         .collect();
-        value.uvarint(tags.len() as u64);
+        put_uvarint(&mut value, tags.len() as u32);
         for (tag, bytes) in tags {
-            value.uvarint(tag);
-            value.uvarint(bytes.len() as u64);
+            put_uvarint(&mut value, tag);
+            put_uvarint(&mut value, bytes.len() as u32);
             value.extend_from_slice(&bytes);
         }
         let mut b = batch(&[(Some(&key), Some(&value))], ts, -1, -1, -1, 0);
@@ -663,7 +517,7 @@ impl Broker {
 
     /// A decision taken: a transition's post-state becomes the instance (its record written when the row says so; a
     /// fresh producer id the post-state holds is taken), a rejection changes nothing. The row's answer.
-    fn apply(&mut self, tid: &[u8], decision: Decision, fresh_pid: Option<i64>, ts: i64) -> Result<i16, i16> {
+    fn apply(&mut self, tid: &str, decision: Decision, fresh_pid: Option<i64>, ts: i64) -> Result<i16, i16> {
         let row = decision.row;
         if let Some(post) = decision.post {
             if let Some(fresh) = fresh_pid.filter(|&f| post.producer_id == f || post.next_producer_id == f) {
@@ -680,7 +534,7 @@ impl Broker {
     /// Markers and the Complete record once the instance is in PrepareCommit or PrepareAbort (at once: the logs are
     /// local, so the markers are written as soon as the Prepare record is; a fence's PrepareEpochFence is aborted
     /// first, by FenceAbort).
-    fn finish(&mut self, tid: &[u8], ts: i64) -> Result<(), i16> {
+    fn finish(&mut self, tid: &str, ts: i64) -> Result<(), i16> {
         if self.txns[tid].state == State::PrepareEpochFence {
             let d = transaction::decide_FenceAbort(
                 &self.txns[tid],
@@ -703,11 +557,11 @@ impl Broker {
             _ => return Ok(()),
         };
         let mut mkey = Vec::with_capacity(4);
-        mkey.i16(0);
-        mkey.i16(if commit { 1 } else { 0 });
+        put_i16(&mut mkey, 0);
+        put_i16(&mut mkey, if commit { 1 } else { 0 });
         let mut mvalue = Vec::with_capacity(6);
-        mvalue.i16(0);
-        mvalue.i32(0);
+        put_i16(&mut mvalue, 0);
+        put_i32(&mut mvalue, 0);
         let names: Vec<String> = self.txns[tid].partitions.iter().cloned().collect();
         for name in names {
             let Some((t, p)) = self.partition_of(&name) else {
@@ -737,7 +591,7 @@ impl Broker {
 
     /// AddPartitions (`txn_version` 2: Transactions V2's implicit add by a partition leader or the group
     /// coordinator; 0: AddPartitionsToTxn/AddOffsetsToTxn v3): the answer of the spec's row.
-    fn add(&mut self, tid: &[u8], pid: i64, epoch: i16, parts: &[(usize, i32)], txn_version: i64, ts: i64) -> i16 {
+    fn add(&mut self, tid: &str, pid: i64, epoch: i16, parts: &[(usize, i32)], txn_version: i64, ts: i64) -> i16 {
         let Some(instance) = self.txns.get(tid) else {
             return INVALID_PRODUCER_ID_MAPPING;
         };
@@ -756,7 +610,7 @@ impl Broker {
     }
 
     /// Transactions V1's verification (VerifyPartition, KIP-890 part 1): the spec's answer for `(t, p)`.
-    fn verify(&mut self, tid: &[u8], pid: i64, epoch: i16, (t, p): (usize, i32)) -> i16 {
+    fn verify(&mut self, tid: &str, pid: i64, epoch: i16, (t, p): (usize, i32)) -> i16 {
         let Some(instance) = self.txns.get(tid) else {
             return INVALID_PRODUCER_ID_MAPPING;
         };
@@ -777,72 +631,60 @@ impl Broker {
 
     // -------------------------------------------------------------------------------------------- handlers
 
-    fn create_topics(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
-        let n = r.array32()?;
-        let mut results = Vec::with_capacity(n);
-        for _ in 0..n {
-            let name = r.str16()?.to_vec();
-            let partitions = r.i32()?;
-            r.i16()?;
-            for _ in 0..r.array32()? {
-                r.i32()?;
-                for _ in 0..r.array32()? {
-                    r.i32()?;
-                }
-            }
-            for _ in 0..r.array32()? {
-                r.str16()?;
-                r.nstr16()?;
-            }
-            let code = self.create_topic(&name, partitions);
-            results.push((name, code));
+    /// CreateTopics v4: each topic created with its partition count (its assignments and configs read, not used).
+    fn create_topics(&mut self, q: CreateTopicsRequest) -> CreateTopicsResponse {
+        let topics = q
+            .topics
+            .into_iter()
+            .map(|topic| CreatableTopicResult {
+                error_code: self.create_topic(&topic.name, topic.num_partitions),
+                name: topic.name,
+                error_message: None,
+                ..Default::default()
+            })
+            .collect();
+        CreateTopicsResponse {
+            throttle_time_ms: 0,
+            topics,
         }
-        r.i32()?;
-        r.i8()?;
-        out.i32(0);
-        out.i32(results.len() as i32);
-        for (name, code) in results {
-            out.str16(&name);
-            out.i16(code);
-            out.i16(-1);
-        }
-        Ok(())
     }
 
-    fn find_coordinator(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
-        r.compact_str()?;
-        r.i8()?;
-        r.tagged()?;
-        out.i32(0);
-        out.i16(NONE);
-        out.uvarint(0);
-        out.i32(NODE_ID);
-        out.compact_str(b"127.0.0.1");
-        out.i32(self.port);
-        out.push(0);
-        Ok(())
+    /// FindCoordinator v3: every coordinator is this node, whatever the key and its type.
+    fn find_coordinator(&self) -> FindCoordinatorResponse {
+        FindCoordinatorResponse {
+            throttle_time_ms: 0,
+            error_code: NONE,
+            error_message: None,
+            node_id: NODE_ID,
+            host: "127.0.0.1".to_owned(),
+            port: self.port,
+            ..Default::default()
+        }
     }
 
-    fn init_producer_id(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
-        let tid = r.compact_nbytes()?.map(|t| t.to_vec());
-        let timeout_ms = r.i32()?;
-        let expected_pid = r.i64()?;
-        let expected_epoch = r.i16()?;
-        r.tagged()?;
+    /// InitProducerId v4: a fresh producer id for an idempotent producer; a transactional one's through the spec's
+    /// InitProducerId (an open transaction it fences aborted at once).
+    fn init_producer_id(&mut self, q: InitProducerIdRequest) -> InitProducerIdResponse {
+        let answer = |error_code, producer_id, producer_epoch| InitProducerIdResponse {
+            throttle_time_ms: 0,
+            error_code,
+            producer_id,
+            producer_epoch,
+        };
         let ts = now_ms();
-        let Some(tid) = tid else {
+        let Some(tid) = q.transactional_id else {
             self.next_pid += 1;
-            return self.init_answer(out, NONE, self.next_pid, 0);
+            return answer(NONE, self.next_pid, 0);
         };
         let instance = self
             .txns
             .entry(tid.clone())
-            .or_insert_with(|| Instance::fresh(String::from_utf8_lossy(&tid).into_owned()));
+            .or_insert_with(|| Instance::fresh(tid.clone()));
         let fresh = self.next_pid + 1;
         let a = args::InitProducerId {
-            expected_producer_id: expected_pid,
-            expected_epoch: expected_epoch as i64,
-            timeout_ms: timeout_ms as i64,
+            expected_producer_id: q.producer_id,
+            expected_epoch: q.producer_epoch as i64,
+            timeout_ms: q.transaction_timeout_ms as i64,
             max_timeout_ms: MAX_TIMEOUT_MS,
             new_producer_id: fresh,
             now_ms: ts,
@@ -864,56 +706,30 @@ impl Broker {
         };
         let t = &self.txns[&tid];
         if code == NONE {
-            self.init_answer(out, code, t.producer_id, t.producer_epoch as i16)
+            answer(code, t.producer_id, t.producer_epoch as i16)
         } else {
-            self.init_answer(out, code, -1, -1)
+            answer(code, -1, -1)
         }
-    }
-
-    fn init_answer(&self, out: &mut Vec<u8>, code: i16, pid: i64, epoch: i16) -> R<()> {
-        out.i32(0);
-        out.i16(code);
-        out.i64(pid);
-        out.i16(epoch);
-        out.push(0);
-        Ok(())
     }
 
     /// Produce v8 (Transactions V1: each transactional partition verified) or v12 (V2: the leader adds them).
-    fn produce(&mut self, r: &mut Rd, out: &mut Vec<u8>, v2: bool) -> R<()> {
-        let flex = v2;
-        let tid = r.nullable_string(flex)?;
-        r.i16()?;
-        r.i32()?;
-        // (topic index or None, name, [(partition, batch)])
-        let mut topics: Vec<ProduceTopic> = Vec::new();
-        for _ in 0..r.array(flex)? {
-            let name = r.string(flex)?;
-            let mut parts = Vec::new();
-            for _ in 0..r.array(flex)? {
-                let index = r.i32()?;
-                let records = r.nullable_bytes(flex)?;
-                r.tags(flex)?;
-                parts.push((index, records));
-            }
-            r.tags(flex)?;
-            let t = self.by_name.get(name).copied();
-            topics.push((t, name, parts));
-        }
-        r.tags(flex)?;
+    fn produce(&mut self, q: ProduceRequest, v2: bool) -> ProduceResponse {
         let ts = now_ms();
-        // the batches' heads, and the partitions the transaction must hold (V2: the leader adds them)
-        let mut heads: Vec<Vec<Result<BatchHead, i16>>> = Vec::with_capacity(topics.len());
+        // per topic its index among ours (None: unknown) and per partition its batch's head or the answer refusing
+        // it; the partitions the transaction must hold (V2: the leader adds them)
+        let mut heads: Vec<ProducedTopic> = Vec::with_capacity(q.topic_data.len());
         let mut adds: Vec<(usize, i32)> = Vec::new();
         let mut txn_key: Option<(i64, i16)> = None;
-        for (t, _, parts) in &topics {
-            let mut hs = Vec::with_capacity(parts.len());
-            for (index, records) in parts {
-                let head = match (t, records) {
-                    (Some(t), Some(b)) if *index >= 0 && (*index as usize) < self.topics[*t].partitions.len() => {
+        for topic in &q.topic_data {
+            let t = self.by_name.get(&topic.name).copied();
+            let mut hs = Vec::with_capacity(topic.partition_data.len());
+            for part in &topic.partition_data {
+                let index = part.index;
+                let head = match (t, &part.records) {
+                    (Some(t), Some(b)) if index >= 0 && (index as usize) < self.topics[t].partitions.len() => {
                         batch_head(b).ok_or(CORRUPT_MESSAGE).inspect(|h| {
                             if h.transactional {
-                                adds.push((*t, *index));
+                                adds.push((t, index));
                                 txn_key = Some((h.pid, h.epoch));
                             }
                         })
@@ -923,128 +739,128 @@ impl Broker {
                 };
                 hs.push(head);
             }
-            heads.push(hs);
+            heads.push((t, hs));
         }
-        // the transaction's answer per transactional partition: V2 one add of them all, V1 each one verified
-        // (and the message kcoord answers with it, as Kafka 4.0.2's ReplicaManager)
-        let mut txn_errors: HashMap<(usize, i32), (i16, Option<String>)> = HashMap::new();
-        if let Some((pid, epoch)) = txn_key {
-            match tid {
-                None => txn_errors.extend(adds.iter().map(|&tp| (tp, (INVALID_REQUEST, None)))),
-                Some(tid) if v2 => {
-                    let code = verification_answer(self.add(tid, pid, epoch, &adds, 2, ts));
-                    txn_errors.extend(adds.iter().map(|&tp| (tp, (code, None))));
-                }
-                Some(tid) => {
-                    for &tp in &adds {
-                        let answer = match self.verify(tid, pid, epoch, tp) {
-                            CONCURRENT_TRANSACTIONS => (
-                                NOT_ENOUGH_REPLICAS,
-                                Some(
-                                    "unable to verify the partition has been added to the transaction: \
-                                 CONCURRENT_TRANSACTIONS"
-                                        .to_string(),
-                                ),
-                            ), // inconclusive: not an add
-                            // Produce up to v10, refused before the log
-                            TRANSACTION_ABORTABLE => (
-                                INVALID_TXN_STATE,
-                                Some("Partition was not added to the transaction".to_string()),
-                            ),
-                            code => (verification_answer(code), None),
-                        };
-                        txn_errors.insert(tp, answer);
-                    }
+        let txn_errors = match txn_key {
+            Some((pid, epoch)) => self.txn_answers(q.transactional_id.as_deref(), pid, epoch, &adds, v2, ts),
+            None => HashMap::new(),
+        };
+        let mut responses = Vec::with_capacity(heads.len());
+        for (topic, (t, hs)) in q.topic_data.into_iter().zip(heads) {
+            let mut partition_responses = Vec::with_capacity(hs.len());
+            for (part, head) in topic.partition_data.into_iter().zip(hs) {
+                partition_responses.push(self.append_produced(t, part, head, &txn_errors));
+            }
+            responses.push(TopicProduceResponse {
+                name: topic.name,
+                partition_responses,
+            });
+        }
+        ProduceResponse {
+            responses,
+            throttle_time_ms: 0,
+            node_endpoints: Vec::new(),
+        }
+    }
+
+    /// A Produce's transactional partitions `adds` (of producer `pid` at `epoch`), each with the transaction's answer:
+    /// V2 one add of them all, V1 each one verified (and the message kcoord answers with it, as Kafka 4.0.2's
+    /// ReplicaManager).
+    fn txn_answers(
+        &mut self,
+        tid: Option<&str>,
+        pid: i64,
+        epoch: i16,
+        adds: &[(usize, i32)],
+        v2: bool,
+        ts: i64,
+    ) -> TxnAnswers {
+        let Some(tid) = tid else {
+            return adds.iter().map(|&tp| (tp, (INVALID_REQUEST, None))).collect();
+        };
+        if v2 {
+            let code = verification_answer(self.add(tid, pid, epoch, adds, 2, ts));
+            return adds.iter().map(|&tp| (tp, (code, None))).collect();
+        }
+        let mut answers = HashMap::with_capacity(adds.len());
+        for &tp in adds {
+            let answer = match self.verify(tid, pid, epoch, tp) {
+                CONCURRENT_TRANSACTIONS => (
+                    NOT_ENOUGH_REPLICAS,
+                    Some(
+                        "unable to verify the partition has been added to the transaction: CONCURRENT_TRANSACTIONS"
+                            .to_owned(),
+                    ),
+                ), // inconclusive: not an add
+                // Produce up to v10, refused before the log
+                TRANSACTION_ABORTABLE => (
+                    INVALID_TXN_STATE,
+                    Some("Partition was not added to the transaction".to_owned()),
+                ),
+                code => (verification_answer(code), None),
+            };
+            answers.insert(tp, answer);
+        }
+        answers
+    }
+
+    /// One partition of a Produce (`t`: its topic's index, `head`: its batch's or the answer refusing it): the batch
+    /// appended unless the transaction's answer or the partition's producer state refuses it; the partition's answer.
+    fn append_produced(
+        &mut self,
+        t: Option<usize>,
+        part: PartitionProduceData,
+        head: Result<BatchHead, i16>,
+        txn_errors: &TxnAnswers,
+    ) -> PartitionProduceResponse {
+        let index = part.index;
+        // an error and the log start offset answered with it: -1 before the log (Kafka's UNKNOWN_LOG_APPEND_INFO:
+        // the topic, the batch, the transaction's verification), the log's own (0 here: nothing is ever deleted) for
+        // what the log's producer state refuses
+        let mut error_message: Option<String> = None;
+        let result = head.map_err(|code| (code, -1)).and_then(|h| {
+            let t = t.expect("a batch's head is read only for a known topic");
+            if h.transactional {
+                let (code, text) = &txn_errors[&(t, index)];
+                if *code != NONE {
+                    error_message.clone_from(text);
+                    return Err((*code, -1));
                 }
             }
-        }
-        out.array(flex, topics.len());
-        for ((t, name, parts), hs) in topics.iter().zip(heads) {
-            out.string(flex, name);
-            out.array(flex, parts.len());
-            for ((index, records), head) in parts.iter().zip(hs) {
-                // an error and the log start offset answered with it: -1 before the log (Kafka's
-                // UNKNOWN_LOG_APPEND_INFO: the topic, the batch, the transaction's verification), the log's own
-                // (0 here: nothing is ever deleted) for what the log's producer state refuses
-                let mut message: Option<String> = None;
-                let result = head.map_err(|code| (code, -1)).and_then(|h| {
-                    let (t, p) = (t.unwrap(), *index);
-                    if h.transactional {
-                        let (code, text) = txn_errors[&(t, p)].clone();
-                        if code != NONE {
-                            message = text;
-                            return Err((code, -1));
-                        }
-                    }
-                    let part = &mut self.topics[t].partitions[p as usize];
-                    match part.producers.get(&h.pid) {
-                        Some(&(e, _)) if h.epoch < e => return Err((INVALID_PRODUCER_EPOCH, 0)),
-                        Some(&(e, last)) if h.epoch == e && h.seq != last.wrapping_add(1) => {
-                            return Err((OUT_OF_ORDER_SEQUENCE_NUMBER, 0))
-                        }
-                        Some(&(e, _)) if h.epoch > e && h.seq != 0 => return Err((OUT_OF_ORDER_SEQUENCE_NUMBER, 0)),
-                        _ => {}
-                    }
-                    part.producers.insert(h.pid, (h.epoch, h.seq + h.count - 1));
-                    let mut b = records.unwrap().to_vec();
-                    self.append(t, p, &mut b, h.count).map_err(|code| (code, -1))
-                });
-                out.i32(*index);
-                match result {
-                    Ok(base) => {
-                        out.i16(NONE);
-                        out.i64(base);
-                        out.i64(-1); // log append time
-                        out.i64(0); // log start offset
-                    }
-                    Err((code, log_start)) => {
-                        out.i16(code);
-                        out.i64(-1);
-                        out.i64(-1);
-                        out.i64(log_start);
-                    }
+            let producers = &mut self.topics[t].partitions[index as usize].producers;
+            match producers.get(&h.pid) {
+                Some(&(e, _)) if h.epoch < e => return Err((INVALID_PRODUCER_EPOCH, 0)),
+                Some(&(e, last)) if h.epoch == e && h.seq != last.wrapping_add(1) => {
+                    return Err((OUT_OF_ORDER_SEQUENCE_NUMBER, 0))
                 }
-                out.array(flex, 0); // no record errors
-                match &message {
-                    Some(text) => out.string(flex, text.as_bytes()),
-                    None => out.null_string(flex),
-                }
-                out.no_tags(flex);
+                Some(&(e, _)) if h.epoch > e && h.seq != 0 => return Err((OUT_OF_ORDER_SEQUENCE_NUMBER, 0)),
+                _ => {}
             }
-            out.no_tags(flex);
+            producers.insert(h.pid, (h.epoch, h.seq + h.count - 1));
+            let mut b = part.records.expect("a batch's head is read only from a batch");
+            self.append(t, index, &mut b, h.count).map_err(|code| (code, -1))
+        });
+        let (error_code, base_offset, log_start_offset) = match result {
+            Ok(base) => (NONE, base, 0),
+            Err((code, log_start)) => (code, -1, log_start),
+        };
+        PartitionProduceResponse {
+            index,
+            error_code,
+            base_offset,
+            log_append_time_ms: -1,
+            log_start_offset,
+            record_errors: Vec::new(),
+            error_message,
+            ..Default::default()
         }
-        out.i32(0);
-        out.no_tags(flex);
-        Ok(())
     }
 
     /// TxnOffsetCommit v3 (Transactions V1: the offsets partition verified) or v5 (V2: added).
-    fn txn_offset_commit(&mut self, r: &mut Rd, out: &mut Vec<u8>, v2: bool) -> R<()> {
-        let tid = r.compact_str()?;
-        let group = r.compact_str()?;
-        let pid = r.i64()?;
-        let epoch = r.i16()?;
-        r.i32()?;
-        r.compact_str()?;
-        r.compact_nbytes()?;
-        let mut topics: Vec<OffsetsTopic> = Vec::new();
-        for _ in 0..r.compact_array()? {
-            let name = r.compact_str()?;
-            let mut parts = Vec::new();
-            for _ in 0..r.compact_array()? {
-                let index = r.i32()?;
-                let offset = r.i64()?;
-                let leader_epoch = r.i32()?;
-                let metadata = r.compact_nbytes()?;
-                r.tagged()?;
-                parts.push((index, offset, leader_epoch, metadata));
-            }
-            r.tagged()?;
-            topics.push((name, parts));
-        }
-        r.tagged()?;
+    fn txn_offset_commit(&mut self, q: TxnOffsetCommitRequest, v2: bool) -> TxnOffsetCommitResponse {
         let ts = now_ms();
-        let offsets_partition = partition_for(group);
+        let (tid, pid, epoch) = (q.transactional_id.as_str(), q.producer_id, q.producer_epoch);
+        let offsets_partition = partition_for(&q.group_id);
         let offsets = (OFFSETS_TOPIC, offsets_partition);
         let mut code = if v2 {
             verification_answer(self.add(tid, pid, epoch, &[offsets], 2, ts))
@@ -1055,74 +871,77 @@ impl Broker {
             }
         };
         if code == NONE {
-            // OffsetCommitKey v1 and OffsetCommitValue v3 per partition, one transactional batch
-            let mut keys_values: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-            for (name, parts) in &topics {
-                for (index, offset, leader_epoch, metadata) in parts {
-                    let mut key = Vec::with_capacity(8 + group.len() + name.len());
-                    key.i16(1);
-                    key.str16(group);
-                    key.str16(name);
-                    key.i32(*index);
-                    let mut value = Vec::with_capacity(32);
-                    value.i16(3);
-                    value.i64(*offset);
-                    value.i32(*leader_epoch);
-                    value.str16(metadata.unwrap_or(b""));
-                    value.i64(ts);
-                    keys_values.push((key, value));
-                }
-            }
-            if !keys_values.is_empty() {
-                let records: Vec<Record> = keys_values
-                    .iter()
-                    .map(|(k, v)| (Some(k.as_slice()), Some(v.as_slice())))
-                    .collect();
-                let mut b = batch(&records, ts, pid, epoch, -1, TRANSACTIONAL);
-                match self.append(OFFSETS_TOPIC, offsets_partition, &mut b, records.len() as i32) {
-                    Ok(_) => {
-                        let pending = self.pending_offsets.entry(pid).or_default();
-                        for (name, parts) in &topics {
-                            for (index, offset, _, _) in parts {
-                                pending.push(((group.to_vec(), name.to_vec(), *index), *offset));
-                            }
-                        }
-                    }
-                    Err(e) => code = e,
-                }
+            if let Err(e) = self.write_offsets(&q, offsets_partition, ts) {
+                code = e;
             }
         }
-        let answers: Vec<PartitionErrors> = topics
-            .iter()
-            .map(|(name, parts)| (*name, parts.iter().map(|p| (p.0, code)).collect()))
+        let topics = q
+            .topics
+            .into_iter()
+            .map(|topic| TxnOffsetCommitResponseTopic {
+                partitions: (topic.partitions.iter())
+                    .map(|p| TxnOffsetCommitResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code: code,
+                    })
+                    .collect(),
+                name: topic.name,
+            })
             .collect();
-        partition_answers(out, &answers);
+        TxnOffsetCommitResponse {
+            throttle_time_ms: 0,
+            topics,
+        }
+    }
+
+    /// A TxnOffsetCommit's offsets in the group's offsets partition — OffsetCommitKey v1 and OffsetCommitValue v3 per
+    /// partition, one transactional batch — and pending until the transaction's marker.
+    fn write_offsets(&mut self, q: &TxnOffsetCommitRequest, partition: i32, ts: i64) -> Result<(), i16> {
+        let unwritable = |why: WireError| refused("an offset-commit record", &why.to_string());
+        let mut keys_values: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        for topic in &q.topics {
+            for p in &topic.partitions {
+                let mut key = Vec::with_capacity(8 + q.group_id.len() + topic.name.len());
+                put_i16(&mut key, 1);
+                put_string(&mut key, false, &q.group_id).map_err(unwritable)?;
+                put_string(&mut key, false, &topic.name).map_err(unwritable)?;
+                put_i32(&mut key, p.partition_index);
+                let mut value = Vec::with_capacity(32);
+                put_i16(&mut value, 3);
+                put_i64(&mut value, p.committed_offset);
+                put_i32(&mut value, p.committed_leader_epoch);
+                put_string(&mut value, false, p.committed_metadata.as_deref().unwrap_or("")).map_err(unwritable)?;
+                put_i64(&mut value, ts);
+                keys_values.push((key, value));
+            }
+        }
+        if keys_values.is_empty() {
+            return Ok(());
+        }
+        let records: Vec<Record> = keys_values
+            .iter()
+            .map(|(k, v)| (Some(k.as_slice()), Some(v.as_slice())))
+            .collect();
+        let mut b = batch(&records, ts, q.producer_id, q.producer_epoch, -1, TRANSACTIONAL);
+        self.append(OFFSETS_TOPIC, partition, &mut b, records.len() as i32)?;
+        let pending = self.pending_offsets.entry(q.producer_id).or_default();
+        for topic in &q.topics {
+            for p in &topic.partitions {
+                let key = (q.group_id.clone(), topic.name.clone(), p.partition_index);
+                pending.push((key, p.committed_offset));
+            }
+        }
         Ok(())
     }
 
     /// AddPartitionsToTxn v3 (Transactions V1): the partitions added (AddPartitions, txn_version 0), every partition
     /// answered with the row's answer; an unknown one makes the others OPERATION_NOT_ATTEMPTED.
-    fn add_partitions_to_txn(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
-        let tid = r.compact_str()?;
-        let pid = r.i64()?;
-        let epoch = r.i16()?;
-        let mut topics: Vec<(&[u8], Vec<i32>)> = Vec::new();
-        for _ in 0..r.compact_array()? {
-            let name = r.compact_str()?;
-            let mut parts = Vec::new();
-            for _ in 0..r.compact_array()? {
-                parts.push(r.i32()?);
-            }
-            r.tagged()?;
-            topics.push((name, parts));
-        }
-        r.tagged()?;
+    fn add_partitions_to_txn(&mut self, q: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse {
         // each partition as (topic index, partition) when it is one of ours
-        let known: Vec<Vec<Option<(usize, i32)>>> = topics
-            .iter()
-            .map(|(name, ps)| {
-                let t = self.by_name.get(*name).copied();
-                ps.iter()
+        let known: Vec<Vec<Option<(usize, i32)>>> = (q.v3_and_below_topics.iter())
+            .map(|topic| {
+                let t = self.by_name.get(&topic.name).copied();
+                (topic.partitions.iter())
                     .map(|&p| {
                         t.filter(|&t| p >= 0 && (p as usize) < self.topics[t].partitions.len())
                             .map(|t| (t, p))
@@ -1131,138 +950,156 @@ impl Broker {
             })
             .collect();
         let code = match known.iter().flatten().copied().collect::<Option<Vec<(usize, i32)>>>() {
-            Some(parts) => self.add(tid, pid, epoch, &parts, 0, now_ms()),
+            Some(parts) => self.add(
+                &q.v3_and_below_transactional_id,
+                q.v3_and_below_producer_id,
+                q.v3_and_below_producer_epoch,
+                &parts,
+                0,
+                now_ms(),
+            ),
             None => OPERATION_NOT_ATTEMPTED,
         };
-        let answers: Vec<PartitionErrors> = topics
-            .iter()
-            .zip(&known)
-            .map(|((name, ps), ks)| {
-                let codes = ps
-                    .iter()
-                    .zip(ks)
-                    .map(|(&p, k)| (p, if k.is_some() { code } else { UNKNOWN_TOPIC_OR_PARTITION }));
-                (*name, codes.collect())
+        let results = (q.v3_and_below_topics.into_iter().zip(&known))
+            .map(|(topic, ks)| AddPartitionsToTxnTopicResult {
+                results_by_partition: (topic.partitions.iter().zip(ks))
+                    .map(|(&p, k)| AddPartitionsToTxnPartitionResult {
+                        partition_index: p,
+                        partition_error_code: if k.is_some() { code } else { UNKNOWN_TOPIC_OR_PARTITION },
+                    })
+                    .collect(),
+                name: topic.name,
             })
             .collect();
-        partition_answers(out, &answers);
-        Ok(())
+        AddPartitionsToTxnResponse {
+            throttle_time_ms: 0,
+            results_by_topic_v3_and_below: results,
+            ..Default::default()
+        }
     }
 
     /// AddOffsetsToTxn v3: the group's offsets partition added (AddPartitions, txn_version 0).
-    fn add_offsets_to_txn(&mut self, r: &mut Rd, out: &mut Vec<u8>) -> R<()> {
-        let tid = r.compact_str()?;
-        let pid = r.i64()?;
-        let epoch = r.i16()?;
-        let group = r.compact_str()?;
-        r.tagged()?;
-        let code = self.add(tid, pid, epoch, &[(OFFSETS_TOPIC, partition_for(group))], 0, now_ms());
-        out.i32(0);
-        out.i16(code);
-        out.push(0);
-        Ok(())
+    fn add_offsets_to_txn(&mut self, q: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse {
+        let offsets = (OFFSETS_TOPIC, partition_for(&q.group_id));
+        let code = self.add(
+            &q.transactional_id,
+            q.producer_id,
+            q.producer_epoch,
+            &[offsets],
+            0,
+            now_ms(),
+        );
+        AddOffsetsToTxnResponse {
+            throttle_time_ms: 0,
+            error_code: code,
+        }
     }
 
     /// EndTxn v3 (Transactions V1: EndTxnV1, no epoch bump, no producer id in the answer) or v5 (V2: EndTxnV2, the
     /// epoch bumped, the answer carrying the producer id and epoch to use next).
-    fn end_txn(&mut self, r: &mut Rd, out: &mut Vec<u8>, v2: bool) -> R<()> {
-        let tid = r.compact_str()?;
-        let pid = r.i64()?;
-        let epoch = r.i16()? as i64;
-        let result = if r.i8()? != 0 {
+    fn end_txn(&mut self, q: EndTxnRequest, v2: bool) -> EndTxnResponse {
+        let tid = q.transactional_id.as_str();
+        let result = if q.committed {
             TxnResult::COMMIT
         } else {
             TxnResult::ABORT
         };
-        r.tagged()?;
+        let code = self.end(tid, q.producer_id, q.producer_epoch as i64, result, v2);
+        let (producer_id, producer_epoch) = match (v2, code, self.txns.get(tid)) {
+            (true, NONE, Some(t)) => (t.producer_id, t.producer_epoch as i16),
+            _ => (-1, -1), // v3 has neither field
+        };
+        EndTxnResponse {
+            throttle_time_ms: 0,
+            error_code: code,
+            producer_id,
+            producer_epoch,
+        }
+    }
+
+    /// The spec's EndTxnV1 or EndTxnV2, then the markers and the Complete record: the answer.
+    fn end(&mut self, tid: &str, pid: i64, epoch: i64, result: TxnResult, v2: bool) -> i16 {
+        let Some(instance) = self.txns.get(tid) else {
+            return INVALID_PRODUCER_ID_MAPPING;
+        };
         let now_ms = now_ms();
-        let code = match self.txns.get(tid) {
-            None => INVALID_PRODUCER_ID_MAPPING,
-            Some(instance) => {
-                let fresh = self.next_pid + 1;
-                let decided = if v2 {
-                    let a = args::EndTxnV2 {
-                        pid,
-                        epoch,
-                        result,
-                        new_producer_id: fresh,
-                        now_ms,
-                    };
-                    transaction::decide_EndTxnV2(instance, &a, false)
-                } else {
-                    transaction::decide_EndTxnV1(
-                        instance,
-                        &args::EndTxnV1 {
-                            pid,
-                            epoch,
-                            result,
-                            now_ms,
-                        },
-                        false,
-                    )
-                };
-                match decided {
-                    Ok(d) => {
-                        let transition = d.row.kind != Kind::Reject;
-                        match self.apply(tid, d, v2.then_some(fresh), now_ms) {
-                            Ok(code) if transition => self.finish(tid, now_ms).map(|_| code).unwrap_or_else(|c| c),
-                            Ok(code) => code,
-                            Err(code) => code,
-                        }
-                    }
-                    Err(why) => refused(if v2 { "EndTxnV2" } else { "EndTxnV1" }, why),
+        let fresh = self.next_pid + 1;
+        let decided = if v2 {
+            let a = args::EndTxnV2 {
+                pid,
+                epoch,
+                result,
+                new_producer_id: fresh,
+                now_ms,
+            };
+            transaction::decide_EndTxnV2(instance, &a, false)
+        } else {
+            let a = args::EndTxnV1 {
+                pid,
+                epoch,
+                result,
+                now_ms,
+            };
+            transaction::decide_EndTxnV1(instance, &a, false)
+        };
+        match decided {
+            Ok(d) => {
+                let transition = d.row.kind != Kind::Reject;
+                match self.apply(tid, d, v2.then_some(fresh), now_ms) {
+                    Ok(code) if transition => self.finish(tid, now_ms).map(|_| code).unwrap_or_else(|c| c),
+                    Ok(code) => code,
+                    Err(code) => code,
                 }
             }
-        };
-        out.i32(0);
-        out.i16(code);
-        if v2 {
-            let (pid, epoch) = match (code, self.txns.get(tid)) {
-                (NONE, Some(t)) => (t.producer_id, t.producer_epoch as i16),
-                _ => (-1, -1),
-            };
-            out.i64(pid);
-            out.i16(epoch);
+            Err(why) => refused(if v2 { "EndTxnV2" } else { "EndTxnV1" }, why),
         }
-        out.push(0);
-        Ok(())
     }
 
     /// One request frame (without its size): the answer's frame (with its size), or why the connection closes.
-    fn handle(&mut self, frame: &[u8]) -> R<Vec<u8>> {
-        let mut r = Rd { b: frame, p: 0 };
-        let api = r.i16()?;
-        let version = r.i16()?;
-        let correlation = r.i32()?;
-        r.nstr16()?;
-        let flex = flexible(api, version);
-        if flex {
-            r.tagged()?;
+    /// The header and the body are read, the answer's header and body written, by kcoord-wire.
+    fn handle(&mut self, frame: &[u8]) -> Result<Vec<u8>, Refusal> {
+        let (api_key, version) = match frame {
+            [k0, k1, v0, v1, ..] => (i16::from_be_bytes([*k0, *k1]), i16::from_be_bytes([*v0, *v1])),
+            _ => return Err(Refusal::Short { length: frame.len() }),
+        };
+        if !SERVED.contains(&(api_key, version)) {
+            return Err(Refusal::Unserved { api_key, version });
         }
-        let mut out = Vec::with_capacity(128);
-        out.i32(0);
-        out.i32(correlation);
-        if flex {
-            out.push(0);
+        let covered = "kcoord-wire covers every request SERVED lists";
+        let unreadable = |why| Refusal::Unreadable { api_key, version, why };
+        let mut r = Reader::new(frame);
+        let header_version = request_header_version(api_key, version).expect(covered);
+        let header = RequestHeader::decode(&mut r, header_version).map_err(unreadable)?;
+        let request = Request::decode(api_key, version, &mut r).map_err(unreadable)?;
+        if r.remaining() != 0 {
+            let bytes = r.remaining();
+            return Err(Refusal::Trailing {
+                api_key,
+                version,
+                bytes,
+            });
         }
         self.wrote = false;
-        match (api, version) {
-            (0, 8) => self.produce(&mut r, &mut out, false)?,
-            (0, 12) => self.produce(&mut r, &mut out, true)?,
-            (24, 3) => self.add_partitions_to_txn(&mut r, &mut out)?,
-            (25, 3) => self.add_offsets_to_txn(&mut r, &mut out)?,
-            (26, 3) => self.end_txn(&mut r, &mut out, false)?,
-            (10, 3) => self.find_coordinator(&mut r, &mut out)?,
-            (19, 4) => self.create_topics(&mut r, &mut out)?,
-            (22, 4) => self.init_producer_id(&mut r, &mut out)?,
-            (26, 5) => self.end_txn(&mut r, &mut out, true)?,
-            (28, 3) => self.txn_offset_commit(&mut r, &mut out, false)?,
-            (28, 5) => self.txn_offset_commit(&mut r, &mut out, true)?,
-            _ => return Err("an API or version this prototype does not serve"),
-        }
-        if r.p != frame.len() {
-            return Err("bytes left after the request");
-        }
+        let response = match request {
+            Request::Produce(q) => Response::Produce(self.produce(q, version >= 12)),
+            Request::FindCoordinator(_) => Response::FindCoordinator(self.find_coordinator()),
+            Request::CreateTopics(q) => Response::CreateTopics(self.create_topics(q)),
+            Request::InitProducerId(q) => Response::InitProducerId(self.init_producer_id(q)),
+            Request::AddPartitionsToTxn(q) => Response::AddPartitionsToTxn(self.add_partitions_to_txn(q)),
+            Request::AddOffsetsToTxn(q) => Response::AddOffsetsToTxn(self.add_offsets_to_txn(q)),
+            Request::EndTxn(q) => Response::EndTxn(self.end_txn(q, version >= 5)),
+            Request::TxnOffsetCommit(q) => Response::TxnOffsetCommit(self.txn_offset_commit(q, version >= 5)),
+            _ => unreachable!("SERVED lists only the APIs answered here"),
+        };
+        let mut out = Vec::with_capacity(128);
+        out.extend_from_slice(&[0; 4]);
+        let unwritable = |why| Refusal::Unwritable { api_key, version, why };
+        let correlation_id = header.correlation_id;
+        let header_version = response_header_version(api_key, version).expect(covered);
+        ResponseHeader { correlation_id }
+            .encode(&mut out, header_version)
+            .map_err(unwritable)?;
+        response.encode(&mut out, version).map_err(unwritable)?;
         let size = (out.len() - 4) as i32;
         out[0..4].copy_from_slice(&size.to_be_bytes());
         Ok(out)
@@ -1371,8 +1208,8 @@ fn main() -> io::Result<()> {
         port: port as i32,
         wrote: false,
     };
-    broker.create_topic(b"__transaction_state", INTERNAL_PARTITIONS);
-    broker.create_topic(b"__consumer_offsets", INTERNAL_PARTITIONS);
+    broker.create_topic("__transaction_state", INTERNAL_PARTITIONS);
+    broker.create_topic("__consumer_offsets", INTERNAL_PARTITIONS);
     println!("127.0.0.1:{port}");
     io::stdout().flush()?;
 

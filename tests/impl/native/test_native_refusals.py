@@ -1,0 +1,69 @@
+"""The compiled server closes the connection of a request it does not answer — an API or version it does not serve,
+a body kcoord-wire cannot read, bytes after the body — and answers the next connection as before."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kio.schema.api_versions.v3 import ApiVersionsRequest
+from kio.schema.find_coordinator.v3 import FindCoordinatorRequest
+from kio.static.primitive import i8
+
+from kcoord.impl.server.codec import decode_response, encode_request
+
+
+def _frame(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+def _find_coordinator() -> bytes:
+    payload: bytes = encode_request(FindCoordinatorRequest(key="g", key_type=i8(0)), correlation_id=7, client_id="test")
+    return payload
+
+
+def _answer(address: tuple[str, int], frame: bytes) -> bytes | None:
+    """The answer's payload to `frame` on a fresh connection, or None if the server closed it without one."""
+    with socket.create_connection(address, timeout=10) as conn:
+        conn.sendall(frame)
+        head = conn.recv(4, socket.MSG_WAITALL)
+        if len(head) < 4:
+            return None
+        (size,) = struct.unpack(">i", head)
+        return conn.recv(size, socket.MSG_WAITALL)
+
+
+@pytest.fixture
+def address(native_release: Path, tmp_path: Path) -> Iterator[tuple[str, int]]:
+    server = subprocess.Popen([str(native_release / "kcoord-native"), str(tmp_path), "os"], stdout=subprocess.PIPE,
+                              text=True)
+    assert server.stdout is not None
+    host, _, port = server.stdout.readline().strip().rpartition(":")
+    try:
+        yield host, int(port)
+    finally:
+        server.terminate()
+        server.wait()
+        server.stdout.close()
+
+
+@pytest.mark.wire
+@pytest.mark.parametrize("payload", [
+    pytest.param(encode_request(ApiVersionsRequest(client_software_name="t", client_software_version="1"),
+                                correlation_id=1, client_id="test"), id="an API not served (ApiVersions v3)"),
+    pytest.param(struct.pack(">hhih", 10, 2, 1, -1) + b"\x00\x01g\x00", id="a version not served (FindCoordinator v2)"),
+    pytest.param(_find_coordinator()[:-3], id="a body cut short"),
+    pytest.param(_find_coordinator() + b"\x00", id="bytes after the body"),
+    pytest.param(b"\x00\x0a\x00", id="a frame shorter than an api key and version"),
+])
+def test_a_request_not_answered_closes_its_connection(address: tuple[str, int], payload: bytes) -> None:
+    assert _answer(address, _frame(payload)) is None
+    answer = _answer(address, _frame(_find_coordinator()))
+    assert answer is not None
+    correlation_id, body = decode_response(10, 3, answer)
+    assert correlation_id == 7
+    assert body.error_code == 0

@@ -3,8 +3,9 @@ committed, the server killed (SIGKILL) and started again on the same folder — 
 epoch, a producer's sequences continue and a gap or duplicate is answered as before the crash, a transaction left
 open goes on and commits, the whole history checks clean against the spec (`kcoord check-traces --engine python`); a
 crash between PrepareCommit and CompleteCommit is completed at the start (markers, then CompleteCommit); a torn tail
-is cut and said (file, byte position), damage inside a log refuses the start and changes nothing; and kcoord's own
-server started on a copy of the folder answers InitProducerId as kcoord-native does."""
+is cut and said (file, byte position), damage inside a log refuses the start and changes nothing; and the layout is
+kcoord's: kcoord serve started on a copy of kcoord-native's folder answers as kcoord-native does, and kcoord-native on
+a copy of kcoord serve's folder as kcoord serve does."""
 
 from __future__ import annotations
 
@@ -70,9 +71,9 @@ class Native:
         return self.process.stderr.read()
 
 
-def start(binary: Path, data_dir: Path) -> Native:
-    process = subprocess.Popen([str(binary), str(data_dir), "os"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+def start(binary: Path, data_dir: Path, durability: str = "os") -> Native:
+    process = subprocess.Popen([str(binary), str(data_dir), durability], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
     assert process.stdout is not None
     bootstrap = process.stdout.readline().strip()
     if not bootstrap:
@@ -326,16 +327,18 @@ def _drop_last_batch(path: Path) -> bytes:
     return last
 
 
-async def _init_after_start(binary: Path, data: Path, txn_id: str) -> tuple[tuple[int, int, int], str]:
-    server = start(binary, data)
+async def _init_after_start(binary: Path, data: Path, txn_id: str,
+                            durability: str = "os") -> tuple[tuple[int, int, int], str]:
+    server = start(binary, data, durability)
     c = await Client.open(server.bootstrap)
     answer = await c.init(txn_id)
     await c.close()
     return answer, server.kill()
 
 
+@pytest.mark.parametrize("durability", ["os", "fsync"])
 def test_b_a_crash_between_prepare_commit_and_complete_commit_is_completed_at_the_start(
-        native_release: Path, tmp_path: Path) -> None:
+        native_release: Path, tmp_path: Path, durability: str) -> None:
     binary, data, txn_id = native_release / "kcoord-native", tmp_path / "data", "rec-prepared"
     p = asyncio.run(_committed_twice(binary, data, txn_id))
     # the last transaction as a crash right after its PrepareCommit record leaves it: no markers, no CompleteCommit
@@ -345,7 +348,7 @@ def test_b_a_crash_between_prepare_commit_and_complete_commit_is_completed_at_th
     for partition in touched:
         assert is_marker(_drop_last_batch(segment(data, partition)), commit=True)
 
-    answer, stderr = asyncio.run(_init_after_start(binary, data, txn_id))
+    answer, stderr = asyncio.run(_init_after_start(binary, data, txn_id, durability))
     assert "(1 prepared transactions completed)" in recovered_line(stderr)
     assert "1 committed offsets (0 pending)" in recovered_line(stderr)
     assert txn_statuses(data, txn_id)[-3:] == [PREPARE_COMMIT, COMPLETE_COMMIT, 0]  # then InitProducerId's Empty
@@ -436,3 +439,38 @@ def test_d_kcoord_serve_on_a_copy_of_the_folder_answers_as_kcoord_native(native_
         server.stop()
     assert theirs[0] == (0, p.pid, p.epoch + 1)
     assert theirs == ours
+
+
+async def _inits(bootstrap: str, txn_ids: list[str]) -> list[tuple[int, int, int]]:
+    c = await Client.open(bootstrap)
+    try:
+        return [await c.init(txn_id) for txn_id in txn_ids]
+    finally:
+        await c.close()
+
+
+def test_d_kcoord_native_on_a_copy_of_a_folder_kcoord_serve_wrote_answers_as_kcoord_serve(
+        native_release: Path, tmp_path: Path) -> None:
+    """The other way round: kcoord serve's history of same_answers.py (V1 and V2 transactions, commits, aborts, the
+    errors of those paths), then InitProducerId for its three transactional ids from both servers, each started on
+    its own copy of the folder."""
+    from bench_server import start_kcoord
+
+    from benchmarks.compiled_server.same_answers import _script
+    data, copy, txn_ids = tmp_path / "kcoord", tmp_path / "copy", ["same-0", "same-1", "same-2"]
+    server = start_kcoord(data, "os")
+    try:
+        asyncio.run(_script(server.bootstrap))
+    finally:
+        server.stop()
+    shutil.copytree(data, copy)
+    server = start_kcoord(data, "os")
+    try:
+        ours = asyncio.run(_inits(server.bootstrap, txn_ids))
+    finally:
+        server.stop()
+    native = start(native_release / "kcoord-native", copy)
+    theirs = asyncio.run(_inits(native.bootstrap, txn_ids))
+    assert "3 transactional ids" in recovered_line(native.kill())
+    assert theirs == ours
+    assert ours[0][0] == 0 and ours[0][2] > 0  # (an epoch bumped from a recovered one, not a fresh id's 0)

@@ -29,8 +29,8 @@
 //! (settled by their markers); from the data partitions each producer's epoch and last sequence (what the Produce
 //! check keeps) and its open transaction's first offset; then every transaction found in PrepareCommit or
 //! PrepareAbort is completed as Kafka's coordinator does at load (markers, then the Complete* record, through the
-//! table's CompleteTxn row), before anything is answered. `kcoord serve` started on a copy of a folder it wrote
-//! answers as it does (tests/impl/native/test_native_recovery.py; the other way round is not tested).
+//! table's CompleteTxn row), before anything is answered. The layout is kcoord's: `kcoord serve` started on a copy of
+//! a folder it wrote answers as it does, and the other way round (tests/impl/native/test_native_recovery.py).
 //!
 //! What it does not have yet, against kcoord serve (the adoption steps are in benchmarks/RESULTS.md, issue 31's
 //! twentieth session): a recovery point (every batch is checked at each start), groups, fetch, metrics, traces,

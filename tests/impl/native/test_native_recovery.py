@@ -10,6 +10,7 @@ a copy of kcoord serve's folder as kcoord serve does."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import signal
 import struct
@@ -80,6 +81,18 @@ def start(binary: Path, data_dir: Path, durability: str = "os") -> Native:
         assert process.stderr is not None
         raise AssertionError(f"kcoord-native exited {process.wait(30)} before listening: {process.stderr.read()}")
     return Native(process, bootstrap)
+
+
+@contextlib.contextmanager
+def serving(binary: Path, data_dir: Path, durability: str = "os") -> Iterator[Native]:
+    """`start`, and the server killed on the way out if the block did not (a failed assertion leaves no server)."""
+    native = start(binary, data_dir, durability)
+    try:
+        yield native
+    finally:
+        if native.process.poll() is None:
+            native.process.kill()
+            native.process.wait(30)
 
 
 def refused(binary: Path, data_dir: Path) -> tuple[int, str]:
@@ -253,49 +266,48 @@ def recovered_line(stderr: str) -> str:
 
 
 async def _restart_continues(binary: Path, data: Path) -> None:
-    server = start(binary, data)
-    await create_topics(server.bootstrap)
-    c = await Client.open(server.bootstrap)
-    v1 = await producer(c, "rec-v1", 0)
-    await v1_transaction(c, v1, 1)
-    v2 = await producer(c, "rec-v2", 1)
-    await v2_transaction(c, v2, 1)
-    await v2_transaction(c, v2, 2)
-    # V1: a transaction left open with data and a pending offset in it; a gap and a duplicate answered
-    assert await c.add(v1) == {0}
-    produced = await c.produce(v1)
-    assert {code for code, _ in produced} == {0}
-    gap = await c.raw_produce(v1, [5, 5])
-    duplicate = await c.raw_produce(v1, [1, 1])
-    assert await c.add_offsets(v1) == 0
-    assert await c.offsets(v1, 2) == {0}
-    await c.close()
-    server.kill()
+    with serving(binary, data) as server:
+        await create_topics(server.bootstrap)
+        c = await Client.open(server.bootstrap)
+        v1 = await producer(c, "rec-v1", 0)
+        await v1_transaction(c, v1, 1)
+        v2 = await producer(c, "rec-v2", 1)
+        await v2_transaction(c, v2, 1)
+        await v2_transaction(c, v2, 2)
+        # V1: a transaction left open with data and a pending offset in it; a gap and a duplicate answered
+        assert await c.add(v1) == {0}
+        produced = await c.produce(v1)
+        assert {code for code, _ in produced} == {0}
+        gap = await c.raw_produce(v1, [5, 5])
+        duplicate = await c.raw_produce(v1, [1, 1])
+        assert await c.add_offsets(v1) == 0
+        assert await c.offsets(v1, 2) == {0}
+        await c.close()
+        server.kill()
 
-    server = start(binary, data)
-    c = await Client.open(server.bootstrap)
-    assert await c.raw_produce(v1, [5, 5]) == gap
-    assert await c.raw_produce(v1, [1, 1]) == duplicate
-    # the open transaction goes on: its sequences continue, at the offsets after the last batch
-    assert await c.produce(v1) == [(0, base + 1) for _, base in produced]
-    assert await c.end(v1) == 0
-    await v2_transaction(c, v2, 3)
-    # an existing transactional id: its recovered producer id, the epoch bumped; a new one: an id above all seen
-    assert await c.init("rec-v2") == (0, v2.pid, v2.epoch + 1)
-    code, fresh, epoch = await c.init("rec-new")
-    assert (code, epoch) == (0, 0) and fresh > max(v1.pid, v2.pid)
-    await c.close()
-    stderr = server.kill()
-    line = recovered_line(stderr)
-    assert "2 transactional ids" in line and "2 committed offsets (1 pending)" in line, line
+    with serving(binary, data) as server:
+        c = await Client.open(server.bootstrap)
+        assert await c.raw_produce(v1, [5, 5]) == gap
+        assert await c.raw_produce(v1, [1, 1]) == duplicate
+        # the open transaction goes on: its sequences continue, at the offsets after the last batch
+        assert await c.produce(v1) == [(0, base + 1) for _, base in produced]
+        assert await c.end(v1) == 0
+        await v2_transaction(c, v2, 3)
+        # an existing transactional id: its recovered producer id, the epoch bumped; a new one: an id above all seen
+        assert await c.init("rec-v2") == (0, v2.pid, v2.epoch + 1)
+        code, fresh, epoch = await c.init("rec-new")
+        assert (code, epoch) == (0, 0) and fresh > max(v1.pid, v2.pid)
+        await c.close()
+        line = recovered_line(server.kill())
+        assert "2 transactional ids" in line and "2 committed offsets (1 pending)" in line, line
 
     # once more: the second life's writes recovered too (the pending offset committed by its marker)
-    server = start(binary, data)
-    c = await Client.open(server.bootstrap)
-    assert await c.init("rec-v1") == (0, v1.pid, v1.epoch + 1)
-    await c.close()
-    line = recovered_line(server.kill())
-    assert "3 transactional ids" in line and "2 committed offsets (0 pending)" in line, line
+    with serving(binary, data) as server:
+        c = await Client.open(server.bootstrap)
+        assert await c.init("rec-v1") == (0, v1.pid, v1.epoch + 1)
+        await c.close()
+        line = recovered_line(server.kill())
+        assert "3 transactional ids" in line and "2 committed offsets (0 pending)" in line, line
 
 
 def test_a_restart_after_sigkill_continues_where_it_stopped(native_release: Path, tmp_path: Path) -> None:
@@ -308,14 +320,14 @@ def test_a_restart_after_sigkill_continues_where_it_stopped(native_release: Path
 
 async def _committed_twice(binary: Path, data: Path, txn_id: str) -> _Producer:
     """A V2 producer's two committed transactions, the server killed after them; the producer as it stands."""
-    server = start(binary, data)
-    await create_topics(server.bootstrap)
-    c = await Client.open(server.bootstrap)
-    p = await producer(c, txn_id, 1)
-    await v2_transaction(c, p, 1)
-    await v2_transaction(c, p, 2)
-    await c.close()
-    server.kill()
+    with serving(binary, data) as server:
+        await create_topics(server.bootstrap)
+        c = await Client.open(server.bootstrap)
+        p = await producer(c, txn_id, 1)
+        await v2_transaction(c, p, 1)
+        await v2_transaction(c, p, 2)
+        await c.close()
+        server.kill()
     return p
 
 
@@ -329,11 +341,11 @@ def _drop_last_batch(path: Path) -> bytes:
 
 async def _init_after_start(binary: Path, data: Path, txn_id: str,
                             durability: str = "os") -> tuple[tuple[int, int, int], str]:
-    server = start(binary, data, durability)
-    c = await Client.open(server.bootstrap)
-    answer = await c.init(txn_id)
-    await c.close()
-    return answer, server.kill()
+    with serving(binary, data, durability) as server:
+        c = await Client.open(server.bootstrap)
+        answer = await c.init(txn_id)
+        await c.close()
+        return answer, server.kill()
 
 
 @pytest.mark.parametrize("durability", ["os", "fsync"])
@@ -429,9 +441,8 @@ def test_d_kcoord_serve_on_a_copy_of_the_folder_answers_as_kcoord_native(native_
     copy = tmp_path / "copy"
     shutil.copytree(data, copy)
 
-    native = start(binary, data)
-    theirs = asyncio.run(_after_restart(native.bootstrap, p))
-    native.kill()
+    with serving(binary, data) as native:
+        theirs = asyncio.run(_after_restart(native.bootstrap, p))
     server = start_kcoord(copy, "os")
     try:
         ours = asyncio.run(_after_restart(server.bootstrap, p))
@@ -469,8 +480,8 @@ def test_d_kcoord_native_on_a_copy_of_a_folder_kcoord_serve_wrote_answers_as_kco
         ours = asyncio.run(_inits(server.bootstrap, txn_ids))
     finally:
         server.stop()
-    native = start(native_release / "kcoord-native", copy)
-    theirs = asyncio.run(_inits(native.bootstrap, txn_ids))
-    assert "3 transactional ids" in recovered_line(native.kill())
+    with serving(native_release / "kcoord-native", copy) as native:
+        theirs = asyncio.run(_inits(native.bootstrap, txn_ids))
+        assert "3 transactional ids" in recovered_line(native.kill())
     assert theirs == ours
     assert ours[0][0] == 0 and ours[0][2] > 0  # (an epoch bumped from a recovered one, not a fresh id's 0)

@@ -25,12 +25,13 @@
 //! at its end, a torn tail cut and said on stderr (file, byte position), damage inside a log refused (one line, exit
 //! 1, nothing changed); from the transaction log each transactional id's Transaction instance (every field its
 //! record carries; `last_producer_epoch` -1, as kcoord and Kafka load it) and the next producer id (above every id a
-//! record or batch carries); from the offsets partitions the committed offsets and the pending transactional ones
-//! (settled by their markers); from the data partitions each producer's epoch and last sequence (what the Produce
-//! check keeps) and its open transaction's first offset; then every transaction found in PrepareCommit or
-//! PrepareAbort is completed as Kafka's coordinator does at load (markers, then the Complete* record, through the
-//! table's CompleteTxn row), before anything is answered. The layout is kcoord's: `kcoord serve` started on a copy of
-//! a folder it wrote answers as it does, and the other way round (tests/impl/native/test_native_recovery.py).
+//! record or batch carries, and kcoord serve's `producer-id-blocks` when the folder has one); from the offsets
+//! partitions the committed offsets and the pending transactional ones (settled by their markers); from the data
+//! partitions each producer's epoch and last sequence (what the Produce check keeps) and its open transaction's
+//! first offset; then every transaction found in PrepareCommit or PrepareAbort is completed as Kafka's coordinator does
+//! at load (markers, then the Complete* record, through the table's CompleteTxn row), before anything is answered. The
+//! layout is kcoord's: `kcoord serve` started on a copy of a folder it wrote answers as it does, and the other way
+//! round (tests/impl/native/test_native_recovery.py).
 //!
 //! What it does not have yet, against kcoord serve (the adoption steps are in benchmarks/RESULTS.md, issue 31's
 //! twentieth session): a recovery point (every batch is checked at each start), groups, fetch, metrics, traces,

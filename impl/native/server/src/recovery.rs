@@ -6,7 +6,8 @@
 //! partition's segments (`<20 digits>.log`) batch by batch, the cut of a torn tail, and the replay of what the logs
 //! say into the broker: the transaction log's last value per transactional id (a tombstone drops the id) as the
 //! Transaction instance (`last_producer_epoch` -1 and `has_failed_epoch_fence` false: not persisted, loaded so by
-//! kcoord's `impl/txn/records.py` and by Kafka), the next producer id (above every id a record or batch carries), the
+//! kcoord's `impl/txn/records.py` and by Kafka), the next producer id (above every id a record or batch carries, and
+//! every id kcoord serve's `producer-id-blocks` file says it may have handed out, when there is one), the
 //! committed offsets and the pending transactional ones (settled by the markers in the offsets partitions), each
 //! data partition's producers (epoch, last sequence: what the live Produce check keeps) and the first offset of
 //! each producer's open transaction; then the transactions found in PrepareCommit or PrepareAbort are completed as
@@ -35,6 +36,9 @@ use transaction::Instance;
 
 /// Kafka's partition metadata file: the topic id, written once when the partition is made.
 const PARTITION_METADATA: &str = "partition.metadata";
+/// kcoord serve's producer-id allocator's file (impl/storage/producer_ids.py): "KPID", version 0, the first id of the
+/// next block (every id it handed out is below it), a CRC-32C of those 14 bytes.
+const PRODUCER_ID_BLOCKS: &str = "producer-id-blocks";
 /// A v2 batch's header: base offset (8), length (4), then 49 bytes the length counts.
 const HEADER: usize = 61;
 
@@ -650,6 +654,26 @@ fn complete_prepared(broker: &mut Broker) -> Result<usize, Refusal> {
     Ok(prepared.len())
 }
 
+/// The first producer id kcoord serve's allocator has not handed out, when the folder has its file (a folder kcoord
+/// serve wrote: its idempotent producers' ids appear in no log, so the logs alone do not say which ids are taken).
+fn producer_id_blocks(dir: &Path) -> Result<Option<i64>, Refusal> {
+    let path = dir.join(PRODUCER_ID_BLOCKS);
+    let data = match fs::read(&path) {
+        Ok(data) => data,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let crc_ok = data.len() == 18 && crc32c::crc32c(&data[..14]) == u32::from_be_bytes(data[14..].try_into().unwrap());
+    if !crc_ok || &data[..6] != b"KPID\0\0" {
+        return Err(format!(
+            "{}: not a producer-id block file (18 bytes: KPID, version 0, the next block's first id, its CRC-32C); \
+             nothing was changed",
+            path.display()
+        ));
+    }
+    Ok(Some(i64::from_be_bytes(data[6..14].try_into().unwrap())))
+}
+
 // ------------------------------------------------------------------------------------------------ the start
 
 /// Rebuilds `broker` (its two coordinator topics made, nothing else) from its data directory; a refusal is one line.
@@ -685,6 +709,9 @@ pub(super) fn recover(broker: &mut Broker) -> Result<(), Refusal> {
     }
     install_txns(broker, &mut g)?;
     broker.next_pid = broker.next_pid.max(g.max_pid);
+    if let Some(first_free) = producer_id_blocks(&dir)? {
+        broker.next_pid = broker.next_pid.max(first_free - 1);
+    }
     let completed = complete_prepared(broker)?;
     if g.batches > 0 {
         eprintln!(

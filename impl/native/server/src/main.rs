@@ -24,13 +24,27 @@
 //! generated from Kafka 4.0.2's message declarations, held to kio byte for byte); what is laid out by hand here is
 //! the log format — record batches, transaction-log and offset-commit records — on kcoord-wire's primitives.
 //!
+//! It recovers from its data directory at start-up (recovery.rs): every topic it finds (a data topic's size from the
+//! `partition.metadata` files CreateTopics writes in each of its partitions' folders, as kcoord's), each log reopened
+//! at its end, a torn tail cut and said on stderr (file, byte position), damage inside a log refused (one line, exit
+//! 1, nothing changed); from the transaction log each transactional id's Transaction instance (every field its
+//! record carries; `last_producer_epoch` -1, as kcoord and Kafka load it) and the next producer id (above every id a
+//! record or batch carries, and kcoord serve's `producer-id-blocks` when the folder has one); from the offsets
+//! partitions the committed offsets and the pending transactional ones (settled by their markers); from the data
+//! partitions each producer's epoch and last sequence (what the Produce check keeps) and its open transaction's
+//! first offset; then every transaction found in PrepareCommit or PrepareAbort is completed as Kafka's coordinator does
+//! at load (markers, then the Complete* record, through the table's CompleteTxn row), before anything is answered. The
+//! layout is kcoord's: `kcoord serve` started on a copy of a folder it wrote answers as it does, and the other way
+//! round (tests/impl/native/test_native_recovery.py).
+//!
 //! What it does not have yet, against kcoord serve (the adoption steps are in benchmarks/RESULTS.md, issue 31's
-//! twentieth session): recovery (it starts from an empty data directory), groups, fetch, metrics, traces, timeouts,
-//! the partition's producer checks, offsets bookkeeping and error translations from generated tables (written by hand
-//! here, after impl/'s Python), and every API a transactional producer's set-up and transactions do not send
-//! (`SERVED`: CreateTopics v4, FindCoordinator v3, InitProducerId v4, Produce v8 and v12, AddPartitionsToTxn v3,
-//! AddOffsetsToTxn v3, TxnOffsetCommit v3 and v5, EndTxn v3 and v5; any other request, and one kcoord-wire cannot
-//! read, closes its connection).
+//! twentieth and twenty-first sessions): a recovery point (every batch is checked at each start), a
+//! `producer-id-blocks` file of its own (kcoord serve on its folder would hand out ids from 0 again), groups, fetch,
+//! metrics, traces, timeouts, the partition's producer checks, offsets bookkeeping and error translations from
+//! generated tables (written by hand here, after impl/'s Python), and every API a transactional producer's set-up and
+//! transactions do not send (`SERVED`: CreateTopics v4, FindCoordinator v3, InitProducerId v4, Produce v8 and v12,
+//! AddPartitionsToTxn v3, AddOffsetsToTxn v3, TxnOffsetCommit v3 and v5, EndTxn v3 and v5; any other request, and one
+//! kcoord-wire cannot read, closes its connection).
 //!
 //! Usage: kcoord-native DATA_DIR os|fsync  — prints "127.0.0.1:PORT" once listening.
 
@@ -54,6 +68,7 @@ mod errors;
 #[rustfmt::skip]
 #[path = "../../../_generated/rust/machines.rs"]
 mod machines;
+mod recovery;
 
 use errors::{
     CONCURRENT_TRANSACTIONS, CORRUPT_MESSAGE, INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, INVALID_REQUEST,
@@ -296,7 +311,8 @@ impl Log {
 
 struct Partition {
     log: Option<Log>,
-    producers: HashMap<i64, (i16, i32)>, // producer id -> (epoch, last sequence)
+    producers: HashMap<i64, (i16, i32)>,  // producer id -> (epoch, last sequence)
+    txn_first_offsets: HashMap<i64, i64>, // producer id -> its open transaction's first offset (recovery::note_batch)
 }
 
 struct Topic {
@@ -393,7 +409,25 @@ struct Broker {
 }
 
 impl Broker {
+    /// CreateTopics for one topic: the topic made, its partitions' folders and `partition.metadata` on disk (so a
+    /// restart knows its size).
     fn create_topic(&mut self, name: &str, partitions: i32) -> i16 {
+        let code = self.open_topic(name, partitions);
+        if code != NONE {
+            return code;
+        }
+        self.wrote = true;
+        if let Err(e) = recovery::persist_topic(&self.dir, name.as_bytes(), partitions) {
+            eprintln!("kcoord-native: creating topic {name}: {e}");
+            self.by_name.remove(name);
+            self.topics.pop();
+            return KAFKA_STORAGE_ERROR;
+        }
+        NONE
+    }
+
+    /// A topic known from now on (in memory only: at start-up, the coordinator topics and those recovery finds).
+    fn open_topic(&mut self, name: &str, partitions: i32) -> i16 {
         if self.by_name.contains_key(name) {
             return TOPIC_ALREADY_EXISTS;
         }
@@ -407,6 +441,7 @@ impl Broker {
                 .map(|_| Partition {
                     log: None,
                     producers: HashMap::new(),
+                    txn_first_offsets: HashMap::new(),
                 })
                 .collect(),
         });
@@ -430,7 +465,9 @@ impl Broker {
 
     fn append(&mut self, topic: usize, partition: i32, b: &mut [u8], count: i32) -> Result<i64, i16> {
         self.wrote = true;
-        self.log(topic, partition)?.append(b, count)
+        let base = self.log(topic, partition)?.append(b, count)?;
+        recovery::note_batch(&mut self.topics[topic].partitions[partition as usize], b, base);
+        Ok(base)
     }
 
     /// A partition's name, in the spec's sets and as its log directory's: `topic-N`.
@@ -1208,8 +1245,18 @@ fn main() -> io::Result<()> {
         port: port as i32,
         wrote: false,
     };
-    broker.create_topic("__transaction_state", INTERNAL_PARTITIONS);
-    broker.create_topic("__consumer_offsets", INTERNAL_PARTITIONS);
+    broker.open_topic("__transaction_state", INTERNAL_PARTITIONS);
+    broker.open_topic("__consumer_offsets", INTERNAL_PARTITIONS);
+    if let Err(refusal) = recovery::recover(&mut broker) {
+        eprintln!("kcoord-native: {refusal}");
+        std::process::exit(1);
+    }
+    if broker.wrote && fsync {
+        // what recovery wrote (completed transactions) durable before anything is answered
+        if unsafe { libc::syncfs(File::open(&dir)?.as_raw_fd()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
     println!("127.0.0.1:{port}");
     io::stdout().flush()?;
 

@@ -452,6 +452,24 @@ def test_d_kcoord_serve_on_a_copy_of_the_folder_answers_as_kcoord_native(native_
     assert theirs == ours
 
 
+def test_d_kcoord_serve_on_a_copy_of_the_folder_hands_out_no_producer_id_kcoord_native_did(
+        native_release: Path, tmp_path: Path) -> None:
+    """kcoord-native keeps kcoord serve's `producer-id-blocks` file (the next block's first id, written before an id
+    of a new block is handed out), so kcoord serve on its folder gives a new transactional id a producer id above
+    every one kcoord-native gave: no two producers share one."""
+    from bench_server import start_kcoord
+    binary, data = native_release / "kcoord-native", tmp_path / "data"
+    p = asyncio.run(_committed_twice(binary, data, "rec-ids"))
+    magic, version, first_free = struct.unpack_from(">4shq", (data / "producer-id-blocks").read_bytes())
+    assert (magic, version) == (b"KPID", 0) and first_free > p.pid
+    server = start_kcoord(data, "os")
+    try:
+        ((code, pid, epoch),) = asyncio.run(_inits(server.bootstrap, ["rec-ids-new"]))
+    finally:
+        server.stop()
+    assert (code, epoch) == (0, 0) and pid >= first_free > p.pid
+
+
 async def _inits(bootstrap: str, txn_ids: list[str]) -> list[tuple[int, int, int]]:
     c = await Client.open(bootstrap)
     try:
@@ -475,6 +493,7 @@ def test_d_kcoord_native_on_a_copy_of_a_folder_kcoord_serve_wrote_answers_as_kco
     finally:
         server.stop()
     shutil.copytree(data, copy)
+    magic, _, first_free = struct.unpack_from(">4shq", (copy / "producer-id-blocks").read_bytes())
     server = start_kcoord(data, "os")
     try:
         ours = asyncio.run(_inits(server.bootstrap, txn_ids))
@@ -485,6 +504,7 @@ def test_d_kcoord_native_on_a_copy_of_a_folder_kcoord_serve_wrote_answers_as_kco
         assert "3 transactional ids" in recovered_line(native.kill())
     assert theirs[:3] == ours
     assert ours[0][0] == 0 and ours[0][2] > 0  # (an epoch bumped from a recovered one, not a fresh id's 0)
-    # a new id: none kcoord serve's allocator may have handed out (its producer-id-blocks file says which)
-    magic, _, first_free = struct.unpack_from(">4shq", (copy / "producer-id-blocks").read_bytes())
+    # a new id: none kcoord serve's allocator may have handed out (its producer-id-blocks file says which), and the
+    # file moved on a block before it was handed out
     assert magic == b"KPID" and theirs[3] == (0, first_free, 0)
+    assert struct.unpack_from(">4shq", (copy / "producer-id-blocks").read_bytes())[2] == first_free + 1000

@@ -29,7 +29,8 @@
 //! at its end, a torn tail cut and said on stderr (file, byte position), damage inside a log refused (one line, exit
 //! 1, nothing changed); from the transaction log each transactional id's Transaction instance (every field its
 //! record carries; `last_producer_epoch` -1, as kcoord and Kafka load it) and the next producer id (above every id a
-//! record or batch carries, and kcoord serve's `producer-id-blocks` when the folder has one); from the offsets
+//! record or batch carries, and kcoord serve's `producer-id-blocks`, which it keeps too: moved on a block of 1,000
+//! before an id of the block is handed out); from the offsets
 //! partitions the committed offsets and the pending transactional ones (settled by their markers); from the data
 //! partitions each producer's epoch and last sequence (what the Produce check keeps) and its open transaction's
 //! first offset; then every transaction found in PrepareCommit or PrepareAbort is completed as Kafka's coordinator does
@@ -38,8 +39,7 @@
 //! round (tests/impl/native/test_native_recovery.py).
 //!
 //! What it does not have yet, against kcoord serve (the adoption steps are in benchmarks/RESULTS.md, issue 31's
-//! twentieth and twenty-first sessions): a recovery point (every batch is checked at each start), a
-//! `producer-id-blocks` file of its own (kcoord serve on its folder would hand out ids from 0 again), groups, fetch,
+//! twentieth and twenty-first sessions): a recovery point (every batch is checked at each start), groups, fetch,
 //! metrics, traces, timeouts, the partition's producer checks, offsets bookkeeping and error translations from
 //! generated tables (written by hand here, after impl/'s Python), and every API a transactional producer's set-up and
 //! transactions do not send (`SERVED`: CreateTopics v4, FindCoordinator v3, InitProducerId v4, Produce v8 and v12,
@@ -71,10 +71,10 @@ mod machines;
 mod recovery;
 
 use errors::{
-    CONCURRENT_TRANSACTIONS, CORRUPT_MESSAGE, INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, INVALID_REQUEST,
-    INVALID_TXN_STATE, KAFKA_STORAGE_ERROR, NONE, NOT_ENOUGH_REPLICAS, OPERATION_NOT_ATTEMPTED,
-    OUT_OF_ORDER_SEQUENCE_NUMBER, PRODUCER_FENCED, TOPIC_ALREADY_EXISTS, TRANSACTION_ABORTABLE,
-    UNKNOWN_TOPIC_OR_PARTITION,
+    CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, CORRUPT_MESSAGE, INVALID_PRODUCER_EPOCH,
+    INVALID_PRODUCER_ID_MAPPING, INVALID_REQUEST, INVALID_TXN_STATE, KAFKA_STORAGE_ERROR, NONE, NOT_ENOUGH_REPLICAS,
+    OPERATION_NOT_ATTEMPTED, OUT_OF_ORDER_SEQUENCE_NUMBER, PRODUCER_FENCED, TOPIC_ALREADY_EXISTS,
+    TRANSACTION_ABORTABLE, UNKNOWN_TOPIC_OR_PARTITION,
 };
 
 const LISTENER: Token = Token(usize::MAX - 1);
@@ -327,6 +327,8 @@ use transaction::{args, Decision, Instance, Kind, State, TxnResult};
 
 /// transaction.max.timeout.ms's default (15 minutes), as kcoord serve's
 const MAX_TIMEOUT_MS: i64 = 900_000;
+/// ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE, as kcoord's allocator (impl/storage/producer_ids.py)
+const PRODUCER_ID_BLOCK_SIZE: i64 = 1000;
 
 /// Kafka's TransactionState ids, as the transaction log stores them.
 fn status(state: State) -> i8 {
@@ -404,6 +406,7 @@ struct Broker {
     offsets: HashMap<OffsetKey, i64>, // committed offsets
     pending_offsets: HashMap<i64, Vec<(OffsetKey, i64)>>, // by producer id: its transaction's, until its marker
     next_pid: i64,
+    pid_limit: i64, // every id below it is handed out by kcoord serve's `producer-id-blocks` file, none above
     port: i32,
     wrote: bool, // whether the request being handled appended anything (fsync: its answer waits for a round)
 }
@@ -550,6 +553,25 @@ impl Broker {
         }
         let mut b = batch(&[(Some(&key), Some(&value))], ts, -1, -1, -1, 0);
         self.append(TXN_TOPIC, partition_for(tid), &mut b, 1).map(|_| ())
+    }
+
+    /// `fresh` may be handed out: below the limit kcoord serve's `producer-id-blocks` file records, or the file moved on
+    /// a block (1,000 ids, as kcoord's allocator and Kafka's) first — written, synced and renamed into place, so that
+    /// no server on this folder hands out an id twice. COORDINATOR_LOAD_IN_PROGRESS (retriable) if it cannot be.
+    fn reserve_pid(&mut self, fresh: i64) -> Result<(), i16> {
+        if fresh < self.pid_limit {
+            return Ok(());
+        }
+        let limit = (fresh / PRODUCER_ID_BLOCK_SIZE + 1) * PRODUCER_ID_BLOCK_SIZE;
+        if let Err(e) = recovery::write_producer_id_blocks(&self.dir, limit) {
+            eprintln!(
+                "kcoord-native: {}: {e}",
+                self.dir.join(recovery::PRODUCER_ID_BLOCKS).display()
+            );
+            return Err(COORDINATOR_LOAD_IN_PROGRESS);
+        }
+        self.pid_limit = limit;
+        Ok(())
     }
 
     /// A decision taken: a transition's post-state becomes the instance (its record written when the row says so; a
@@ -709,15 +731,18 @@ impl Broker {
             producer_epoch,
         };
         let ts = now_ms();
+        let fresh = self.next_pid + 1;
+        if let Err(code) = self.reserve_pid(fresh) {
+            return answer(code, -1, -1);
+        }
         let Some(tid) = q.transactional_id else {
-            self.next_pid += 1;
-            return answer(NONE, self.next_pid, 0);
+            self.next_pid = fresh;
+            return answer(NONE, fresh, 0);
         };
         let instance = self
             .txns
             .entry(tid.clone())
             .or_insert_with(|| Instance::fresh(tid.clone()));
-        let fresh = self.next_pid + 1;
         let a = args::InitProducerId {
             expected_producer_id: q.producer_id,
             expected_epoch: q.producer_epoch as i64,
@@ -1056,11 +1081,15 @@ impl Broker {
 
     /// The spec's EndTxnV1 or EndTxnV2, then the markers and the Complete record: the answer.
     fn end(&mut self, tid: &str, pid: i64, epoch: i64, result: TxnResult, v2: bool) -> i16 {
-        let Some(instance) = self.txns.get(tid) else {
+        if !self.txns.contains_key(tid) {
             return INVALID_PRODUCER_ID_MAPPING;
-        };
-        let now_ms = now_ms();
+        }
         let fresh = self.next_pid + 1;
+        if let Err(code) = self.reserve_pid(fresh) {
+            return code;
+        }
+        let instance = &self.txns[tid];
+        let now_ms = now_ms();
         let decided = if v2 {
             let a = args::EndTxnV2 {
                 pid,
@@ -1242,6 +1271,7 @@ fn main() -> io::Result<()> {
         offsets: HashMap::new(),
         pending_offsets: HashMap::new(),
         next_pid: -1,
+        pid_limit: 0,
         port: port as i32,
         wrote: false,
     };

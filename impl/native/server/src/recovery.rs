@@ -160,7 +160,7 @@ impl<'a> Rd<'a> {
 const PARTITION_METADATA: &str = "partition.metadata";
 /// kcoord serve's producer-id allocator's file (impl/storage/producer_ids.py): "KPID", version 0, the first id of the
 /// next block (every id it handed out is below it), a CRC-32C of those 14 bytes.
-const PRODUCER_ID_BLOCKS: &str = "producer-id-blocks";
+pub(super) const PRODUCER_ID_BLOCKS: &str = "producer-id-blocks";
 /// A v2 batch's header: base offset (8), length (4), then 49 bytes the length counts.
 const HEADER: usize = 61;
 
@@ -796,6 +796,26 @@ fn producer_id_blocks(dir: &Path) -> Result<Option<i64>, Refusal> {
     Ok(Some(i64::from_be_bytes(data[6..14].try_into().unwrap())))
 }
 
+/// kcoord serve's producer-id file saying every id below `next_block` is handed out: written to a temporary file,
+/// synced, renamed over the old one, the folder synced (impl/storage/_files.py's atomic_write).
+pub(super) fn write_producer_id_blocks(dir: &Path, next_block: i64) -> io::Result<()> {
+    let mut data = Vec::with_capacity(18);
+    data.extend_from_slice(b"KPID\0\0");
+    data.extend_from_slice(&next_block.to_be_bytes());
+    data.extend_from_slice(&crc32c::crc32c(&data).to_be_bytes());
+    let path = dir.join(PRODUCER_ID_BLOCKS);
+    let temporary = dir.join(format!("{PRODUCER_ID_BLOCKS}.tmp"));
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temporary)?;
+    f.write_all(&data)?;
+    f.sync_all()?;
+    fs::rename(&temporary, &path)?;
+    fs::File::open(dir)?.sync_all()
+}
+
 // ------------------------------------------------------------------------------------------------ the start
 
 /// Rebuilds `broker` (its two coordinator topics made, nothing else) from its data directory; a refusal is one line.
@@ -833,6 +853,7 @@ pub(super) fn recover(broker: &mut Broker) -> Result<(), Refusal> {
     broker.next_pid = broker.next_pid.max(g.max_pid);
     if let Some(first_free) = producer_id_blocks(&dir)? {
         broker.next_pid = broker.next_pid.max(first_free - 1);
+        broker.pid_limit = first_free;
     }
     let completed = complete_prepared(broker)?;
     if g.batches > 0 {

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kio.schema.api_versions.v3 import ApiVersionsRequest
 from kio.schema.find_coordinator.v3 import FindCoordinatorRequest
+from kio.schema.list_groups.v4 import ListGroupsRequest
 from kio.static.primitive import i8
 
 from kcoord.impl.server.codec import decode_response, encode_request
@@ -53,8 +53,8 @@ def address(native_release: Path, tmp_path: Path) -> Iterator[tuple[str, int]]:
 
 @pytest.mark.wire
 @pytest.mark.parametrize("payload", [
-    pytest.param(encode_request(ApiVersionsRequest(client_software_name="t", client_software_version="1"),
-                                correlation_id=1, client_id="test"), id="an API not served (ApiVersions v3)"),
+    pytest.param(encode_request(ListGroupsRequest(states_filter=()), correlation_id=1, client_id="test"),
+                 id="an API not served (ListGroups v4)"),
     pytest.param(struct.pack(">hhih", 10, 2, 1, -1) + b"\x00\x01g\x00", id="a version not served (FindCoordinator v2)"),
     pytest.param(_find_coordinator()[:-3], id="a body cut short"),
     pytest.param(_find_coordinator() + b"\x00", id="bytes after the body"),

@@ -31,7 +31,7 @@ from kio.schema.metadata import v12 as metadata_v12
 from kio.schema.metadata import v13 as metadata_v13
 from kio.schema.types import TopicName
 
-from benchmarks.bench_clients import INPUT_TOPIC, TOPIC, Connection, create_topics
+from benchmarks.bench_clients import INPUT_TOPIC, PARTITIONS, TOPIC, Connection, create_topics
 from benchmarks.bench_server import start_kcoord
 from kcoord.impl.server.codec import decode_response
 
@@ -202,3 +202,37 @@ def test_a_restart_keeps_each_topics_id(native_release: Path, tmp_path: Path) ->
     finally:
         server.stop()
     assert _plain(kcoord, {"port"}) == _plain(before, {"port"})
+
+
+@pytest.mark.wire
+def test_real_clients_read_the_topics(native_release: Path, tmp_path: Path) -> None:
+    """confluent-kafka (librdkafka, whose Metadata v13 has 3 bytes after its body), kafka-python and aiokafka
+    bootstrap from the compiled server (ApiVersions, then Metadata) and see its topics, their partitions led by it."""
+    from aiokafka import AIOKafkaConsumer
+    from confluent_kafka.admin import AdminClient
+    from kafka import KafkaConsumer
+
+    async def aiokafka_topics(bootstrap: str) -> set[str]:
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+        await consumer.start()
+        try:
+            return set(await consumer.topics())
+        finally:
+            await consumer.stop()
+
+    with serving(native_release / "kcoord-native", tmp_path) as native:
+        asyncio.run(create_topics(native.bootstrap))
+        port = int(native.bootstrap.rpartition(":")[2])
+        described = AdminClient({"bootstrap.servers": native.bootstrap}).list_topics(timeout=10)
+        assert described.cluster_id == "kcoord"
+        assert [(b.id, b.port) for b in described.brokers.values()] == [(0, port)]
+        assert {name: (len(t.partitions), t.error) for name, t in described.topics.items()} == {
+            TOPIC: (PARTITIONS, None), INPUT_TOPIC: (PARTITIONS, None)}
+        assert {p.leader for t in described.topics.values() for p in t.partitions.values()} == {0}
+        consumer = KafkaConsumer(bootstrap_servers=native.bootstrap)
+        try:
+            assert consumer.topics() == {TOPIC, INPUT_TOPIC}
+            assert consumer.partitions_for_topic(TOPIC) == set(range(PARTITIONS))
+        finally:
+            consumer.close()
+        assert asyncio.run(aiokafka_topics(native.bootstrap)) == {TOPIC, INPUT_TOPIC}

@@ -44,7 +44,8 @@
 //! generated tables (written by hand here, after impl/'s Python), and every API a transactional producer's set-up and
 //! transactions do not send (`SERVED`: ApiVersions v0-4, Metadata v1-13, CreateTopics v4, FindCoordinator v3,
 //! InitProducerId v4, Produce v8 and v12, AddPartitionsToTxn v3, AddOffsetsToTxn v3, TxnOffsetCommit v3 and v5,
-//! EndTxn v3 and v5; any other request, and one kcoord-wire cannot read, closes its connection).
+//! EndTxn v3 and v5; any other request, and one kcoord-wire cannot read, closes its connection; bytes after a body
+//! are ignored, as kcoord serve's codec ignores them: librdkafka's Metadata v13 has 3).
 //!
 //! A client's first requests are answered as kcoord serve answers them (tests/impl/native/test_native_cluster_apis.py,
 //! field by field): ApiVersions (its KIP-511 v0 fallback for a version not served, its client software check, its
@@ -204,8 +205,6 @@ enum Refusal {
     Unserved { api_key: i16, version: i16 },
     /// A request header or body kcoord-wire could not read.
     Unreadable { api_key: i16, version: i16, why: WireError },
-    /// Bytes after the request's body.
-    Trailing { api_key: i16, version: i16, bytes: usize },
     /// An answer kcoord-wire could not write (a bug of this server's: it built a field the version does not have).
     Unwritable { api_key: i16, version: i16, why: WireError },
 }
@@ -222,16 +221,6 @@ impl std::fmt::Display for Refusal {
             }
             Self::Unreadable { api_key, version, why } => {
                 write!(f, "api key {api_key} version {version}: the request: {why}")
-            }
-            Self::Trailing {
-                api_key,
-                version,
-                bytes,
-            } => {
-                write!(
-                    f,
-                    "api key {api_key} version {version}: {bytes} bytes after the request, expected none"
-                )
             }
             Self::Unwritable { api_key, version, why } => {
                 write!(f, "api key {api_key} version {version}: the answer: {why}")
@@ -1331,14 +1320,7 @@ impl Broker {
         let header_version = request_header_version(api_key, version).expect(covered);
         let header = RequestHeader::decode(&mut r, header_version).map_err(unreadable)?;
         let request = Request::decode(api_key, version, &mut r).map_err(unreadable)?;
-        if r.remaining() != 0 {
-            let bytes = r.remaining();
-            return Err(Refusal::Trailing {
-                api_key,
-                version,
-                bytes,
-            });
-        }
+        // bytes after the body (librdkafka 2.16's Metadata v13 has 3) are ignored, as kcoord serve's codec does
         self.wrote = false;
         let response = match request {
             Request::Produce(q) => Response::Produce(self.produce(q, version >= 12)),

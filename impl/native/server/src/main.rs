@@ -133,7 +133,8 @@ use kcoord_wire::{Reader, Request, Response, WireError};
 /// transactions, V2 (Produce v12, TxnOffsetCommit v5, EndTxn v5) and V1 (AddPartitionsToTxn v3, Produce v8,
 /// AddOffsetsToTxn v3, TxnOffsetCommit v3, EndTxn v3). ApiVersions advertises, per api key, its newest range here
 /// (`advertised`): a range cannot have a gap, so Produce v8, TxnOffsetCommit v3 and EndTxn v3 are answered but not
-/// advertised (to the clients that send them without asking, as the bench's V1 workload).
+/// advertised (to the clients that send them without asking, as the bench's V1 workload). Sorted by api key, then
+/// version (`advertised` relies on it).
 const SERVED: &[(i16, RangeInclusive<i16>)] = &[
     (0, 8..=8),
     (0, 12..=12),
@@ -180,7 +181,8 @@ fn advertised() -> Vec<ApiVersion> {
 const API_VERSIONS: i16 = 18;
 
 /// The feature flags ApiVersions v3+ lists, as kcoord serve's `served_features(2)` (impl/server/apis.py): (name,
-/// supported min, supported max, finalized level).
+/// supported min, supported max, finalized level). `group.version` 1 too, though no group API is served here: it
+/// says which group protocol the cluster's version allows; a client using it asks ApiVersions for the API first.
 const FEATURES: &[(&str, i16, i16, i16)] = &[("group.version", 0, 1, 1), ("transaction.version", 0, 2, 2)];
 
 /// Kafka's ApiVersionsRequest.isValid for a client software name or version (KIP-511):

@@ -1,5 +1,6 @@
 """The compiled server closes the connection of a request it does not answer — an API or version it does not serve,
-a body kcoord-wire cannot read, bytes after the body — and answers the next connection as before."""
+a body kcoord-wire cannot read — and answers the next connection as before; bytes after a body it ignores, as
+kcoord serve does."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kio.schema.api_versions.v3 import ApiVersionsRequest
 from kio.schema.find_coordinator.v3 import FindCoordinatorRequest
+from kio.schema.list_groups.v4 import ListGroupsRequest
 from kio.static.primitive import i8
 
 from kcoord.impl.server.codec import decode_response, encode_request
@@ -53,11 +54,10 @@ def address(native_release: Path, tmp_path: Path) -> Iterator[tuple[str, int]]:
 
 @pytest.mark.wire
 @pytest.mark.parametrize("payload", [
-    pytest.param(encode_request(ApiVersionsRequest(client_software_name="t", client_software_version="1"),
-                                correlation_id=1, client_id="test"), id="an API not served (ApiVersions v3)"),
+    pytest.param(encode_request(ListGroupsRequest(states_filter=()), correlation_id=1, client_id="test"),
+                 id="an API not served (ListGroups v4)"),
     pytest.param(struct.pack(">hhih", 10, 2, 1, -1) + b"\x00\x01g\x00", id="a version not served (FindCoordinator v2)"),
     pytest.param(_find_coordinator()[:-3], id="a body cut short"),
-    pytest.param(_find_coordinator() + b"\x00", id="bytes after the body"),
     pytest.param(b"\x00\x0a\x00", id="a frame shorter than an api key and version"),
 ])
 def test_a_request_not_answered_closes_its_connection(address: tuple[str, int], payload: bytes) -> None:
@@ -67,3 +67,21 @@ def test_a_request_not_answered_closes_its_connection(address: tuple[str, int], 
     correlation_id, body = decode_response(10, 3, answer)
     assert correlation_id == 7
     assert body.error_code == 0
+
+
+#: librdkafka 2.16's Metadata v13 for every topic: its body (null topics, no auto-creation, no authorized operations,
+#: no tagged fields) followed by 3 bytes more
+_RDKAFKA_METADATA = bytes.fromhex("0003000d00000003000772646b61666b610000000000010000")
+
+
+@pytest.mark.wire
+def test_bytes_after_the_body_are_ignored_as_kcoord_serve_ignores_them(address: tuple[str, int]) -> None:
+    """As kcoord serve's codec (impl/server/codec.py), the compiled server answers a request followed by bytes it
+    does not read as it answers the request alone: librdkafka sends such a Metadata request at bootstrap."""
+    alone = _answer(address, _frame(_find_coordinator()))
+    assert alone is not None
+    assert _answer(address, _frame(_find_coordinator() + b"\x00")) == alone
+    answer = _answer(address, _frame(_RDKAFKA_METADATA))
+    assert answer is not None, "librdkafka's Metadata request not answered"
+    correlation_id, body = decode_response(3, 13, answer)
+    assert (correlation_id, body.error_code, body.topics) == (3, 0, ())

@@ -42,15 +42,25 @@
 //! twentieth and twenty-first sessions): a recovery point (every batch is checked at each start), groups, fetch,
 //! metrics, traces, timeouts, the partition's producer checks, offsets bookkeeping and error translations from
 //! generated tables (written by hand here, after impl/'s Python), and every API a transactional producer's set-up and
-//! transactions do not send (`SERVED`: CreateTopics v4, FindCoordinator v3, InitProducerId v4, Produce v8 and v12,
-//! AddPartitionsToTxn v3, AddOffsetsToTxn v3, TxnOffsetCommit v3 and v5, EndTxn v3 and v5; any other request, and one
-//! kcoord-wire cannot read, closes its connection).
+//! transactions do not send (`SERVED`: ApiVersions v0-4, Metadata v1-13, CreateTopics v4, FindCoordinator v3,
+//! InitProducerId v4, Produce v8 and v12, AddPartitionsToTxn v3, AddOffsetsToTxn v3, TxnOffsetCommit v3 and v5,
+//! EndTxn v3 and v5; any other request, and one kcoord-wire cannot read, closes its connection; bytes after a body
+//! are ignored, as kcoord serve's codec ignores them: librdkafka's Metadata v13 has 3).
+//!
+//! A client's first requests are answered as kcoord serve answers them (tests/impl/native/test_native_cluster_apis.py,
+//! field by field): ApiVersions (its KIP-511 v0 fallback for a version not served, its client software check, its
+//! feature flags) listing the ranges this server serves, derived from `SERVED`, not kcoord serve's; Metadata with
+//! this node as broker and controller, cluster id `kcoord`, each data topic with the id its `partition.metadata`
+//! holds. Against kcoord serve: no topic is auto-created (a topic not known is UNKNOWN_TOPIC_OR_PARTITION even when
+//! the request allows creation; kcoord serve's `auto.create.topics.enable` is on), and the leader epoch is always 0
+//! (no `leader-epoch-checkpoint`: kcoord serve's moves up one at each restart).
 //!
 //! Usage: kcoord-native DATA_DIR os|fsync  — prints "127.0.0.1:PORT" once listening.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Write};
+use std::ops::RangeInclusive;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -74,7 +84,7 @@ use errors::{
     CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, CORRUPT_MESSAGE, INVALID_PRODUCER_EPOCH,
     INVALID_PRODUCER_ID_MAPPING, INVALID_REQUEST, INVALID_TXN_STATE, KAFKA_STORAGE_ERROR, NONE, NOT_ENOUGH_REPLICAS,
     OPERATION_NOT_ATTEMPTED, OUT_OF_ORDER_SEQUENCE_NUMBER, PRODUCER_FENCED, TOPIC_ALREADY_EXISTS,
-    TRANSACTION_ABORTABLE, UNKNOWN_TOPIC_OR_PARTITION,
+    TRANSACTION_ABORTABLE, UNKNOWN_TOPIC_OR_PARTITION, UNSUPPORTED_VERSION,
 };
 
 const LISTENER: Token = Token(usize::MAX - 1);
@@ -95,12 +105,20 @@ use kcoord_wire::generated::add_partitions_to_txn::request::AddPartitionsToTxnRe
 use kcoord_wire::generated::add_partitions_to_txn::response::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResponse, AddPartitionsToTxnTopicResult,
 };
+use kcoord_wire::generated::api_versions::request::ApiVersionsRequest;
+use kcoord_wire::generated::api_versions::response::{
+    ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey,
+};
 use kcoord_wire::generated::create_topics::request::CreateTopicsRequest;
 use kcoord_wire::generated::create_topics::response::{CreatableTopicResult, CreateTopicsResponse};
 use kcoord_wire::generated::end_txn::{request::EndTxnRequest, response::EndTxnResponse};
 use kcoord_wire::generated::find_coordinator::response::FindCoordinatorResponse;
 use kcoord_wire::generated::header::{request_header::RequestHeader, response_header::ResponseHeader};
 use kcoord_wire::generated::init_producer_id::{request::InitProducerIdRequest, response::InitProducerIdResponse};
+use kcoord_wire::generated::metadata::request::MetadataRequest;
+use kcoord_wire::generated::metadata::response::{
+    MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
 use kcoord_wire::generated::produce::request::{PartitionProduceData, ProduceRequest};
 use kcoord_wire::generated::produce::response::{PartitionProduceResponse, ProduceResponse, TopicProduceResponse};
 use kcoord_wire::generated::txn_offset_commit::request::TxnOffsetCommitRequest;
@@ -110,22 +128,75 @@ use kcoord_wire::generated::txn_offset_commit::response::{
 use kcoord_wire::generated::{request_header_version, response_header_version};
 use kcoord_wire::{Reader, Request, Response, WireError};
 
-/// The requests served, as (api key, version): a transactional producer's set-up (CreateTopics v4, FindCoordinator
-/// v3, InitProducerId v4) and its transactions, V2 (Produce v12, TxnOffsetCommit v5, EndTxn v5) and V1
-/// (AddPartitionsToTxn v3, Produce v8, AddOffsetsToTxn v3, TxnOffsetCommit v3, EndTxn v3).
-const SERVED: &[(i16, i16)] = &[
-    (0, 8),
-    (0, 12),
-    (10, 3),
-    (19, 4),
-    (22, 4),
-    (24, 3),
-    (25, 3),
-    (26, 3),
-    (26, 5),
-    (28, 3),
-    (28, 5),
+/// The requests served, as (api key, versions): a client's first requests (ApiVersions v0-4, Metadata v1-13, as
+/// kcoord serve), a transactional producer's set-up (CreateTopics v4, FindCoordinator v3, InitProducerId v4) and its
+/// transactions, V2 (Produce v12, TxnOffsetCommit v5, EndTxn v5) and V1 (AddPartitionsToTxn v3, Produce v8,
+/// AddOffsetsToTxn v3, TxnOffsetCommit v3, EndTxn v3). ApiVersions advertises, per api key, its newest range here
+/// (`advertised`): a range cannot have a gap, so Produce v8, TxnOffsetCommit v3 and EndTxn v3 are answered but not
+/// advertised (to the clients that send them without asking, as the bench's V1 workload). Sorted by api key, then
+/// version (`advertised` relies on it).
+const SERVED: &[(i16, RangeInclusive<i16>)] = &[
+    (0, 8..=8),
+    (0, 12..=12),
+    (3, 1..=13),
+    (10, 3..=3),
+    (18, 0..=4),
+    (19, 4..=4),
+    (22, 4..=4),
+    (24, 3..=3),
+    (25, 3..=3),
+    (26, 3..=3),
+    (26, 5..=5),
+    (28, 3..=3),
+    (28, 5..=5),
 ];
+
+fn served(api_key: i16, version: i16) -> bool {
+    SERVED
+        .iter()
+        .any(|(key, versions)| *key == api_key && versions.contains(&version))
+}
+
+/// What ApiVersions lists: per api key of `SERVED`, its range with the newest version.
+fn advertised() -> Vec<ApiVersion> {
+    let mut out: Vec<ApiVersion> = Vec::new();
+    for (api_key, versions) in SERVED {
+        let range = ApiVersion {
+            api_key: *api_key,
+            min_version: *versions.start(),
+            max_version: *versions.end(),
+        };
+        match out.last_mut() {
+            Some(last) if last.api_key == *api_key => {
+                if last.max_version < range.max_version {
+                    *last = range;
+                }
+            }
+            _ => out.push(range),
+        }
+    }
+    out
+}
+
+const API_VERSIONS: i16 = 18;
+
+/// The feature flags ApiVersions v3+ lists, as kcoord serve's `served_features(2)` (impl/server/apis.py): (name,
+/// supported min, supported max, finalized level). `group.version` 1 too, though no group API is served here: it
+/// says which group protocol the cluster's version allows; a client using it asks ApiVersions for the API first.
+const FEATURES: &[(&str, i16, i16, i16)] = &[("group.version", 0, 1, 1), ("transaction.version", 0, 2, 2)];
+
+/// Kafka's ApiVersionsRequest.isValid for a client software name or version (KIP-511):
+/// `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
+fn valid_software(s: &str) -> bool {
+    let b = s.as_bytes();
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'.';
+    match (b.first(), b.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric() && last.is_ascii_alphanumeric() && b.iter().all(inner)
+        }
+        _ => false,
+    }
+}
 
 /// Why a connection closes instead of its request being answered.
 #[derive(Debug)]
@@ -136,8 +207,6 @@ enum Refusal {
     Unserved { api_key: i16, version: i16 },
     /// A request header or body kcoord-wire could not read.
     Unreadable { api_key: i16, version: i16, why: WireError },
-    /// Bytes after the request's body.
-    Trailing { api_key: i16, version: i16, bytes: usize },
     /// An answer kcoord-wire could not write (a bug of this server's: it built a field the version does not have).
     Unwritable { api_key: i16, version: i16, why: WireError },
 }
@@ -154,16 +223,6 @@ impl std::fmt::Display for Refusal {
             }
             Self::Unreadable { api_key, version, why } => {
                 write!(f, "api key {api_key} version {version}: the request: {why}")
-            }
-            Self::Trailing {
-                api_key,
-                version,
-                bytes,
-            } => {
-                write!(
-                    f,
-                    "api key {api_key} version {version}: {bytes} bytes after the request, expected none"
-                )
             }
             Self::Unwritable { api_key, version, why } => {
                 write!(f, "api key {api_key} version {version}: the answer: {why}")
@@ -317,6 +376,7 @@ struct Partition {
 
 struct Topic {
     name: String,
+    id: [u8; 16], // its `partition.metadata`'s topic_id (zero: none found)
     partitions: Vec<Partition>,
 }
 
@@ -408,29 +468,33 @@ struct Broker {
     next_pid: i64,
     pid_limit: i64, // every id below it is handed out by kcoord serve's `producer-id-blocks` file, none above
     port: i32,
-    wrote: bool, // whether the request being handled appended anything (fsync: its answer waits for a round)
+    features_epoch: i64, // ApiVersions v3+'s finalized features epoch: the start's time in ms, as kcoord serve's
+    wrote: bool,         // whether the request being handled appended anything (fsync: its answer waits for a round)
 }
 
 impl Broker {
     /// CreateTopics for one topic: the topic made, its partitions' folders and `partition.metadata` on disk (so a
     /// restart knows its size).
     fn create_topic(&mut self, name: &str, partitions: i32) -> i16 {
-        let code = self.open_topic(name, partitions);
+        let code = self.open_topic(name, partitions, [0; 16]);
         if code != NONE {
             return code;
         }
         self.wrote = true;
-        if let Err(e) = recovery::persist_topic(&self.dir, name.as_bytes(), partitions) {
-            eprintln!("kcoord-native: creating topic {name}: {e}");
-            self.by_name.remove(name);
-            self.topics.pop();
-            return KAFKA_STORAGE_ERROR;
+        match recovery::persist_topic(&self.dir, name.as_bytes(), partitions) {
+            Ok(id) => self.topics.last_mut().expect("the topic just opened").id = id,
+            Err(e) => {
+                eprintln!("kcoord-native: creating topic {name}: {e}");
+                self.by_name.remove(name);
+                self.topics.pop();
+                return KAFKA_STORAGE_ERROR;
+            }
         }
         NONE
     }
 
     /// A topic known from now on (in memory only: at start-up, the coordinator topics and those recovery finds).
-    fn open_topic(&mut self, name: &str, partitions: i32) -> i16 {
+    fn open_topic(&mut self, name: &str, partitions: i32, id: [u8; 16]) -> i16 {
         if self.by_name.contains_key(name) {
             return TOPIC_ALREADY_EXISTS;
         }
@@ -440,6 +504,7 @@ impl Broker {
         self.by_name.insert(name.to_owned(), self.topics.len());
         self.topics.push(Topic {
             name: name.to_owned(),
+            id,
             partitions: (0..partitions)
                 .map(|_| Partition {
                     log: None,
@@ -705,6 +770,122 @@ impl Broker {
         CreateTopicsResponse {
             throttle_time_ms: 0,
             topics,
+        }
+    }
+
+    /// ApiVersions v0-4, as kcoord serve's (impl/server/api_versions.py) but listing what this server serves
+    /// (`advertised`): v3+ with a client software name or version Kafka refuses → INVALID_REQUEST, nothing listed;
+    /// v3 leaves out the supported features whose minimum is 0 (KAFKA-17492), v4 lists them all.
+    fn api_versions(&self, q: ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
+        if version >= 3 && !(valid_software(&q.client_software_name) && valid_software(&q.client_software_version)) {
+            return ApiVersionsResponse {
+                error_code: INVALID_REQUEST,
+                ..Default::default()
+            };
+        }
+        let supported =
+            FEATURES
+                .iter()
+                .filter(|f| version >= 4 || f.1 != 0)
+                .map(|&(name, min_version, max_version, _)| SupportedFeatureKey {
+                    name: name.to_owned(),
+                    min_version,
+                    max_version,
+                });
+        let finalized = FEATURES.iter().map(|&(name, _, _, level)| FinalizedFeatureKey {
+            name: name.to_owned(),
+            max_version_level: level,
+            min_version_level: level,
+        });
+        ApiVersionsResponse {
+            error_code: NONE,
+            api_keys: advertised(),
+            throttle_time_ms: 0,
+            supported_features: supported.collect(),
+            finalized_features_epoch: self.features_epoch,
+            finalized_features: finalized.collect(),
+            ..Default::default()
+        }
+    }
+
+    /// Metadata v1-13, as kcoord serve's for one node: this node the only broker and the controller, cluster id
+    /// `kcoord` (kcoord serve's default `--cluster-id`; kept in no file by either); every data topic (names sorted)
+    /// or the requested ones (by name, or by id from v10; an id not known is left out, as kcoord serve does); a topic
+    /// not known (the coordinator topics among them) → UNKNOWN_TOPIC_OR_PARTITION — none is created (kcoord serve's
+    /// `auto.create.topics.enable` is on: there, a request allowing it creates the topic); every partition led by
+    /// this node at epoch 0, its only replica and ISR.
+    fn metadata(&self, q: MetadataRequest) -> MetadataResponse {
+        let data = |t: &usize| *t != TXN_TOPIC && *t != OFFSETS_TOPIC;
+        let named: Vec<(String, Option<usize>)> = match q.topics {
+            None => {
+                let mut all: Vec<usize> = (0..self.topics.len()).filter(data).collect();
+                all.sort_by(|a, b| self.topics[*a].name.cmp(&self.topics[*b].name));
+                all.into_iter()
+                    .map(|t| (self.topics[t].name.clone(), Some(t)))
+                    .collect()
+            }
+            Some(asked) => asked
+                .into_iter()
+                .filter_map(|topic| match topic.name {
+                    Some(name) => {
+                        let t = self.by_name.get(&name).copied().filter(data);
+                        Some((name, t))
+                    }
+                    None if topic.topic_id == [0; 16] => None,
+                    None => (0..self.topics.len())
+                        .filter(data)
+                        .find(|t| self.topics[*t].id == topic.topic_id)
+                        .map(|t| (self.topics[t].name.clone(), Some(t))),
+                })
+                .collect(),
+        };
+        let topics = named
+            .into_iter()
+            .map(|(name, t)| self.topic_metadata(name, t))
+            .collect();
+        MetadataResponse {
+            throttle_time_ms: 0,
+            brokers: vec![MetadataResponseBroker {
+                node_id: NODE_ID,
+                host: "127.0.0.1".to_owned(),
+                port: self.port,
+                rack: None,
+            }],
+            cluster_id: Some("kcoord".to_owned()),
+            controller_id: NODE_ID,
+            topics,
+            cluster_authorized_operations: i32::MIN, // Kafka's "omitted"
+            error_code: NONE,
+        }
+    }
+
+    fn topic_metadata(&self, name: String, t: Option<usize>) -> MetadataResponseTopic {
+        let Some(t) = t else {
+            return MetadataResponseTopic {
+                error_code: UNKNOWN_TOPIC_OR_PARTITION,
+                name: Some(name),
+                topic_authorized_operations: i32::MIN,
+                ..Default::default()
+            };
+        };
+        let partitions = (0..self.topics[t].partitions.len() as i32)
+            .map(|p| MetadataResponsePartition {
+                error_code: NONE,
+                partition_index: p,
+                leader_id: NODE_ID,
+                leader_epoch: 0,
+                replica_nodes: vec![NODE_ID],
+                isr_nodes: vec![NODE_ID],
+                offline_replicas: vec![],
+            })
+            .collect();
+        MetadataResponseTopic {
+            error_code: NONE,
+            name: Some(name),
+            topic_id: self.topics[t].id,
+            is_internal: false,
+            partitions,
+            topic_authorized_operations: i32::MIN,
         }
     }
 
@@ -1128,7 +1309,11 @@ impl Broker {
             [k0, k1, v0, v1, ..] => (i16::from_be_bytes([*k0, *k1]), i16::from_be_bytes([*v0, *v1])),
             _ => return Err(Refusal::Short { length: frame.len() }),
         };
-        if !SERVED.contains(&(api_key, version)) {
+        if api_key == API_VERSIONS && !served(api_key, version) {
+            // checked before the body is read, as Kafka and kcoord serve do: a newer version's need not be readable
+            return self.unsupported_api_versions(frame);
+        }
+        if !served(api_key, version) {
             return Err(Refusal::Unserved { api_key, version });
         }
         let covered = "kcoord-wire covers every request SERVED lists";
@@ -1137,18 +1322,13 @@ impl Broker {
         let header_version = request_header_version(api_key, version).expect(covered);
         let header = RequestHeader::decode(&mut r, header_version).map_err(unreadable)?;
         let request = Request::decode(api_key, version, &mut r).map_err(unreadable)?;
-        if r.remaining() != 0 {
-            let bytes = r.remaining();
-            return Err(Refusal::Trailing {
-                api_key,
-                version,
-                bytes,
-            });
-        }
+        // bytes after the body (librdkafka 2.16's Metadata v13 has 3) are ignored, as kcoord serve's codec does
         self.wrote = false;
         let response = match request {
             Request::Produce(q) => Response::Produce(self.produce(q, version >= 12)),
             Request::FindCoordinator(_) => Response::FindCoordinator(self.find_coordinator()),
+            Request::ApiVersions(q) => Response::ApiVersions(self.api_versions(q, version)),
+            Request::Metadata(q) => Response::Metadata(self.metadata(q)),
             Request::CreateTopics(q) => Response::CreateTopics(self.create_topics(q)),
             Request::InitProducerId(q) => Response::InitProducerId(self.init_producer_id(q)),
             Request::AddPartitionsToTxn(q) => Response::AddPartitionsToTxn(self.add_partitions_to_txn(q)),
@@ -1157,19 +1337,43 @@ impl Broker {
             Request::TxnOffsetCommit(q) => Response::TxnOffsetCommit(self.txn_offset_commit(q, version >= 5)),
             _ => unreachable!("SERVED lists only the APIs answered here"),
         };
-        let mut out = Vec::with_capacity(128);
-        out.extend_from_slice(&[0; 4]);
-        let unwritable = |why| Refusal::Unwritable { api_key, version, why };
-        let correlation_id = header.correlation_id;
         let header_version = response_header_version(api_key, version).expect(covered);
-        ResponseHeader { correlation_id }
-            .encode(&mut out, header_version)
-            .map_err(unwritable)?;
-        response.encode(&mut out, version).map_err(unwritable)?;
-        let size = (out.len() - 4) as i32;
-        out[0..4].copy_from_slice(&size.to_be_bytes());
-        Ok(out)
+        framed(header.correlation_id, header_version, &response, version).map_err(|why| Refusal::Unwritable {
+            api_key,
+            version,
+            why,
+        })
     }
+
+    /// An ApiVersions request of a version not served: kcoord serve's KIP-511 fallback, a v0 answer (v0 header)
+    /// carrying UNSUPPORTED_VERSION and every advertised range, so the client retries with the newest listed.
+    fn unsupported_api_versions(&self, frame: &[u8]) -> Result<Vec<u8>, Refusal> {
+        let Some(id) = frame.get(4..8) else {
+            return Err(Refusal::Short { length: frame.len() });
+        };
+        let correlation_id = i32::from_be_bytes(id.try_into().expect("4 bytes"));
+        let response = Response::ApiVersions(ApiVersionsResponse {
+            error_code: UNSUPPORTED_VERSION,
+            api_keys: advertised(),
+            ..Default::default()
+        });
+        framed(correlation_id, 0, &response, 0).map_err(|why| Refusal::Unwritable {
+            api_key: API_VERSIONS,
+            version: 0,
+            why,
+        })
+    }
+}
+
+/// An answer's frame: its size, its header (`header_version`), its body (`version`).
+fn framed(correlation_id: i32, header_version: i16, response: &Response, version: i16) -> Result<Vec<u8>, WireError> {
+    let mut out = Vec::with_capacity(128);
+    out.extend_from_slice(&[0; 4]);
+    ResponseHeader { correlation_id }.encode(&mut out, header_version)?;
+    response.encode(&mut out, version)?;
+    let size = (out.len() - 4) as i32;
+    out[0..4].copy_from_slice(&size.to_be_bytes());
+    Ok(out)
 }
 
 // ------------------------------------------------------------------------------------------------ the loop
@@ -1273,10 +1477,11 @@ fn main() -> io::Result<()> {
         next_pid: -1,
         pid_limit: 0,
         port: port as i32,
+        features_epoch: now_ms(),
         wrote: false,
     };
-    broker.open_topic("__transaction_state", INTERNAL_PARTITIONS);
-    broker.open_topic("__consumer_offsets", INTERNAL_PARTITIONS);
+    broker.open_topic("__transaction_state", INTERNAL_PARTITIONS, [0; 16]);
+    broker.open_topic("__consumer_offsets", INTERNAL_PARTITIONS, [0; 16]);
     if let Err(refusal) = recovery::recover(&mut broker) {
         eprintln!("kcoord-native: {refusal}");
         std::process::exit(1);

@@ -171,8 +171,8 @@ type Refusal = String;
 
 /// Makes the folders of a new data topic's partitions, each with a `partition.metadata` naming one random topic id
 /// (Kafka's format: `version: 0` / `topic_id: <base64url>`): the last partition first, so a creation a crash cut
-/// short still says the topic's size (its highest partition with the file), as kcoord's `_open_topic` does.
-pub(super) fn persist_topic(dir: &Path, name: &[u8], partitions: i32) -> io::Result<()> {
+/// short still says the topic's size (its highest partition with the file), as kcoord's `_open_topic` does. The id.
+pub(super) fn persist_topic(dir: &Path, name: &[u8], partitions: i32) -> io::Result<[u8; 16]> {
     let mut id = [0u8; 16];
     fs::File::open("/dev/urandom")?.read_exact(&mut id)?;
     id[6] = (id[6] & 0x0f) | 0x40; // a version 4 UUID, as Kafka's Uuid.randomUuid
@@ -189,7 +189,38 @@ pub(super) fn persist_topic(dir: &Path, name: &[u8], partitions: i32) -> io::Res
             .open(folder.join(PARTITION_METADATA))?;
         file.write_all(text.as_bytes())?;
     }
-    Ok(())
+    Ok(id)
+}
+
+/// A topic's id, as its partition `partition`'s `partition.metadata` says (`topic_id: <base64url>`); Kafka's zero
+/// id (what Metadata answers for a topic with none) when the file is missing or says none readable.
+fn read_topic_id(dir: &Path, topic: &str, partition: i32) -> [u8; 16] {
+    let path = dir.join(format!("{topic}-{partition}")).join(PARTITION_METADATA);
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let line = text.lines().find_map(|l| l.strip_prefix("topic_id: "));
+    line.and_then(from_base64url).unwrap_or([0; 16])
+}
+
+/// 16 bytes from base64url without padding (Kafka's `Uuid.fromString`), or None.
+fn from_base64url(text: &str) -> Option<[u8; 16]> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    if text.len() != 22 {
+        return None;
+    }
+    let mut id = [0u8; 16];
+    let (mut bits, mut held, mut at) = (0u32, 0, 0);
+    for c in text.bytes() {
+        bits = bits << 6 | ALPHABET.iter().position(|&a| a == c)? as u32;
+        held += 6;
+        if held >= 8 && at < 16 {
+            held -= 8;
+            id[at] = (bits >> held) as u8;
+            at += 1;
+            bits &= (1 << held) - 1;
+        }
+    }
+    // 22 characters are 132 bits: the id's 128, then 4 zero bits
+    (at == 16 && held == 4 && bits == 0).then_some(id)
 }
 
 /// Base64url without padding (Kafka's `Uuid.toString`).
@@ -232,8 +263,8 @@ fn partition_folders(dir: &Path) -> Result<HashMap<String, HashMap<i32, bool>>, 
     Ok(found)
 }
 
-/// The data topics found (names sorted, sizes) — and the coordinator topics' folders checked to be theirs.
-fn discover(dir: &Path) -> Result<Vec<(String, i32)>, Refusal> {
+/// The data topics found (names sorted, sizes, ids) — and the coordinator topics' folders checked to be theirs.
+fn discover(dir: &Path) -> Result<Vec<(String, i32, [u8; 16])>, Refusal> {
     let mut topics = Vec::new();
     let mut found: Vec<(String, HashMap<i32, bool>)> = partition_folders(dir)?.into_iter().collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
@@ -259,7 +290,8 @@ fn discover(dir: &Path) -> Result<Vec<(String, i32)>, Refusal> {
                 highest + 1
             );
         }
-        topics.push((topic, highest + 1));
+        let id = described.map_or([0; 16], |p| read_topic_id(dir, &topic, p));
+        topics.push((topic, highest + 1, id));
     }
     Ok(topics)
 }
@@ -821,8 +853,8 @@ pub(super) fn write_producer_id_blocks(dir: &Path, next_block: i64) -> io::Resul
 /// Rebuilds `broker` (its two coordinator topics made, nothing else) from its data directory; a refusal is one line.
 pub(super) fn recover(broker: &mut Broker) -> Result<(), Refusal> {
     let dir = broker.dir.clone();
-    for (topic, partitions) in discover(&dir)? {
-        broker.open_topic(&topic, partitions);
+    for (topic, partitions, id) in discover(&dir)? {
+        broker.open_topic(&topic, partitions, id);
     }
     let mut g = Gathered {
         max_pid: -1,

@@ -20,7 +20,7 @@ def _close_started_clusters(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     test; one a test of the group coordinator's `Harness`, 100 a test_integration_txn test) helped leave one xdist
     worker with over 1,023 open, and a later test's `select.select` refused the next (CI12, 2026-11-29). A test that
     closed its own is closed again: nothing happens. The runtimes are closed, not their logs: a `close` of kcoord's
-    that forgets a file still shows (tests/conftest.py `_no_descriptor_left_open`)."""
+    that forgets a file would still leave it open."""
     started: list[Cluster] = []
     runtimes: list[CoordinatorRuntime] = []
     start = Cluster.start

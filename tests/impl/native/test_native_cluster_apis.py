@@ -37,7 +37,7 @@ from kcoord.impl.server.codec import decode_response
 
 from .test_native_recovery import serving
 
-MAIN_RS = Path(__file__).resolve().parents[3] / "impl" / "native" / "server" / "src" / "main.rs"
+WIRE_RS = Path(__file__).resolve().parents[3] / "impl" / "native" / "server" / "src" / "wire.rs"
 #: differ by construction: where the server listens, the random topic ids, the features epoch (the start's time)
 IGNORED = {"port", "topic_id", "finalized_features_epoch"}
 #: (what was asked, the request, the version to send it as when not its own: an ApiVersions version not served)
@@ -54,15 +54,15 @@ def _plain(value: Any, ignored: set[str]) -> Any:
 
 
 def served_ranges() -> list[tuple[int, int, int]]:
-    """What the compiled server's ApiVersions must list: per api key of `SERVED` (main.rs), its newest range."""
-    source = MAIN_RS.read_text()
+    """What the compiled server's ApiVersions must list: per api key of `SERVED` (wire.rs), its newest range."""
+    source = WIRE_RS.read_text()
     table = source[source.index("const SERVED:"):]
     table = table[:table.index("];")]
     newest: dict[int, tuple[int, int]] = {}
     for key, low, high in re.findall(r"\((\d+), (\d+)\.\.=(\d+)\)", table):
         if int(key) not in newest or newest[int(key)][1] < int(high):
             newest[int(key)] = (int(low), int(high))
-    assert newest, f"no SERVED table found in {MAIN_RS}"
+    assert newest, f"no SERVED table found in {WIRE_RS}"
     return [(key, low, high) for key, (low, high) in sorted(newest.items())]
 
 

@@ -45,22 +45,31 @@ def _reference(entity: Any, path: str = "") -> str | None:
     return None
 
 
-def _with_nones(entity: Any, data: st.DataObject) -> None:
-    """Put None in some fields of `entity` and its nested entities, in place (they are frozen: object.__setattr__)."""
+def _with_nones(entity: Any, data: st.DataObject) -> Any:
+    """A copy of `entity` with None in some of its fields and its nested entities' fields. A copy, never the entity
+    changed in place: a nested entity may be a schema's default instance, shared by every entity built without that
+    field, and nulling it in place (as this helper did, with object.__setattr__) put None into every later request of
+    the worker that took the default — test_valid_requests drew a FetchRequest v15 whose replica_state.replica_epoch
+    was None, in CI18 (2026-11-29), after this test had run in the same worker."""
+    changes: dict[str, Any] = {}
     for f in dataclasses.fields(entity):
         value = getattr(entity, f.name)
         if data.draw(st.integers(0, 9), label=f"null {f.name}?") == 0:
-            object.__setattr__(entity, f.name, None)
+            changes[f.name] = None
         elif isinstance(value, tuple):
             items = list(value)
             for i, item in enumerate(items):
                 if dataclasses.is_dataclass(item):
-                    _with_nones(item, data)
+                    items[i] = _with_nones(item, data)
                 elif data.draw(st.integers(0, 19), label="null item?") == 0:
                     items[i] = None
-            object.__setattr__(entity, f.name, tuple(items))
+            changes[f.name] = tuple(items)
         elif dataclasses.is_dataclass(value):
-            _with_nones(value, data)
+            changes[f.name] = _with_nones(value, data)
+    copy = object.__new__(type(entity))  # field by field, as the helper did: no __init__ or __post_init__ runs
+    for f in dataclasses.fields(entity):
+        object.__setattr__(copy, f.name, changes.get(f.name, getattr(entity, f.name)))
+    return copy
 
 
 @pytest.mark.parametrize(("api_key", "version"), SERVED, ids=[f"api{k}v{v}" for k, v in SERVED])
@@ -70,6 +79,6 @@ def test_null_field_is_the_field_by_field_walk(api_key: int, version: int, data:
     schema = load_request_schema(api_key, version)
     entity = data.draw(st.from_type(schema), label="request")
     assert null_field(entity) == _reference(entity)
-    _with_nones(entity, data)
+    entity = _with_nones(entity, data)
     assert null_field(entity) == _reference(entity)
     assert null_field(entity, "body") == (None if _reference(entity) is None else f"body.{_reference(entity)}")

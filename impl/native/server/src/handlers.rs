@@ -221,7 +221,7 @@ impl Broker {
                 let head = match (t, &part.records) {
                     (Some(t), Some(b)) if index >= 0 && (index as usize) < self.topics[t].partitions.len() => {
                         batch_head(b).ok_or(CORRUPT_MESSAGE).inspect(|h| {
-                            if h.transactional {
+                            if h.transactional() {
                                 adds.push((t, index));
                                 txn_key = Some((h.pid, h.epoch));
                             }
@@ -313,7 +313,7 @@ impl Broker {
         let mut error_message: Option<String> = None;
         let result = head.map_err(|code| (code, -1)).and_then(|h| {
             let t = t.expect("a batch's head is read only for a known topic");
-            if h.transactional {
+            if h.transactional() {
                 let (code, text) = &txn_errors[&(t, index)];
                 if *code != NONE {
                     error_message.clone_from(text);

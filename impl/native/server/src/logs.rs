@@ -73,15 +73,37 @@ pub(crate) fn batch(records: &[Record], ts: i64, pid: i64, epoch: i16, seq: i32,
     out
 }
 
-/// What a produced batch says about itself (its header, its CRC checked).
+/// A batch's header fields (after its base offset and length): the attributes, the producer, the sequence, the count.
 pub(crate) struct BatchHead {
-    pub(crate) transactional: bool,
+    pub(crate) attrs: i16,
     pub(crate) pid: i64,
     pub(crate) epoch: i16,
     pub(crate) seq: i32,
     pub(crate) count: i32,
 }
 
+impl BatchHead {
+    /// The fields of a batch of at least 61 bytes, unchecked (recovery reads batches it has checked itself).
+    pub(crate) fn of(b: &[u8]) -> BatchHead {
+        BatchHead {
+            attrs: i16::from_be_bytes(b[21..23].try_into().unwrap()),
+            pid: i64::from_be_bytes(b[43..51].try_into().unwrap()),
+            epoch: i16::from_be_bytes(b[51..53].try_into().unwrap()),
+            seq: i32::from_be_bytes(b[53..57].try_into().unwrap()),
+            count: i32::from_be_bytes(b[57..61].try_into().unwrap()),
+        }
+    }
+
+    pub(crate) fn transactional(&self) -> bool {
+        self.attrs & TRANSACTIONAL != 0
+    }
+
+    pub(crate) fn control(&self) -> bool {
+        self.attrs & CONTROL != 0
+    }
+}
+
+/// What a produced batch says about itself: its header, once its magic, length and CRC are checked.
 pub(crate) fn batch_head(b: &[u8]) -> Option<BatchHead> {
     if b.len() < 61 || b[16] != 2 {
         return None;
@@ -94,14 +116,7 @@ pub(crate) fn batch_head(b: &[u8]) -> Option<BatchHead> {
     if crc32c::crc32c(&b[21..]) != crc {
         return None;
     }
-    let attrs = i16::from_be_bytes(b[21..23].try_into().unwrap());
-    Some(BatchHead {
-        transactional: attrs & TRANSACTIONAL != 0,
-        pid: i64::from_be_bytes(b[43..51].try_into().unwrap()),
-        epoch: i16::from_be_bytes(b[51..53].try_into().unwrap()),
-        seq: i32::from_be_bytes(b[53..57].try_into().unwrap()),
-        count: i32::from_be_bytes(b[57..61].try_into().unwrap()),
-    })
+    Some(BatchHead::of(b))
 }
 
 // ------------------------------------------------------------------------------------------------ logs

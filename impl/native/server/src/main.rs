@@ -154,17 +154,24 @@ const MAX_TIMEOUT_MS: i64 = 900_000;
 const PRODUCER_ID_BLOCK_SIZE: i64 = 1000;
 
 /// Kafka's TransactionState ids, as the transaction log stores them.
+pub(crate) const TRANSACTION_STATUS: [(State, i8); 8] = [
+    (State::Empty, 0),
+    (State::Ongoing, 1),
+    (State::PrepareCommit, 2),
+    (State::PrepareAbort, 3),
+    (State::CompleteCommit, 4),
+    (State::CompleteAbort, 5),
+    (State::Dead, 6),
+    (State::PrepareEpochFence, 7),
+];
+
+/// The state's TransactionState id, as the transaction log stores it.
 fn status(state: State) -> i8 {
-    match state {
-        State::Empty => 0,
-        State::Ongoing => 1,
-        State::PrepareCommit => 2,
-        State::PrepareAbort => 3,
-        State::CompleteCommit => 4,
-        State::CompleteAbort => 5,
-        State::Dead => 6,
-        State::PrepareEpochFence => 7,
-    }
+    TRANSACTION_STATUS
+        .iter()
+        .find(|&&(s, _)| s == state)
+        .map(|&(_, id)| id)
+        .expect("every state has an id")
 }
 
 /// A decision the table refused (no row, a bound, a precondition: a bug of the caller's), said; UNKNOWN_SERVER_ERROR.

@@ -29,8 +29,8 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{
-    now_ms, split_partition, transaction, Broker, Log, OffsetKey, Partition, State, CONTROL, INTERNAL_PARTITIONS,
-    OFFSETS_TOPIC, TRANSACTIONAL, TXN_TOPIC,
+    now_ms, split_partition, transaction, BatchHead, Broker, Log, OffsetKey, Partition, State, INTERNAL_PARTITIONS,
+    OFFSETS_TOPIC, TRANSACTION_STATUS, TXN_TOPIC,
 };
 use transaction::Instance;
 
@@ -509,35 +509,16 @@ fn reopen(folder: &Path, read: &ReadLog) -> Result<Log, Refusal> {
 
 // ------------------------------------------------------------------------------------------------ batches
 
-/// A batch's header fields recovery reads.
-struct Head {
-    attrs: i16,
-    pid: i64,
-    epoch: i16,
-    seq: i32,
-    count: i32,
-}
-
-fn head(b: &[u8]) -> Head {
-    Head {
-        attrs: i16::from_be_bytes(b[21..23].try_into().unwrap()),
-        pid: i64::from_be_bytes(b[43..51].try_into().unwrap()),
-        epoch: i16::from_be_bytes(b[51..53].try_into().unwrap()),
-        seq: i32::from_be_bytes(b[53..57].try_into().unwrap()),
-        count: i32::from_be_bytes(b[57..61].try_into().unwrap()),
-    }
-}
-
 /// An open transaction's first offset kept per producer, from a batch written at `base`: a transactional data batch
 /// opens one (if none is open), a marker closes it. The live append and recovery both call it.
 pub(super) fn note_batch(part: &mut Partition, b: &[u8], base: i64) {
     if b.len() < HEADER {
         return;
     }
-    let h = head(b);
-    if h.attrs & CONTROL != 0 {
+    let h = BatchHead::of(b);
+    if h.control() {
         part.txn_first_offsets.remove(&h.pid);
-    } else if h.attrs & TRANSACTIONAL != 0 {
+    } else if h.transactional() {
         part.txn_first_offsets.entry(h.pid).or_insert(base);
     }
 }
@@ -560,7 +541,7 @@ fn field(r: &mut Rd) -> Result<Option<Vec<u8>>, &'static str> {
 
 /// The records of an uncompressed batch (a coordinator log's: kcoord and this server never compress them).
 fn records(b: &[u8]) -> Result<Vec<Kv>, &'static str> {
-    let h = head(b);
+    let h = BatchHead::of(b);
     if h.attrs & 7 != 0 {
         return Err("a compressed batch in a coordinator log");
     }
@@ -608,10 +589,10 @@ fn replay_data(part: &mut Partition, read: &ReadLog, g: &mut Gathered) {
     for (_, bytes, spans) in &read.segments {
         for span in spans {
             let b = &bytes[span.start..span.end];
-            let h = head(b);
+            let h = BatchHead::of(b);
             g.batches += 1;
             g.max_pid = g.max_pid.max(h.pid);
-            if h.pid >= 0 && h.attrs & CONTROL == 0 {
+            if h.pid >= 0 && !h.control() {
                 // as the live Produce check keeps them: the batch's epoch and last sequence
                 part.producers.insert(h.pid, (h.epoch, h.seq.wrapping_add(h.count - 1)));
             }
@@ -650,12 +631,12 @@ fn replay_offsets(broker: &mut Broker, read: &ReadLog, g: &mut Gathered) -> Resu
     for (path, bytes, spans) in &read.segments {
         for span in spans {
             let b = &bytes[span.start..span.end];
-            let h = head(b);
+            let h = BatchHead::of(b);
             g.batches += 1;
             g.max_pid = g.max_pid.max(h.pid);
             let refuse = |why: &str| format!("{}: {why}", at(path, span));
             let kvs = records(b).map_err(refuse)?;
-            if h.attrs & CONTROL != 0 {
+            if h.control() {
                 // a marker: the producer's pending offsets committed or dropped
                 let Some((Some(key), _)) = kvs.first() else {
                     return Err(refuse("a marker without a key"));
@@ -683,7 +664,7 @@ fn replay_offsets(broker: &mut Broker, read: &ReadLog, g: &mut Gathered) -> Resu
                     Some(v) => {
                         let mut r = Rd { b: &v, p: 0 };
                         let offset = r.i16().and_then(|_| r.i64()).map_err(refuse)?;
-                        if h.attrs & TRANSACTIONAL != 0 {
+                        if h.transactional() {
                             pending.entry(h.pid).or_default().push((k, offset));
                         } else {
                             broker.offsets.insert(k, offset);
@@ -701,15 +682,11 @@ fn replay_offsets(broker: &mut Broker, read: &ReadLog, g: &mut Gathered) -> Resu
 
 /// Kafka's TransactionState id as the spec's state (the pending-only ones are never written).
 fn state_of(status: i8) -> Result<State, String> {
-    Ok(match status {
-        0 => State::Empty,
-        1 => State::Ongoing,
-        2 => State::PrepareCommit,
-        3 => State::PrepareAbort,
-        4 => State::CompleteCommit,
-        5 => State::CompleteAbort,
-        _ => return Err(format!("TransactionStatus {status}, never written")),
-    })
+    TRANSACTION_STATUS
+        .iter()
+        .find(|&&(state, id)| id == status && !matches!(state, State::Dead | State::PrepareEpochFence))
+        .map(|&(state, _)| state)
+        .ok_or_else(|| format!("TransactionStatus {status}, never written"))
 }
 
 /// The Transaction instance a TransactionLogValue (v0 or v1) describes.
